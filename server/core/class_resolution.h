@@ -1,0 +1,42 @@
+// Which class a new workspace gets, and why (DESIGN.md "Choosing the class").
+#ifndef WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_
+#define WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/core/catalog.h"
+#include "server/core/settings.h"
+
+namespace wsched::core {
+
+enum class ClassSource { kRequest, kPrevious, kProjectDefault, kOrgDefault, kInstallationDefault };
+
+struct ClassRequest {
+  std::string org_id;
+  std::string project_id;
+  std::string requested_class;  // Empty: none named.
+  std::string previous_class;   // Empty: not a restart.
+};
+
+struct ClassResolution {
+  std::string class_id;
+  ClassSource source = ClassSource::kInstallationDefault;
+  std::string explanation;           // "class gpu-a100-1 from the project default set on project p-42"
+  std::vector<std::string> skipped;  // Candidates passed over, each with its rule.
+};
+
+// First step that applies wins; each step skips a class the policies forbid.
+// An explicitly requested class that is unknown, deprecated or forbidden is
+// an error (FAILED_PRECONDITION / NOT_FOUND) naming the rule: never a silent
+// fallback. A restart keeps its previous class even when it is deprecated.
+absl::StatusOr<ClassResolution> ResolveClass(const ClassRequest& request, const Catalog& catalog,
+                                             const ProjectSettings& project,
+                                             const OrgSettings& org);
+
+const char* ClassSourceName(ClassSource source);
+
+}  // namespace wsched::core
+
+#endif  // WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_

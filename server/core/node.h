@@ -1,0 +1,61 @@
+// Nodes and their GPUs, as reported by the node agent.
+#ifndef WSCHED_SERVER_CORE_NODE_H_
+#define WSCHED_SERVER_CORE_NODE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "server/core/workspace_class.h"
+
+namespace wsched::core {
+
+enum class NodeState { kProvisioning, kReady, kCordoned, kDraining, kLost };
+enum class DriverState { kNotNeeded, kReady, kNeedsDriver, kInstallFailed, kNoPolicy };
+
+// Another PCI device in a GPU's IOMMU group.
+struct PciDevice {
+  std::string address;    // "0000:3b:00.1"
+  std::string pci_class;  // "0x040300"
+  std::string vendor;     // "0x10de"
+  friend bool operator==(const PciDevice&, const PciDevice&) = default;
+};
+
+struct Gpu {
+  int index = 0;
+  std::string uuid;
+  std::string pci_address;
+  std::string model;
+  int64_t memory_bytes = 0;
+  int numa_node = -1;
+  bool healthy = true;
+  int iommu_group = -1;  // -1: IOMMU off.
+  std::vector<PciDevice> iommu_group_members;  // Excluding the GPU itself.
+  friend bool operator==(const Gpu&, const Gpu&) = default;
+};
+
+// What the agent reports about a node.
+struct NodeInfo {
+  std::string name;
+  std::string pool;
+  std::string provider_id;
+  int64_t cpu_millis = 0;
+  int64_t memory_bytes = 0;
+  int64_t ephemeral_storage_bytes = 0;
+  int64_t disk_bytes = 0;
+  std::string kernel_version;
+  std::string os_id;
+  std::string os_version;
+  std::string driver_version;  // Empty: no driver loaded.
+  std::vector<Gpu> gpus;
+  std::vector<DeviceNode> control_devices;  // nvidiactl, nvidia-uvm, ...
+  friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
+};
+
+const char* NodeStateName(NodeState state);
+const char* DriverStateName(DriverState state);
+
+}  // namespace wsched::core
+
+#endif  // WSCHED_SERVER_CORE_NODE_H_

@@ -1,0 +1,70 @@
+// A workspace class: what a user picks when starting a workspace.
+#ifndef WSCHED_SERVER_CORE_WORKSPACE_CLASS_H_
+#define WSCHED_SERVER_CORE_WORKSPACE_CLASS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace wsched::core {
+
+enum class Isolation { kContainer, kVm };
+
+// A device node made inside the workspace, e.g. /dev/fuse c 10:229.
+struct DeviceNode {
+  std::string path;
+  char type = 'c';
+  int64_t major = 0;
+  int64_t minor = 0;
+  std::string permissions = "rwm";
+  friend bool operator==(const DeviceNode&, const DeviceNode&) = default;
+};
+
+struct ClassResources {
+  int64_t cpu_request_millis = 0;
+  int64_t cpu_limit_millis = 0;
+  int64_t memory_bytes = 0;
+  int64_t ephemeral_storage_bytes = 0;
+  int64_t disk_bytes = 0;
+  friend bool operator==(const ClassResources&, const ClassResources&) = default;
+};
+
+struct GpuRequirement {
+  int count = 0;  // 0 = CPU-only class.
+  // Acceptable models, preferred first; empty = any.
+  std::vector<std::string> models;
+  Isolation isolation = Isolation::kContainer;
+  friend bool operator==(const GpuRequirement&, const GpuRequirement&) = default;
+};
+
+struct WorkspaceClass {
+  std::string id;  // DNS label, immutable.
+  std::string display_name;
+  std::string description;
+  std::string category;
+  ClassResources resources;
+  GpuRequirement gpu;
+  std::vector<DeviceNode> devices;
+  std::map<std::string, std::string> pool_selector;
+  int64_t credits_per_minute_milli = 0;
+  bool is_default = false;
+  bool deprecated = false;
+  int64_t version = 0;  // Etag; bumped by the store on every change.
+
+  bool is_gpu() const { return gpu.count > 0; }
+
+  // Equal in everything an admin sets (ignores version).
+  bool SameSpec(const WorkspaceClass& other) const {
+    WorkspaceClass a = *this, b = other;
+    a.version = b.version = 0;
+    return a == b;
+  }
+  friend bool operator==(const WorkspaceClass&, const WorkspaceClass&) = default;
+};
+
+const char* IsolationName(Isolation isolation);
+
+}  // namespace wsched::core
+
+#endif  // WSCHED_SERVER_CORE_WORKSPACE_CLASS_H_
