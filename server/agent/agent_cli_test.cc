@@ -1,0 +1,71 @@
+// Runs the real wsched-agent binary, as an operator would.
+#include <nlohmann/json.hpp>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/agent/subprocess.h"
+#include "server/agent/test_paths.h"
+
+namespace wsched::agent {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Tree;
+
+absl::StatusOr<std::string> RunAgent(std::vector<std::string> flags) {
+  flags.insert(flags.begin(), WSCHED_AGENT_BINARY);
+  return RunAndCapture(flags, absl::Seconds(30));
+}
+
+TEST(AgentCliTest, OncePrintShowsTheNodeAsJson) {
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--print", "--root=" + Tree("h100-8gpu"), "--pool=gpu-h100",
+                "--nvidia_smi=/nonexistent/nvidia-smi"});
+  ASSERT_TRUE(out.ok()) << out.status();
+  nlohmann::json node = nlohmann::json::parse(*out);
+  EXPECT_EQ(node["name"], "h100-node-1");
+  EXPECT_EQ(node["pool"], "gpu-h100");
+  EXPECT_EQ(node["driver_version"], "550.54.15");
+  ASSERT_EQ(node["gpus"].size(), 8u);
+  EXPECT_EQ(node["gpus"][0]["passthrough_safe"], true);
+  EXPECT_EQ(node["control_devices"].size(), 4u);
+}
+
+TEST(AgentCliTest, OncePrintUsesNvidiaSmiAndShowsUnsafeGroup) {
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--print", "--root=" + Tree("desktop-usb-group"),
+                "--node_name=desk.example.com", "--nvidia_smi=" + testing::FakeNvidiaSmi()});
+  ASSERT_TRUE(out.ok()) << out.status();
+  nlohmann::json node = nlohmann::json::parse(*out);
+  EXPECT_EQ(node["name"], "desk.example.com");
+  ASSERT_EQ(node["gpus"].size(), 1u);
+  EXPECT_EQ(node["gpus"][0]["uuid"], "GPU-3f9c2a71-8d4e-4b0a-9c51-2e7d6a1b8f04");
+  EXPECT_EQ(node["gpus"][0]["passthrough_safe"], false);
+  EXPECT_THAT(node["gpus"][0]["passthrough_unsafe_reason"].get<std::string>(),
+              HasSubstr("0000:00:14.0"));
+}
+
+TEST(AgentCliTest, WithoutServerOrPrintItRefusesToRun) {
+  absl::StatusOr<std::string> out = RunAgent({"--root=" + Tree("no-driver")});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("exit status 2"));
+}
+
+TEST(AgentCliTest, WrongRootFails) {
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--print", "--root=/nonexistent-root", "--node_name=n1"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("exit status 1"));
+}
+
+TEST(AgentCliTest, ServerDownInOnceModeIsAnError) {
+  // Port 1 on loopback refuses connections; --once must report, not hang.
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--root=" + Tree("no-driver"), "--pool=gpu-a100",
+                "--server=127.0.0.1:1", "--nvidia_smi="});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("exit status 1"));
+}
+
+}  // namespace
+}  // namespace wsched::agent

@@ -1,0 +1,134 @@
+#include "server/agent/agent_loop.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/agent/log.h"
+#include "server/agent/report.h"
+
+namespace wsched::agent {
+
+void StopSignal::Stop() {
+  absl::MutexLock lock(&mutex_);
+  stopped_ = true;
+}
+
+bool StopSignal::stopped() const {
+  absl::MutexLock lock(&mutex_);
+  return stopped_;
+}
+
+bool StopSignal::WaitFor(absl::Duration duration) const {
+  absl::MutexLock lock(&mutex_);
+  mutex_.AwaitWithTimeout(absl::Condition(&stopped_), duration);
+  return stopped_;
+}
+
+Agent::Agent(AgentOptions options, InventoryClient& client, const StopSignal& stop)
+    : options_(std::move(options)),
+      client_(client),
+      stop_(stop),
+      interval_(options_.heartbeat_interval) {}
+
+absl::StatusOr<core::NodeInfo> Agent::Discover() {
+  fresh_sample_.clear();
+  if (!options_.nvidia_smi.empty()) {
+    absl::StatusOr<std::vector<GpuUsage>> sample = SampleNvidiaSmi(options_.nvidia_smi);
+    if (sample.ok()) {
+      fresh_sample_ = *sample;
+      last_good_sample_ = *std::move(sample);
+    } else if (!absl::IsNotFound(sample.status())) {
+      Log(absl::StrCat("nvidia-smi: ", sample.status().ToString()));
+    } else if (!reported_missing_nvidia_smi_) {
+      // Normal on nodes without a driver yet; say it once, not every cycle.
+      Log(absl::StrCat(options_.nvidia_smi, " not found; no GPU usage will be reported"));
+      reported_missing_nvidia_smi_ = true;
+    }
+  }
+  DiscoveryOptions discovery = options_.discovery;
+  discovery.nvidia_smi = last_good_sample_;
+  absl::StatusOr<core::NodeInfo> node = DiscoverNode(discovery);
+  if (!node.ok()) {
+    return absl::Status(node.status().code(),
+                        absl::StrCat("discovery under ", discovery.root, ": ",
+                                     node.status().message()));
+  }
+  return node;
+}
+
+absl::Status Agent::Register(const core::NodeInfo& node) {
+  if (options_.on_register) options_.on_register(node);
+  wsched::v1::RegisterNodeRequest request;
+  *request.mutable_node() = NodeInfoToProto(node);
+  absl::StatusOr<wsched::v1::RegisterNodeResponse> response = client_.RegisterNode(request);
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat("RegisterNode: ", response.status().message()));
+  }
+  if (response->heartbeat_interval_seconds() > 0) {
+    interval_ = absl::Seconds(response->heartbeat_interval_seconds());
+  }
+  registered_ = node;
+  Log(absl::StrCat("registered node ", node.name, " in pool ", node.pool, " with ",
+                   node.gpus.size(), " GPU(s); heartbeat every ", absl::FormatDuration(interval_)));
+  return absl::OkStatus();
+}
+
+absl::Status Agent::Heartbeat(const core::NodeInfo& node) {
+  absl::StatusOr<wsched::v1::HeartbeatResponse> response =
+      client_.Heartbeat(MakeHeartbeat(node, fresh_sample_));
+  // NotFound: the server has no such node (e.g. an operator removed it).
+  if (absl::IsNotFound(response.status()) || (response.ok() && response->reregister())) {
+    Log(absl::StrCat("server asked node ", node.name, " to register again"));
+    registered_.reset();
+    return absl::OkStatus();
+  }
+  if (!response.ok()) {
+    return absl::Status(response.status().code(),
+                        absl::StrCat("Heartbeat: ", response.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Agent::RunOnce() {
+  absl::StatusOr<core::NodeInfo> node = Discover();
+  if (!node.ok()) return node.status();
+  if (absl::Status status = Register(*node); !status.ok()) return status;
+  return Heartbeat(*node);
+}
+
+absl::Duration Agent::Jittered(absl::Duration duration) {
+  // +-20% so that a fleet of agents does not retry in lockstep after an outage.
+  return duration * absl::Uniform(random_, 0.8, 1.2);
+}
+
+void Agent::Run() {
+  absl::Duration backoff = options_.initial_backoff;
+  while (!stop_.stopped()) {
+    absl::Status status;
+    bool registered_before = registered_.has_value();
+    absl::StatusOr<core::NodeInfo> node = Discover();
+    if (!node.ok()) {
+      status = node.status();
+    } else if (!registered_ || *registered_ != *node) {
+      if (registered_) Log("node inventory changed; registering again");
+      status = Register(*node);
+    } else {
+      status = Heartbeat(*node);
+    }
+    if (!status.ok()) {
+      Log(absl::StrCat(status.ToString(), "; retrying in ~", absl::FormatDuration(backoff)));
+      if (stop_.WaitFor(Jittered(backoff))) break;
+      backoff = std::min(backoff * 2, options_.max_backoff);
+      continue;
+    }
+    backoff = options_.initial_backoff;
+    // The server forgot us: register again now, not a whole interval later.
+    if (registered_before && !registered_) continue;
+    if (stop_.WaitFor(interval_)) break;
+  }
+  Log("stopping");
+}
+
+}  // namespace wsched::agent

@@ -1,0 +1,85 @@
+// The agent's life: discover, register, heartbeat; register again when the
+// server forgets the node or the node's inventory changes; ride out server
+// outages with backoff instead of exiting.
+#ifndef WSCHED_SERVER_AGENT_AGENT_LOOP_H_
+#define WSCHED_SERVER_AGENT_AGENT_LOOP_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/random/random.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/agent/discovery.h"
+#include "server/agent/inventory_client.h"
+#include "server/agent/nvidia_smi.h"
+#include "server/core/node.h"
+
+namespace wsched::agent {
+
+// Set once (by the signal thread) to end the loop; waits wake up at once.
+class StopSignal {
+ public:
+  void Stop();
+  bool stopped() const;
+  // Sleeps up to `duration`; true when stopped (now or during the wait).
+  bool WaitFor(absl::Duration duration) const;
+
+ private:
+  mutable absl::Mutex mutex_;
+  bool stopped_ ABSL_GUARDED_BY(mutex_) = false;
+};
+
+struct AgentOptions {
+  DiscoveryOptions discovery;
+  // nvidia-smi to sample each cycle; empty: never sample.
+  std::string nvidia_smi;
+  // Used until the server's RegisterNode answer suggests another.
+  absl::Duration heartbeat_interval = absl::Seconds(10);
+  absl::Duration initial_backoff = absl::Seconds(1);
+  absl::Duration max_backoff = absl::Minutes(1);
+  // Called with what is about to be registered (for --print).
+  std::function<void(const core::NodeInfo&)> on_register;
+};
+
+class Agent {
+ public:
+  Agent(AgentOptions options, InventoryClient& client, const StopSignal& stop);
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Discover, register, send one heartbeat; the first error is returned.
+  absl::Status RunOnce();
+  // Until stopped. Errors are logged and retried with backoff.
+  void Run();
+
+ private:
+  // Samples nvidia-smi (fresh usage, or empty) and discovers the node.
+  absl::StatusOr<core::NodeInfo> Discover();
+  absl::Status Register(const core::NodeInfo& node);
+  // Sends a heartbeat; clears registered_ when the server asks to re-register.
+  absl::Status Heartbeat(const core::NodeInfo& node);
+  absl::Duration Jittered(absl::Duration duration);
+
+  const AgentOptions options_;
+  InventoryClient& client_;
+  const StopSignal& stop_;
+  absl::Duration interval_;
+  // What the server last accepted; empty: must (re-)register.
+  std::optional<core::NodeInfo> registered_;
+  // Latest successful nvidia-smi sample, kept across failed samples so that a
+  // flaky nvidia-smi does not make the inventory (GPU memory) flap.
+  std::vector<GpuUsage> last_good_sample_;
+  // This cycle's sample; empty when sampling failed (no stale usage is sent).
+  std::vector<GpuUsage> fresh_sample_;
+  bool reported_missing_nvidia_smi_ = false;
+  absl::BitGen random_;  // Backoff jitter.
+};
+
+}  // namespace wsched::agent
+
+#endif  // WSCHED_SERVER_AGENT_AGENT_LOOP_H_

@@ -1,0 +1,205 @@
+#include "server/agent/agent_loop.h"
+
+#include <deque>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/agent/test_paths.h"
+
+namespace wsched::agent {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Tree;
+
+// Answers from scripted queues (then OK) and records what it was sent.
+class FakeInventory : public InventoryClient {
+ public:
+  absl::StatusOr<wsched::v1::RegisterNodeResponse> RegisterNode(
+      const wsched::v1::RegisterNodeRequest& request) override {
+    absl::MutexLock lock(&mutex_);
+    registers_.push_back(request);
+    if (register_errors_.empty()) return wsched::v1::RegisterNodeResponse();
+    absl::Status error = register_errors_.front();
+    register_errors_.pop_front();
+    return error;
+  }
+
+  absl::StatusOr<wsched::v1::HeartbeatResponse> Heartbeat(
+      const wsched::v1::HeartbeatRequest& request) override {
+    absl::MutexLock lock(&mutex_);
+    heartbeats_.push_back(request);
+    if (heartbeat_answers_.empty()) return wsched::v1::HeartbeatResponse();
+    absl::StatusOr<wsched::v1::HeartbeatResponse> answer = heartbeat_answers_.front();
+    heartbeat_answers_.pop_front();
+    return answer;
+  }
+
+  void FailRegister(absl::Status error) {
+    absl::MutexLock lock(&mutex_);
+    register_errors_.push_back(std::move(error));
+  }
+  void AnswerHeartbeat(absl::StatusOr<wsched::v1::HeartbeatResponse> answer) {
+    absl::MutexLock lock(&mutex_);
+    heartbeat_answers_.push_back(std::move(answer));
+  }
+
+  // Waits (bounded) until at least that many calls arrived.
+  bool AwaitCalls(size_t registers, size_t heartbeats) {
+    absl::MutexLock lock(&mutex_);
+    auto reached = [&]() ABSL_SHARED_LOCKS_REQUIRED(mutex_) {
+      return registers_.size() >= registers && heartbeats_.size() >= heartbeats;
+    };
+    return mutex_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
+  }
+
+  std::vector<wsched::v1::RegisterNodeRequest> registers() {
+    absl::MutexLock lock(&mutex_);
+    return registers_;
+  }
+  std::vector<wsched::v1::HeartbeatRequest> heartbeats() {
+    absl::MutexLock lock(&mutex_);
+    return heartbeats_;
+  }
+
+ private:
+  absl::Mutex mutex_;
+  std::deque<absl::Status> register_errors_ ABSL_GUARDED_BY(mutex_);
+  std::deque<absl::StatusOr<wsched::v1::HeartbeatResponse>> heartbeat_answers_
+      ABSL_GUARDED_BY(mutex_);
+  std::vector<wsched::v1::RegisterNodeRequest> registers_ ABSL_GUARDED_BY(mutex_);
+  std::vector<wsched::v1::HeartbeatRequest> heartbeats_ ABSL_GUARDED_BY(mutex_);
+};
+
+AgentOptions FastOptions(const std::string& tree) {
+  AgentOptions options;
+  options.discovery.root = Tree(tree);
+  options.discovery.pool = "gpu-h100";
+  options.nvidia_smi = "";  // No sampling unless a test asks for it.
+  options.heartbeat_interval = absl::Milliseconds(2);
+  options.initial_backoff = absl::Milliseconds(1);
+  options.max_backoff = absl::Milliseconds(4);
+  return options;
+}
+
+// Runs the loop on a thread; stops and joins it on destruction.
+class RunningAgent {
+ public:
+  RunningAgent(AgentOptions options, InventoryClient& client)
+      : agent_(std::move(options), client, stop_), thread_([this] { agent_.Run(); }) {}
+  ~RunningAgent() {
+    stop_.Stop();
+    thread_.join();
+  }
+
+ private:
+  StopSignal stop_;
+  Agent agent_;
+  std::thread thread_;
+};
+
+TEST(AgentOnceTest, RegistersThenSendsOneHeartbeat) {
+  FakeInventory inventory;
+  StopSignal stop;
+  Agent agent(FastOptions("h100-8gpu"), inventory, stop);
+  ASSERT_TRUE(agent.RunOnce().ok());
+  ASSERT_EQ(inventory.registers().size(), 1u);
+  const wsched::v1::NodeInfo& node = inventory.registers()[0].node();
+  EXPECT_EQ(node.name(), "h100-node-1");
+  EXPECT_EQ(node.pool(), "gpu-h100");
+  EXPECT_EQ(node.gpus_size(), 8);
+  ASSERT_EQ(inventory.heartbeats().size(), 1u);
+  EXPECT_EQ(inventory.heartbeats()[0].kernel_version(), "5.15.0-91-generic");
+  EXPECT_EQ(inventory.heartbeats()[0].gpu_health_by_uuid_size(), 8);
+}
+
+TEST(AgentOnceTest, ReturnsTheServerError) {
+  FakeInventory inventory;
+  inventory.FailRegister(absl::PermissionDeniedError("role agent may not register pool x"));
+  StopSignal stop;
+  absl::Status status = Agent(FastOptions("h100-8gpu"), inventory, stop).RunOnce();
+  EXPECT_TRUE(absl::IsPermissionDenied(status));
+  EXPECT_THAT(status.message(), HasSubstr("RegisterNode"));
+}
+
+TEST(AgentOnceTest, DiscoveryErrorNamesTheRoot) {
+  FakeInventory inventory;
+  AgentOptions options = FastOptions("h100-8gpu");
+  options.discovery.root = "/nonexistent-root";
+  StopSignal stop;
+  absl::Status status = Agent(options, inventory, stop).RunOnce();
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(status.message(), HasSubstr("/nonexistent-root"));
+  EXPECT_TRUE(inventory.registers().empty());
+}
+
+TEST(AgentOnceTest, HeartbeatCarriesNvidiaSmiUsage) {
+  FakeInventory inventory;
+  AgentOptions options = FastOptions("desktop-usb-group");
+  options.nvidia_smi = testing::FakeNvidiaSmi();
+  StopSignal stop;
+  ASSERT_TRUE(Agent(options, inventory, stop).RunOnce().ok());
+  EXPECT_EQ(inventory.registers()[0].node().gpus(0).uuid(),
+            "GPU-3f9c2a71-8d4e-4b0a-9c51-2e7d6a1b8f04");
+  ASSERT_EQ(inventory.heartbeats()[0].gpu_usage_size(), 1);
+  EXPECT_EQ(inventory.heartbeats()[0].gpu_usage(0).utilization_percent(), 7);
+}
+
+TEST(AgentLoopTest, KeepsRetryingWhileTheServerIsDown) {
+  FakeInventory inventory;
+  for (int i = 0; i < 3; ++i) inventory.FailRegister(absl::UnavailableError("connection refused"));
+  RunningAgent agent(FastOptions("h100-8gpu"), inventory);
+  ASSERT_TRUE(inventory.AwaitCalls(4, 2));
+  EXPECT_EQ(inventory.registers().size(), 4u);  // Registered once it could, then heartbeats.
+}
+
+TEST(AgentLoopTest, HeartbeatErrorsDoNotStopTheLoop) {
+  FakeInventory inventory;
+  inventory.AnswerHeartbeat(absl::UnavailableError("server restarting"));
+  inventory.AnswerHeartbeat(absl::DeadlineExceededError("slow"));
+  RunningAgent agent(FastOptions("h100-8gpu"), inventory);
+  ASSERT_TRUE(inventory.AwaitCalls(1, 4));
+  EXPECT_EQ(inventory.registers().size(), 1u);
+}
+
+TEST(AgentLoopTest, RegistersAgainWhenAsked) {
+  FakeInventory inventory;
+  wsched::v1::HeartbeatResponse reregister;
+  reregister.set_reregister(true);
+  inventory.AnswerHeartbeat(reregister);
+  RunningAgent agent(FastOptions("h100-8gpu"), inventory);
+  ASSERT_TRUE(inventory.AwaitCalls(2, 2));
+}
+
+TEST(AgentLoopTest, RegistersAgainWhenTheServerForgotTheNode) {
+  FakeInventory inventory;
+  inventory.AnswerHeartbeat(absl::NotFoundError("node h100-node-1 not found"));
+  RunningAgent agent(FastOptions("h100-8gpu"), inventory);
+  ASSERT_TRUE(inventory.AwaitCalls(2, 2));
+}
+
+TEST(AgentLoopTest, StopEndsALongWaitAtOnce) {
+  FakeInventory inventory;
+  AgentOptions options = FastOptions("h100-8gpu");
+  options.heartbeat_interval = absl::Hours(1);
+  absl::Time start = absl::Now();
+  {
+    RunningAgent agent(options, inventory);
+    ASSERT_TRUE(inventory.AwaitCalls(1, 0));
+  }  // Stops and joins here.
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_TRUE(inventory.heartbeats().empty());
+}
+
+TEST(StopSignalTest, WaitForTimesOutUntilStopped) {
+  StopSignal stop;
+  EXPECT_FALSE(stop.WaitFor(absl::Milliseconds(1)));
+  stop.Stop();
+  EXPECT_TRUE(stop.stopped());
+  EXPECT_TRUE(stop.WaitFor(absl::Hours(1)));
+}
+
+}  // namespace
+}  // namespace wsched::agent

@@ -1,0 +1,39 @@
+// The two InventoryService calls the agent makes, behind an interface so the
+// register/heartbeat loop can be tested without a server.
+#ifndef WSCHED_SERVER_AGENT_INVENTORY_CLIENT_H_
+#define WSCHED_SERVER_AGENT_INVENTORY_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "wsched/v1/inventory.pb.h"
+
+namespace wsched::agent {
+
+class InventoryClient {
+ public:
+  virtual ~InventoryClient() = default;
+  virtual absl::StatusOr<wsched::v1::RegisterNodeResponse> RegisterNode(
+      const wsched::v1::RegisterNodeRequest& request) = 0;
+  virtual absl::StatusOr<wsched::v1::HeartbeatResponse> Heartbeat(
+      const wsched::v1::HeartbeatRequest& request) = 0;
+};
+
+struct GrpcClientOptions {
+  std::string server;  // host:port
+  // Sent as "authorization: Bearer <token>" on every call; empty: none.
+  std::string token;
+  bool tls = false;
+  // PEM roots for TLS; empty: the system's.
+  std::string tls_ca_pem;
+  // Per call, so a hung server cannot stall heartbeats or shutdown.
+  absl::Duration rpc_timeout = absl::Seconds(10);
+};
+
+std::unique_ptr<InventoryClient> NewGrpcInventoryClient(const GrpcClientOptions& options);
+
+}  // namespace wsched::agent
+
+#endif  // WSCHED_SERVER_AGENT_INVENTORY_CLIENT_H_

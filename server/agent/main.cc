@@ -1,0 +1,188 @@
+// wsched-agent: reports this node's GPUs and facts to wsched. Wiring only;
+// see README.md in this folder for how to run it.
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/agent/agent_loop.h"
+#include "server/agent/discovery.h"
+#include "server/agent/host_facts.h"
+#include "server/agent/inventory_client.h"
+#include "server/agent/log.h"
+#include "server/agent/node_json.h"
+#include "server/agent/nvidia_smi.h"
+#include "server/agent/rooted_fs.h"
+#include "server/core/validation.h"
+
+ABSL_FLAG(std::string, root, "/",
+          "The node's root filesystem (\"/host\" when the host is mounted into a container)");
+ABSL_FLAG(std::string, node_name, "", "Node name; default: the root's hostname");
+ABSL_FLAG(std::string, pool, "", "Node pool id this node belongs to (required with --server)");
+ABSL_FLAG(std::string, provider_id, "", "Cloud provider id, e.g. aws:///us-east-1a/i-0abc");
+ABSL_FLAG(std::string, server, "", "wsched server host:port");
+ABSL_FLAG(std::string, token, "", "Bearer token of the agent role (prefer --token_file)");
+ABSL_FLAG(std::string, token_file, "", "File holding the bearer token (not visible in ps)");
+ABSL_FLAG(bool, tls, false, "Connect with TLS");
+ABSL_FLAG(std::string, tls_ca_file, "", "PEM CA bundle for --tls; default: system roots");
+ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
+          "Heartbeat interval until the server suggests one");
+ABSL_FLAG(std::string, nvidia_smi, "nvidia-smi",
+          "nvidia-smi to sample GPU usage with; empty: do not sample");
+ABSL_FLAG(bool, once, false, "Discover (and register, with --server) once, then exit");
+ABSL_FLAG(bool, print, false, "Print the discovered node as JSON on stdout");
+
+namespace {
+
+using wsched::agent::Log;
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+absl::StatusOr<std::string> ReadLocalFile(const std::string& path) {
+  // Agent-side files (token, CA), not the node's: no root applies.
+  return wsched::agent::RootedFs("/").ReadFile(path);
+}
+
+void PrintNode(const wsched::core::NodeInfo& node) {
+  std::cout << wsched::agent::NodeInfoToJson(node, wsched::agent::ClassifyGpus(node)) << std::endl;
+}
+
+// SIGTERM/SIGINT are blocked in every thread and taken by one thread with
+// sigwait, which can safely stop the loop (a handler could not lock).
+void StartSignalThread(wsched::agent::StopSignal& stop) {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::thread([signals, &stop] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    Log(absl::StrCat("got signal ", signal, "; finishing"));
+    stop.Stop();
+  }).detach();
+}
+
+absl::StatusOr<wsched::agent::GrpcClientOptions> ClientOptions() {
+  wsched::agent::GrpcClientOptions client;
+  client.server = absl::GetFlag(FLAGS_server);
+  client.token = absl::GetFlag(FLAGS_token);
+  if (std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
+    absl::StatusOr<std::string> token = ReadLocalFile(path);
+    if (!token.ok()) return token.status();
+    client.token = std::string(absl::StripAsciiWhitespace(*token));
+  }
+  client.tls = absl::GetFlag(FLAGS_tls);
+  if (std::string path = absl::GetFlag(FLAGS_tls_ca_file); !path.empty()) {
+    absl::StatusOr<std::string> pem = ReadLocalFile(path);
+    if (!pem.ok()) return pem.status();
+    client.tls_ca_pem = *std::move(pem);
+  }
+  if (!client.token.empty() && !client.tls) {
+    Log("warning: sending the bearer token without --tls");
+  }
+  return client;
+}
+
+// --once --print without a server: show what would be registered.
+int PrintOnly(const wsched::agent::AgentOptions& options) {
+  wsched::agent::DiscoveryOptions discovery = options.discovery;
+  if (!options.nvidia_smi.empty()) {
+    absl::StatusOr<std::vector<wsched::agent::GpuUsage>> sample =
+        wsched::agent::SampleNvidiaSmi(options.nvidia_smi);
+    if (sample.ok()) {
+      discovery.nvidia_smi = *std::move(sample);
+    } else if (!absl::IsNotFound(sample.status())) {
+      Log(absl::StrCat("nvidia-smi: ", sample.status().ToString()));
+    }
+  }
+  absl::StatusOr<wsched::core::NodeInfo> node = wsched::agent::DiscoverNode(discovery);
+  if (!node.ok()) {
+    Log(absl::StrCat("discovery under ", discovery.root, ": ", node.status().ToString()));
+    return kExitFailure;
+  }
+  PrintNode(*node);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Reports this node's GPUs, IOMMU groups, kernel and driver to wsched.\n"
+      "  wsched-agent --once --print                      show what would be reported\n"
+      "  wsched-agent --server=HOST:PORT --pool=POOL --token_file=FILE");
+  absl::ParseCommandLine(argc, argv);
+
+  wsched::agent::AgentOptions options;
+  options.discovery.root = absl::GetFlag(FLAGS_root);
+  options.discovery.node_name = absl::GetFlag(FLAGS_node_name);
+  if (options.discovery.node_name.empty()) {
+    options.discovery.node_name =
+        wsched::agent::ReadHostname(wsched::agent::RootedFs(options.discovery.root));
+  }
+  options.discovery.pool = absl::GetFlag(FLAGS_pool);
+  options.discovery.provider_id = absl::GetFlag(FLAGS_provider_id);
+  options.nvidia_smi = absl::GetFlag(FLAGS_nvidia_smi);
+  options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  const bool once = absl::GetFlag(FLAGS_once);
+  const bool print = absl::GetFlag(FLAGS_print);
+  const std::string server = absl::GetFlag(FLAGS_server);
+
+  if (!wsched::core::IsDnsSubdomain(options.discovery.node_name)) {
+    Log(absl::StrCat("node name \"", options.discovery.node_name,
+                     "\" is not a DNS name; set --node_name"));
+    return kExitUsage;
+  }
+  if (options.heartbeat_interval <= absl::ZeroDuration()) {
+    Log("--heartbeat_interval must be positive");
+    return kExitUsage;
+  }
+
+  if (server.empty()) {
+    if (!once || !print) {
+      Log("--server is required (or use --once --print to only show the node)");
+      return kExitUsage;
+    }
+    return PrintOnly(options);
+  }
+  if (options.discovery.pool.empty()) {
+    Log("--pool is required with --server");
+    return kExitUsage;
+  }
+  absl::StatusOr<wsched::agent::GrpcClientOptions> client_options = ClientOptions();
+  if (!client_options.ok()) {
+    Log(client_options.status().ToString());
+    return kExitUsage;
+  }
+  if (print) options.on_register = PrintNode;
+
+  wsched::agent::StopSignal stop;
+  // Before any thread exists (gRPC starts some), so all inherit the mask.
+  if (!once) StartSignalThread(stop);
+  std::unique_ptr<wsched::agent::InventoryClient> client =
+      wsched::agent::NewGrpcInventoryClient(*client_options);
+  wsched::agent::Agent agent(options, *client, stop);
+  if (once) {
+    absl::Status status = agent.RunOnce();
+    if (!status.ok()) {
+      Log(status.ToString());
+      return kExitFailure;
+    }
+    return 0;
+  }
+  agent.Run();
+  return 0;
+}

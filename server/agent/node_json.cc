@@ -1,0 +1,74 @@
+#include "server/agent/node_json.h"
+
+#include <nlohmann/json.hpp>
+
+#include "server/agent/nvidia_proc.h"
+
+namespace wsched::agent {
+namespace {
+
+nlohmann::ordered_json DeviceToJson(const core::DeviceNode& device) {
+  return {{"path", device.path},
+          {"type", std::string(1, device.type)},
+          {"major", device.major},
+          {"minor", device.minor}};
+}
+
+nlohmann::ordered_json GpuToJson(const core::Gpu& gpu, const core::PassthroughSafety& safety) {
+  nlohmann::ordered_json members = nlohmann::ordered_json::array();
+  for (const core::PciDevice& member : gpu.iommu_group_members) {
+    members.push_back({{"pci_address", member.address},
+                       {"pci_class", member.pci_class},
+                       {"class_name", core::PciClassName(member.pci_class)},
+                       {"vendor", member.vendor}});
+  }
+  return {{"index", gpu.index},
+          {"uuid", gpu.uuid},
+          {"pci_address", gpu.pci_address},
+          {"model", gpu.model},
+          {"memory_bytes", gpu.memory_bytes},
+          {"numa_node", gpu.numa_node},
+          {"healthy", gpu.healthy},
+          {"device", DeviceToJson(GpuDeviceNode(gpu.index))},
+          {"iommu_group", gpu.iommu_group},
+          {"iommu_group_members", std::move(members)},
+          {"passthrough_safe", safety.safe},
+          {"passthrough_unsafe_reason", safety.reason}};
+}
+
+}  // namespace
+
+std::vector<core::PassthroughSafety> ClassifyGpus(const core::NodeInfo& node) {
+  std::vector<core::PassthroughSafety> safety;
+  for (const core::Gpu& gpu : node.gpus) safety.push_back(core::ClassifyPassthrough(gpu));
+  return safety;
+}
+
+std::string NodeInfoToJson(const core::NodeInfo& node,
+                           const std::vector<core::PassthroughSafety>& safety) {
+  nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    // A missing entry is a caller bug; say "unknown" rather than "safe".
+    core::PassthroughSafety gpu_safety =
+        i < safety.size() ? safety[i] : core::PassthroughSafety{false, "not classified"};
+    gpus.push_back(GpuToJson(node.gpus[i], gpu_safety));
+  }
+  nlohmann::ordered_json control = nlohmann::ordered_json::array();
+  for (const core::DeviceNode& device : node.control_devices) control.push_back(DeviceToJson(device));
+  nlohmann::ordered_json out = {{"name", node.name},
+                        {"pool", node.pool},
+                        {"provider_id", node.provider_id},
+                        {"cpu_millis", node.cpu_millis},
+                        {"memory_bytes", node.memory_bytes},
+                        {"kernel_version", node.kernel_version},
+                        {"os_id", node.os_id},
+                        {"os_version", node.os_version},
+                        {"driver_version", node.driver_version},
+                        {"gpus", std::move(gpus)},
+                        {"control_devices", std::move(control)}};
+  // ordered_json keeps keys as written, so the output reads top-down like the
+  // node; "replace" keeps a model name with stray bytes from throwing.
+  return out.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+}  // namespace wsched::agent

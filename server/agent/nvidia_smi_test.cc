@@ -1,0 +1,138 @@
+#include "server/agent/nvidia_smi.h"
+
+#include <stdlib.h>
+
+#include <fstream>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/agent/test_paths.h"
+
+namespace wsched::agent {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::FakeNvidiaSmi;
+using testing::ScratchDir;
+
+constexpr int64_t kMiB = 1 << 20;
+
+TEST(NvidiaSmiCsvTest, ParsesEveryColumn) {
+  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(
+      "0, GPU-aaaa, 00000000:3B:00.0, NVIDIA H100 80GB HBM3, 87, 40000, 81559\n"
+      "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100 80GB HBM3, 0, 1, 81559\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 2u);
+  EXPECT_EQ((*gpus)[0], (GpuUsage{.uuid = "GPU-aaaa",
+                                  .pci_address = "0000:3b:00.0",
+                                  .name = "NVIDIA H100 80GB HBM3",
+                                  .utilization_percent = 87,
+                                  .memory_used_bytes = 40000 * kMiB,
+                                  .memory_total_bytes = 81559 * kMiB}));
+  EXPECT_EQ((*gpus)[1].pci_address, "0000:ab:00.0");
+}
+
+TEST(NvidiaSmiCsvTest, EmptyOutputIsNoGpus) {
+  EXPECT_TRUE(ParseNvidiaSmiCsv("").value().empty());
+  EXPECT_TRUE(ParseNvidiaSmiCsv("\n\n").value().empty());
+}
+
+TEST(NvidiaSmiCsvTest, NotAvailableValuesBecomeMinusOne) {
+  absl::StatusOr<std::vector<GpuUsage>> gpus =
+      ParseNvidiaSmiCsv("0, GPU-aaaa, 00000000:01:00.0, NVIDIA T400, [N/A], [Not Supported], 2048");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ((*gpus)[0].utilization_percent, -1);
+  EXPECT_EQ((*gpus)[0].memory_used_bytes, -1);
+  EXPECT_EQ((*gpus)[0].memory_total_bytes, 2048 * kMiB);
+}
+
+struct BadLine {
+  const char* text;
+  const char* expected_message;
+};
+
+class NvidiaSmiBadLineTest : public ::testing::TestWithParam<BadLine> {};
+
+TEST_P(NvidiaSmiBadLineTest, RejectsTheWholeOutputNamingTheLine) {
+  std::string text = absl::StrCat(
+      "0, GPU-aaaa, 00000000:3B:00.0, NVIDIA H100, 1, 2, 3\n", GetParam().text, "\n");
+  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(text);
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(gpus.status()));
+  EXPECT_THAT(gpus.status().message(), HasSubstr("line 2"));
+  EXPECT_THAT(gpus.status().message(), HasSubstr(GetParam().expected_message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lines, NvidiaSmiBadLineTest,
+    ::testing::Values(
+        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100", "expected 7 comma-separated fields"},
+        BadLine{"No devices were found", "expected 7 comma-separated fields"},
+        BadLine{"x, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3", "index"},
+        BadLine{"1, bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3", "uuid"},
+        BadLine{"1, GPU-bbbb, AB:00.0, NVIDIA H100, 1, 2, 3", "pci.bus_id"},
+        BadLine{"1, GPU-bbbb, 00000000:AB:00.9, NVIDIA H100, 1, 2, 3", "pci.bus_id"},
+        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, , 1, 2, 3", "empty name"},
+        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 101, 2, 3", "utilization.gpu"},
+        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, -2, 3", "memory.used"},
+        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3.5", "memory.total"}));
+
+TEST(PciBusIdTest, NormalisesToSysfsForm) {
+  EXPECT_EQ(*NormalizePciBusId("00000000:3B:00.0"), "0000:3b:00.0");
+  EXPECT_EQ(*NormalizePciBusId("0000:3b:00.1"), "0000:3b:00.1");
+  EXPECT_EQ(*NormalizePciBusId("00000001:C1:00.0"), "0001:c1:00.0");
+  EXPECT_FALSE(NormalizePciBusId("00010000:3B:00.0").ok());
+  EXPECT_FALSE(NormalizePciBusId("3B:00.0").ok());
+}
+
+// The fake binary checks it gets exactly the query the parser expects.
+TEST(SampleNvidiaSmiTest, RunsTheBinaryWithTheQuery) {
+  absl::StatusOr<std::vector<GpuUsage>> gpus = SampleNvidiaSmi(FakeNvidiaSmi());
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 1u);
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-3f9c2a71-8d4e-4b0a-9c51-2e7d6a1b8f04");
+  EXPECT_EQ((*gpus)[0].pci_address, "0000:01:00.0");
+  EXPECT_EQ((*gpus)[0].utilization_percent, 7);
+}
+
+TEST(SampleNvidiaSmiTest, MissingBinaryIsNotFound) {
+  EXPECT_TRUE(absl::IsNotFound(SampleNvidiaSmi("/nonexistent/nvidia-smi").status()));
+  EXPECT_TRUE(absl::IsNotFound(SampleNvidiaSmi("wsched-no-such-nvidia-smi").status()));
+}
+
+// These set the fake's mode through the environment, which the child inherits.
+class SampleNvidiaSmiModeTest : public ::testing::Test {
+ protected:
+  void TearDown() override {
+    unsetenv("FAKE_NVIDIA_SMI_MODE");
+    unsetenv("FAKE_NVIDIA_SMI_CSV");
+  }
+};
+
+TEST_F(SampleNvidiaSmiModeTest, FailureCarriesNvidiaSmiExplanation) {
+  setenv("FAKE_NVIDIA_SMI_MODE", "fail", 1);
+  absl::StatusOr<std::vector<GpuUsage>> gpus = SampleNvidiaSmi(FakeNvidiaSmi());
+  ASSERT_TRUE(absl::IsUnavailable(gpus.status())) << gpus.status();
+  EXPECT_THAT(gpus.status().message(), HasSubstr("exit status 9"));
+  EXPECT_THAT(gpus.status().message(), HasSubstr("couldn't communicate with the NVIDIA driver"));
+}
+
+TEST_F(SampleNvidiaSmiModeTest, HangIsCutOffAtTheTimeout) {
+  setenv("FAKE_NVIDIA_SMI_MODE", "hang", 1);
+  absl::Time start = absl::Now();
+  absl::StatusOr<std::vector<GpuUsage>> gpus =
+      SampleNvidiaSmi(FakeNvidiaSmi(), absl::Milliseconds(200));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(gpus.status())) << gpus.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
+TEST_F(SampleNvidiaSmiModeTest, MalformedOutputIsRejected) {
+  ScratchDir dir;
+  std::string csv = (dir.path() / "out.csv").string();
+  std::ofstream(csv) << "0, GPU-aaaa, 00000000:3B:00.0\n";
+  setenv("FAKE_NVIDIA_SMI_CSV", csv.c_str(), 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(SampleNvidiaSmi(FakeNvidiaSmi()).status()));
+}
+
+}  // namespace
+}  // namespace wsched::agent

@@ -1,0 +1,285 @@
+// Reading YAML: field mapping, defaults, and errors for shapes and types.
+#include "server/catalog/parse.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/catalog/load.h"
+#include "server/catalog/test_catalogs.h"
+
+namespace wsched::catalog {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr int64_t kGi = int64_t{1} << 30;
+
+TEST(ParseCatalog, MapsEveryFieldAndAppliesDefaults) {
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(testing::kGpuCatalog);
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  ASSERT_EQ(catalog->classes.size(), 2u);
+
+  const core::WorkspaceClass& standard = catalog->classes[0];
+  EXPECT_EQ(standard.id, "standard");
+  EXPECT_EQ(standard.resources.cpu_request_millis, 4000);
+  EXPECT_EQ(standard.resources.cpu_limit_millis, 4000) << "cpu_limit defaults to cpu";
+  EXPECT_EQ(standard.resources.memory_bytes, 16 * kGi);
+  EXPECT_TRUE(standard.is_default);
+  EXPECT_EQ(standard.gpu.count, 0);
+  EXPECT_EQ(standard.credits_per_minute_milli, 0);
+  ASSERT_EQ(standard.devices.size(), 1u);
+  EXPECT_EQ(standard.devices[0], (core::DeviceNode{"/dev/fuse", 'c', 10, 229, "rwm"}));
+
+  const core::WorkspaceClass& gpu = catalog->classes[1];
+  EXPECT_EQ(gpu.gpu.count, 1);
+  EXPECT_THAT(gpu.gpu.models, ElementsAre("H100", "A100"));
+  EXPECT_EQ(gpu.gpu.isolation, core::Isolation::kContainer);
+  EXPECT_EQ(gpu.credits_per_minute_milli, 2500);
+  EXPECT_EQ(gpu.pool_selector.at("workload"), "gpu");
+  EXPECT_FALSE(gpu.is_default);
+
+  const core::NodePool& pool = catalog->pools[1];
+  EXPECT_EQ(pool.shape.gpus_per_node, 8);
+  EXPECT_EQ(pool.shape.gpu_model, "A100");
+  EXPECT_EQ(pool.min_size, 0);
+  EXPECT_EQ(pool.max_size, 8);
+  EXPECT_EQ(pool.scale_down.unneeded, absl::Minutes(10));
+  EXPECT_EQ(pool.scale_down.delay_after_add, absl::Minutes(10));
+  EXPECT_EQ(pool.max_node_provision_time, absl::Minutes(15));
+  EXPECT_EQ(pool.warm_buffer, 0);
+
+  ASSERT_EQ(catalog->driver_policy.size(), 1u);
+  EXPECT_EQ(catalog->driver_policy[0].os_version, "22.04");
+  EXPECT_EQ(catalog->driver_policy[0].driver_branch, "550");
+}
+
+TEST(ParseCatalog, ReadsExplicitDevicesDurationsAndVmIsolation) {
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(R"(
+classes:
+  - id: vm
+    display_name: VM
+    resources: {cpu: 1500m, cpu_limit: "2.5", memory: 4Gi, ephemeral_storage: 10Gi, disk: 20G}
+    gpu: {count: 0, isolation: vm}
+    devices: [kvm, {path: /dev/net/tap0, type: c, major: 10, minor: 201, permissions: rw}]
+    credits_per_minute: "0.125"
+    default: True
+pools:
+  - id: cpu
+    node: {cpu: 16, memory: 64Gi}
+    max_size: 4
+    scale_down: {unneeded: 1h30m, delay_after_add: 30s}
+    max_node_provision_time: 5m
+    warm_buffer: 2
+)");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  const core::WorkspaceClass& vm = catalog->classes[0];
+  EXPECT_EQ(vm.resources.cpu_request_millis, 1500);
+  EXPECT_EQ(vm.resources.cpu_limit_millis, 2500);
+  EXPECT_EQ(vm.resources.disk_bytes, 20'000'000'000);
+  EXPECT_EQ(vm.gpu.isolation, core::Isolation::kVm);
+  EXPECT_EQ(vm.credits_per_minute_milli, 125);
+  ASSERT_EQ(vm.devices.size(), 2u);
+  EXPECT_EQ(vm.devices[0].path, "/dev/kvm");
+  EXPECT_EQ(vm.devices[1], (core::DeviceNode{"/dev/net/tap0", 'c', 10, 201, "rw"}));
+  const core::NodePool& pool = catalog->pools[0];
+  EXPECT_EQ(pool.scale_down.unneeded, absl::Minutes(90));
+  EXPECT_EQ(pool.scale_down.delay_after_add, absl::Seconds(30));
+  EXPECT_EQ(pool.max_node_provision_time, absl::Minutes(5));
+  EXPECT_EQ(pool.warm_buffer, 2);
+}
+
+TEST(ParseCatalog, ReturnsInvalidArgumentWithEveryErrorOnItsOwnLine) {
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(R"(
+classes:
+  - id: small
+    display_name: Small
+    resources: {cpu: 2, memory: 16GB}
+    gpu: {count: -1}
+    default: true
+pools:
+  - id: cpu
+    node: {cpu: 16, memory: 64Gi}
+    max_size: 4
+)");
+  ASSERT_EQ(catalog.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(catalog.status().message(),
+            "classes[0] (small).resources.memory: \"16GB\" is not a quantity; did you mean 16Gi?\n"
+            "classes[0] (small).gpu.count: must be >= 0");
+}
+
+TEST(CheckCatalogText, UnknownFieldsAtEveryLevelSuggestTheClosestKey) {
+  const CatalogCheck check = CheckCatalogText(R"(
+clases: []
+classes:
+  - id: small
+    display_nmae: Small
+    is_default: true
+    resources: {cpu: 2, memroy: 8Gi}
+    gpu: {count: 1, modles: [H100]}
+    devices: [fuse, {path: /dev/x, type: c, major: 1, minro: 2}]
+    colour: blue
+pools:
+  - id: gpu
+    node: {cpu: 16, memory: 64Gi, gpu: 8, gpu_model: H100}
+    max_size: 4
+    scale_down: {uneeded: 10m}
+driver_policy:
+  - kernel: 5.15.0-91-generic
+    os: ubuntu
+    os_id: ubuntu
+    driver_version: 550.54.15
+    driver_branch: "550"
+    installer_repo: registry.example.com/nvidia/driver
+)");
+  EXPECT_THAT(check.errors,
+              ElementsAre("clases: unknown field; did you mean classes?",
+                          "classes[0] (small).display_nmae: unknown field; did you mean display_name?",
+                          "classes[0] (small).is_default: unknown field; did you mean default?",
+                          "classes[0] (small).colour: unknown field",
+                          "classes[0] (small).display_name: is required",
+                          "classes[0] (small).resources.memroy: unknown field; did you mean memory?",
+                          "classes[0] (small).resources.memory: is required",
+                          "classes[0] (small).gpu.modles: unknown field; did you mean models?",
+                          "classes[0] (small).devices[1].minro: unknown field; did you mean minor?",
+                          "classes[0] (small).devices[1].minor: is required",
+                          "pools[0] (gpu).node.gpu: unknown field; did you mean gpus?",
+                          "pools[0] (gpu).scale_down.uneeded: unknown field; did you mean unneeded?",
+                          "driver_policy[0].os: unknown field; did you mean os_id?",
+                          // Validation still runs on what could be read.
+                          "pools[0] (gpu).node.gpu_model: set on a pool without GPUs (node.gpus is 0)",
+                          "classes: no default class; mark exactly one class with default: true"));
+}
+
+TEST(CheckCatalogText, UnknownDeviceNameSuggestsABuiltIn) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - id: small
+    display_name: Small
+    resources: {cpu: 2, memory: 8Gi}
+    devices: [fuze]
+    default: true
+pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
+)");
+  EXPECT_THAT(check.errors, ElementsAre("classes[0] (small).devices[0]: unknown device \"fuze\"; did you mean "
+                                        "fuse? (built in: fuse, tun, kvm; or give {path, type, major, minor})"));
+}
+
+TEST(CheckCatalogText, WrongTypesAreErrorsNotCrashes) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - id: a
+    display_name: [not, a, string]
+    resources: [cpu, memory]
+    gpu: 1
+    devices: {fuse: true}
+    pool_selector: [a]
+    credits_per_minute: {amount: 1}
+    default: yes
+  - just a string
+  -
+pools: {id: p}
+driver_policy: none
+)");
+  EXPECT_THAT(check.errors,
+              ElementsAre("classes[0] (a).display_name: must be a string, got a list",
+                          "classes[0] (a).resources: must be a map, got a list",
+                          "classes[0] (a).gpu: must be a map, got \"1\"",
+                          "classes[0] (a).devices: must be a list, got a map",
+                          "classes[0] (a).pool_selector: must be a map, got a list",
+                          "classes[0] (a).credits_per_minute: must be a string, got a map",
+                          "classes[0] (a).default: must be true or false, got \"yes\"",
+                          "classes[1]: must be a map (one class), got \"just a string\"",
+                          "classes[2]: must be a map (one class), got nothing",
+                          "pools: must be a list, got a map",
+                          "driver_policy: must be a list, got \"none\""));
+}
+
+TEST(CheckCatalogText, WrongScalarsAreReportedWithTheirValue) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - id: small
+    display_name: Small
+    resources: {cpu: 2 cores, memory: "16", disk: 1.5Gi}
+    gpu: {count: one, isolation: docker}
+    credits_per_minute: 0.1234
+    default: true
+pools:
+  - id: cpu
+    node: {cpu: 16, memory: 64Gi}
+    min_size: 1.5
+    max_size: 99999999999
+    scale_down: {unneeded: 600}
+    max_node_provision_time: forever
+)");
+  EXPECT_THAT(
+      check.errors,
+      ElementsAre(
+          "classes[0] (small).resources.cpu: \"2 cores\" is not a CPU quantity; use cores (\"4\", \"1.5\") or "
+          "millicores (\"500m\")",
+          "classes[0] (small).resources.memory: \"16\" has no unit; write e.g. \"16Gi\" or \"16Mi\"",
+          "classes[0] (small).resources.disk: \"1.5Gi\" is not a quantity; use a whole number with an optional "
+          "suffix (\"16Gi\", \"500Mi\")",
+          "classes[0] (small).gpu.count: \"one\" is not a whole number",
+          "classes[0] (small).gpu.isolation: must be container or vm, got \"docker\"",
+          "classes[0] (small).credits_per_minute: \"0.1234\" has more than 3 decimals; credits are counted in "
+          "thousandths",
+          "pools[0] (cpu).min_size: \"1.5\" is not a whole number",
+          "pools[0] (cpu).max_size: 99999999999 is out of range",
+          "pools[0] (cpu).scale_down.unneeded: \"600\" is not a duration; use a number with a unit, e.g. "
+          "\"10m\", \"30s\", \"1h30m\"",
+          "pools[0] (cpu).max_node_provision_time: \"forever\" is not a duration; use a number with a unit, "
+          "e.g. \"10m\", \"30s\", \"1h30m\""));
+}
+
+TEST(CheckCatalogText, DuplicateKeysAreErrors) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - id: small
+    display_name: Small
+    resources: {cpu: 2, memory: 8Gi}
+    resources: {cpu: 4, memory: 16Gi}
+    default: true
+pools:
+  - id: cpu
+    labels: {a: x, a: y}
+    node: {cpu: 16, memory: 64Gi}
+    max_size: 4
+)");
+  EXPECT_THAT(check.errors, ElementsAre("classes[0] (small).resources: appears more than once",
+                                        "pools[0] (cpu).labels.a: appears more than once"));
+}
+
+TEST(CheckCatalogText, BrokenYamlReportsLineAndColumn) {
+  const CatalogCheck check = CheckCatalogText("classes:\n  - id: small\n    display_name: [Small\npools: []\n");
+  ASSERT_EQ(check.errors.size(), 1u);
+  EXPECT_THAT(check.errors[0], ::testing::StartsWith("line 4, column 1: "));
+  // Nothing else: a catalog that could not be read is not judged further.
+  EXPECT_THAT(check.warnings, IsEmpty());
+}
+
+TEST(CheckCatalogText, BadIndentationReportsLineAndColumn) {
+  const CatalogCheck check = CheckCatalogText("classes:\n  - id: small\n   display_name: Small\n");
+  ASSERT_EQ(check.errors.size(), 1u);
+  EXPECT_THAT(check.errors[0], ::testing::StartsWith("line 3, column "));
+}
+
+TEST(CheckCatalogText, RefusesSeveralDocumentsAndNonMapTopLevel) {
+  EXPECT_THAT(CheckCatalogText("classes: []\n---\npools: []\n").errors,
+              ElementsAre("catalog: holds 2 YAML documents; put one catalog in each file"));
+  EXPECT_THAT(CheckCatalogText("- a\n- b\n").errors,
+              ElementsAre("catalog: must be a map with classes, pools and driver_policy, got a list"));
+}
+
+TEST(CheckCatalogText, EmptyTextHasNoClasses) {
+  EXPECT_THAT(CheckCatalogText("").errors,
+              ElementsAre("classes: no default class; mark exactly one class with default: true"));
+}
+
+TEST(CheckCatalogText, RefusesHugeTexts) {
+  const std::string huge(kMaxCatalogTextBytes + 1, '#');
+  EXPECT_THAT(CheckCatalogText(huge).errors, ElementsAre(HasSubstr("catalog: is 4194305 bytes; the limit is")));
+}
+
+}  // namespace
+}  // namespace wsched::catalog

@@ -1,0 +1,25 @@
+// Connection settings shared by every wschedctl command.
+#ifndef WSCHED_SERVER_CLI_CLIENT_H_
+#define WSCHED_SERVER_CLI_CLIENT_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+namespace wsched::cli {
+
+struct Client {
+  std::shared_ptr<grpc::Channel> channel;
+  std::string token;  // Bearer token; empty = none.
+
+  // A context with the token and a deadline.
+  std::unique_ptr<grpc::ClientContext> Context(int timeout_seconds = 10) const;
+};
+
+// "[CODE] message" for a failed call.
+std::string Describe(const grpc::Status& status);
+
+}  // namespace wsched::cli
+
+#endif  // WSCHED_SERVER_CLI_CLIENT_H_

@@ -1,0 +1,133 @@
+#include "server/grpc/server.h"
+
+#include <csignal>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <prometheus/exposer.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/grpc/auth.h"
+#include "server/grpc/metrics_interceptor.h"
+#include "server/grpc/services.h"
+#include "server/log/log.h"
+#include "server/metrics/metrics.h"
+#include "server/store/database.h"
+#include "server/store/migrations.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+absl::StatusOr<Authenticator> LoadAuth(const ServerOptions& options) {
+  if (!options.auth_tokens_file.empty()) {
+    return Authenticator::FromYamlFile(options.auth_tokens_file);
+  }
+  if (options.allow_unauthenticated) {
+    log::Warning("authentication disabled (--allow_unauthenticated): every caller is admin");
+    return Authenticator::AllowAll();
+  }
+  return absl::InvalidArgumentError(
+      "--auth_tokens_file is required (or --allow_unauthenticated for local development)");
+}
+
+absl::Status Migrate(store::Database& db) {
+  return db.WithConnection("migrating", [](pqxx::connection& connection) -> absl::Status {
+    auto report = store::ApplyMigrations(connection, store::EmbeddedMigrations());
+    if (!report.ok()) return report.status();
+    log::Info("schema ready", {{"version_before", absl::StrCat(report->schema_version_before)},
+                               {"version", absl::StrCat(report->schema_version_after)},
+                               {"applied", absl::StrCat(report->applied.size())}});
+    return absl::OkStatus();
+  });
+}
+
+// Blocks the signals we handle in every thread; a dedicated thread sigwaits.
+sigset_t HandledSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGHUP);
+  return set;
+}
+
+}  // namespace
+
+absl::Status RunServer(const ServerOptions& options) {
+  sigset_t signals = HandledSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // Before any thread starts.
+
+  auto auth = LoadAuth(options);
+  if (!auth.ok()) return auth.status();
+  if (options.database_url.empty()) {
+    return absl::InvalidArgumentError("--database_url is required (postgresql://...)");
+  }
+  auto db = store::Database::Connect(options.database_url, options.database_connections);
+  if (!db.ok()) return db.status();
+  if (absl::Status migrated = Migrate(**db); !migrated.ok()) return migrated;
+
+  metrics::Metrics metrics;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  if (!options.metrics_listen.empty()) {
+    try {
+      exposer = std::make_unique<prometheus::Exposer>(options.metrics_listen);
+    } catch (const std::exception& e) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot serve metrics on ", options.metrics_listen, ": ", e.what()));
+    }
+    exposer->RegisterCollectable(metrics.registry());
+  }
+
+  ServiceContext context{db->get(), &*auth, &metrics};
+  auto services = Services::Create(context, options.catalog_path);
+  if (!services.ok()) return services.status();
+  if (absl::Status covered = CheckMethodTableCovers((*services)->Names()); !covered.ok()) {
+    return covered;
+  }
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  (*services)->RegisterAll(builder);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(std::make_unique<MetricsInterceptorFactory>(&metrics));
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || port == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  if (!options.port_file.empty()) {
+    std::ofstream(options.port_file) << port << "\n";
+  }
+  log::Info("serving", {{"grpc_port", absl::StrCat(port)}, {"metrics", options.metrics_listen}});
+
+  while (true) {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    if (signal == SIGHUP) {
+      absl::Status reloaded = (*services)->ReloadCatalog();
+      if (!reloaded.ok()) {
+        log::Error("catalog reload rejected; the running catalog stays",
+                   {{"error", std::string(reloaded.message())}});
+      }
+      continue;
+    }
+    log::Info("shutting down", {{"signal", strsignal(signal)}});
+    break;
+  }
+  (*services)->Shutdown();
+  server->Shutdown(std::chrono::system_clock::now() +
+                   absl::ToChronoMicroseconds(options.shutdown_grace));
+  server->Wait();
+  log::Info("stopped");
+  return absl::OkStatus();
+}
+
+}  // namespace wsched::grpc_api

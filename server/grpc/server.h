@@ -1,0 +1,31 @@
+// Assembles and runs wsched-server: store, services, metrics, signals.
+#ifndef WSCHED_SERVER_GRPC_SERVER_H_
+#define WSCHED_SERVER_GRPC_SERVER_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+
+namespace wsched::grpc_api {
+
+struct ServerOptions {
+  std::string listen = "127.0.0.1:50051";
+  std::string database_url;
+  std::string metrics_listen = "127.0.0.1:9464";  // Empty: no metrics endpoint.
+  std::string catalog_path;                       // Applied at start and on SIGHUP.
+  std::string auth_tokens_file;
+  bool allow_unauthenticated = false;
+  std::string port_file;  // Receives the bound gRPC port (for --listen=...:0).
+  absl::Duration shutdown_grace = absl::Seconds(10);
+  int database_connections = 8;
+};
+
+// Runs until SIGTERM/SIGINT, then lets in-flight RPCs finish (up to
+// shutdown_grace) and returns OK. Returns an error for bad configuration or
+// an unusable database, before serving anything.
+absl::Status RunServer(const ServerOptions& options);
+
+}  // namespace wsched::grpc_api
+
+#endif  // WSCHED_SERVER_GRPC_SERVER_H_

@@ -1,0 +1,51 @@
+// Owns every gRPC service implementation and what they share.
+#ifndef WSCHED_SERVER_GRPC_SERVICES_H_
+#define WSCHED_SERVER_GRPC_SERVICES_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "server/grpc/auth.h"
+#include "server/metrics/metrics.h"
+#include "server/store/database.h"
+
+namespace wsched::grpc_api {
+
+// Shared, long-lived dependencies handed to each service. Not owned.
+struct ServiceContext {
+  store::Database* db;
+  const Authenticator* auth;
+  metrics::Metrics* metrics;
+};
+
+class Services {
+ public:
+  // Builds every service; applies the catalog file first when one is given
+  // (a bad file keeps the server from starting).
+  static absl::StatusOr<std::unique_ptr<Services>> Create(const ServiceContext& context,
+                                                         const std::string& catalog_path);
+  ~Services();
+  Services(const Services&) = delete;
+  Services& operator=(const Services&) = delete;
+
+  void RegisterAll(grpc::ServerBuilder& builder);
+  // Full names of the services served ("wsched.v1.ClassService").
+  std::vector<std::string> Names() const;
+  // Re-applies the catalog file (SIGHUP); a bad file changes nothing.
+  absl::Status ReloadCatalog();
+  // Stops background work (watch streams, loops) before the server stops.
+  void Shutdown();
+
+ private:
+  struct Impl;
+  explicit Services(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace wsched::grpc_api
+
+#endif  // WSCHED_SERVER_GRPC_SERVICES_H_

@@ -1,0 +1,50 @@
+#include "server/metrics/metrics.h"
+
+#include <prometheus/text_serializer.h>
+
+namespace wsched::metrics {
+namespace {
+
+// RPC latency buckets in seconds: from 0.25 ms to 10 s.
+const prometheus::Histogram::BucketBoundaries& LatencyBuckets() {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10};
+  return *buckets;
+}
+
+}  // namespace
+
+Metrics::Metrics()
+    : registry_(std::make_shared<prometheus::Registry>()),
+      rpc_requests_(prometheus::BuildCounter()
+                        .Name("wsched_rpc_requests_total")
+                        .Help("Finished RPCs by method and gRPC status code.")
+                        .Register(*registry_)),
+      rpc_latency_(prometheus::BuildHistogram()
+                       .Name("wsched_rpc_duration_seconds")
+                       .Help("RPC latency from first message to status, by method.")
+                       .Register(*registry_)),
+      catalog_applies_(prometheus::BuildCounter()
+                           .Name("wsched_catalog_applies_total")
+                           .Help("Catalog applies by result and source (rpc or reload).")
+                           .Register(*registry_)) {}
+
+void Metrics::ObserveRpc(absl::string_view method, absl::string_view code,
+                         absl::Duration latency) {
+  std::string m(method);
+  rpc_requests_.Add({{"method", m}, {"code", std::string(code)}}).Increment();
+  rpc_latency_.Add({{"method", m}}, LatencyBuckets()).Observe(absl::ToDoubleSeconds(latency));
+}
+
+void Metrics::CatalogApplied(bool ok, bool from_reload) {
+  catalog_applies_
+      .Add({{"result", ok ? "ok" : "rejected"}, {"source", from_reload ? "reload" : "rpc"}})
+      .Increment();
+}
+
+std::string Metrics::Scrape() const {
+  prometheus::TextSerializer serializer;
+  return serializer.Serialize(registry_->Collect());
+}
+
+}  // namespace wsched::metrics

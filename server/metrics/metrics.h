@@ -1,0 +1,44 @@
+// Every Prometheus metric wsched exports, registered in one place so names
+// and labels stay consistent (wsched_ prefix, base units, _total counters).
+#ifndef WSCHED_SERVER_METRICS_METRICS_H_
+#define WSCHED_SERVER_METRICS_METRICS_H_
+
+#include <memory>
+#include <string>
+
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace wsched::metrics {
+
+class Metrics {
+ public:
+  Metrics();
+  Metrics(const Metrics&) = delete;
+  Metrics& operator=(const Metrics&) = delete;
+
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // One finished RPC: method is "/package.Service/Method", code the gRPC code name.
+  void ObserveRpc(absl::string_view method, absl::string_view code, absl::Duration latency);
+
+  void CatalogApplied(bool ok, bool from_reload);
+
+  // Text exposition of everything (for tests and `wschedctl`).
+  std::string Scrape() const;
+
+ private:
+  const std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& rpc_requests_;
+  prometheus::Family<prometheus::Histogram>& rpc_latency_;
+  prometheus::Family<prometheus::Counter>& catalog_applies_;
+};
+
+}  // namespace wsched::metrics
+
+#endif  // WSCHED_SERVER_METRICS_METRICS_H_

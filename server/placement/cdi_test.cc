@@ -1,0 +1,111 @@
+#include "server/placement/cdi.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "server/placement/test_nodes.h"
+
+namespace wsched::placement {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::CpuClass;
+using testing::FakeGpuNode;
+using testing::GpuClass;
+
+const core::DeviceNode kFuse{"/dev/fuse", 'c', 10, 229, "rwm"};
+const core::DeviceNode kTun{"/dev/net/tun", 'c', 10, 200, "rwm"};
+
+std::vector<std::string> Paths(const nlohmann::json& device_nodes) {
+  std::vector<std::string> paths;
+  for (const auto& node : device_nodes) paths.push_back(node.at("path").get<std::string>());
+  return paths;
+}
+
+TEST(BuildCdiSpec, HasTheRequiredFields) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  absl::StatusOr<CdiSpec> spec = BuildCdiSpec(GpuClass("gpu-2", 2), node, {2, 5});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->device_names,
+              ElementsAre("nvidia.com/gpu=GPU-g1-2", "nvidia.com/gpu=GPU-g1-5"));
+  EXPECT_TRUE(spec->extra_device_nodes.empty());
+
+  nlohmann::json json = nlohmann::json::parse(spec->spec_json);
+  EXPECT_EQ(json.at("cdiVersion"), "0.5.0");
+  EXPECT_EQ(json.at("kind"), "nvidia.com/gpu");
+  ASSERT_EQ(json.at("devices").size(), 2u);
+  const auto& device = json.at("devices")[1];
+  EXPECT_EQ(device.at("name"), "GPU-g1-5");
+  const auto& gpu_node = device.at("containerEdits").at("deviceNodes").at(0);
+  EXPECT_EQ(gpu_node.at("path"), "/dev/nvidia5");
+  EXPECT_EQ(gpu_node.at("type"), "c");
+  EXPECT_EQ(gpu_node.at("major"), 195);
+  EXPECT_EQ(gpu_node.at("minor"), 5);
+  EXPECT_EQ(json.at("devices")[0].at("containerEdits").at("deviceNodes")[0].at("path"),
+            "/dev/nvidia2");
+
+  const auto& edits = json.at("containerEdits");
+  EXPECT_THAT(Paths(edits.at("deviceNodes")),
+              ElementsAre("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                          "/dev/nvidia-modeset"));
+  EXPECT_THAT(edits.at("env").get<std::vector<std::string>>(),
+              ElementsAre("NVIDIA_VISIBLE_DEVICES=GPU-g1-2,GPU-g1-5"));
+}
+
+TEST(BuildCdiSpec, MergesClassDevicesWithoutClobberingGpuNodes) {
+  core::WorkspaceClass cls = GpuClass("gpu-1", 1);
+  // fuse twice, and a control path with other numbers: neither may replace anything.
+  cls.devices = {kFuse, kTun, kFuse, {"/dev/nvidiactl", 'c', 1, 1, "r"}};
+  absl::StatusOr<CdiSpec> spec = BuildCdiSpec(cls, FakeGpuNode("g1", "gpu-h100"), {3});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->extra_device_nodes, ElementsAre(kFuse, kTun));
+
+  nlohmann::json json = nlohmann::json::parse(spec->spec_json);
+  const auto& top = json.at("containerEdits").at("deviceNodes");
+  EXPECT_THAT(Paths(top), ElementsAre("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                                      "/dev/nvidia-modeset", "/dev/fuse", "/dev/net/tun"));
+  EXPECT_EQ(top[0].at("major"), 195);
+  EXPECT_EQ(top[0].at("minor"), 255);
+  EXPECT_EQ(top[4].at("major"), 10);
+  EXPECT_EQ(top[4].at("minor"), 229);
+  const auto& gpu_nodes = json.at("devices")[0].at("containerEdits").at("deviceNodes");
+  ASSERT_EQ(gpu_nodes.size(), 1u);
+  EXPECT_EQ(gpu_nodes[0].at("path"), "/dev/nvidia3");
+  EXPECT_EQ(gpu_nodes[0].at("minor"), 3);
+}
+
+TEST(BuildCdiSpec, CpuClassGetsOnlyItsDevices) {
+  core::WorkspaceClass cls = CpuClass("standard");
+  cls.devices = {kFuse, kTun, kFuse};
+  absl::StatusOr<CdiSpec> spec = BuildCdiSpec(cls, FakeGpuNode("g1", "gpu-h100"), {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_TRUE(spec->spec_json.empty());
+  EXPECT_TRUE(spec->device_names.empty());
+  EXPECT_THAT(spec->extra_device_nodes, ElementsAre(kFuse, kTun));
+}
+
+TEST(BuildCdiSpec, RefusesWhatWouldLeakOrMisdescribeGpus) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  core::WorkspaceClass sneaky = GpuClass("gpu-1", 1);
+  sneaky.devices = {{"/dev/nvidia7", 'c', 195, 7, "rwm"}};
+  absl::Status status = BuildCdiSpec(sneaky, node, {0}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("come from placement"));
+
+  EXPECT_EQ(BuildCdiSpec(GpuClass("gpu-2", 2), node, {0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BuildCdiSpec(GpuClass("gpu-1", 1), node, {9}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(BuildCdiSpec(GpuClass("gpu-2", 2), node, {1, 1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      BuildCdiSpec(GpuClass("vm-1", 1, {"h100"}, core::Isolation::kVm), node, {0}).status().code(),
+      absl::StatusCode::kInvalidArgument);
+  node.gpus[0].uuid = "GPU \"x\"";
+  EXPECT_EQ(BuildCdiSpec(GpuClass("gpu-1", 1), node, {0}).status().code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace wsched::placement

@@ -1,0 +1,54 @@
+// The placement decision: where a workspace of a class goes, or why not.
+#ifndef WSCHED_SERVER_PLACEMENT_DECIDE_H_
+#define WSCHED_SERVER_PLACEMENT_DECIDE_H_
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "server/core/pool.h"
+#include "server/core/workspace_class.h"
+#include "server/placement/resources.h"
+#include "server/placement/snapshot.h"
+
+namespace wsched::placement {
+
+// Fits now: hold these on this node (Snapshot::Hold, then the store commit).
+struct Placed {
+  std::string node;
+  std::string pool;
+  std::vector<int> gpu_indices;  // Sorted; empty for CPU classes.
+  Resources resources;           // What to hold besides the GPUs.
+  friend bool operator==(const Placed&, const Placed&) = default;
+};
+
+// Could fit, but no node has room now: the caller queues the workspace and
+// counts it as demand on `pools` (preferred first) for the autoscaler.
+struct NotNow {
+  std::string reason;  // "pool gpu-h100 has 0 free GPUs"
+  std::vector<std::string> pools;
+  friend bool operator==(const NotNow&, const NotNow&) = default;
+};
+
+// No pool could ever hold the class: an error for the caller, not demand.
+struct Never {
+  std::string reason;
+  friend bool operator==(const Never&, const Never&) = default;
+};
+
+using Decision = std::variant<Placed, NotNow, Never>;
+
+// Decides on the snapshot without changing it. Filters (PlanPools,
+// NodeAcceptsWork, free resources and GPUs, IOMMU for vm), then takes the
+// best packing score within the most preferred tier that has room, and the
+// best GPU set on that node (ChooseGpus). Cost: per candidate pool one index
+// lookup, not a scan of its nodes.
+Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
+                const Snapshot& snapshot);
+
+// "placed", "not_now", "never": for metrics labels and logs.
+const char* DecisionKind(const Decision& decision);
+
+}  // namespace wsched::placement
+
+#endif  // WSCHED_SERVER_PLACEMENT_DECIDE_H_

@@ -1,0 +1,261 @@
+#include "server/placement/snapshot.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/placement/filters.h"
+
+namespace wsched::placement {
+
+int SnapshotNode::PositionOf(int gpu_index) const {
+  for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
+    if (info.gpus[pos].index == gpu_index) return static_cast<int>(pos);
+  }
+  return -1;
+}
+
+std::vector<GpuUnit> SnapshotNode::FreeUnits(GpuView view) const {
+  auto usable = [&](int pos) { return gpus[pos].holder.empty() && info.gpus[pos].healthy; };
+  std::vector<GpuUnit> units;
+  if (view == GpuView::kContainer) {
+    // Containers share nothing through the IOMMU: each GPU goes on its own.
+    for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
+      if (usable(pos)) units.push_back({{info.gpus[pos].index}, info.gpus[pos].numa_node});
+    }
+    return units;
+  }
+  // VMs take whole groups: every GPU in it free and healthy, and safe unless
+  // the pool allows unsafe groups.
+  for (const IommuUnit& unit : iommu_units) {
+    bool ok = std::all_of(unit.positions.begin(), unit.positions.end(), [&](int pos) {
+      return usable(pos) && (view == GpuView::kVmAny || gpus[pos].passthrough_safe);
+    });
+    if (!ok) continue;
+    GpuUnit free_unit;
+    free_unit.numa_node = info.gpus[unit.positions.front()].numa_node;
+    for (int pos : unit.positions) free_unit.indices.push_back(info.gpus[pos].index);
+    units.push_back(std::move(free_unit));
+  }
+  return units;
+}
+
+absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState state,
+                                  core::DriverState driver_state) {
+  if (info.name.empty()) return absl::InvalidArgumentError("node name is empty");
+  absl::flat_hash_set<int> seen;
+  for (const core::Gpu& gpu : info.gpus) {
+    if (!seen.insert(gpu.index).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node ", info.name, " reports GPU index ", gpu.index, " twice"));
+    }
+  }
+
+  NodeId id;
+  auto it = ids_.find(info.name);
+  if (it != ids_.end()) {
+    id = it->second;
+    SnapshotNode& existing = *nodes_[id];
+    // Heartbeats repeat themselves; skip the IOMMU analysis and re-indexing.
+    if (existing.info == info && existing.state == state && existing.driver_state == driver_state) {
+      return absl::OkStatus();
+    }
+    Unindex(id);
+    if (existing.info.pool != info.pool) {
+      auto pool_it = pools_.find(existing.info.pool);
+      if (--pool_it->second.nodes == 0) pools_.erase(pool_it);
+      ++pools_[info.pool].nodes;
+    }
+  } else {
+    if (!free_ids_.empty()) {
+      id = free_ids_.back();
+      free_ids_.pop_back();
+    } else {
+      id = static_cast<NodeId>(nodes_.size());
+      nodes_.emplace_back();
+    }
+    ids_.emplace(info.name, id);
+    ++pools_[info.pool].nodes;
+  }
+
+  SnapshotNode node;
+  node.info = info;
+  node.state = state;
+  node.driver_state = driver_state;
+  NodeIommu iommu = AnalyzeIommu(info);
+  node.iommu_units = std::move(iommu.units);
+  node.gpus.resize(info.gpus.size());
+  for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
+    node.gpus[pos].passthrough_safe = iommu.gpus[pos].safe;
+    node.gpus[pos].passthrough_reason = std::move(iommu.gpus[pos].reason);
+    node.gpus[pos].iommu_unit = iommu.gpus[pos].unit;
+  }
+  // Holds are facts from the store; lay them onto the new picture. They are
+  // disjoint (Hold checked that), so nothing can collide here. A GPU index
+  // the node no longer reports simply has no slot to mark.
+  if (auto held = holds_by_node_.find(info.name); held != holds_by_node_.end()) {
+    for (const std::string& workspace : held->second) {
+      const HoldRecord& hold = holds_.at(workspace);
+      node.held += hold.resources;
+      for (int index : hold.gpu_indices) {
+        if (int pos = node.PositionOf(index); pos >= 0) node.gpus[pos].holder = workspace;
+      }
+    }
+  }
+  nodes_[id] = std::move(node);
+  Reindex(id);
+  return absl::OkStatus();
+}
+
+bool Snapshot::RemoveNode(absl::string_view name) {
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return false;
+  NodeId id = it->second;
+  Unindex(id);
+  auto pool_it = pools_.find(nodes_[id]->info.pool);
+  if (--pool_it->second.nodes == 0) pools_.erase(pool_it);
+  nodes_[id].reset();
+  free_ids_.push_back(id);
+  ids_.erase(it);
+  return true;
+}
+
+absl::Status Snapshot::SetNodeState(absl::string_view name, core::NodeState state) {
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
+  Unindex(it->second);
+  nodes_[it->second]->state = state;
+  Reindex(it->second);
+  return absl::OkStatus();
+}
+
+absl::Status Snapshot::SetDriverState(absl::string_view name, core::DriverState state) {
+  auto it = ids_.find(name);
+  if (it == ids_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
+  Unindex(it->second);
+  nodes_[it->second]->driver_state = state;
+  Reindex(it->second);
+  return absl::OkStatus();
+}
+
+absl::Status Snapshot::Hold(absl::string_view workspace, absl::string_view node_name,
+                            std::vector<int> gpu_indices, const Resources& resources) {
+  if (workspace.empty()) return absl::InvalidArgumentError("workspace id is empty");
+  std::sort(gpu_indices.begin(), gpu_indices.end());
+  if (std::adjacent_find(gpu_indices.begin(), gpu_indices.end()) != gpu_indices.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("workspace ", workspace, ": GPU indices repeat: ",
+                     absl::StrJoin(gpu_indices, ",")));
+  }
+  HoldRecord wanted{std::string(workspace), std::string(node_name), std::move(gpu_indices),
+                    resources};
+  if (const HoldRecord* existing = FindHold(workspace)) {
+    if (*existing == wanted) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "workspace ", workspace, " already holds GPUs [", absl::StrJoin(existing->gpu_indices, ","),
+        "] on node ", existing->node, "; release it first"));
+  }
+
+  auto id_it = ids_.find(node_name);
+  if (id_it == ids_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", node_name));
+  NodeId id = id_it->second;
+  SnapshotNode& node = *nodes_[id];
+  // Check everything before changing anything.
+  std::vector<int> positions;
+  for (int index : wanted.gpu_indices) {
+    int pos = node.PositionOf(index);
+    if (pos < 0) {
+      return absl::NotFoundError(absl::StrCat("node ", node_name, " has no GPU ", index));
+    }
+    if (!node.gpus[pos].holder.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " on node ", node_name,
+                                                        " is held by workspace ",
+                                                        node.gpus[pos].holder));
+    }
+    positions.push_back(pos);
+  }
+
+  Unindex(id);
+  for (int pos : positions) node.gpus[pos].holder = wanted.workspace;
+  node.held += resources;
+  Reindex(id);
+  holds_by_node_[wanted.node].insert(wanted.workspace);
+  holds_.emplace(wanted.workspace, std::move(wanted));
+  return absl::OkStatus();
+}
+
+std::optional<HoldRecord> Snapshot::Release(absl::string_view workspace) {
+  auto it = holds_.find(workspace);
+  if (it == holds_.end()) return std::nullopt;
+  HoldRecord hold = std::move(it->second);
+  holds_.erase(it);
+
+  if (auto by_node = holds_by_node_.find(hold.node); by_node != holds_by_node_.end()) {
+    by_node->second.erase(hold.workspace);
+    if (by_node->second.empty()) holds_by_node_.erase(by_node);
+  }
+
+  if (SnapshotNode* node = Find(hold.node)) {
+    NodeId id = ids_.find(hold.node)->second;
+    Unindex(id);
+    for (int index : hold.gpu_indices) {
+      int pos = node->PositionOf(index);
+      if (pos >= 0 && node->gpus[pos].holder == hold.workspace) node->gpus[pos].holder.clear();
+    }
+    node->held -= hold.resources;
+    Reindex(id);
+  }
+  return hold;
+}
+
+const SnapshotNode* Snapshot::FindNode(absl::string_view name) const {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? nullptr : &*nodes_[it->second];
+}
+
+SnapshotNode* Snapshot::Find(absl::string_view name) {
+  auto it = ids_.find(name);
+  return it == ids_.end() ? nullptr : &*nodes_[it->second];
+}
+
+const HoldRecord* Snapshot::FindHold(absl::string_view workspace) const {
+  auto it = holds_.find(workspace);
+  return it == holds_.end() ? nullptr : &it->second;
+}
+
+const CapacityIndex* Snapshot::ReadyIndex(absl::string_view pool) const {
+  auto it = pools_.find(pool);
+  return it == pools_.end() ? nullptr : &it->second.ready;
+}
+
+int Snapshot::PoolNodeCount(absl::string_view pool) const {
+  auto it = pools_.find(pool);
+  return it == pools_.end() ? 0 : it->second.nodes;
+}
+
+void Snapshot::Unindex(NodeId id) {
+  SnapshotNode& node = *nodes_[id];
+  if (!node.schedulable) return;
+  pools_.find(node.info.pool)->second.ready.Erase(id, node.free_gpus, node.free.cpu_millis);
+  node.schedulable = false;
+}
+
+void Snapshot::Reindex(NodeId id) {
+  SnapshotNode& node = *nodes_[id];
+  node.free = AllocatableOf(node.info) - node.held;
+  for (int v = 0; v < kGpuViews; ++v) {
+    int count = 0;
+    for (const GpuUnit& unit : node.FreeUnits(static_cast<GpuView>(v))) {
+      count += static_cast<int>(unit.indices.size());
+    }
+    node.free_gpus[v] = count;
+  }
+  node.schedulable = NodeAcceptsWork(node.state, node.driver_state, !node.info.gpus.empty());
+  if (node.schedulable) {
+    pools_.find(node.info.pool)->second.ready.Insert(id, node.free_gpus, node.free.cpu_millis);
+  }
+}
+
+}  // namespace wsched::placement

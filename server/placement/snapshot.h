@@ -1,0 +1,132 @@
+// The in-memory picture one replica decides on: nodes, what is free on them,
+// and who holds which GPU.
+//
+// Ownership: a Snapshot owns all of its data by value (node infos, holds,
+// indexes); nothing points outside it, so a copy is deep and independent
+// (a replica may copy it to decide off-lock, or keep one per test). Pointers
+// and references returned by lookups point inside the snapshot and stay
+// valid until its next mutation.
+//
+// Not thread-safe and does no I/O: the caller holds the lock (DESIGN.md
+// "Concurrency"). It mirrors what PostgreSQL says; the database, not this
+// class, is the arbiter of who holds a GPU. Hold() therefore accepts holds
+// that overcommit CPU or memory (the node shrank, say) and only refuses what
+// cannot be a consistent picture (unknown node or GPU, one GPU held twice).
+#ifndef WSCHED_SERVER_PLACEMENT_SNAPSHOT_H_
+#define WSCHED_SERVER_PLACEMENT_SNAPSHOT_H_
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "server/core/node.h"
+#include "server/placement/capacity_index.h"
+#include "server/placement/gpu_allocator.h"
+#include "server/placement/iommu_units.h"
+#include "server/placement/resources.h"
+
+namespace wsched::placement {
+
+struct SnapshotGpu {
+  std::string holder;  // Workspace id; empty when free.
+  // From AnalyzeIommu when the node was added: the verdict of its group.
+  bool passthrough_safe = false;
+  std::string passthrough_reason;  // Shown to operators; empty when safe.
+  int iommu_unit = -1;             // Into SnapshotNode::iommu_units; -1: IOMMU off.
+};
+
+struct SnapshotNode {
+  core::NodeInfo info;
+  core::NodeState state = core::NodeState::kProvisioning;
+  core::DriverState driver_state = core::DriverState::kNoPolicy;
+  Resources held;  // Sum of the holds on this node.
+  Resources free;  // Allocatable minus held; negative when overcommitted.
+  std::vector<SnapshotGpu> gpus;  // Parallel to info.gpus.
+  std::vector<IommuUnit> iommu_units;
+  bool schedulable = false;  // Takes new workspaces (see NodeAcceptsWork).
+  GpuCounts free_gpus{};     // Per GpuView; what the index was fed.
+
+  // Position of the GPU with this index in info.gpus; -1 when absent.
+  int PositionOf(int gpu_index) const;
+  // The free GPUs in `view`, grouped the way they must be handed out.
+  std::vector<GpuUnit> FreeUnits(GpuView view) const;
+};
+
+struct HoldRecord {
+  std::string workspace;
+  std::string node;
+  std::vector<int> gpu_indices;  // Sorted.
+  Resources resources;
+  friend bool operator==(const HoldRecord&, const HoldRecord&) = default;
+};
+
+class Snapshot {
+ public:
+  Snapshot() = default;
+  Snapshot(const Snapshot&) = default;
+  Snapshot& operator=(const Snapshot&) = default;
+  Snapshot(Snapshot&&) = default;
+  Snapshot& operator=(Snapshot&&) = default;
+
+  // Adds a node or replaces what is known about it (a heartbeat). Holds on
+  // the node survive: GPU holders are re-applied by GPU index. Passthrough
+  // safety is computed here, once per change of the node's info.
+  // InvalidArgument for an empty name or duplicate GPU indices.
+  absl::Status UpsertNode(const core::NodeInfo& info, core::NodeState state,
+                          core::DriverState driver_state);
+  // Forgets the node. Its holds stay recorded (Release still answers them)
+  // and come back into force if the node is added again. False if unknown.
+  bool RemoveNode(absl::string_view name);
+  absl::Status SetNodeState(absl::string_view name, core::NodeState state);
+  absl::Status SetDriverState(absl::string_view name, core::DriverState state);
+
+  // Records that `workspace` holds `gpu_indices` and `resources` on `node`.
+  // Idempotent: holding exactly the same again is OK and changes nothing.
+  // NotFound: unknown node or GPU index. FailedPrecondition: a GPU is held by
+  // another workspace, or this workspace already holds something else.
+  absl::Status Hold(absl::string_view workspace, absl::string_view node,
+                    std::vector<int> gpu_indices, const Resources& resources);
+  // Frees what the workspace held, at once. Idempotent: nullopt when it held
+  // nothing (already released or never held).
+  std::optional<HoldRecord> Release(absl::string_view workspace);
+
+  const SnapshotNode* FindNode(absl::string_view name) const;
+  const HoldRecord* FindHold(absl::string_view workspace) const;
+  size_t node_count() const { return ids_.size(); }
+  size_t hold_count() const { return holds_.size(); }
+
+  // Schedulable nodes of a pool by free capacity; nullptr when the pool has
+  // no node at all. The ids it yields resolve with node().
+  const CapacityIndex* ReadyIndex(absl::string_view pool) const;
+  // Nodes of the pool in any state.
+  int PoolNodeCount(absl::string_view pool) const;
+  const SnapshotNode& node(NodeId id) const { return *nodes_[id]; }
+
+ private:
+  struct PoolNodes {
+    CapacityIndex ready;
+    int nodes = 0;
+  };
+
+  SnapshotNode* Find(absl::string_view name);
+  void Unindex(NodeId id);
+  // Recomputes free resources and GPU counts and files the node again.
+  void Reindex(NodeId id);
+
+  std::vector<std::optional<SnapshotNode>> nodes_;  // By NodeId; nullopt = free slot.
+  std::vector<NodeId> free_ids_;
+  absl::flat_hash_map<std::string, NodeId> ids_;
+  absl::flat_hash_map<std::string, PoolNodes> pools_;
+  absl::flat_hash_map<std::string, HoldRecord> holds_;
+  // Workspaces holding something on a node, so holds survive node re-adds.
+  absl::flat_hash_map<std::string, absl::btree_set<std::string>> holds_by_node_;
+};
+
+}  // namespace wsched::placement
+
+#endif  // WSCHED_SERVER_PLACEMENT_SNAPSHOT_H_

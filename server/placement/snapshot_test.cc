@@ -1,0 +1,138 @@
+#include "server/placement/snapshot.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/placement/test_nodes.h"
+
+namespace wsched::placement {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using testing::FakeCpuNode;
+using testing::FakeGpuNode;
+using testing::kGi;
+
+constexpr auto kReady = core::NodeState::kReady;
+constexpr auto kDriverReady = core::DriverState::kReady;
+
+Resources Small() { return {8000, 64 * kGi, 0, 0}; }
+
+class SnapshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu"), kReady, kDriverReady).ok());
+  }
+  int FreeGpus() const { return snapshot_.FindNode("g1")->free_gpus[0]; }
+  Snapshot snapshot_;
+};
+
+TEST_F(SnapshotTest, TracksNodeAndIndex) {
+  const SnapshotNode* node = snapshot_.FindNode("g1");
+  ASSERT_NE(node, nullptr);
+  EXPECT_TRUE(node->schedulable);
+  EXPECT_EQ(FreeGpus(), 8);
+  EXPECT_TRUE(node->gpus[0].passthrough_safe) << node->gpus[0].passthrough_reason;
+  ASSERT_NE(snapshot_.ReadyIndex("gpu"), nullptr);
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu")->size(), 1u);
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu")->MaxFreeGpus(GpuView::kContainer), 8);
+  EXPECT_EQ(snapshot_.ReadyIndex("cpu"), nullptr);
+}
+
+TEST_F(SnapshotTest, HoldAndReleaseAreIdempotent) {
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {3, 2}, Small()).ok());
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {2, 3}, Small()).ok());  // Same again: fine.
+  EXPECT_EQ(FreeGpus(), 6);
+  EXPECT_EQ(snapshot_.FindNode("g1")->free.cpu_millis, 120000);
+  EXPECT_EQ(snapshot_.FindNode("g1")->gpus[2].holder, "w1");
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 6);
+
+  std::optional<HoldRecord> released = snapshot_.Release("w1");
+  ASSERT_TRUE(released.has_value());
+  EXPECT_EQ(released->node, "g1");
+  EXPECT_THAT(released->gpu_indices, ElementsAre(2, 3));
+  EXPECT_EQ(released->resources, Small());
+  EXPECT_EQ(snapshot_.Release("w1"), std::nullopt);
+  EXPECT_EQ(FreeGpus(), 8);
+  EXPECT_EQ(snapshot_.FindNode("g1")->free.cpu_millis, 128000);
+  EXPECT_EQ(snapshot_.hold_count(), 0u);
+}
+
+TEST_F(SnapshotTest, RefusesInconsistentHolds) {
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {0}, Small()).ok());
+  absl::Status taken = snapshot_.Hold("w2", "g1", {1, 0}, Small());
+  EXPECT_EQ(taken.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(taken.message(), HasSubstr("held by workspace w1"));
+  EXPECT_EQ(FreeGpus(), 7);  // Nothing of the refused hold applied.
+  EXPECT_EQ(snapshot_.Hold("w1", "g1", {1}, Small()).code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(snapshot_.Hold("w3", "nope", {}, Small()).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(snapshot_.Hold("w3", "g1", {9}, Small()).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(snapshot_.Hold("w3", "g1", {4, 4}, Small()).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SnapshotTest, StateChangesLeaveAndRejoinTheIndex) {
+  ASSERT_TRUE(snapshot_.SetNodeState("g1", core::NodeState::kCordoned).ok());
+  EXPECT_TRUE(snapshot_.ReadyIndex("gpu")->empty());
+  EXPECT_EQ(snapshot_.PoolNodeCount("gpu"), 1);
+  ASSERT_TRUE(snapshot_.SetNodeState("g1", kReady).ok());
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu")->size(), 1u);
+  ASSERT_TRUE(snapshot_.SetDriverState("g1", core::DriverState::kNeedsDriver).ok());
+  EXPECT_TRUE(snapshot_.ReadyIndex("gpu")->empty());
+  EXPECT_EQ(snapshot_.SetNodeState("nope", kReady).code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(SnapshotTest, HoldsSurviveHeartbeatsAndNodeReadd) {
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {5}, Small()).ok());
+  core::NodeInfo changed = FakeGpuNode("g1", "gpu");
+  changed.kernel_version = "6.1.0-20-amd64";
+  ASSERT_TRUE(snapshot_.UpsertNode(changed, kReady, kDriverReady).ok());
+  EXPECT_EQ(snapshot_.FindNode("g1")->gpus[5].holder, "w1");
+  EXPECT_EQ(FreeGpus(), 7);
+
+  EXPECT_TRUE(snapshot_.RemoveNode("g1"));
+  EXPECT_FALSE(snapshot_.RemoveNode("g1"));
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu"), nullptr);
+  EXPECT_NE(snapshot_.FindHold("w1"), nullptr);
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu"), kReady, kDriverReady).ok());
+  EXPECT_EQ(snapshot_.FindNode("g1")->gpus[5].holder, "w1");
+  EXPECT_EQ(snapshot_.FindNode("g1")->free.cpu_millis, 120000);
+  EXPECT_TRUE(snapshot_.Release("w1").has_value());
+  EXPECT_EQ(FreeGpus(), 8);
+}
+
+TEST_F(SnapshotTest, MovingPoolsMovesTheIndexEntry) {
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu2"), kReady, kDriverReady).ok());
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu"), nullptr);
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu2")->size(), 1u);
+}
+
+TEST_F(SnapshotTest, CopiesAreIndependent) {
+  Snapshot copy = snapshot_;
+  ASSERT_TRUE(copy.Hold("w1", "g1", {0}, Small()).ok());
+  EXPECT_EQ(FreeGpus(), 8);
+  EXPECT_EQ(copy.FindNode("g1")->free_gpus[0], 7);
+  EXPECT_EQ(copy.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 7);
+}
+
+TEST_F(SnapshotTest, RejectsBadNodes) {
+  core::NodeInfo dup = FakeGpuNode("g2", "gpu");
+  dup.gpus[1].index = 0;
+  EXPECT_EQ(snapshot_.UpsertNode(dup, kReady, kDriverReady).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(snapshot_.FindNode("g2"), nullptr);
+  EXPECT_EQ(snapshot_.UpsertNode(core::NodeInfo{}, kReady, kDriverReady).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SnapshotTest, CpuNodeNeedsNoDriver) {
+  ASSERT_TRUE(
+      snapshot_.UpsertNode(FakeCpuNode("c1", "cpu"), kReady, core::DriverState::kNotNeeded).ok());
+  EXPECT_TRUE(snapshot_.FindNode("c1")->schedulable);
+  ASSERT_TRUE(snapshot_.SetDriverState("g1", core::DriverState::kNotNeeded).ok());
+  EXPECT_FALSE(snapshot_.FindNode("g1")->schedulable);
+}
+
+}  // namespace
+}  // namespace wsched::placement

@@ -1,0 +1,111 @@
+// Fake nodes and classes for the placement tests and the benchmark.
+#ifndef WSCHED_SERVER_PLACEMENT_TEST_NODES_H_
+#define WSCHED_SERVER_PLACEMENT_TEST_NODES_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/core/node.h"
+#include "server/core/pool.h"
+#include "server/core/workspace_class.h"
+
+namespace wsched::placement::testing {
+
+inline constexpr int64_t kGi = int64_t{1} << 30;
+
+// An 8-GPU node: GPUs 0-3 on NUMA node 0, 4-7 on NUMA node 1; GPU i at
+// 0000:<0x18+i>:00.0 in its own IOMMU group 40+i together with its audio
+// function .1 and a bridge; 128 CPU, 1Ti memory; the four control devices.
+inline core::NodeInfo FakeGpuNode(const std::string& name, const std::string& pool,
+                                  const std::string& model = "h100", int gpus = 8) {
+  core::NodeInfo node;
+  node.name = name;
+  node.pool = pool;
+  node.provider_id = absl::StrCat("fake://", name);
+  node.cpu_millis = 128000;
+  node.memory_bytes = 1024 * kGi;
+  node.ephemeral_storage_bytes = 2048 * kGi;
+  node.disk_bytes = 4096 * kGi;
+  node.kernel_version = "6.1.0-18-amd64";
+  node.os_id = "debian";
+  node.os_version = "12";
+  node.driver_version = "550.54.15";
+  for (int i = 0; i < gpus; ++i) {
+    core::Gpu gpu;
+    gpu.index = i;
+    gpu.uuid = absl::StrCat("GPU-", name, "-", i);
+    gpu.pci_address = absl::StrFormat("0000:%02x:00.0", 0x18 + i);
+    gpu.model = model;
+    gpu.memory_bytes = 80 * kGi;
+    gpu.numa_node = i < gpus / 2 ? 0 : 1;
+    gpu.iommu_group = 40 + i;
+    gpu.iommu_group_members = {
+        {absl::StrFormat("0000:%02x:00.1", 0x18 + i), "0x040300", "0x10de"},
+        {absl::StrFormat("0000:%02x:01.0", 0x10 + i), "0x060400", "0x8086"},
+    };
+    node.gpus.push_back(gpu);
+  }
+  node.control_devices = {
+      {"/dev/nvidiactl", 'c', 195, 255, "rwm"},
+      {"/dev/nvidia-uvm", 'c', 508, 0, "rwm"},
+      {"/dev/nvidia-uvm-tools", 'c', 508, 1, "rwm"},
+      {"/dev/nvidia-modeset", 'c', 195, 254, "rwm"},
+  };
+  return node;
+}
+
+// A CPU node: 64 CPU, 256Gi memory, no GPUs.
+inline core::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool) {
+  core::NodeInfo node;
+  node.name = name;
+  node.pool = pool;
+  node.cpu_millis = 64000;
+  node.memory_bytes = 256 * kGi;
+  node.ephemeral_storage_bytes = 1024 * kGi;
+  node.disk_bytes = 2048 * kGi;
+  return node;
+}
+
+inline core::NodePool GpuPool(const std::string& id, const std::string& model, int gpus = 8) {
+  core::NodePool pool;
+  pool.id = id;
+  pool.labels = {{"gpu", model}, {"kind", "gpu"}};
+  pool.shape = {128000, 1024 * kGi, 2048 * kGi, 4096 * kGi, gpus, model};
+  pool.max_size = 100;
+  return pool;
+}
+
+inline core::NodePool CpuPool(const std::string& id) {
+  core::NodePool pool;
+  pool.id = id;
+  pool.labels = {{"kind", "cpu"}};
+  pool.shape = {64000, 256 * kGi, 1024 * kGi, 2048 * kGi, 0, ""};
+  pool.max_size = 100;
+  return pool;
+}
+
+// A GPU class: `gpus` GPUs of `models`, 8 CPU and 64Gi per workspace.
+inline core::WorkspaceClass GpuClass(const std::string& id, int gpus,
+                                     std::vector<std::string> models = {"h100"},
+                                     core::Isolation isolation = core::Isolation::kContainer) {
+  core::WorkspaceClass cls;
+  cls.id = id;
+  cls.resources = {8000, 8000, 64 * kGi, 50 * kGi, 100 * kGi};
+  cls.gpu = {gpus, std::move(models), isolation};
+  return cls;
+}
+
+// A CPU class: 4 CPU, 16Gi per workspace.
+inline core::WorkspaceClass CpuClass(const std::string& id) {
+  core::WorkspaceClass cls;
+  cls.id = id;
+  cls.resources = {4000, 8000, 16 * kGi, 20 * kGi, 50 * kGi};
+  return cls;
+}
+
+}  // namespace wsched::placement::testing
+
+#endif  // WSCHED_SERVER_PLACEMENT_TEST_NODES_H_

@@ -1,0 +1,83 @@
+#include "server/store/database.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/store/pg_status.h"
+
+namespace wsched::store {
+
+absl::StatusOr<std::unique_ptr<pqxx::connection>> OpenConnection(const std::string& url) {
+  try {
+    return std::make_unique<pqxx::connection>(url);
+  } catch (const pqxx::broken_connection& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot connect to PostgreSQL (--database_url): ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad database URL (--database_url): ", e.what()));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Connect(const std::string& url, int size) {
+  std::unique_ptr<Database> db(new Database(url));
+  for (int i = 0; i < size; ++i) {
+    auto connection = OpenConnection(url);
+    if (!connection.ok()) return connection.status();
+    absl::MutexLock lock(&db->mu_);
+    db->idle_.push_back(std::move(*connection));
+  }
+  return db;
+}
+
+Database::~Database() = default;
+
+std::unique_ptr<pqxx::connection> Database::Borrow() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!idle_.empty()) {
+      auto connection = std::move(idle_.back());
+      idle_.pop_back();
+      return connection;
+    }
+  }
+  // All busy: open another rather than wait; it joins the pool on return.
+  auto connection = OpenConnection(url_);
+  return connection.ok() ? std::move(*connection) : nullptr;
+}
+
+void Database::Return(std::unique_ptr<pqxx::connection> connection) {
+  if (connection == nullptr || !connection->is_open()) return;  // Dropped; reopened on demand.
+  absl::MutexLock lock(&mu_);
+  idle_.push_back(std::move(connection));
+}
+
+absl::Status Database::WithConnection(
+    absl::string_view what, const std::function<absl::Status(pqxx::connection&)>& body) {
+  auto connection = Borrow();
+  if (connection == nullptr) {
+    return absl::UnavailableError(absl::StrCat(what, ": database unreachable"));
+  }
+  absl::Status status;
+  try {
+    status = body(*connection);
+  } catch (...) {
+    status = StatusFromCurrentException(what);
+  }
+  Return(std::move(connection));
+  return status;
+}
+
+absl::Status Database::InTransaction(absl::string_view what,
+                                     const std::function<absl::Status(pqxx::work&)>& body) {
+  return WithConnection(what, [&](pqxx::connection& connection) -> absl::Status {
+    pqxx::work txn(connection);
+    absl::Status status = body(txn);
+    if (status.ok()) {
+      txn.commit();
+    } else {
+      txn.abort();
+    }
+    return status;
+  });
+}
+
+}  // namespace wsched::store

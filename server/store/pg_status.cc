@@ -1,0 +1,29 @@
+#include "server/store/pg_status.h"
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+
+namespace wsched::store {
+
+absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
+  try {
+    throw;
+  } catch (const pqxx::broken_connection& e) {
+    return absl::UnavailableError(absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
+  } catch (const pqxx::unique_violation& e) {
+    return absl::AbortedError(absl::StrCat(what_we_did, ": conflicting concurrent change: ", e.what()));
+  } catch (const pqxx::check_violation& e) {
+    return absl::AbortedError(absl::StrCat(what_we_did, ": capacity guard refused: ", e.what()));
+  } catch (const pqxx::serialization_failure& e) {
+    return absl::AbortedError(absl::StrCat(what_we_did, ": serialization failure: ", e.what()));
+  } catch (const pqxx::in_doubt_error& e) {
+    return absl::UnavailableError(absl::StrCat(what_we_did, ": commit outcome unknown: ", e.what()));
+  } catch (const pqxx::sql_error& e) {
+    return absl::InternalError(absl::StrCat(what_we_did, ": SQL error: ", e.what()));
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat(what_we_did, ": ", e.what()));
+  }
+}
+
+}  // namespace wsched::store
