@@ -106,7 +106,7 @@ TEST(AgentOnceTest, RegistersThenSendsOneHeartbeat) {
   Agent agent(FastOptions("h100-8gpu"), inventory, stop);
   ASSERT_TRUE(agent.RunOnce().ok());
   ASSERT_EQ(inventory.registers().size(), 1u);
-  const wsched::v1::NodeInfo& node = inventory.registers()[0].node();
+  wsched::v1::NodeInfo node = inventory.registers()[0].node();
   EXPECT_EQ(node.name(), "h100-node-1");
   EXPECT_EQ(node.pool(), "gpu-h100");
   EXPECT_EQ(node.gpus_size(), 8);

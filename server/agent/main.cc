@@ -59,14 +59,19 @@ void PrintNode(const wsched::core::NodeInfo& node) {
   std::cout << wsched::agent::NodeInfoToJson(node, wsched::agent::ClassifyGpus(node)) << std::endl;
 }
 
-// SIGTERM/SIGINT are blocked in every thread and taken by one thread with
-// sigwait, which can safely stop the loop (a handler could not lock).
-void StartSignalThread(wsched::agent::StopSignal& stop) {
+sigset_t StopSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  return signals;
+}
+
+// SIGTERM/SIGINT stay blocked in every thread (threads inherit the mask, so
+// this runs before any exists) and one thread takes them with sigwait, which
+// can safely stop the loop where a signal handler could not take a lock.
+void StartSignalThread(wsched::agent::StopSignal& stop) {
+  sigset_t signals = StopSignals();
   std::thread([signals, &stop] {
     int signal = 0;
     sigwait(&signals, &signal);
@@ -124,6 +129,9 @@ int main(int argc, char** argv) {
       "Reports this node's GPUs, IOMMU groups, kernel and driver to wsched.\n"
       "  wsched-agent --once --print                      show what would be reported\n"
       "  wsched-agent --server=HOST:PORT --pool=POOL --token_file=FILE");
+  // Blocked from the start so that a SIGTERM during startup is not lost.
+  sigset_t stop_signals = StopSignals();
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   absl::ParseCommandLine(argc, argv);
 
   wsched::agent::AgentOptions options;
@@ -151,6 +159,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
 
+  // A one-shot run has nothing to finish cleanly: let signals end it.
+  if (once) pthread_sigmask(SIG_UNBLOCK, &stop_signals, nullptr);
+
   if (server.empty()) {
     if (!once || !print) {
       Log("--server is required (or use --once --print to only show the node)");
@@ -169,8 +180,8 @@ int main(int argc, char** argv) {
   }
   if (print) options.on_register = PrintNode;
 
-  wsched::agent::StopSignal stop;
-  // Before any thread exists (gRPC starts some), so all inherit the mask.
+  // Leaked on purpose: the detached signal thread may touch it until exit.
+  wsched::agent::StopSignal& stop = *new wsched::agent::StopSignal;
   if (!once) StartSignalThread(stop);
   std::unique_ptr<wsched::agent::InventoryClient> client =
       wsched::agent::NewGrpcInventoryClient(*client_options);

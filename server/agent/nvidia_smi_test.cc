@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include <fstream>
+#include <ostream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -47,8 +48,10 @@ TEST(NvidiaSmiCsvTest, NotAvailableValuesBecomeMinusOne) {
 }
 
 struct BadLine {
+  const char* name;  // Names the test case.
   const char* text;
   const char* expected_message;
+  friend void PrintTo(const BadLine& line, std::ostream* out) { *out << line.name; }
 };
 
 class NvidiaSmiBadLineTest : public ::testing::TestWithParam<BadLine> {};
@@ -66,16 +69,22 @@ TEST_P(NvidiaSmiBadLineTest, RejectsTheWholeOutputNamingTheLine) {
 INSTANTIATE_TEST_SUITE_P(
     Lines, NvidiaSmiBadLineTest,
     ::testing::Values(
-        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100", "expected 7 comma-separated fields"},
-        BadLine{"No devices were found", "expected 7 comma-separated fields"},
-        BadLine{"x, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3", "index"},
-        BadLine{"1, bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3", "uuid"},
-        BadLine{"1, GPU-bbbb, AB:00.0, NVIDIA H100, 1, 2, 3", "pci.bus_id"},
-        BadLine{"1, GPU-bbbb, 00000000:AB:00.9, NVIDIA H100, 1, 2, 3", "pci.bus_id"},
-        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, , 1, 2, 3", "empty name"},
-        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 101, 2, 3", "utilization.gpu"},
-        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, -2, 3", "memory.used"},
-        BadLine{"1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3.5", "memory.total"}));
+        BadLine{"TooFewFields", "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100",
+                "expected 7 comma-separated fields"},
+        BadLine{"Prose", "No devices were found", "expected 7 comma-separated fields"},
+        BadLine{"BadIndex", "x, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3", "index"},
+        BadLine{"BadUuid", "1, bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3", "uuid"},
+        BadLine{"ShortBusId", "1, GPU-bbbb, AB:00.0, NVIDIA H100, 1, 2, 3", "pci.bus_id"},
+        BadLine{"BadFunction", "1, GPU-bbbb, 00000000:AB:00.9, NVIDIA H100, 1, 2, 3",
+                "pci.bus_id"},
+        BadLine{"EmptyName", "1, GPU-bbbb, 00000000:AB:00.0, , 1, 2, 3", "empty name"},
+        BadLine{"UtilizationOver100", "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 101, 2, 3",
+                "utilization.gpu"},
+        BadLine{"NegativeMemory", "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, -2, 3",
+                "memory.used"},
+        BadLine{"FractionalMemory", "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3.5",
+                "memory.total"}),
+    [](const ::testing::TestParamInfo<BadLine>& info) { return std::string(info.param.name); });
 
 TEST(PciBusIdTest, NormalisesToSysfsForm) {
   EXPECT_EQ(*NormalizePciBusId("00000000:3B:00.0"), "0000:3b:00.0");

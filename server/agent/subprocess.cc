@@ -90,11 +90,24 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
+  // The child starts with no blocked signals and default dispositions: the
+  // agent blocks SIGTERM for its own shutdown, and nvidia-smi must not
+  // inherit that and outlive a stop of the service.
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int number : {SIGTERM, SIGINT, SIGPIPE, SIGHUP}) sigaddset(&defaults, number);
+  posix_spawnattr_setsigmask(&attributes, &none);
+  posix_spawnattr_setsigdefault(&attributes, &defaults);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = 0;
   // posix_spawnp reports a missing binary as its result, unlike popen(3),
   // which would only give the shell's exit status 127.
-  int spawn_error = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int spawn_error = ::posix_spawnp(&pid, args[0], &actions, &attributes, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
   if (spawn_error == ENOENT) return absl::NotFoundError(absl::StrCat(argv[0], ": not found"));
   if (spawn_error != 0) {
     return absl::UnavailableError(absl::StrCat(argv[0], ": ", std::strerror(spawn_error)));

@@ -5,6 +5,15 @@
 #include "absl/strings/ascii.h"
 
 namespace wsched::catalog {
+namespace {
+
+size_t CommonPrefixLength(absl::string_view a, absl::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && absl::ascii_tolower(a[n]) == absl::ascii_tolower(b[n])) ++n;
+  return n;
+}
+
+}  // namespace
 
 int EditDistance(absl::string_view a_in, absl::string_view b_in) {
   const std::string a = absl::AsciiStrToLower(a_in);
@@ -33,10 +42,15 @@ std::optional<std::string> ClosestName(absl::string_view name,
   const int limit = std::max<int>(1, static_cast<int>(name.size()) / 3);
   std::optional<std::string> best;
   int best_distance = limit + 1;
+  size_t best_prefix = 0;
   for (absl::string_view candidate : candidates) {
     const int distance = EditDistance(name, candidate);
-    if (distance < best_distance) {
+    // Among equally close names, one that starts like the typo is the
+    // likelier intent ("gpu" is "gpus" more often than "cpu").
+    const size_t prefix = CommonPrefixLength(name, candidate);
+    if (distance < best_distance || (distance == best_distance && prefix > best_prefix)) {
       best_distance = distance;
+      best_prefix = prefix;
       best = std::string(candidate);
     }
   }

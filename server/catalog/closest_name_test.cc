@@ -21,6 +21,7 @@ TEST(ClosestName, SuggestsOnlyPlausibleTypos) {
   EXPECT_EQ(ClosestName("isolaton", keys), "isolation");
   EXPECT_EQ(ClosestName("colour", keys), std::nullopt);
   EXPECT_EQ(ClosestName("x", keys), std::nullopt);
+  EXPECT_EQ(ClosestName("gpu", {"cpu", "memory", "gpus"}), "gpus");
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ std::string Text(const std::string& text) {
   return absl::StrCat("\"", text.substr(0, kShownTextBytes), "...\"");
 }
 std::string Cpu(int64_t millis) { return millis == 0 ? "unset" : core::FormatCpuMillis(millis); }
-std::string Bytes(int64_t bytes) { return bytes == 0 ? "unset" : core::FormatBytes(bytes); }
+std::string Bytes(int64_t bytes) { return bytes == 0 ? "unset" : FormatSize(bytes); }
 std::string Bool(bool value) { return value ? "true" : "false"; }
 std::string Int(int64_t value) { return absl::StrCat(value); }
 std::string List(const std::vector<std::string>& items) { return absl::StrCat("[", absl::StrJoin(items, ", "), "]"); }

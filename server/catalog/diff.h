@@ -3,6 +3,7 @@
 #ifndef WSCHED_SERVER_CATALOG_DIFF_H_
 #define WSCHED_SERVER_CATALOG_DIFF_H_
 
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -33,6 +34,10 @@ const char* ChangeKindName(ChangeKind kind);
 const char* ObjectKindName(ObjectKind object);
 // "update class large: resources.memory 8Gi -> 16Gi".
 std::string DescribeChange(const CatalogChange& change);
+
+inline std::ostream& operator<<(std::ostream& out, const CatalogChange& change) {
+  return out << DescribeChange(change);
+}
 
 // Changes from `from` to `to`: classes, then pools, then driver policy;
 // adds and updates in `to`'s order, removals in `from`'s. Classes compare

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/catalog/units.h"
 #include "server/core/quantity.h"
 
 namespace wsched::catalog {
@@ -50,17 +51,17 @@ std::optional<std::string> WhyPoolCannotHold(const core::WorkspaceClass& cls,
   if (auto small = TooSmall("cpu", node.cpu_millis, need.cpu_request_millis, core::FormatCpuMillis)) {
     return small;
   }
-  if (auto small = TooSmall("memory", node.memory_bytes, need.memory_bytes, core::FormatBytes)) {
+  if (auto small = TooSmall("memory", node.memory_bytes, need.memory_bytes, FormatSize)) {
     return small;
   }
   if (node.ephemeral_storage_bytes > 0) {
     if (auto small = TooSmall("ephemeral_storage", node.ephemeral_storage_bytes,
-                              need.ephemeral_storage_bytes, core::FormatBytes)) {
+                              need.ephemeral_storage_bytes, FormatSize)) {
       return small;
     }
   }
   if (node.disk_bytes > 0) {
-    if (auto small = TooSmall("disk", node.disk_bytes, need.disk_bytes, core::FormatBytes)) return small;
+    if (auto small = TooSmall("disk", node.disk_bytes, need.disk_bytes, FormatSize)) return small;
   }
   return std::nullopt;
 }

@@ -36,22 +36,34 @@ const std::vector<absl::string_view> kScaleDownKeys = {"unneeded", "delay_after_
 const std::vector<absl::string_view> kDriverPolicyKeys = {
     "kernel", "os_id", "os_version", "driver_version", "driver_branch", "installer_repo"};
 
-// Runs a text-to-value parser on a scalar field and reports its error
-// message (which already quotes the value) at the field's path.
+absl::StatusOr<int64_t> ParseCpu(absl::string_view text) { return core::ParseCpuMillis(text); }
+
+// A text-to-value parser and what its field should hold, for the message
+// when a list or map stands where the scalar belongs.
 template <typename T>
-std::optional<T> ReadWith(const Field& field, absl::StatusOr<T> (*parse)(absl::string_view),
-                          Diagnostics& diagnostics) {
-  auto text = ReadString(field, diagnostics);
+struct ScalarParser {
+  absl::string_view expected;
+  absl::StatusOr<T> (*parse)(absl::string_view);
+};
+
+constexpr ScalarParser<int64_t> kCpu{"a CPU quantity (\"4\", \"500m\")", ParseCpu};
+constexpr ScalarParser<int64_t> kSize{"a size (\"16Gi\")", ParseSizeWithUnit};
+constexpr ScalarParser<int64_t> kCredits{"a decimal number (\"2.5\")", ParseCreditsMilli};
+constexpr ScalarParser<absl::Duration> kDuration{"a duration (\"10m\")", ParseCatalogDuration};
+
+// Runs a parser on a scalar field and reports its error message (which
+// already quotes the value) at the field's path.
+template <typename T>
+std::optional<T> ReadWith(const Field& field, const ScalarParser<T>& parser, Diagnostics& diagnostics) {
+  auto text = ReadScalar(field, parser.expected, diagnostics);
   if (!text) return std::nullopt;
-  absl::StatusOr<T> value = parse(*text);
+  absl::StatusOr<T> value = parser.parse(*text);
   if (!value.ok()) {
     diagnostics.ParseError(field.path, value.status().message());
     return std::nullopt;
   }
   return *std::move(value);
 }
-
-absl::StatusOr<int64_t> ParseCpu(absl::string_view text) { return core::ParseCpuMillis(text); }
 
 std::optional<int> ReadSmallInt(const Field& field, Diagnostics& diagnostics) {
   auto value = ReadInt(field, diagnostics);
@@ -99,14 +111,14 @@ core::ClassResources ReadResources(const Field& field, Diagnostics& diagnostics)
   core::ClassResources resources;
   MapFields fields(field, kResourceKeys, diagnostics);
   if (!fields.is_map()) return resources;
-  SetIf(ReadWith(fields.Require("cpu"), ParseCpu, diagnostics), resources.cpu_request_millis);
+  SetIf(ReadWith(fields.Require("cpu"), kCpu, diagnostics), resources.cpu_request_millis);
   // An unset limit equals the request: the common "guaranteed" shape.
   resources.cpu_limit_millis = resources.cpu_request_millis;
-  SetIf(ReadWith(fields.Get("cpu_limit"), ParseCpu, diagnostics), resources.cpu_limit_millis);
-  SetIf(ReadWith(fields.Require("memory"), ParseSizeWithUnit, diagnostics), resources.memory_bytes);
-  SetIf(ReadWith(fields.Get("ephemeral_storage"), ParseSizeWithUnit, diagnostics),
+  SetIf(ReadWith(fields.Get("cpu_limit"), kCpu, diagnostics), resources.cpu_limit_millis);
+  SetIf(ReadWith(fields.Require("memory"), kSize, diagnostics), resources.memory_bytes);
+  SetIf(ReadWith(fields.Get("ephemeral_storage"), kSize, diagnostics),
         resources.ephemeral_storage_bytes);
-  SetIf(ReadWith(fields.Get("disk"), ParseSizeWithUnit, diagnostics), resources.disk_bytes);
+  SetIf(ReadWith(fields.Get("disk"), kSize, diagnostics), resources.disk_bytes);
   return resources;
 }
 
@@ -199,7 +211,7 @@ core::WorkspaceClass ReadClass(const Field& element, Diagnostics& diagnostics) {
   cls.gpu = ReadGpu(fields.Get("gpu"), diagnostics);
   cls.devices = ReadDevices(fields.Get("devices"), diagnostics);
   SetIf(ReadStringMap(fields.Get("pool_selector"), diagnostics), cls.pool_selector);
-  SetIf(ReadWith(fields.Get("credits_per_minute"), ParseCreditsMilli, diagnostics),
+  SetIf(ReadWith(fields.Get("credits_per_minute"), kCredits, diagnostics),
         cls.credits_per_minute_milli);
   SetIf(ReadBool(fields.Get("default"), diagnostics), cls.is_default);
   SetIf(ReadBool(fields.Get("deprecated"), diagnostics), cls.deprecated);
@@ -210,11 +222,11 @@ core::NodeShape ReadNodeShape(const Field& field, Diagnostics& diagnostics) {
   core::NodeShape shape;
   MapFields fields(field, kNodeKeys, diagnostics);
   if (!fields.is_map()) return shape;
-  SetIf(ReadWith(fields.Require("cpu"), ParseCpu, diagnostics), shape.cpu_millis);
-  SetIf(ReadWith(fields.Require("memory"), ParseSizeWithUnit, diagnostics), shape.memory_bytes);
-  SetIf(ReadWith(fields.Get("ephemeral_storage"), ParseSizeWithUnit, diagnostics),
+  SetIf(ReadWith(fields.Require("cpu"), kCpu, diagnostics), shape.cpu_millis);
+  SetIf(ReadWith(fields.Require("memory"), kSize, diagnostics), shape.memory_bytes);
+  SetIf(ReadWith(fields.Get("ephemeral_storage"), kSize, diagnostics),
         shape.ephemeral_storage_bytes);
-  SetIf(ReadWith(fields.Get("disk"), ParseSizeWithUnit, diagnostics), shape.disk_bytes);
+  SetIf(ReadWith(fields.Get("disk"), kSize, diagnostics), shape.disk_bytes);
   SetIf(ReadSmallInt(fields.Get("gpus"), diagnostics), shape.gpus_per_node);
   SetIf(ReadString(fields.Get("gpu_model"), diagnostics), shape.gpu_model);
   return shape;
@@ -223,8 +235,8 @@ core::NodeShape ReadNodeShape(const Field& field, Diagnostics& diagnostics) {
 core::ScaleDownSettings ReadScaleDown(const Field& field, Diagnostics& diagnostics) {
   core::ScaleDownSettings settings;  // Defaults: 10m and 10m (core/pool.h).
   MapFields fields(field, kScaleDownKeys, diagnostics);
-  SetIf(ReadWith(fields.Get("unneeded"), ParseCatalogDuration, diagnostics), settings.unneeded);
-  SetIf(ReadWith(fields.Get("delay_after_add"), ParseCatalogDuration, diagnostics),
+  SetIf(ReadWith(fields.Get("unneeded"), kDuration, diagnostics), settings.unneeded);
+  SetIf(ReadWith(fields.Get("delay_after_add"), kDuration, diagnostics),
         settings.delay_after_add);
   return settings;
 }
@@ -239,7 +251,7 @@ core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
   // No default for max_size: a silent 0 would make the pool useless.
   SetIf(ReadSmallInt(fields.Require("max_size"), diagnostics), pool.max_size);
   pool.scale_down = ReadScaleDown(fields.Get("scale_down"), diagnostics);
-  SetIf(ReadWith(fields.Get("max_node_provision_time"), ParseCatalogDuration, diagnostics),
+  SetIf(ReadWith(fields.Get("max_node_provision_time"), kDuration, diagnostics),
         pool.max_node_provision_time);
   SetIf(ReadSmallInt(fields.Get("warm_buffer"), diagnostics), pool.warm_buffer);
   SetIf(ReadBool(fields.Get("allow_unsafe_iommu"), diagnostics), pool.allow_unsafe_iommu);

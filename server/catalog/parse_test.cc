@@ -145,7 +145,8 @@ driver_policy:
                           "classes[0] (small).devices[1].minor: is required",
                           "pools[0] (gpu).node.gpu: unknown field; did you mean gpus?",
                           "pools[0] (gpu).scale_down.uneeded: unknown field; did you mean unneeded?",
-                          "driver_policy[0].os: unknown field; did you mean os_id?",
+                          // Too short to guess between os_id and os_version.
+                          "driver_policy[0].os: unknown field",
                           // Validation still runs on what could be read.
                           "pools[0] (gpu).node.gpu_model: set on a pool without GPUs (node.gpus is 0)",
                           "classes: no default class; mark exactly one class with default: true"));
@@ -187,7 +188,7 @@ driver_policy: none
                           "classes[0] (a).gpu: must be a map, got \"1\"",
                           "classes[0] (a).devices: must be a list, got a map",
                           "classes[0] (a).pool_selector: must be a map, got a list",
-                          "classes[0] (a).credits_per_minute: must be a string, got a map",
+                          "classes[0] (a).credits_per_minute: must be a decimal number (\"2.5\"), got a map",
                           "classes[0] (a).default: must be true or false, got \"yes\"",
                           "classes[1]: must be a map (one class), got \"just a string\"",
                           "classes[2]: must be a map (one class), got nothing",
@@ -253,7 +254,7 @@ pools:
 TEST(CheckCatalogText, BrokenYamlReportsLineAndColumn) {
   const CatalogCheck check = CheckCatalogText("classes:\n  - id: small\n    display_name: [Small\npools: []\n");
   ASSERT_EQ(check.errors.size(), 1u);
-  EXPECT_THAT(check.errors[0], ::testing::StartsWith("line 4, column 1: "));
+  EXPECT_THAT(check.errors[0], ::testing::StartsWith("line 4, column 6: "));
   // Nothing else: a catalog that could not be read is not judged further.
   EXPECT_THAT(check.warnings, IsEmpty());
 }
@@ -274,6 +275,33 @@ TEST(CheckCatalogText, RefusesSeveralDocumentsAndNonMapTopLevel) {
 TEST(CheckCatalogText, EmptyTextHasNoClasses) {
   EXPECT_THAT(CheckCatalogText("").errors,
               ElementsAre("classes: no default class; mark exactly one class with default: true"));
+}
+
+TEST(CheckCatalogText, OddYamlNeverThrows) {
+  const char* inputs[] = {
+      "classes: &a [*a]",
+      "classes: [*undefined]",
+      "? [complex, key]\n: value\n",
+      "classes:\n  - ? {a: b}\n    : c\n",
+      "classes: !!binary aGVsbG8=",
+      "classes:\n  - id: !custom x\n    display_name: !!int 3\n",
+      "classes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+      "\t- tab",
+      "classes: [{id: a, resources: {cpu: [1], memory: {x: 1}}, gpu: {count: [2], models: [[H100]]}}]",
+      "pools: [{id: p, node: [], scale_down: [1], labels: {[a]: b}}]",
+      "driver_policy: [{kernel: {}, os_id: [], driver_version: null}]",
+      "\xff\xfe garbage",
+      "classes: 'unterminated",
+  };
+  for (const char* input : inputs) {
+    SCOPED_TRACE(input);
+    CatalogCheck check;
+    EXPECT_NO_THROW(check = CheckCatalogText(input));
+    EXPECT_FALSE(check.ok());
+  }
+  std::string deep;
+  for (int i = 0; i < 100000; ++i) deep += "[";
+  EXPECT_FALSE(CheckCatalogText(deep).ok());
 }
 
 TEST(CheckCatalogText, RefusesHugeTexts) {

@@ -15,12 +15,13 @@ using core::WorkspaceClass;
 
 // Writes a string so it reads back as the same string: the parser takes
 // scalar text as is, so only what YAML would read as null needs quotes
-// (yaml-cpp already quotes anything else that would not survive).
+// (yaml-cpp already quotes anything else that would not survive). Line
+// breaks are escaped inside quotes: a literal block would add or drop a
+// trailing newline.
 void Text(YAML::Emitter& out, const std::string& text) {
-  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL") {
+  if (text.empty() || text == "~" || text == "null" || text == "Null" || text == "NULL" ||
+      absl::StrContains(text, '\n')) {
     out << YAML::DoubleQuoted << text;
-  } else if (absl::StrContains(text, '\n')) {
-    out << YAML::Literal << text;
   } else {
     out << text;
   }
@@ -39,7 +40,7 @@ void OptionalTextField(YAML::Emitter& out, const char* key, const std::string& t
 
 void SizeField(YAML::Emitter& out, const char* key, int64_t bytes) {
   Key(out, key);
-  out << core::FormatBytes(bytes);
+  out << FormatSize(bytes);
 }
 
 void OptionalSizeField(YAML::Emitter& out, const char* key, int64_t bytes) {
@@ -189,6 +190,7 @@ template <typename T>
 void Section(YAML::Emitter& out, const char* key, const std::vector<T>& items,
              void (*write)(YAML::Emitter&, const T&)) {
   Key(out, key);
+  if (items.empty()) out << YAML::Flow;  // "driver_policy: []" on one line.
   out << YAML::BeginSeq;
   for (const T& item : items) write(out, item);
   out << YAML::EndSeq;

@@ -22,6 +22,13 @@ std::string FormatCreditsMilli(int64_t milli);
 // always 16Gi meant, not 16 bytes.
 absl::StatusOr<int64_t> ParseSizeWithUnit(absl::string_view text);
 
+// Canonical text for a size that reads back through ParseSizeWithUnit:
+// core::FormatBytes ("16Gi"), or a decimal suffix when no binary one
+// divides it ("1G"). Sizes that are a multiple of neither 1Ki nor 1k have no
+// such text; validation refuses them.
+std::string FormatSize(int64_t bytes);
+bool HasSizeText(int64_t bytes);
+
 // "10m", "30s", "1h30m" (absl::ParseDuration); finite and >= 0.
 absl::StatusOr<absl::Duration> ParseCatalogDuration(absl::string_view text);
 // The inverse: "10m", "1h30m", "0".

@@ -37,6 +37,18 @@ TEST(SizeWithUnit, RefusesBareNumbers) {
   EXPECT_FALSE(ParseSizeWithUnit("0Gi").ok());
 }
 
+TEST(SizeWithUnit, FormatReadsBack) {
+  EXPECT_EQ(FormatSize(int64_t{16} << 30), "16Gi");
+  EXPECT_EQ(FormatSize(1'000'000'000), "1G");
+  EXPECT_EQ(FormatSize(1'500'000), "1500k");
+  EXPECT_EQ(FormatSize(2048), "2Ki");
+  for (int64_t bytes : {int64_t{1000}, int64_t{1024}, int64_t{3} << 40, int64_t{5'000'000'000'000}, int64_t{123'000}}) {
+    ASSERT_TRUE(HasSizeText(bytes));
+    EXPECT_EQ(*ParseSizeWithUnit(FormatSize(bytes)), bytes) << bytes;
+  }
+  EXPECT_FALSE(HasSizeText(1001));
+}
+
 TEST(Durations, ParseAndFormat) {
   EXPECT_EQ(*ParseCatalogDuration("10m"), absl::Minutes(10));
   EXPECT_EQ(*ParseCatalogDuration("1h30m"), absl::Minutes(90));

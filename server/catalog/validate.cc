@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "server/catalog/feasibility.h"
+#include "server/catalog/units.h"
 #include "server/core/quantity.h"
 #include "server/core/validation.h"
 
@@ -156,13 +157,26 @@ class CatalogValidator {
     }
   }
 
-  // A required positive quantity: 0 is how a missing one reads.
-  void CheckRequiredQuantity(absl::string_view path, absl::string_view field, int64_t value) {
-    if (value == 0) Error(path, field, "is required");
-    if (value < 0) Error(path, field, "must be > 0");
+  void CheckRequiredCpu(absl::string_view path, absl::string_view field, int64_t millis) {
+    // 0 is how a missing one reads.
+    if (millis == 0) Error(path, field, "is required");
+    if (millis < 0) Error(path, field, "must be > 0");
   }
-  void CheckOptionalQuantity(absl::string_view path, absl::string_view field, int64_t value) {
-    if (value < 0) Error(path, field, "must be > 0");
+  void CheckRequiredSize(absl::string_view path, absl::string_view field, int64_t bytes) {
+    if (bytes == 0) {
+      Error(path, field, "is required");
+    } else {
+      CheckOptionalSize(path, field, bytes);
+    }
+  }
+  void CheckOptionalSize(absl::string_view path, absl::string_view field, int64_t bytes) {
+    if (bytes < 0) {
+      Error(path, field, "must be > 0");
+    } else if (!HasSizeText(bytes)) {
+      // Only reachable through the API: a file always carries a unit. Such a
+      // size could not be written back to a catalog file.
+      Error(path, field, absl::StrCat(bytes, " bytes is not a whole number of k or Ki"));
+    }
   }
 
   void CheckLabels(absl::string_view path, const std::map<std::string, std::string>& labels) {
@@ -202,14 +216,14 @@ class CatalogValidator {
   }
 
   void CheckResources(absl::string_view path, const core::ClassResources& resources) {
-    CheckRequiredQuantity(path, "cpu", resources.cpu_request_millis);
+    CheckRequiredCpu(path, "cpu", resources.cpu_request_millis);
     if (resources.cpu_request_millis > 0 && resources.cpu_limit_millis < resources.cpu_request_millis) {
       Error(path, "cpu_limit",
             absl::StrCat("must be >= cpu (", core::FormatCpuMillis(resources.cpu_request_millis), ")"));
     }
-    CheckRequiredQuantity(path, "memory", resources.memory_bytes);
-    CheckOptionalQuantity(path, "ephemeral_storage", resources.ephemeral_storage_bytes);
-    CheckOptionalQuantity(path, "disk", resources.disk_bytes);
+    CheckRequiredSize(path, "memory", resources.memory_bytes);
+    CheckOptionalSize(path, "ephemeral_storage", resources.ephemeral_storage_bytes);
+    CheckOptionalSize(path, "disk", resources.disk_bytes);
   }
 
   void CheckGpu(absl::string_view path, const core::GpuRequirement& gpu) {
@@ -311,10 +325,10 @@ class CatalogValidator {
   }
 
   void CheckNodeShape(absl::string_view path, const core::NodeShape& shape) {
-    CheckRequiredQuantity(path, "cpu", shape.cpu_millis);
-    CheckRequiredQuantity(path, "memory", shape.memory_bytes);
-    CheckOptionalQuantity(path, "ephemeral_storage", shape.ephemeral_storage_bytes);
-    CheckOptionalQuantity(path, "disk", shape.disk_bytes);
+    CheckRequiredCpu(path, "cpu", shape.cpu_millis);
+    CheckRequiredSize(path, "memory", shape.memory_bytes);
+    CheckOptionalSize(path, "ephemeral_storage", shape.ephemeral_storage_bytes);
+    CheckOptionalSize(path, "disk", shape.disk_bytes);
     if (shape.gpus_per_node < 0) Error(path, "gpus", "must be >= 0");
     if (shape.gpus_per_node > kMaxGpusPerNode) Error(path, "gpus", absl::StrCat("must be <= ", kMaxGpusPerNode));
     if (shape.gpus_per_node > 0 && shape.gpu_model.empty()) {

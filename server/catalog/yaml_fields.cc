@@ -3,6 +3,7 @@
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/catalog/closest_name.h"
@@ -30,6 +31,13 @@ std::optional<std::string> ScalarText(const Field& field, absl::string_view expe
   return field.node.Scalar();
 }
 
+// The name of a map in its own errors: the top level has no key above it.
+std::string MapPath(const std::string& path) {
+  if (path.empty()) return "catalog";
+  if (absl::EndsWith(path, ": ")) return path.substr(0, path.size() - 2);
+  return path;
+}
+
 }  // namespace
 
 std::string DescribeNode(const YAML::Node& node) {
@@ -55,7 +63,8 @@ MapFields::MapFields(const Field& field, std::vector<absl::string_view> known_ke
   std::set<std::string> seen;
   for (const auto& entry : node_) {
     if (!entry.first.IsScalar()) {
-      diagnostics_.ParseError(path_, absl::StrCat("keys must be names, got ", DescribeNode(entry.first)));
+      diagnostics_.ParseError(MapPath(path_),
+                              absl::StrCat("keys must be names, got ", DescribeNode(entry.first)));
       continue;
     }
     const std::string& key = entry.first.Scalar();
@@ -96,6 +105,11 @@ Field MapFields::Require(absl::string_view key) const {
 
 std::optional<std::string> ReadString(const Field& field, Diagnostics& diagnostics) {
   return ScalarText(field, "a string", diagnostics);
+}
+
+std::optional<std::string> ReadScalar(const Field& field, absl::string_view expected,
+                                      Diagnostics& diagnostics) {
+  return ScalarText(field, expected, diagnostics);
 }
 
 std::optional<int64_t> ReadInt(const Field& field, Diagnostics& diagnostics) {

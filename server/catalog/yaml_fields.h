@@ -57,6 +57,10 @@ std::string DescribeNode(const YAML::Node& node);
 // Each reader returns nullopt for an absent field without complaint and for a
 // malformed one after reporting it at the field's path.
 std::optional<std::string> ReadString(const Field& field, Diagnostics& diagnostics);
+// A scalar's text for a caller that parses it further; `expected` names
+// what it should be in the message for a list or map ("a CPU quantity").
+std::optional<std::string> ReadScalar(const Field& field, absl::string_view expected,
+                                      Diagnostics& diagnostics);
 std::optional<int64_t> ReadInt(const Field& field, Diagnostics& diagnostics);
 // Only true/false (any case): "yes", "on" and friends are YAML 1.1 traps.
 std::optional<bool> ReadBool(const Field& field, Diagnostics& diagnostics);

@@ -1,5 +1,12 @@
 #include "server/grpc/services.h"
 
+#include "absl/strings/str_cat.h"
+#include "server/catalog/load.h"
+#include "server/grpc/catalog_applier.h"
+#include "server/grpc/class_service.h"
+#include "server/grpc/settings_service.h"
+#include "server/log/log.h"
+
 #include "wsched/v1/classes.grpc.pb.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
@@ -10,8 +17,6 @@ namespace wsched::grpc_api {
 namespace {
 
 // Services not built yet answer UNIMPLEMENTED through the generated bases.
-class ClassServiceImpl final : public v1::ClassService::Service {};
-class SettingsServiceImpl final : public v1::SettingsService::Service {};
 class InventoryServiceImpl final : public v1::InventoryService::Service {};
 class PlacementServiceImpl final : public v1::PlacementService::Service {};
 class ScalingServiceImpl final : public v1::ScalingService::Service {};
@@ -19,6 +24,8 @@ class ScalingServiceImpl final : public v1::ScalingService::Service {};
 }  // namespace
 
 struct Services::Impl {
+  explicit Impl(const ServiceContext& context)
+      : context(context), classes(context), settings(context) {}
   ServiceContext context;
   std::string catalog_path;
   ClassServiceImpl classes;
@@ -33,10 +40,13 @@ Services::~Services() = default;
 
 absl::StatusOr<std::unique_ptr<Services>> Services::Create(const ServiceContext& context,
                                                            const std::string& catalog_path) {
-  auto impl = std::make_unique<Impl>();
-  impl->context = context;
+  auto impl = std::make_unique<Impl>(context);
   impl->catalog_path = catalog_path;
-  return std::unique_ptr<Services>(new Services(std::move(impl)));
+  std::unique_ptr<Services> services(new Services(std::move(impl)));
+  if (!catalog_path.empty()) {
+    if (absl::Status applied = services->ReloadCatalog(); !applied.ok()) return applied;
+  }
+  return services;
 }
 
 void Services::RegisterAll(grpc::ServerBuilder& builder) {
@@ -53,7 +63,21 @@ std::vector<std::string> Services::Names() const {
           v1::ScalingService::service_full_name()};
 }
 
-absl::Status Services::ReloadCatalog() { return absl::OkStatus(); }
+absl::Status Services::ReloadCatalog() {
+  if (impl_->catalog_path.empty()) {
+    return absl::FailedPreconditionError("no --catalog file to reload");
+  }
+  auto result = ApplyCheckedCatalog(*impl_->context.db,
+                                    catalog::CheckCatalogPath(impl_->catalog_path), false);
+  impl_->context.metrics->CatalogApplied(result.ok(), /*from_reload=*/true);
+  if (!result.ok()) {
+    return absl::Status(result.status().code(), absl::StrCat(impl_->catalog_path, ":\n",
+                                                             result.status().message()));
+  }
+  log::Info("catalog applied", {{"path", impl_->catalog_path},
+                                {"changes", absl::StrCat(result->changes.size())}});
+  return absl::OkStatus();
+}
 
 void Services::Shutdown() {}
 

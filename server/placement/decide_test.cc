@@ -149,6 +149,16 @@ TEST_F(DecideTest, CpuClassStaysOffGpuPools) {
   EXPECT_EQ(PlaceAndHold(on_gpu).node, "g1");
 }
 
+TEST_F(DecideTest, SelectorMatchingBothKindsKeepsCpuClassOnCpuPools) {
+  for (auto& pool : pools_) pool.labels["region"] = "eu";
+  AddGpuNode("g1");
+  core::WorkspaceClass cpu = CpuClass("eu-standard");
+  cpu.pool_selector = {{"region", "eu"}};
+  Decision decision = Run(cpu);
+  ASSERT_TRUE(std::holds_alternative<NotNow>(decision)) << DecisionKind(decision);
+  EXPECT_THAT(std::get<NotNow>(decision).pools, ElementsAre("cpu"));
+}
+
 TEST_F(DecideTest, CpuClassesPackToo) {
   AddNode(FakeCpuNode("c1", "cpu"), kReady, core::DriverState::kNotNeeded);
   AddNode(FakeCpuNode("c2", "cpu"), kReady, core::DriverState::kNotNeeded);

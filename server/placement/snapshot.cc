@@ -17,29 +17,47 @@ int SnapshotNode::PositionOf(int gpu_index) const {
   return -1;
 }
 
+bool SnapshotNode::GpuUsable(int pos) const {
+  return gpus[pos].holder.empty() && info.gpus[pos].healthy;
+}
+
+bool SnapshotNode::UnitUsable(const IommuUnit& unit, GpuView view) const {
+  // VMs take whole groups: every GPU in it free and healthy, and safe unless
+  // the pool allows unsafe groups.
+  return std::all_of(unit.positions.begin(), unit.positions.end(), [&](int pos) {
+    return GpuUsable(pos) && (view == GpuView::kVmAny || gpus[pos].passthrough_safe);
+  });
+}
+
 std::vector<GpuUnit> SnapshotNode::FreeUnits(GpuView view) const {
-  auto usable = [&](int pos) { return gpus[pos].holder.empty() && info.gpus[pos].healthy; };
   std::vector<GpuUnit> units;
   if (view == GpuView::kContainer) {
     // Containers share nothing through the IOMMU: each GPU goes on its own.
     for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
-      if (usable(pos)) units.push_back({{info.gpus[pos].index}, info.gpus[pos].numa_node});
+      if (GpuUsable(pos)) units.push_back({{info.gpus[pos].index}, info.gpus[pos].numa_node});
     }
     return units;
   }
-  // VMs take whole groups: every GPU in it free and healthy, and safe unless
-  // the pool allows unsafe groups.
   for (const IommuUnit& unit : iommu_units) {
-    bool ok = std::all_of(unit.positions.begin(), unit.positions.end(), [&](int pos) {
-      return usable(pos) && (view == GpuView::kVmAny || gpus[pos].passthrough_safe);
-    });
-    if (!ok) continue;
+    if (!UnitUsable(unit, view)) continue;
     GpuUnit free_unit;
     free_unit.numa_node = info.gpus[unit.positions.front()].numa_node;
     for (int pos : unit.positions) free_unit.indices.push_back(info.gpus[pos].index);
     units.push_back(std::move(free_unit));
   }
   return units;
+}
+
+int SnapshotNode::CountFreeGpus(GpuView view) const {
+  int count = 0;
+  if (view == GpuView::kContainer) {
+    for (size_t pos = 0; pos < info.gpus.size(); ++pos) count += GpuUsable(pos) ? 1 : 0;
+    return count;
+  }
+  for (const IommuUnit& unit : iommu_units) {
+    if (UnitUsable(unit, view)) count += static_cast<int>(unit.positions.size());
+  }
+  return count;
 }
 
 absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState state,
@@ -245,13 +263,7 @@ void Snapshot::Unindex(NodeId id) {
 void Snapshot::Reindex(NodeId id) {
   SnapshotNode& node = *nodes_[id];
   node.free = AllocatableOf(node.info) - node.held;
-  for (int v = 0; v < kGpuViews; ++v) {
-    int count = 0;
-    for (const GpuUnit& unit : node.FreeUnits(static_cast<GpuView>(v))) {
-      count += static_cast<int>(unit.indices.size());
-    }
-    node.free_gpus[v] = count;
-  }
+  for (int v = 0; v < kGpuViews; ++v) node.free_gpus[v] = node.CountFreeGpus(static_cast<GpuView>(v));
   node.schedulable = NodeAcceptsWork(node.state, node.driver_state, !node.info.gpus.empty());
   if (node.schedulable) {
     pools_.find(node.info.pool)->second.ready.Insert(id, node.free_gpus, node.free.cpu_millis);

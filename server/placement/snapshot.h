@@ -55,6 +55,12 @@ struct SnapshotNode {
   int PositionOf(int gpu_index) const;
   // The free GPUs in `view`, grouped the way they must be handed out.
   std::vector<GpuUnit> FreeUnits(GpuView view) const;
+  // How many GPUs FreeUnits(view) holds, without building it (hot on hold/release).
+  int CountFreeGpus(GpuView view) const;
+
+ private:
+  bool GpuUsable(int pos) const;
+  bool UnitUsable(const IommuUnit& unit, GpuView view) const;
 };
 
 struct HoldRecord {

@@ -1,0 +1,18 @@
+// `wschedctl catalog validate|diff|apply|show` and `wschedctl classes`.
+#ifndef WSCHED_SERVER_CLI_CATALOG_COMMANDS_H_
+#define WSCHED_SERVER_CLI_CATALOG_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "server/cli/client.h"
+
+namespace wsched::cli {
+
+// validate works offline (no server): it prints every error with its path.
+int CatalogCommand(const Client& client, const std::vector<std::string>& args, bool dry_run);
+int ClassesCommand(const Client& client, const std::vector<std::string>& args);
+
+}  // namespace wsched::cli
+
+#endif  // WSCHED_SERVER_CLI_CATALOG_COMMANDS_H_

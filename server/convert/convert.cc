@@ -1,0 +1,270 @@
+#include "server/convert/convert.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+
+namespace wsched::convert {
+namespace {
+
+v1::Isolation ToProto(core::Isolation isolation) {
+  return isolation == core::Isolation::kVm ? v1::ISOLATION_VM : v1::ISOLATION_CONTAINER;
+}
+core::Isolation FromProto(v1::Isolation isolation) {
+  return isolation == v1::ISOLATION_VM ? core::Isolation::kVm : core::Isolation::kContainer;
+}
+
+void ToProto(const core::DeviceNode& device, v1::DeviceNode* out) {
+  out->set_path(device.path);
+  out->set_type(std::string(1, device.type));
+  out->set_major(device.major);
+  out->set_minor(device.minor);
+  out->set_permissions(device.permissions);
+}
+core::DeviceNode FromProto(const v1::DeviceNode& device) {
+  return {device.path(), device.type().empty() ? 'c' : device.type()[0], device.major(),
+          device.minor(), device.permissions().empty() ? "rwm" : device.permissions()};
+}
+
+}  // namespace
+
+v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
+  v1::WorkspaceClass out;
+  out.set_id(cls.id);
+  out.set_display_name(cls.display_name);
+  out.set_description(cls.description);
+  out.set_category(cls.category);
+  auto* r = out.mutable_resources();
+  r->set_cpu_request_millis(cls.resources.cpu_request_millis);
+  r->set_cpu_limit_millis(cls.resources.cpu_limit_millis);
+  r->set_memory_bytes(cls.resources.memory_bytes);
+  r->set_ephemeral_storage_bytes(cls.resources.ephemeral_storage_bytes);
+  r->set_disk_bytes(cls.resources.disk_bytes);
+  auto* gpu = out.mutable_gpu();
+  gpu->set_count(cls.gpu.count);
+  for (const auto& model : cls.gpu.models) gpu->add_models(model);
+  gpu->set_isolation(ToProto(cls.gpu.isolation));
+  for (const auto& device : cls.devices) ToProto(device, out.add_devices());
+  for (const auto& [key, value] : cls.pool_selector) (*out.mutable_pool_selector())[key] = value;
+  out.set_credits_per_minute_milli(cls.credits_per_minute_milli);
+  out.set_is_default(cls.is_default);
+  out.set_deprecated(cls.deprecated);
+  out.set_version(cls.version);
+  return out;
+}
+
+core::WorkspaceClass FromProto(const v1::WorkspaceClass& cls) {
+  core::WorkspaceClass out;
+  out.id = cls.id();
+  out.display_name = cls.display_name();
+  out.description = cls.description();
+  out.category = cls.category();
+  out.resources = {cls.resources().cpu_request_millis(), cls.resources().cpu_limit_millis(),
+                   cls.resources().memory_bytes(), cls.resources().ephemeral_storage_bytes(),
+                   cls.resources().disk_bytes()};
+  out.gpu.count = cls.gpu().count();
+  out.gpu.models.assign(cls.gpu().models().begin(), cls.gpu().models().end());
+  out.gpu.isolation = FromProto(cls.gpu().isolation());
+  for (const auto& device : cls.devices()) out.devices.push_back(FromProto(device));
+  out.pool_selector.insert(cls.pool_selector().begin(), cls.pool_selector().end());
+  out.credits_per_minute_milli = cls.credits_per_minute_milli();
+  out.is_default = cls.is_default();
+  out.deprecated = cls.deprecated();
+  out.version = cls.version();
+  return out;
+}
+
+v1::Pool ToProto(const core::NodePool& pool) {
+  v1::Pool out;
+  out.set_id(pool.id);
+  out.mutable_labels()->insert(pool.labels.begin(), pool.labels.end());
+  auto* r = out.mutable_node_resources();
+  r->set_cpu_millis(pool.shape.cpu_millis);
+  r->set_memory_bytes(pool.shape.memory_bytes);
+  r->set_ephemeral_storage_bytes(pool.shape.ephemeral_storage_bytes);
+  r->set_disk_bytes(pool.shape.disk_bytes);
+  out.set_gpus_per_node(pool.shape.gpus_per_node);
+  out.set_gpu_model(pool.shape.gpu_model);
+  out.set_min_size(pool.min_size);
+  out.set_max_size(pool.max_size);
+  out.set_allow_unsafe_iommu(pool.allow_unsafe_iommu);
+  return out;
+}
+
+core::NodePool FromProto(const v1::Pool& pool) {
+  core::NodePool out;
+  out.id = pool.id();
+  out.labels.insert(pool.labels().begin(), pool.labels().end());
+  out.shape = {pool.node_resources().cpu_millis(), pool.node_resources().memory_bytes(),
+               pool.node_resources().ephemeral_storage_bytes(), pool.node_resources().disk_bytes(),
+               pool.gpus_per_node(), pool.gpu_model()};
+  out.min_size = pool.min_size();
+  out.max_size = pool.max_size();
+  out.allow_unsafe_iommu = pool.allow_unsafe_iommu();
+  return out;
+}
+
+v1::ProjectSettings ToProto(const core::ProjectSettings& settings) {
+  v1::ProjectSettings out;
+  out.set_project_id(settings.project_id);
+  out.set_org_id(settings.org_id);
+  out.set_default_class(settings.default_class);
+  for (const auto& id : settings.denied_classes) out.add_denied_classes(id);
+  return out;
+}
+
+core::ProjectSettings FromProto(const v1::ProjectSettings& settings) {
+  return {settings.project_id(), settings.org_id(), settings.default_class(),
+          {settings.denied_classes().begin(), settings.denied_classes().end()}};
+}
+
+v1::OrgSettings ToProto(const core::OrgSettings& settings) {
+  v1::OrgSettings out;
+  out.set_org_id(settings.org_id);
+  out.set_default_class(settings.default_class);
+  for (const auto& id : settings.allowed_classes) out.add_allowed_classes(id);
+  out.set_gpu_quota(settings.gpu_quota);
+  return out;
+}
+
+core::OrgSettings FromProto(const v1::OrgSettings& settings) {
+  return {settings.org_id(), settings.default_class(),
+          {settings.allowed_classes().begin(), settings.allowed_classes().end()},
+          settings.gpu_quota()};
+}
+
+v1::NodeInfo ToProto(const core::NodeInfo& node) {
+  v1::NodeInfo out;
+  out.set_name(node.name);
+  out.set_pool(node.pool);
+  out.set_provider_id(node.provider_id);
+  auto* r = out.mutable_allocatable();
+  r->set_cpu_millis(node.cpu_millis);
+  r->set_memory_bytes(node.memory_bytes);
+  r->set_ephemeral_storage_bytes(node.ephemeral_storage_bytes);
+  r->set_disk_bytes(node.disk_bytes);
+  out.set_kernel_version(node.kernel_version);
+  out.set_os_id(node.os_id);
+  out.set_os_version(node.os_version);
+  out.set_driver_version(node.driver_version);
+  for (const core::Gpu& gpu : node.gpus) {
+    auto* g = out.add_gpus();
+    g->set_index(gpu.index);
+    g->set_uuid(gpu.uuid);
+    g->set_pci_address(gpu.pci_address);
+    g->set_model(gpu.model);
+    g->set_memory_bytes(gpu.memory_bytes);
+    g->set_numa_node(gpu.numa_node);
+    g->set_health(gpu.healthy ? v1::GPU_HEALTH_HEALTHY : v1::GPU_HEALTH_UNHEALTHY);
+    g->set_iommu_group(gpu.iommu_group);
+    for (const auto& member : gpu.iommu_group_members) {
+      auto* m = g->add_iommu_group_members();
+      m->set_pci_address(member.address);
+      m->set_pci_class(member.pci_class);
+      m->set_vendor(member.vendor);
+    }
+  }
+  for (const auto& device : node.control_devices) ToProto(device, out.add_control_devices());
+  return out;
+}
+
+core::NodeInfo FromProto(const v1::NodeInfo& node) {
+  core::NodeInfo out;
+  out.name = node.name();
+  out.pool = node.pool();
+  out.provider_id = node.provider_id();
+  out.cpu_millis = node.allocatable().cpu_millis();
+  out.memory_bytes = node.allocatable().memory_bytes();
+  out.ephemeral_storage_bytes = node.allocatable().ephemeral_storage_bytes();
+  out.disk_bytes = node.allocatable().disk_bytes();
+  out.kernel_version = node.kernel_version();
+  out.os_id = node.os_id();
+  out.os_version = node.os_version();
+  out.driver_version = node.driver_version();
+  for (const auto& g : node.gpus()) {
+    core::Gpu gpu;
+    gpu.index = g.index();
+    gpu.uuid = g.uuid();
+    gpu.pci_address = g.pci_address();
+    gpu.model = g.model();
+    gpu.memory_bytes = g.memory_bytes();
+    gpu.numa_node = g.numa_node();
+    gpu.healthy = g.health() != v1::GPU_HEALTH_UNHEALTHY;
+    gpu.iommu_group = g.iommu_group();
+    for (const auto& m : g.iommu_group_members()) {
+      gpu.iommu_group_members.push_back({m.pci_address(), m.pci_class(), m.vendor()});
+    }
+    out.gpus.push_back(std::move(gpu));
+  }
+  for (const auto& device : node.control_devices()) {
+    out.control_devices.push_back(FromProto(device));
+  }
+  return out;
+}
+
+std::string ToJson(const google::protobuf::Message& message) {
+  std::string json;
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  return json;
+}
+
+absl::Status FromJson(const std::string& json, google::protobuf::Message* message) {
+  auto status = google::protobuf::util::JsonStringToMessage(json, message);
+  if (!status.ok()) {
+    return absl::DataLossError(absl::StrCat("stored JSON does not parse: ", status.ToString()));
+  }
+  return absl::OkStatus();
+}
+
+std::string PoolToJson(const core::NodePool& pool) {
+  nlohmann::json j = nlohmann::json::parse(ToJson(ToProto(pool)));
+  j["scale_down_unneeded_seconds"] = absl::ToInt64Seconds(pool.scale_down.unneeded);
+  j["scale_down_delay_after_add_seconds"] = absl::ToInt64Seconds(pool.scale_down.delay_after_add);
+  j["max_node_provision_time_seconds"] = absl::ToInt64Seconds(pool.max_node_provision_time);
+  j["warm_buffer"] = pool.warm_buffer;
+  return j.dump();
+}
+
+absl::StatusOr<core::NodePool> PoolFromJson(const std::string& json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded()) return absl::DataLossError("stored pool JSON does not parse");
+  v1::Pool proto;
+  nlohmann::json base = j;
+  for (const char* extra : {"scale_down_unneeded_seconds", "scale_down_delay_after_add_seconds",
+                            "max_node_provision_time_seconds", "warm_buffer"}) {
+    base.erase(extra);
+  }
+  if (absl::Status s = FromJson(base.dump(), &proto); !s.ok()) return s;
+  core::NodePool pool = FromProto(proto);
+  pool.scale_down.unneeded = absl::Seconds(j.value("scale_down_unneeded_seconds", 600));
+  pool.scale_down.delay_after_add =
+      absl::Seconds(j.value("scale_down_delay_after_add_seconds", 600));
+  pool.max_node_provision_time = absl::Seconds(j.value("max_node_provision_time_seconds", 900));
+  pool.warm_buffer = j.value("warm_buffer", 0);
+  return pool;
+}
+
+std::string DriverPolicyToJson(const core::DriverPolicyEntry& e) {
+  return nlohmann::json{{"kernel", e.kernel},
+                        {"os_id", e.os_id},
+                        {"os_version", e.os_version},
+                        {"driver_version", e.driver_version},
+                        {"driver_branch", e.driver_branch},
+                        {"installer_repo", e.installer_repo}}
+      .dump();
+}
+
+absl::StatusOr<core::DriverPolicyEntry> DriverPolicyFromJson(const std::string& json) {
+  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) {
+    return absl::DataLossError("stored driver policy JSON does not parse");
+  }
+  return core::DriverPolicyEntry{j.value("kernel", ""),         j.value("os_id", ""),
+                                 j.value("os_version", ""),     j.value("driver_version", ""),
+                                 j.value("driver_branch", ""), j.value("installer_repo", "")};
+}
+
+}  // namespace wsched::convert

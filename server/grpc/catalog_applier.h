@@ -1,0 +1,29 @@
+// Applies a checked catalog to the store atomically: the one path shared by
+// the ApplyCatalog RPC, the catalog file at start-up and SIGHUP reloads.
+#ifndef WSCHED_SERVER_GRPC_CATALOG_APPLIER_H_
+#define WSCHED_SERVER_GRPC_CATALOG_APPLIER_H_
+
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/catalog/diagnostics.h"
+#include "server/catalog/diff.h"
+#include "server/store/database.h"
+
+namespace wsched::grpc_api {
+
+struct ApplyResult {
+  std::vector<catalog::CatalogChange> changes;
+  bool dry_run = false;
+};
+
+// `check` is the parsed catalog with its errors. Any error: INVALID_ARGUMENT
+// listing all of them, nothing written. Removed classes that workspaces
+// still use are kept as deprecated. One transaction, serialized across
+// replicas by an advisory lock.
+absl::StatusOr<ApplyResult> ApplyCheckedCatalog(store::Database& db,
+                                                const catalog::CatalogCheck& check, bool dry_run);
+
+}  // namespace wsched::grpc_api
+
+#endif  // WSCHED_SERVER_GRPC_CATALOG_APPLIER_H_

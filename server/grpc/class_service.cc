@@ -1,0 +1,169 @@
+#include "server/grpc/class_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/catalog/load.h"
+#include "server/catalog/render.h"
+#include "server/catalog/validate.h"
+#include "server/convert/convert.h"
+#include "server/grpc/catalog_applier.h"
+#include "server/grpc/handler.h"
+#include "server/grpc/request_checks.h"
+#include "server/store/catalog_repository.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+constexpr char kService[] = "wsched.v1.ClassService";
+constexpr size_t kMaxCatalogBytes = 4 << 20;
+
+v1::CatalogChange::Kind ToProto(catalog::ChangeKind kind) {
+  switch (kind) {
+    case catalog::ChangeKind::kAdd: return v1::CatalogChange::KIND_ADD;
+    case catalog::ChangeKind::kUpdate: return v1::CatalogChange::KIND_UPDATE;
+    case catalog::ChangeKind::kRemove: return v1::CatalogChange::KIND_REMOVE;
+    case catalog::ChangeKind::kDeprecate: return v1::CatalogChange::KIND_DEPRECATE;
+  }
+  return v1::CatalogChange::KIND_UNSPECIFIED;
+}
+
+// The current catalog with `cls` added or replaced.
+core::Catalog WithClass(core::Catalog catalog, const core::WorkspaceClass& cls) {
+  bool replaced = false;
+  for (auto& existing : catalog.classes) {
+    if (cls.is_default) existing.is_default = false;
+    if (existing.id == cls.id) {
+      existing = cls;
+      replaced = true;
+    }
+  }
+  if (!replaced) catalog.classes.push_back(cls);
+  return catalog;
+}
+
+}  // namespace
+
+grpc::Status ClassServiceImpl::ListClasses(grpc::ServerContext* context,
+                                           const v1::ListClassesRequest* request,
+                                           v1::ListClassesResponse* response) {
+  return Handle(context_, context, kService, "ListClasses", [&](const Principal&) {
+    return context_.db->InTransaction("listing classes", [&](pqxx::work& txn) -> absl::Status {
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      for (const auto& cls : catalog->classes) {
+        if (cls.deprecated && !request->include_deprecated()) continue;
+        *response->add_classes() = convert::ToProto(cls);
+      }
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status ClassServiceImpl::GetClass(grpc::ServerContext* context,
+                                        const v1::GetClassRequest* request,
+                                        v1::WorkspaceClass* response) {
+  return Handle(context_, context, kService, "GetClass", [&](const Principal&) -> absl::Status {
+    if (absl::Status s = CheckClassId(request->id(), "id"); !s.ok()) return s;
+    return context_.db->InTransaction("reading class", [&](pqxx::work& txn) -> absl::Status {
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      const core::WorkspaceClass* cls = catalog->FindClass(request->id());
+      if (cls == nullptr) return absl::NotFoundError(absl::StrCat("class ", request->id(), " does not exist"));
+      *response = convert::ToProto(*cls);
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
+                                           const v1::UpdateClassRequest* request,
+                                           v1::WorkspaceClass* response) {
+  return Handle(context_, context, kService, "UpdateClass", [&](const Principal&) -> absl::Status {
+    if (absl::Status s = CheckClassId(request->class_().id(), "class.id"); !s.ok()) return s;
+    if (request->expected_version() < 0) {
+      return absl::InvalidArgumentError("expected_version: must be >= 0 (0 = create)");
+    }
+    core::WorkspaceClass cls = convert::FromProto(request->class_());
+    return context_.db->InTransaction("updating class", [&](pqxx::work& txn) -> absl::Status {
+      store::LockCatalog(txn);
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      catalog::CatalogCheck check = catalog::CheckCatalog(WithClass(*catalog, cls));
+      if (!check.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("class ", cls.id, " breaks the catalog:\n",
+                                                       absl::StrJoin(check.errors, "\n")));
+      }
+      auto stored = store::WriteClass(txn, cls, request->expected_version());
+      if (!stored.ok()) return stored.status();
+      *response = convert::ToProto(*stored);
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
+                                           const v1::DeleteClassRequest* request,
+                                           v1::DeleteClassResponse* response) {
+  return Handle(context_, context, kService, "DeleteClass", [&](const Principal&) -> absl::Status {
+    if (absl::Status s = CheckClassId(request->id(), "id"); !s.ok()) return s;
+    return context_.db->InTransaction("deleting class", [&](pqxx::work& txn) -> absl::Status {
+      store::LockCatalog(txn);
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      const core::WorkspaceClass* cls = catalog->FindClass(request->id());
+      if (cls == nullptr) return absl::NotFoundError(absl::StrCat("class ", request->id(), " does not exist"));
+      if (request->expected_version() != 0 && request->expected_version() != cls->version) {
+        return absl::AbortedError(absl::StrCat("class ", cls->id, " is at version ", cls->version,
+                                               ", not expected_version ",
+                                               request->expected_version()));
+      }
+      if (cls->is_default) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "class ", cls->id, " is the installation default; make another class default first"));
+      }
+      core::Catalog target = *catalog;
+      std::erase_if(target.classes, [&](const auto& c) { return c.id == cls->id; });
+      target = catalog::KeepInUseClasses(*catalog, target, store::ClassesInUse(txn));
+      response->set_deprecated_instead(target.FindClass(cls->id) != nullptr);
+      return store::WriteCatalog(txn, *catalog, target);
+    });
+  });
+}
+
+grpc::Status ClassServiceImpl::ApplyCatalog(grpc::ServerContext* context,
+                                            const v1::ApplyCatalogRequest* request,
+                                            v1::ApplyCatalogResponse* response) {
+  return Handle(context_, context, kService, "ApplyCatalog", [&](const Principal&) -> absl::Status {
+    if (request->yaml().size() > kMaxCatalogBytes) {
+      return absl::InvalidArgumentError(absl::StrCat("yaml: at most ", kMaxCatalogBytes, " bytes"));
+    }
+    auto result = ApplyCheckedCatalog(*context_.db, catalog::CheckCatalogText(request->yaml()),
+                                      request->dry_run());
+    context_.metrics->CatalogApplied(result.ok(), /*from_reload=*/false);
+    if (!result.ok()) return result.status();
+    response->set_dry_run(result->dry_run);
+    for (const auto& change : result->changes) {
+      auto* out = response->add_changes();
+      out->set_kind(ToProto(change.kind));
+      out->set_object(catalog::ObjectKindName(change.object));
+      out->set_id(change.id);
+      out->set_detail(change.detail);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status ClassServiceImpl::GetCatalog(grpc::ServerContext* context,
+                                          const v1::GetCatalogRequest* request,
+                                          v1::GetCatalogResponse* response) {
+  return Handle(context_, context, kService, "GetCatalog", [&](const Principal&) {
+    return context_.db->InTransaction("reading catalog", [&](pqxx::work& txn) -> absl::Status {
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      response->set_yaml(catalog::RenderCatalogYaml(*catalog));
+      return absl::OkStatus();
+    });
+  });
+}
+
+}  // namespace wsched::grpc_api

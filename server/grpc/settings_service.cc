@@ -1,0 +1,212 @@
+#include "server/grpc/settings_service.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/convert/convert.h"
+#include "server/core/class_resolution.h"
+#include "server/grpc/handler.h"
+#include "server/grpc/request_checks.h"
+#include "server/store/catalog_repository.h"
+#include "server/store/settings_repository.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+constexpr char kService[] = "wsched.v1.SettingsService";
+
+// A class a setting refers to must exist; a default must also be choosable.
+absl::Status CheckClassReference(const core::Catalog& catalog, const std::string& id,
+                                 const std::string& field, bool is_default) {
+  const core::WorkspaceClass* cls = catalog.FindClass(id);
+  if (cls == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": class ", id, " does not exist"));
+  }
+  if (is_default && cls->deprecated) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ": class ", id, " is deprecated and cannot be a default"));
+  }
+  return absl::OkStatus();
+}
+
+v1::ClassSource ToProto(core::ClassSource source) {
+  switch (source) {
+    case core::ClassSource::kRequest: return v1::CLASS_SOURCE_REQUEST;
+    case core::ClassSource::kPrevious: return v1::CLASS_SOURCE_PREVIOUS;
+    case core::ClassSource::kProjectDefault: return v1::CLASS_SOURCE_PROJECT_DEFAULT;
+    case core::ClassSource::kOrgDefault: return v1::CLASS_SOURCE_ORG_DEFAULT;
+    case core::ClassSource::kInstallationDefault: return v1::CLASS_SOURCE_INSTALLATION_DEFAULT;
+  }
+  return v1::CLASS_SOURCE_UNSPECIFIED;
+}
+
+absl::Status DenyProject(const Principal& who, const std::string& project_id) {
+  return absl::PermissionDeniedError(
+      absl::StrCat(who.name, " may not access project ", project_id));
+}
+
+}  // namespace
+
+grpc::Status SettingsServiceImpl::GetProjectSettings(grpc::ServerContext* context,
+                                                     const v1::GetProjectSettingsRequest* request,
+                                                     v1::ProjectSettings* response) {
+  return Handle(context_, context, kService, "GetProjectSettings",
+                [&](const Principal& who) -> absl::Status {
+    if (absl::Status s = CheckId(request->project_id(), "project_id"); !s.ok()) return s;
+    return context_.db->InTransaction("reading project settings", [&](pqxx::work& txn) -> absl::Status {
+      auto settings = store::LoadProjectSettings(txn, request->project_id());
+      if (!settings.ok()) return settings.status();
+      if (!who.CoversProject(settings->org_id, settings->project_id)) {
+        return DenyProject(who, request->project_id());
+      }
+      *response = convert::ToProto(*settings);
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* context,
+                                                     const v1::SetProjectSettingsRequest* request,
+                                                     v1::ProjectSettings* response) {
+  return Handle(context_, context, kService, "SetProjectSettings",
+                [&](const Principal& who) -> absl::Status {
+    const v1::ProjectSettings& in = request->settings();
+    if (absl::Status s = CheckId(in.project_id(), "settings.project_id"); !s.ok()) return s;
+    if (absl::Status s = CheckId(in.org_id(), "settings.org_id"); !s.ok()) return s;
+    if (!in.default_class().empty()) {
+      if (absl::Status s = CheckClassId(in.default_class(), "settings.default_class"); !s.ok()) return s;
+    }
+    if (absl::Status s = CheckClassIdList(in.denied_classes(), "settings.denied_classes"); !s.ok()) {
+      return s;
+    }
+    if (!who.CoversProject(in.org_id(), in.project_id())) return DenyProject(who, in.project_id());
+    return context_.db->InTransaction("saving project settings", [&](pqxx::work& txn) -> absl::Status {
+      auto stored = store::LoadProjectSettings(txn, in.project_id());
+      if (!stored.ok()) return stored.status();
+      // A project belongs to one org; only an admin may move it.
+      if (!stored->org_id.empty() && stored->org_id != in.org_id() && !who.Has(Role::kAdmin)) {
+        return absl::PermissionDeniedError(absl::StrCat(
+            "settings.org_id: project ", in.project_id(), " belongs to org ", stored->org_id));
+      }
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      if (!in.default_class().empty()) {
+        if (absl::Status s = CheckClassReference(*catalog, in.default_class(),
+                                                 "settings.default_class", true);
+            !s.ok()) {
+          return s;
+        }
+      }
+      for (int i = 0; i < in.denied_classes_size(); ++i) {
+        if (absl::Status s = CheckClassReference(
+                *catalog, in.denied_classes(i), absl::StrCat("settings.denied_classes[", i, "]"),
+                false);
+            !s.ok()) {
+          return s;
+        }
+      }
+      core::ProjectSettings settings = convert::FromProto(in);
+      if (absl::Status s = store::SaveProjectSettings(txn, settings); !s.ok()) return s;
+      *response = convert::ToProto(settings);
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status SettingsServiceImpl::GetOrgSettings(grpc::ServerContext* context,
+                                                 const v1::GetOrgSettingsRequest* request,
+                                                 v1::OrgSettings* response) {
+  return Handle(context_, context, kService, "GetOrgSettings",
+                [&](const Principal& who) -> absl::Status {
+    if (absl::Status s = CheckId(request->org_id(), "org_id"); !s.ok()) return s;
+    if (!who.CoversOrg(request->org_id())) {
+      return absl::PermissionDeniedError(
+          absl::StrCat(who.name, " may not access org ", request->org_id()));
+    }
+    return context_.db->InTransaction("reading org settings", [&](pqxx::work& txn) -> absl::Status {
+      auto settings = store::LoadOrgSettings(txn, request->org_id());
+      if (!settings.ok()) return settings.status();
+      *response = convert::ToProto(*settings);
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
+                                                 const v1::SetOrgSettingsRequest* request,
+                                                 v1::OrgSettings* response) {
+  return Handle(context_, context, kService, "SetOrgSettings",
+                [&](const Principal&) -> absl::Status {
+    const v1::OrgSettings& in = request->settings();
+    if (absl::Status s = CheckId(in.org_id(), "settings.org_id"); !s.ok()) return s;
+    if (!in.default_class().empty()) {
+      if (absl::Status s = CheckClassId(in.default_class(), "settings.default_class"); !s.ok()) return s;
+    }
+    if (absl::Status s = CheckClassIdList(in.allowed_classes(), "settings.allowed_classes"); !s.ok()) {
+      return s;
+    }
+    if (in.gpu_quota() < core::kUnlimitedGpuQuota) {
+      return absl::InvalidArgumentError("settings.gpu_quota: must be >= 0, or -1 for unlimited");
+    }
+    return context_.db->InTransaction("saving org settings", [&](pqxx::work& txn) -> absl::Status {
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      if (!in.default_class().empty()) {
+        if (absl::Status s = CheckClassReference(*catalog, in.default_class(),
+                                                 "settings.default_class", true);
+            !s.ok()) {
+          return s;
+        }
+      }
+      for (int i = 0; i < in.allowed_classes_size(); ++i) {
+        if (absl::Status s = CheckClassReference(
+                *catalog, in.allowed_classes(i), absl::StrCat("settings.allowed_classes[", i, "]"),
+                false);
+            !s.ok()) {
+          return s;
+        }
+      }
+      core::OrgSettings settings = convert::FromProto(in);
+      if (absl::Status s = store::SaveOrgSettings(txn, settings); !s.ok()) return s;
+      *response = convert::ToProto(settings);
+      return absl::OkStatus();
+    });
+  });
+}
+
+grpc::Status SettingsServiceImpl::ResolveClass(grpc::ServerContext* context,
+                                               const v1::ResolveClassRequest* request,
+                                               v1::ResolveClassResponse* response) {
+  return Handle(context_, context, kService, "ResolveClass",
+                [&](const Principal& who) -> absl::Status {
+    if (absl::Status s = CheckId(request->org_id(), "org_id"); !s.ok()) return s;
+    if (absl::Status s = CheckId(request->project_id(), "project_id"); !s.ok()) return s;
+    for (const auto& [value, field] : {std::pair{&request->requested_class(), "requested_class"},
+                                       std::pair{&request->previous_class(), "previous_class"}}) {
+      if (!value->empty()) {
+        if (absl::Status s = CheckClassId(*value, field); !s.ok()) return s;
+      }
+    }
+    if (!who.CoversProject(request->org_id(), request->project_id())) {
+      return DenyProject(who, request->project_id());
+    }
+    return context_.db->InTransaction("resolving class", [&](pqxx::work& txn) -> absl::Status {
+      auto catalog = store::LoadCatalog(txn);
+      if (!catalog.ok()) return catalog.status();
+      auto project = store::LoadProjectSettings(txn, request->project_id());
+      if (!project.ok()) return project.status();
+      auto org = store::LoadOrgSettings(txn, request->org_id());
+      if (!org.ok()) return org.status();
+      auto resolution = core::ResolveClass(
+          {request->org_id(), request->project_id(), request->requested_class(),
+           request->previous_class()},
+          *catalog, *project, *org);
+      if (!resolution.ok()) return resolution.status();
+      response->set_class_id(resolution->class_id);
+      response->set_source(ToProto(resolution->source));
+      response->set_explanation(resolution->explanation);
+      for (const auto& skipped : resolution->skipped) response->add_skipped(skipped);
+      return absl::OkStatus();
+    });
+  });
+}
+
+}  // namespace wsched::grpc_api

@@ -1,0 +1,122 @@
+#include "server/store/catalog_repository.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/convert/convert.h"
+
+namespace wsched::store {
+namespace {
+
+constexpr int64_t kCatalogLockKey = 0x77736368'63617461;  // "wschcata"
+
+void BumpGeneration(pqxx::work& txn) {
+  txn.exec("UPDATE catalog_generation SET generation = generation + 1");
+}
+
+void UpsertClass(pqxx::work& txn, const core::WorkspaceClass& cls) {
+  txn.exec_params(
+      "INSERT INTO classes (id, spec, is_default, deprecated, version, updated_at) "
+      "VALUES ($1, $2::jsonb, $3, $4, $5, now()) "
+      "ON CONFLICT (id) DO UPDATE SET spec = EXCLUDED.spec, is_default = EXCLUDED.is_default, "
+      "deprecated = EXCLUDED.deprecated, version = EXCLUDED.version, updated_at = now()",
+      cls.id, convert::ToJson(convert::ToProto(cls)), cls.is_default, cls.deprecated, cls.version);
+}
+
+}  // namespace
+
+void LockCatalog(pqxx::work& txn) {
+  txn.exec_params("SELECT pg_advisory_xact_lock($1)", kCatalogLockKey);
+}
+
+absl::StatusOr<core::Catalog> LoadCatalog(pqxx::work& txn) {
+  core::Catalog catalog;
+  for (const auto& row : txn.exec("SELECT spec::text, version FROM classes ORDER BY id")) {
+    v1::WorkspaceClass proto;
+    if (absl::Status s = convert::FromJson(row[0].c_str(), &proto); !s.ok()) return s;
+    core::WorkspaceClass cls = convert::FromProto(proto);
+    cls.version = row[1].as<int64_t>();
+    catalog.classes.push_back(std::move(cls));
+  }
+  for (const auto& row : txn.exec("SELECT spec::text FROM pools ORDER BY id")) {
+    auto pool = convert::PoolFromJson(row[0].c_str());
+    if (!pool.ok()) return pool.status();
+    catalog.pools.push_back(std::move(*pool));
+  }
+  for (const auto& row : txn.exec("SELECT spec::text FROM driver_policy ORDER BY position")) {
+    auto entry = convert::DriverPolicyFromJson(row[0].c_str());
+    if (!entry.ok()) return entry.status();
+    catalog.driver_policy.push_back(std::move(*entry));
+  }
+  return catalog;
+}
+
+std::set<std::string> ClassesInUse(pqxx::work& txn) {
+  std::set<std::string> ids;
+  for (const auto& row : txn.exec(
+           "SELECT DISTINCT class_id FROM workspaces WHERE state IN ('pending', 'placed', 'lost')")) {
+    ids.insert(row[0].c_str());
+  }
+  return ids;
+}
+
+absl::Status WriteCatalog(pqxx::work& txn, const core::Catalog& current,
+                          const core::Catalog& target) {
+  // Clear the default flag first so the one-default index never sees two.
+  txn.exec("UPDATE classes SET is_default = false WHERE is_default");
+  for (const core::WorkspaceClass& old : current.classes) {
+    if (target.FindClass(old.id) == nullptr) txn.exec_params("DELETE FROM classes WHERE id = $1", old.id);
+  }
+  for (core::WorkspaceClass cls : target.classes) {
+    const core::WorkspaceClass* old = current.FindClass(cls.id);
+    if (old == nullptr) {
+      cls.version = 1;
+    } else {
+      cls.version = old->SameSpec(cls) ? old->version : old->version + 1;
+    }
+    UpsertClass(txn, cls);
+  }
+  txn.exec("DELETE FROM pools");
+  for (const core::NodePool& pool : target.pools) {
+    txn.exec_params("INSERT INTO pools (id, spec) VALUES ($1, $2::jsonb)", pool.id,
+                    convert::PoolToJson(pool));
+  }
+  txn.exec("DELETE FROM driver_policy");
+  int position = 0;
+  for (const core::DriverPolicyEntry& entry : target.driver_policy) {
+    txn.exec_params("INSERT INTO driver_policy (position, spec) VALUES ($1, $2::jsonb)",
+                    position++, convert::DriverPolicyToJson(entry));
+  }
+  BumpGeneration(txn);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<core::WorkspaceClass> WriteClass(pqxx::work& txn, core::WorkspaceClass cls,
+                                                int64_t expected_version) {
+  pqxx::result row = txn.exec_params("SELECT version FROM classes WHERE id = $1 FOR UPDATE", cls.id);
+  if (expected_version == 0) {
+    if (!row.empty()) {
+      return absl::AlreadyExistsError(absl::StrCat(
+          "class ", cls.id, " already exists (version ", row[0][0].as<int64_t>(),
+          "); pass expected_version to update it"));
+    }
+    cls.version = 1;
+  } else {
+    if (row.empty()) return absl::NotFoundError(absl::StrCat("class ", cls.id, " does not exist"));
+    int64_t stored = row[0][0].as<int64_t>();
+    if (stored != expected_version) {
+      return absl::AbortedError(absl::StrCat("class ", cls.id, " is at version ", stored,
+                                             ", not expected_version ", expected_version,
+                                             ": it changed since you read it; re-read and retry"));
+    }
+    cls.version = stored + 1;
+  }
+  if (cls.is_default) txn.exec_params("UPDATE classes SET is_default = false WHERE is_default AND id <> $1", cls.id);
+  UpsertClass(txn, cls);
+  BumpGeneration(txn);
+  return cls;
+}
+
+int64_t CatalogGeneration(pqxx::work& txn) {
+  return txn.exec1("SELECT generation FROM catalog_generation")[0].as<int64_t>();
+}
+
+}  // namespace wsched::store

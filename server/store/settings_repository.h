@@ -1,0 +1,25 @@
+// Project and org class settings.
+#ifndef WSCHED_SERVER_STORE_SETTINGS_REPOSITORY_H_
+#define WSCHED_SERVER_STORE_SETTINGS_REPOSITORY_H_
+
+#include <string>
+
+#include <pqxx/pqxx>
+
+#include "absl/status/statusor.h"
+#include "server/core/settings.h"
+
+namespace wsched::store {
+
+// Settings of a project; defaults (no default class, empty deny-list) when
+// none are stored.
+absl::StatusOr<core::ProjectSettings> LoadProjectSettings(pqxx::work& txn,
+                                                          const std::string& project_id);
+absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::string& org_id);
+
+absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings);
+absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings);
+
+}  // namespace wsched::store
+
+#endif  // WSCHED_SERVER_STORE_SETTINGS_REPOSITORY_H_

@@ -1,0 +1,274 @@
+// Workspace classes and the catalog through the real gRPC server and a real
+// PostgreSQL: apply, all-or-nothing rejection, etags, deprecation, reload.
+#include <csignal>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_database.h"
+#include "wsched/v1/classes.grpc.pb.h"
+
+namespace wsched {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kAdminToken;
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(testing::SourcePath(relative));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class ClassesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    server_ = std::make_unique<testing::ServerProcess>(testing::ServerConfig{db_.url()});
+    ASSERT_TRUE(server_->started());
+    stub_ = v1::ClassService::NewStub(server_->channel());
+  }
+
+  grpc::Status Apply(const std::string& yaml, bool dry_run, v1::ApplyCatalogResponse* response,
+                     const std::string& token = kAdminToken) {
+    grpc::ClientContext context;
+    testing::Authorize(context, token);
+    v1::ApplyCatalogRequest request;
+    request.set_yaml(yaml);
+    request.set_dry_run(dry_run);
+    return stub_->ApplyCatalog(&context, request, response);
+  }
+
+  std::string CatalogYaml() {
+    grpc::ClientContext context;
+    testing::Authorize(context, kAdminToken);
+    v1::GetCatalogResponse response;
+    EXPECT_TRUE(stub_->GetCatalog(&context, {}, &response).ok());
+    return response.yaml();
+  }
+
+  v1::WorkspaceClass GetClass(const std::string& id) {
+    grpc::ClientContext context;
+    testing::Authorize(context, kAdminToken);
+    v1::GetClassRequest request;
+    request.set_id(id);
+    v1::WorkspaceClass response;
+    EXPECT_TRUE(stub_->GetClass(&context, request, &response).ok()) << id;
+    return response;
+  }
+
+  grpc::Status Update(const v1::WorkspaceClass& cls, int64_t expected_version,
+                      v1::WorkspaceClass* out) {
+    grpc::ClientContext context;
+    testing::Authorize(context, kAdminToken);
+    v1::UpdateClassRequest request;
+    *request.mutable_class_() = cls;
+    request.set_expected_version(expected_version);
+    return stub_->UpdateClass(&context, request, out);
+  }
+
+  testing::TestDatabase db_;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::unique_ptr<v1::ClassService::Stub> stub_;
+};
+
+TEST_F(ClassesTest, AppliesTheSaasSampleAndListsItsClasses) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());
+  EXPECT_FALSE(response.dry_run());
+  EXPECT_GE(response.changes_size(), 7);
+
+  grpc::ClientContext context;
+  testing::Authorize(context, testing::kControlPlaneToken);
+  v1::ListClassesResponse list;
+  ASSERT_TRUE(stub_->ListClasses(&context, {}, &list).ok());
+  std::vector<std::string> ids;
+  for (const auto& cls : list.classes()) {
+    ids.push_back(cls.id());
+    EXPECT_EQ(cls.version(), 1) << cls.id();
+  }
+  EXPECT_THAT(ids, ::testing::IsSupersetOf({"small", "standard", "gpu-1x", "gpu-2x"}));
+  EXPECT_EQ(db_.Query("SELECT id FROM classes WHERE is_default"), "standard");
+
+  // Re-applying the same file changes nothing and bumps no version.
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());
+  EXPECT_EQ(response.changes_size(), 0);
+  EXPECT_EQ(GetClass("small").version(), 1);
+}
+
+TEST_F(ClassesTest, ABadCatalogReportsEveryErrorAndChangesNothing) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/self-hosted.yaml"), false, &response).ok());
+  std::string before = CatalogYaml();
+  std::string classes_before = db_.Query("SELECT string_agg(id || ':' || version, ',' ORDER BY id) FROM classes");
+
+  const std::string bad = R"(
+classes:
+  - id: Bad_Id
+    resources: {cpu: 2, memory: 16GB}
+  - id: twin
+    resources: {cpu: 2, memory: 4Gi}
+    gpu: {count: -1}
+  - id: twin
+    resources: {cpu: 2, memory: 4Gi}
+    colour: blue
+pools:
+  - id: cpu
+    labels: {workload: general}
+    node: {cpu: 16, memory: 64Gi}
+    min_size: 3
+    max_size: 1
+)";
+  grpc::Status status = Apply(bad, false, &response);
+  ASSERT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  const std::string& message = status.error_message();
+  EXPECT_THAT(message, HasSubstr("classes[0]"));
+  EXPECT_THAT(message, HasSubstr("16GB"));
+  EXPECT_THAT(message, HasSubstr("did you mean 16Gi?"));
+  EXPECT_THAT(message, HasSubstr("gpu.count"));
+  EXPECT_THAT(message, HasSubstr("colour"));
+  EXPECT_THAT(message, HasSubstr("max_size"));
+  EXPECT_THAT(message, HasSubstr("default"));
+  // Nothing changed.
+  EXPECT_EQ(CatalogYaml(), before);
+  EXPECT_EQ(db_.Query("SELECT string_agg(id || ':' || version, ',' ORDER BY id) FROM classes"),
+            classes_before);
+}
+
+TEST_F(ClassesTest, DryRunShowsTheDiffAndWritesNothing) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/self-hosted.yaml"), false, &response).ok());
+  std::string before = CatalogYaml();
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), true, &response).ok());
+  EXPECT_TRUE(response.dry_run());
+  EXPECT_GT(response.changes_size(), 0);
+  EXPECT_EQ(CatalogYaml(), before);
+}
+
+TEST_F(ClassesTest, StaleEtagIsAbortedAndConcurrentUpdatesDoNotBothWin) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());
+  v1::WorkspaceClass small = GetClass("small");
+  ASSERT_EQ(small.version(), 1);
+
+  // Many writers read version 1 and race to update: exactly one wins.
+  constexpr int kWriters = 8;
+  std::vector<grpc::StatusCode> codes(kWriters);
+  std::vector<std::thread> writers;
+  for (int i = 0; i < kWriters; ++i) {
+    writers.emplace_back([&, i] {
+      v1::WorkspaceClass changed = small;
+      changed.set_description("edited by writer " + std::to_string(i));
+      v1::WorkspaceClass out;
+      codes[i] = Update(changed, 1, &out).error_code();
+    });
+  }
+  for (auto& writer : writers) writer.join();
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), grpc::StatusCode::OK), 1);
+  EXPECT_EQ(std::count(codes.begin(), codes.end(), grpc::StatusCode::ABORTED), kWriters - 1);
+  EXPECT_EQ(GetClass("small").version(), 2);
+
+  // A stale etag after the fact is refused with a message saying why.
+  v1::WorkspaceClass out;
+  grpc::Status stale = Update(small, 1, &out);
+  EXPECT_EQ(stale.error_code(), grpc::StatusCode::ABORTED);
+  EXPECT_THAT(stale.error_message(), HasSubstr("is at version 2"));
+}
+
+TEST_F(ClassesTest, UpdateValidatesAgainstTheWholeCatalog) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());
+  v1::WorkspaceClass huge = GetClass("gpu-1x");
+  huge.mutable_gpu()->set_count(9);  // More than any pool's 8 GPUs per node.
+  v1::WorkspaceClass out;
+  grpc::Status status = Update(huge, huge.version(), &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(GetClass("gpu-1x").gpu().count(), 1);
+}
+
+TEST_F(ClassesTest, RemovingAClassInUseDeprecatesIt) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());
+  // A running workspace of class "large" (placement is not involved here).
+  db_.Query("INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
+            "explanation, state) VALUES ('ws-1', 'o-1', 'p-1', 'u-1', 'large', 'request', '', "
+            "'placed') RETURNING id");
+  std::string without_large = ReadSource("classes/saas.yaml");
+  size_t start = without_large.find("  - id: large\n");
+  size_t end = without_large.find("  - id: large-vm");
+  ASSERT_NE(start, std::string::npos);
+  without_large.erase(start, end - start);
+  without_large.replace(without_large.find("  - id: small"), 0, "");
+  // large-vm remains; "large" is gone from the file.
+  ASSERT_TRUE(Apply(without_large, false, &response).ok());
+  bool deprecated_change = false;
+  for (const auto& change : response.changes()) {
+    if (change.id() == "large") {
+      deprecated_change = change.kind() == v1::CatalogChange::KIND_DEPRECATE;
+    }
+  }
+  EXPECT_TRUE(deprecated_change);
+  EXPECT_TRUE(GetClass("large").deprecated());
+
+  // Deleting an unused class deletes it; deleting a used one deprecates it.
+  grpc::ClientContext context;
+  testing::Authorize(context, kAdminToken);
+  v1::DeleteClassRequest request;
+  request.set_id("small");
+  v1::DeleteClassResponse deleted;
+  ASSERT_TRUE(stub_->DeleteClass(&context, request, &deleted).ok());
+  EXPECT_FALSE(deleted.deprecated_instead());
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM classes WHERE id = 'small'"), "0");
+}
+
+TEST_F(ClassesTest, OnlyAdminsMayApply) {
+  v1::ApplyCatalogResponse response;
+  grpc::Status status =
+      Apply(ReadSource("classes/saas.yaml"), false, &response, testing::kControlPlaneToken);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_THAT(status.error_message(), HasSubstr("needs role admin"));
+  status = Apply(ReadSource("classes/saas.yaml"), false, &response, "not-a-known-token-xxxxxx");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM classes"), "0");
+}
+
+TEST(CatalogReload, SighupAppliesAGoodFileAndKeepsTheCatalogOnABadOne) {
+  testing::TestDatabase db;
+  std::string path = "/tmp/wsched-reload-" + db.name() + ".yaml";
+  std::ofstream(path) << ReadSource("classes/self-hosted.yaml");
+  testing::ServerProcess server({db.url(), path});
+  ASSERT_TRUE(server.started());
+  EXPECT_EQ(db.Query("SELECT count(*) FROM classes"), "2");
+
+  std::ofstream(path) << "classes: [{id: broken, resources: {cpu: lots}}]\n";
+  server.Signal(SIGHUP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(db.Query("SELECT count(*) FROM classes"), "2");
+  EXPECT_THAT(server.Log(), HasSubstr("catalog reload rejected"));
+
+  std::ofstream(path) << ReadSource("classes/saas.yaml");
+  server.Signal(SIGHUP);
+  for (int i = 0; i < 50 && db.Query("SELECT count(*) FROM classes") == "2"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(db.Query("SELECT count(*) FROM classes WHERE id = 'gpu-8x-vm'"), "1");
+  EXPECT_EQ(server.Stop(), 0);
+  std::remove(path.c_str());
+}
+
+TEST(CatalogStartup, ABadCatalogFileKeepsTheServerFromStarting) {
+  testing::TestDatabase db;
+  std::string path = "/tmp/wsched-bad-" + db.name() + ".yaml";
+  std::ofstream(path) << "classes: [{id: x, resources: {cpu: 1, memory: 1Gi}, colour: red}]\n";
+  auto exit = testing::RunServerToExit({"--database_url=" + db.url(), "--catalog=" + path,
+                                        "--allow_unauthenticated", "--metrics_listen="});
+  EXPECT_EQ(exit.exit_code, 1);
+  EXPECT_THAT(exit.log, HasSubstr("colour"));
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace wsched
