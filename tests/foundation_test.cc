@@ -16,7 +16,9 @@ using ::testing::HasSubstr;
 
 TEST(Foundation, HealthIsServingAndMetricsShowRpcs) {
   testing::TestDatabase db;
-  testing::ServerProcess server({db.url()});
+  testing::ServerConfig config{db.url()};
+  config.metrics = true;
+  testing::ServerProcess server(config);
   ASSERT_TRUE(server.started());
   auto health = grpc::health::v1::Health::NewStub(server.channel());
   grpc::ClientContext context;

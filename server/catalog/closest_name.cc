@@ -1,6 +1,7 @@
 #include "server/catalog/closest_name.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 
@@ -9,7 +10,8 @@ namespace {
 
 size_t CommonPrefixLength(absl::string_view a, absl::string_view b) {
   size_t n = 0;
-  while (n < a.size() && n < b.size() && absl::ascii_tolower(a[n]) == absl::ascii_tolower(b[n])) ++n;
+  while (n < a.size() && n < b.size() && absl::ascii_tolower(a[n]) == absl::ascii_tolower(b[n]))
+    ++n;
   return n;
 }
 
@@ -38,7 +40,7 @@ int EditDistance(absl::string_view a_in, absl::string_view b_in) {
 }
 
 std::optional<std::string> ClosestName(absl::string_view name,
-                                       const std::vector<absl::string_view>& candidates) {
+                                       absl::Span<const absl::string_view> candidates) {
   const int limit = std::max<int>(1, static_cast<int>(name.size()) / 3);
   std::optional<std::string> best;
   int best_distance = limit + 1;

@@ -4,9 +4,9 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 
 namespace wsched::catalog {
 
@@ -18,7 +18,7 @@ int EditDistance(absl::string_view a, absl::string_view b);
 // typo (at most a third of the name's length, and at least 1, apart). Ties go
 // to the earlier candidate so suggestions are stable.
 std::optional<std::string> ClosestName(absl::string_view name,
-                                       const std::vector<absl::string_view>& candidates);
+                                       absl::Span<const absl::string_view> candidates);
 
 }  // namespace wsched::catalog
 

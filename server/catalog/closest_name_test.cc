@@ -1,5 +1,7 @@
 #include "server/catalog/closest_name.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 
 namespace wsched::catalog {

@@ -1,8 +1,8 @@
 #include "server/catalog/diagnostics.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/match.h"
 
 namespace wsched::catalog {
 namespace {

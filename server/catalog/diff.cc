@@ -26,15 +26,17 @@ std::string Cpu(int64_t millis) { return millis == 0 ? "unset" : core::FormatCpu
 std::string Bytes(int64_t bytes) { return bytes == 0 ? "unset" : FormatSize(bytes); }
 std::string Bool(bool value) { return value ? "true" : "false"; }
 std::string Int(int64_t value) { return absl::StrCat(value); }
-std::string List(const std::vector<std::string>& items) { return absl::StrCat("[", absl::StrJoin(items, ", "), "]"); }
+std::string List(const std::vector<std::string>& items) {
+  return absl::StrCat("[", absl::StrJoin(items, ", "), "]");
+}
 std::string Labels(const std::map<std::string, std::string>& labels) {
   return absl::StrCat("{", absl::StrJoin(labels, ", ", absl::PairFormatter("=")), "}");
 }
 std::string Devices(const std::vector<core::DeviceNode>& devices) {
   std::vector<std::string> names;
   for (const core::DeviceNode& d : devices) {
-    names.push_back(BuiltinDeviceName(d).value_or(
-        absl::StrCat(d.path, " ", std::string(1, d.type), " ", d.major, ":", d.minor, " ", d.permissions)));
+    names.push_back(BuiltinDeviceName(d).value_or(absl::StrCat(
+        d.path, " ", std::string(1, d.type), " ", d.major, ":", d.minor, " ", d.permissions)));
   }
   return List(names);
 }
@@ -71,7 +73,8 @@ std::string ClassChanges(const WorkspaceClass& a, const WorkspaceClass& b) {
             [](core::Isolation i) { return std::string(core::IsolationName(i)); });
   c.Compare("devices", a.devices, b.devices, Devices);
   c.Compare("pool_selector", a.pool_selector, b.pool_selector, Labels);
-  c.Compare("credits_per_minute", a.credits_per_minute_milli, b.credits_per_minute_milli, FormatCreditsMilli);
+  c.Compare("credits_per_minute", a.credits_per_minute_milli, b.credits_per_minute_milli,
+            FormatCreditsMilli);
   c.Compare("default", a.is_default, b.is_default, Bool);
   c.Compare("deprecated", a.deprecated, b.deprecated, Bool);
   return c.Joined();
@@ -82,15 +85,17 @@ std::string PoolChanges(const NodePool& a, const NodePool& b) {
   c.Compare("labels", a.labels, b.labels, Labels);
   c.Compare("node.cpu", a.shape.cpu_millis, b.shape.cpu_millis, Cpu);
   c.Compare("node.memory", a.shape.memory_bytes, b.shape.memory_bytes, Bytes);
-  c.Compare("node.ephemeral_storage", a.shape.ephemeral_storage_bytes, b.shape.ephemeral_storage_bytes, Bytes);
+  c.Compare("node.ephemeral_storage", a.shape.ephemeral_storage_bytes,
+            b.shape.ephemeral_storage_bytes, Bytes);
   c.Compare("node.disk", a.shape.disk_bytes, b.shape.disk_bytes, Bytes);
   c.Compare("node.gpus", a.shape.gpus_per_node, b.shape.gpus_per_node, Int);
   c.Compare("node.gpu_model", a.shape.gpu_model, b.shape.gpu_model, Text);
   c.Compare("min_size", a.min_size, b.min_size, Int);
   c.Compare("max_size", a.max_size, b.max_size, Int);
-  c.Compare("scale_down.unneeded", a.scale_down.unneeded, b.scale_down.unneeded, FormatCatalogDuration);
-  c.Compare("scale_down.delay_after_add", a.scale_down.delay_after_add, b.scale_down.delay_after_add,
+  c.Compare("scale_down.unneeded", a.scale_down.unneeded, b.scale_down.unneeded,
             FormatCatalogDuration);
+  c.Compare("scale_down.delay_after_add", a.scale_down.delay_after_add,
+            b.scale_down.delay_after_add, FormatCatalogDuration);
   c.Compare("max_node_provision_time", a.max_node_provision_time, b.max_node_provision_time,
             FormatCatalogDuration);
   c.Compare("warm_buffer", a.warm_buffer, b.warm_buffer, Int);
@@ -122,7 +127,8 @@ std::string ClassSummary(const WorkspaceClass& cls) {
 std::string PoolSummary(const NodePool& pool) {
   std::string summary = absl::StrCat("node cpu ", Cpu(pool.shape.cpu_millis), ", memory ",
                                      Bytes(pool.shape.memory_bytes));
-  if (pool.is_gpu()) absl::StrAppend(&summary, ", ", pool.shape.gpus_per_node, "x ", pool.shape.gpu_model);
+  if (pool.is_gpu())
+    absl::StrAppend(&summary, ", ", pool.shape.gpus_per_node, "x ", pool.shape.gpu_model);
   absl::StrAppend(&summary, ", size ", pool.min_size, "..", pool.max_size);
   return summary;
 }
@@ -132,7 +138,8 @@ std::string PolicySummary(const DriverPolicyEntry& entry) {
 }
 
 std::string PolicyKey(const DriverPolicyEntry& entry) {
-  return absl::StrCat(entry.os_id, entry.os_version.empty() ? "" : "-", entry.os_version, "/", entry.kernel);
+  return absl::StrCat(entry.os_id, entry.os_version.empty() ? "" : "-", entry.os_version, "/",
+                      entry.kernel);
 }
 
 const std::string& IdOf(const WorkspaceClass& cls) { return cls.id; }
@@ -165,25 +172,33 @@ void DiffList(ObjectKind object, const std::vector<T>& from, const std::vector<T
 
 const char* ChangeKindName(ChangeKind kind) {
   switch (kind) {
-    case ChangeKind::kAdd: return "add";
-    case ChangeKind::kUpdate: return "update";
-    case ChangeKind::kRemove: return "remove";
-    case ChangeKind::kDeprecate: return "deprecate";
+    case ChangeKind::kAdd:
+      return "add";
+    case ChangeKind::kUpdate:
+      return "update";
+    case ChangeKind::kRemove:
+      return "remove";
+    case ChangeKind::kDeprecate:
+      return "deprecate";
   }
   return "unknown";
 }
 
 const char* ObjectKindName(ObjectKind object) {
   switch (object) {
-    case ObjectKind::kClass: return "class";
-    case ObjectKind::kPool: return "pool";
-    case ObjectKind::kDriverPolicy: return "driver_policy";
+    case ObjectKind::kClass:
+      return "class";
+    case ObjectKind::kPool:
+      return "pool";
+    case ObjectKind::kDriverPolicy:
+      return "driver_policy";
   }
   return "unknown";
 }
 
 std::string DescribeChange(const CatalogChange& change) {
-  std::string line = absl::StrCat(ChangeKindName(change.kind), " ", ObjectKindName(change.object), " ", change.id);
+  std::string line =
+      absl::StrCat(ChangeKindName(change.kind), " ", ObjectKindName(change.object), " ", change.id);
   if (!change.detail.empty()) absl::StrAppend(&line, ": ", change.detail);
   return line;
 }
@@ -192,15 +207,16 @@ std::vector<CatalogChange> DiffCatalogs(const core::Catalog& from, const core::C
   std::vector<CatalogChange> changes;
   const auto class_id = [](const WorkspaceClass& c) { return IdOf(c); };
   const auto pool_id = [](const NodePool& p) { return IdOf(p); };
-  DiffList(ObjectKind::kClass, from.classes, to.classes, class_id, ClassChanges, ClassSummary, changes);
+  DiffList(ObjectKind::kClass, from.classes, to.classes, class_id, ClassChanges, ClassSummary,
+           changes);
   DiffList(ObjectKind::kPool, from.pools, to.pools, pool_id, PoolChanges, PoolSummary, changes);
-  DiffList(ObjectKind::kDriverPolicy, from.driver_policy, to.driver_policy, PolicyKey, PolicyChanges,
-           PolicySummary, changes);
+  DiffList(ObjectKind::kDriverPolicy, from.driver_policy, to.driver_policy, PolicyKey,
+           PolicyChanges, PolicySummary, changes);
   return changes;
 }
 
-std::vector<CatalogChange> DeprecateInsteadOfRemoving(std::vector<CatalogChange> changes,
-                                                      const std::set<std::string>& in_use_class_ids) {
+std::vector<CatalogChange> DeprecateInsteadOfRemoving(
+    std::vector<CatalogChange> changes, const std::set<std::string>& in_use_class_ids) {
   for (CatalogChange& change : changes) {
     if (change.kind == ChangeKind::kRemove && change.object == ObjectKind::kClass &&
         in_use_class_ids.count(change.id) > 0) {

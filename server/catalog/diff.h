@@ -46,8 +46,8 @@ std::vector<CatalogChange> DiffCatalogs(const core::Catalog& from, const core::C
 
 // Removing a class that running workspaces use would strand them, so the
 // caller (which knows what is running) turns those removals into kDeprecate.
-std::vector<CatalogChange> DeprecateInsteadOfRemoving(std::vector<CatalogChange> changes,
-                                                      const std::set<std::string>& in_use_class_ids);
+std::vector<CatalogChange> DeprecateInsteadOfRemoving(
+    std::vector<CatalogChange> changes, const std::set<std::string>& in_use_class_ids);
 
 // The catalog to store for such an apply: `to`, plus every class of `from`
 // that `to` drops but running workspaces use, kept as deprecated and not

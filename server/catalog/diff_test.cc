@@ -52,14 +52,15 @@ TEST(DiffCatalogs, ListsAddsUpdatesAndRemovalsWithChangedFields) {
   const std::vector<CatalogChange> changes = DiffCatalogs(from, to);
   std::vector<std::string> lines;
   for (const CatalogChange& change : changes) lines.push_back(DescribeChange(change));
-  EXPECT_THAT(lines,
-              ElementsAre("update class gpu-1x: resources.memory 64Gi -> 128Gi; gpu.models [H100, A100] -> "
-                          "[H100]; credits_per_minute 2.5 -> 3",
-                          "update pool gpu-a100: max_size 8 -> 16; scale_down.unneeded 10m -> 20m",
-                          "add pool gpu-h100: node cpu 94, memory 650Gi, 8x H100, size 0..8",
-                          "remove pool cpu",
-                          "update driver_policy ubuntu-22.04/5.15.0-*-generic: driver_version \"550.54.15\" -> "
-                          "\"550.90.07\""));
+  EXPECT_THAT(
+      lines,
+      ElementsAre(
+          "update class gpu-1x: resources.memory 64Gi -> 128Gi; gpu.models [H100, A100] -> "
+          "[H100]; credits_per_minute 2.5 -> 3",
+          "update pool gpu-a100: max_size 8 -> 16; scale_down.unneeded 10m -> 20m",
+          "add pool gpu-h100: node cpu 94, memory 650Gi, 8x H100, size 0..8", "remove pool cpu",
+          "update driver_policy ubuntu-22.04/5.15.0-*-generic: driver_version \"550.54.15\" -> "
+          "\"550.90.07\""));
   EXPECT_EQ(changes[0].kind, ChangeKind::kUpdate);
   EXPECT_EQ(changes[0].object, ObjectKind::kClass);
   EXPECT_EQ(changes[0].id, "gpu-1x");
@@ -88,10 +89,11 @@ TEST(DeprecateInsteadOfRemoving, KeepsClassesRunningWorkspacesUse) {
   to.classes.erase(to.classes.begin() + 1);  // Drop gpu-1x; keep its pool.
 
   const std::set<std::string> in_use = {"gpu-1x"};
-  EXPECT_THAT(DeprecateInsteadOfRemoving(DiffCatalogs(from, to), in_use),
-              ElementsAre(CatalogChange{ChangeKind::kDeprecate, ObjectKind::kClass, "gpu-1x",
-                                        "still used by running workspaces; kept as deprecated instead of "
-                                        "removed"}));
+  EXPECT_THAT(
+      DeprecateInsteadOfRemoving(DiffCatalogs(from, to), in_use),
+      ElementsAre(CatalogChange{ChangeKind::kDeprecate, ObjectKind::kClass, "gpu-1x",
+                                "still used by running workspaces; kept as deprecated instead of "
+                                "removed"}));
   EXPECT_THAT(DeprecateInsteadOfRemoving(DiffCatalogs(from, to), {"standard"}),
               ElementsAre(CatalogChange{ChangeKind::kRemove, ObjectKind::kClass, "gpu-1x", ""}));
 

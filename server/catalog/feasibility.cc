@@ -10,10 +10,12 @@
 namespace wsched::catalog {
 namespace {
 
-std::optional<std::string> SelectorMismatch(const core::WorkspaceClass& cls, const core::NodePool& pool) {
+std::optional<std::string> SelectorMismatch(const core::WorkspaceClass& cls,
+                                            const core::NodePool& pool) {
   for (const auto& [key, value] : cls.pool_selector) {
     auto it = pool.labels.find(key);
-    if (it == pool.labels.end()) return absl::StrCat("has no label ", key, " (pool_selector wants ", value, ")");
+    if (it == pool.labels.end())
+      return absl::StrCat("has no label ", key, " (pool_selector wants ", value, ")");
     if (it->second != value) {
       return absl::StrCat("label ", key, " is ", it->second, ", pool_selector wants ", value);
     }
@@ -37,7 +39,8 @@ std::optional<std::string> WhyPoolCannotHold(const core::WorkspaceClass& cls,
   if (cls.is_gpu()) {
     if (!pool.is_gpu()) return "has no GPUs";
     const auto& models = cls.gpu.models;
-    if (!models.empty() && std::find(models.begin(), models.end(), node.gpu_model) == models.end()) {
+    if (!models.empty() &&
+        std::find(models.begin(), models.end(), node.gpu_model) == models.end()) {
       return absl::StrCat("gpu_model \"", node.gpu_model, "\" is not in models [",
                           absl::StrJoin(models, ", "), "]");
     }
@@ -48,7 +51,8 @@ std::optional<std::string> WhyPoolCannotHold(const core::WorkspaceClass& cls,
     return "is a GPU pool and the class has no pool_selector asking for it";
   }
   const core::ClassResources& need = cls.resources;
-  if (auto small = TooSmall("cpu", node.cpu_millis, need.cpu_request_millis, core::FormatCpuMillis)) {
+  if (auto small =
+          TooSmall("cpu", node.cpu_millis, need.cpu_request_millis, core::FormatCpuMillis)) {
     return small;
   }
   if (auto small = TooSmall("memory", node.memory_bytes, need.memory_bytes, FormatSize)) {

@@ -53,7 +53,8 @@ absl::StatusOr<std::vector<fs::path>> CatalogFiles(const fs::path& path) {
   for (fs::directory_iterator it(path, error), end; !error && it != end; it.increment(error)) {
     if (it->is_regular_file(error) && IsCatalogFileName(it->path())) files.push_back(it->path());
     if (files.size() > kMaxCatalogFiles) {
-      return absl::InvalidArgumentError(absl::StrCat("holds more than ", kMaxCatalogFiles, " catalog files"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("holds more than ", kMaxCatalogFiles, " catalog files"));
     }
   }
   if (error) return absl::NotFoundError(absl::StrCat("cannot list: ", error.message()));
@@ -96,7 +97,8 @@ CatalogCheck CheckCatalogPath(const std::string& path) {
     absl::StatusOr<std::string> text = ReadFile(file);
     if (!text.ok()) {
       diagnostics.ParseError(file.string(), text.status().message());
-      for (absl::string_view list : {"classes", "pools", "driver_policy"}) diagnostics.MarkIncomplete(list);
+      for (absl::string_view list : {"classes", "pools", "driver_policy"})
+        diagnostics.MarkIncomplete(list);
       continue;
     }
     ReadCatalogYaml(*text, label, catalog, sources, diagnostics);
@@ -107,7 +109,8 @@ CatalogCheck CheckCatalogPath(const std::string& path) {
 
 absl::StatusOr<core::Catalog> LoadCatalog(const std::string& path) {
   std::error_code error;
-  if (!fs::exists(path, error)) return absl::NotFoundError(absl::StrCat(path, ": no such file or directory"));
+  if (!fs::exists(path, error))
+    return absl::NotFoundError(absl::StrCat(path, ": no such file or directory"));
   CatalogCheck check = CheckCatalogPath(path);
   if (absl::Status status = CheckStatus(check); !status.ok()) return status;
   return std::move(check.catalog);

@@ -1,8 +1,12 @@
 // Loading files and directories, and the sample catalogs under classes/.
 #include "server/catalog/load.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <set>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -20,13 +24,17 @@ std::string Sample(const char* name) { return std::string(WSCHED_SOURCE_DIR "/cl
 // A fresh directory under the test's temp dir, removed afterwards.
 class TempDir {
  public:
-  TempDir() : path_(fs::path(::testing::TempDir()) / ("catalog_" + std::to_string(::getpid()) + "_" +
-                                                        ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+  TempDir()
+      : path_(fs::path(::testing::TempDir()) /
+              ("catalog_" + std::to_string(::getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
   ~TempDir() { fs::remove_all(path_); }
-  void Write(const std::string& name, const std::string& text) const { std::ofstream(path_ / name) << text; }
+  void Write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+  }
   std::string path() const { return path_.string(); }
 
  private:
@@ -69,6 +77,22 @@ TEST(Samples, SelfHostedCatalogIsValid) {
   EXPECT_EQ(check.catalog.FindPool("gpu-l4")->min_size, 0);
 }
 
+// The complete example in the reference must stay valid as the rules evolve.
+TEST(Samples, ReferenceExampleIsValid) {
+  std::ifstream in(WSCHED_SOURCE_DIR "/docs/catalog.md");
+  ASSERT_TRUE(in) << "docs/catalog.md not found";
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t heading = doc.find("## A complete example");
+  ASSERT_NE(heading, std::string::npos);
+  const size_t start = doc.find("```yaml\n", heading);
+  ASSERT_NE(start, std::string::npos);
+  const size_t body = start + 8;
+  const size_t end = doc.find("```", body);
+  ASSERT_NE(end, std::string::npos);
+  const CatalogCheck check = CheckCatalogText(doc.substr(body, end - body));
+  EXPECT_THAT(check.errors, IsEmpty());
+}
+
 TEST(LoadCatalog, MergesTheYamlFilesOfADirectoryInNameOrder) {
   TempDir dir;
   dir.Write("10-cpu.yaml", testing::kMinimalCatalog);
@@ -109,13 +133,14 @@ pools:
 )");
   dir.Write("c.yaml", "classes: [\n");
   const CatalogCheck check = CheckCatalogPath(dir.path());
-  EXPECT_THAT(check.errors,
-              ElementsAre("b.yaml: classes[0] (small).resources.memory: \"8GB\" is not a quantity; did you "
-                          "mean 8Gi?",
-                          "c.yaml: line 2, column 1: end of sequence flow not found",
-                          "b.yaml: pools[0] (gpu).max_size: must be >= min_size (2)",
-                          "b.yaml: classes[0] (small).id: \"small\" is already used by a.yaml: classes[0]",
-                          "classes: 2 default classes (small, small); mark exactly one"));
+  EXPECT_THAT(
+      check.errors,
+      ElementsAre("b.yaml: classes[0] (small).resources.memory: \"8GB\" is not a quantity; did you "
+                  "mean 8Gi?",
+                  "c.yaml: line 2, column 1: end of sequence flow not found",
+                  "b.yaml: pools[0] (gpu).max_size: must be >= min_size (2)",
+                  "b.yaml: classes[0] (small).id: \"small\" is already used by a.yaml: classes[0]",
+                  "classes: 2 default classes (small, small); mark exactly one"));
   EXPECT_EQ(LoadCatalog(dir.path()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 

@@ -19,21 +19,27 @@ namespace wsched::catalog {
 namespace {
 
 // Allowed keys at each level. Keep in step with docs/catalog.md.
-const std::vector<absl::string_view> kTopKeys = {"classes", "pools", "driver_policy"};
-const std::vector<absl::string_view> kClassKeys = {
-    "id",      "display_name", "description",   "category",           "resources", "gpu",
-    "devices", "pool_selector", "credits_per_minute", "default", "deprecated"};
-const std::vector<absl::string_view> kResourceKeys = {"cpu", "cpu_limit", "memory",
-                                                      "ephemeral_storage", "disk"};
-const std::vector<absl::string_view> kGpuKeys = {"count", "models", "isolation"};
-const std::vector<absl::string_view> kDeviceKeys = {"path", "type", "major", "minor", "permissions"};
-const std::vector<absl::string_view> kPoolKeys = {
-    "id",         "labels",                  "node",        "min_size",          "max_size",
-    "scale_down", "max_node_provision_time", "warm_buffer", "allow_unsafe_iommu"};
-const std::vector<absl::string_view> kNodeKeys = {"cpu",  "memory", "ephemeral_storage",
-                                                  "disk", "gpus",   "gpu_model"};
-const std::vector<absl::string_view> kScaleDownKeys = {"unneeded", "delay_after_add"};
-const std::vector<absl::string_view> kDriverPolicyKeys = {
+constexpr absl::string_view kTopKeys[] = {"classes", "pools", "driver_policy"};
+constexpr absl::string_view kClassKeys[] = {
+    "id",      "display_name",  "description",        "category", "resources", "gpu",
+    "devices", "pool_selector", "credits_per_minute", "default",  "deprecated"};
+constexpr absl::string_view kResourceKeys[] = {"cpu", "cpu_limit", "memory", "ephemeral_storage",
+                                               "disk"};
+constexpr absl::string_view kGpuKeys[] = {"count", "models", "isolation"};
+constexpr absl::string_view kDeviceKeys[] = {"path", "type", "major", "minor", "permissions"};
+constexpr absl::string_view kPoolKeys[] = {"id",
+                                           "labels",
+                                           "node",
+                                           "min_size",
+                                           "max_size",
+                                           "scale_down",
+                                           "max_node_provision_time",
+                                           "warm_buffer",
+                                           "allow_unsafe_iommu"};
+constexpr absl::string_view kNodeKeys[] = {"cpu",  "memory", "ephemeral_storage",
+                                           "disk", "gpus",   "gpu_model"};
+constexpr absl::string_view kScaleDownKeys[] = {"unneeded", "delay_after_add"};
+constexpr absl::string_view kDriverPolicyKeys[] = {
     "kernel", "os_id", "os_version", "driver_version", "driver_branch", "installer_repo"};
 
 absl::StatusOr<int64_t> ParseCpu(absl::string_view text) { return core::ParseCpuMillis(text); }
@@ -54,7 +60,8 @@ constexpr ScalarParser<absl::Duration> kDuration{"a duration (\"10m\")", ParseCa
 // Runs a parser on a scalar field and reports its error message (which
 // already quotes the value) at the field's path.
 template <typename T>
-std::optional<T> ReadWith(const Field& field, const ScalarParser<T>& parser, Diagnostics& diagnostics) {
+std::optional<T> ReadWith(const Field& field, const ScalarParser<T>& parser,
+                          Diagnostics& diagnostics) {
   auto text = ReadScalar(field, parser.expected, diagnostics);
   if (!text) return std::nullopt;
   absl::StatusOr<T> value = parser.parse(*text);
@@ -99,8 +106,8 @@ std::optional<Field> OpenElement(const Field& element, absl::string_view list,
                                  const ElementSource& source, absl::string_view what,
                                  Diagnostics& diagnostics) {
   if (!element.node.IsMap()) {
-    diagnostics.ParseError(element.path,
-                           absl::StrCat("must be a map (one ", what, "), got ", DescribeNode(element.node)));
+    diagnostics.ParseError(element.path, absl::StrCat("must be a map (one ", what, "), got ",
+                                                      DescribeNode(element.node)));
     return std::nullopt;
   }
   const std::string id = list == "driver_policy" ? "" : PeekId(element.node);
@@ -173,7 +180,8 @@ std::optional<core::DeviceNode> ReadExplicitDevice(const Field& field, Diagnosti
     if (*text == "c" || *text == "b") {
       device.type = (*text)[0];
     } else {
-      diagnostics.ParseError(type.path, absl::StrCat("must be c (character) or b (block), got \"", *text, "\""));
+      diagnostics.ParseError(
+          type.path, absl::StrCat("must be c (character) or b (block), got \"", *text, "\""));
       complete = false;
     }
   }
@@ -192,8 +200,9 @@ std::vector<core::DeviceNode> ReadDevices(const Field& field, Diagnostics& diagn
     } else if (element.node.IsMap()) {
       device = ReadExplicitDevice(element, diagnostics);
     } else {
-      diagnostics.ParseError(element.path, absl::StrCat("must be a device name or {path, type, major, minor}, got ",
-                                                        DescribeNode(element.node)));
+      diagnostics.ParseError(
+          element.path, absl::StrCat("must be a device name or {path, type, major, minor}, got ",
+                                     DescribeNode(element.node)));
     }
     if (device) devices.push_back(*std::move(device));
   }
@@ -236,8 +245,7 @@ core::ScaleDownSettings ReadScaleDown(const Field& field, Diagnostics& diagnosti
   core::ScaleDownSettings settings;  // Defaults: 10m and 10m (core/pool.h).
   MapFields fields(field, kScaleDownKeys, diagnostics);
   SetIf(ReadWith(fields.Get("unneeded"), kDuration, diagnostics), settings.unneeded);
-  SetIf(ReadWith(fields.Get("delay_after_add"), kDuration, diagnostics),
-        settings.delay_after_add);
+  SetIf(ReadWith(fields.Get("delay_after_add"), kDuration, diagnostics), settings.delay_after_add);
   return settings;
 }
 
@@ -299,10 +307,6 @@ std::string PositionPath(absl::string_view file, const YAML::Mark& mark) {
   return absl::StrCat(prefix, "line ", mark.line + 1, ", column ", mark.column + 1);
 }
 
-}  // namespace
-
-namespace {
-
 void MarkAllIncomplete(Diagnostics& diagnostics) {
   for (absl::string_view list : kTopKeys) diagnostics.MarkIncomplete(list);
 }
@@ -335,14 +339,16 @@ void ReadCatalogYaml(absl::string_view yaml_text, absl::string_view file, core::
   }
   if (documents.empty() || documents[0].IsNull()) return;  // An empty file adds nothing.
   if (!documents[0].IsMap()) {
-    diagnostics.ParseError(name, absl::StrCat("must be a map with classes, pools and driver_policy, got ",
-                                              DescribeNode(documents[0])));
+    diagnostics.ParseError(name,
+                           absl::StrCat("must be a map with classes, pools and driver_policy, got ",
+                                        DescribeNode(documents[0])));
     MarkAllIncomplete(diagnostics);
     return;
   }
   const std::string root = file.empty() ? "" : absl::StrCat(file, ": ");
   const MapFields top(Field{documents[0], root}, kTopKeys, diagnostics);
-  ReadSection(top, "classes", "class", file, ReadClass, catalog.classes, sources.classes, diagnostics);
+  ReadSection(top, "classes", "class", file, ReadClass, catalog.classes, sources.classes,
+              diagnostics);
   ReadSection(top, "pools", "pool", file, ReadPool, catalog.pools, sources.pools, diagnostics);
   ReadSection(top, "driver_policy", "driver policy entry", file, ReadDriverPolicy,
               catalog.driver_policy, sources.driver_policy, diagnostics);

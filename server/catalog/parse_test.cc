@@ -132,24 +132,25 @@ driver_policy:
     driver_branch: "550"
     installer_repo: registry.example.com/nvidia/driver
 )");
-  EXPECT_THAT(check.errors,
-              ElementsAre("clases: unknown field; did you mean classes?",
-                          "classes[0] (small).display_nmae: unknown field; did you mean display_name?",
-                          "classes[0] (small).is_default: unknown field; did you mean default?",
-                          "classes[0] (small).colour: unknown field",
-                          "classes[0] (small).display_name: is required",
-                          "classes[0] (small).resources.memroy: unknown field; did you mean memory?",
-                          "classes[0] (small).resources.memory: is required",
-                          "classes[0] (small).gpu.modles: unknown field; did you mean models?",
-                          "classes[0] (small).devices[1].minro: unknown field; did you mean minor?",
-                          "classes[0] (small).devices[1].minor: is required",
-                          "pools[0] (gpu).node.gpu: unknown field; did you mean gpus?",
-                          "pools[0] (gpu).scale_down.uneeded: unknown field; did you mean unneeded?",
-                          // Too short to guess between os_id and os_version.
-                          "driver_policy[0].os: unknown field",
-                          // Validation still runs on what could be read.
-                          "pools[0] (gpu).node.gpu_model: set on a pool without GPUs (node.gpus is 0)",
-                          "classes: no default class; mark exactly one class with default: true"));
+  EXPECT_THAT(
+      check.errors,
+      ElementsAre("clases: unknown field; did you mean classes?",
+                  "classes[0] (small).display_nmae: unknown field; did you mean display_name?",
+                  "classes[0] (small).is_default: unknown field; did you mean default?",
+                  "classes[0] (small).colour: unknown field",
+                  "classes[0] (small).display_name: is required",
+                  "classes[0] (small).resources.memroy: unknown field; did you mean memory?",
+                  "classes[0] (small).resources.memory: is required",
+                  "classes[0] (small).gpu.modles: unknown field; did you mean models?",
+                  "classes[0] (small).devices[1].minro: unknown field; did you mean minor?",
+                  "classes[0] (small).devices[1].minor: is required",
+                  "pools[0] (gpu).node.gpu: unknown field; did you mean gpus?",
+                  "pools[0] (gpu).scale_down.uneeded: unknown field; did you mean unneeded?",
+                  // Too short to guess between os_id and os_version.
+                  "driver_policy[0].os: unknown field",
+                  // Validation still runs on what could be read.
+                  "pools[0] (gpu).node.gpu_model: set on a pool without GPUs (node.gpus is 0)",
+                  "classes: no default class; mark exactly one class with default: true"));
 }
 
 TEST(CheckCatalogText, UnknownDeviceNameSuggestsABuiltIn) {
@@ -162,8 +163,9 @@ classes:
     default: true
 pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
 )");
-  EXPECT_THAT(check.errors, ElementsAre("classes[0] (small).devices[0]: unknown device \"fuze\"; did you mean "
-                                        "fuse? (built in: fuse, tun, kvm; or give {path, type, major, minor})"));
+  EXPECT_THAT(check.errors,
+              ElementsAre("classes[0] (small).devices[0]: unknown device \"fuze\"; did you mean "
+                          "fuse? (built in: fuse, tun, kvm; or give {path, type, major, minor})"));
 }
 
 TEST(CheckCatalogText, WrongTypesAreErrorsNotCrashes) {
@@ -182,18 +184,19 @@ classes:
 pools: {id: p}
 driver_policy: none
 )");
-  EXPECT_THAT(check.errors,
-              ElementsAre("classes[0] (a).display_name: must be a string, got a list",
-                          "classes[0] (a).resources: must be a map, got a list",
-                          "classes[0] (a).gpu: must be a map, got \"1\"",
-                          "classes[0] (a).devices: must be a list, got a map",
-                          "classes[0] (a).pool_selector: must be a map, got a list",
-                          "classes[0] (a).credits_per_minute: must be a decimal number (\"2.5\"), got a map",
-                          "classes[0] (a).default: must be true or false, got \"yes\"",
-                          "classes[1]: must be a map (one class), got \"just a string\"",
-                          "classes[2]: must be a map (one class), got nothing",
-                          "pools: must be a list, got a map",
-                          "driver_policy: must be a list, got \"none\""));
+  EXPECT_THAT(
+      check.errors,
+      ElementsAre(
+          "classes[0] (a).display_name: must be a string, got a list",
+          "classes[0] (a).resources: must be a map, got a list",
+          "classes[0] (a).gpu: must be a map, got \"1\"",
+          "classes[0] (a).devices: must be a list, got a map",
+          "classes[0] (a).pool_selector: must be a map, got a list",
+          "classes[0] (a).credits_per_minute: must be a decimal number (\"2.5\"), got a map",
+          "classes[0] (a).default: must be true or false, got \"yes\"",
+          "classes[1]: must be a map (one class), got \"just a string\"",
+          "classes[2]: must be a map (one class), got nothing", "pools: must be a list, got a map",
+          "driver_policy: must be a list, got \"none\""));
 }
 
 TEST(CheckCatalogText, WrongScalarsAreReportedWithTheirValue) {
@@ -215,22 +218,27 @@ pools:
 )");
   EXPECT_THAT(
       check.errors,
-      ElementsAre(
-          "classes[0] (small).resources.cpu: \"2 cores\" is not a CPU quantity; use cores (\"4\", \"1.5\") or "
-          "millicores (\"500m\")",
-          "classes[0] (small).resources.memory: \"16\" has no unit; write e.g. \"16Gi\" or \"16Mi\"",
-          "classes[0] (small).resources.disk: \"1.5Gi\" is not a quantity; use a whole number with an optional "
-          "suffix (\"16Gi\", \"500Mi\")",
-          "classes[0] (small).gpu.count: \"one\" is not a whole number",
-          "classes[0] (small).gpu.isolation: must be container or vm, got \"docker\"",
-          "classes[0] (small).credits_per_minute: \"0.1234\" has more than 3 decimals; credits are counted in "
-          "thousandths",
-          "pools[0] (cpu).min_size: \"1.5\" is not a whole number",
-          "pools[0] (cpu).max_size: 99999999999 is out of range",
-          "pools[0] (cpu).scale_down.unneeded: \"600\" is not a duration; use a number with a unit, e.g. "
-          "\"10m\", \"30s\", \"1h30m\"",
-          "pools[0] (cpu).max_node_provision_time: \"forever\" is not a duration; use a number with a unit, "
-          "e.g. \"10m\", \"30s\", \"1h30m\""));
+      ElementsAre("classes[0] (small).resources.cpu: \"2 cores\" is not a CPU quantity; use cores "
+                  "(\"4\", \"1.5\") or "
+                  "millicores (\"500m\")",
+                  "classes[0] (small).resources.memory: \"16\" has no unit; write e.g. \"16Gi\" or "
+                  "\"16Mi\"",
+                  "classes[0] (small).resources.disk: \"1.5Gi\" is not a quantity; use a whole "
+                  "number with an optional "
+                  "suffix (\"16Gi\", \"500Mi\")",
+                  "classes[0] (small).gpu.count: \"one\" is not a whole number",
+                  "classes[0] (small).gpu.isolation: must be container or vm, got \"docker\"",
+                  "classes[0] (small).credits_per_minute: \"0.1234\" has more than 3 decimals; "
+                  "credits are counted in "
+                  "thousandths",
+                  "pools[0] (cpu).min_size: \"1.5\" is not a whole number",
+                  "pools[0] (cpu).max_size: 99999999999 is out of range",
+                  "pools[0] (cpu).scale_down.unneeded: \"600\" is not a duration; use a number "
+                  "with a unit, e.g. "
+                  "\"10m\", \"30s\", \"1h30m\"",
+                  "pools[0] (cpu).max_node_provision_time: \"forever\" is not a duration; use a "
+                  "number with a unit, "
+                  "e.g. \"10m\", \"30s\", \"1h30m\""));
 }
 
 TEST(CheckCatalogText, DuplicateKeysAreErrors) {
@@ -252,7 +260,8 @@ pools:
 }
 
 TEST(CheckCatalogText, BrokenYamlReportsLineAndColumn) {
-  const CatalogCheck check = CheckCatalogText("classes:\n  - id: small\n    display_name: [Small\npools: []\n");
+  const CatalogCheck check =
+      CheckCatalogText("classes:\n  - id: small\n    display_name: [Small\npools: []\n");
   ASSERT_EQ(check.errors.size(), 1u);
   EXPECT_THAT(check.errors[0], ::testing::StartsWith("line 4, column 6: "));
   // Nothing else: a catalog that could not be read is not judged further.
@@ -268,8 +277,9 @@ TEST(CheckCatalogText, BadIndentationReportsLineAndColumn) {
 TEST(CheckCatalogText, RefusesSeveralDocumentsAndNonMapTopLevel) {
   EXPECT_THAT(CheckCatalogText("classes: []\n---\npools: []\n").errors,
               ElementsAre("catalog: holds 2 YAML documents; put one catalog in each file"));
-  EXPECT_THAT(CheckCatalogText("- a\n- b\n").errors,
-              ElementsAre("catalog: must be a map with classes, pools and driver_policy, got a list"));
+  EXPECT_THAT(
+      CheckCatalogText("- a\n- b\n").errors,
+      ElementsAre("catalog: must be a map with classes, pools and driver_policy, got a list"));
 }
 
 TEST(CheckCatalogText, EmptyTextHasNoClasses) {
@@ -287,7 +297,8 @@ TEST(CheckCatalogText, OddYamlNeverThrows) {
       "classes:\n  - id: !custom x\n    display_name: !!int 3\n",
       "classes: [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
       "\t- tab",
-      "classes: [{id: a, resources: {cpu: [1], memory: {x: 1}}, gpu: {count: [2], models: [[H100]]}}]",
+      "classes: [{id: a, resources: {cpu: [1], memory: {x: 1}}, gpu: {count: [2], models: "
+      "[[H100]]}}]",
       "pools: [{id: p, node: [], scale_down: [1], labels: {[a]: b}}]",
       "driver_policy: [{kernel: {}, os_id: [], driver_version: null}]",
       "\xff\xfe garbage",
@@ -306,7 +317,8 @@ TEST(CheckCatalogText, OddYamlNeverThrows) {
 
 TEST(CheckCatalogText, RefusesHugeTexts) {
   const std::string huge(kMaxCatalogTextBytes + 1, '#');
-  EXPECT_THAT(CheckCatalogText(huge).errors, ElementsAre(HasSubstr("catalog: is 4194305 bytes; the limit is")));
+  EXPECT_THAT(CheckCatalogText(huge).errors,
+              ElementsAre(HasSubstr("catalog: is 4194305 bytes; the limit is")));
 }
 
 }  // namespace

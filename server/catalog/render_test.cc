@@ -28,7 +28,8 @@ void ExpectRoundTrip(const core::Catalog& catalog) {
 TEST(RenderCatalogYaml, RoundTripsTheSamples) {
   for (const char* name : {"saas.yaml", "self-hosted.yaml"}) {
     SCOPED_TRACE(name);
-    absl::StatusOr<core::Catalog> catalog = LoadCatalog(std::string(WSCHED_SOURCE_DIR "/classes/") + name);
+    absl::StatusOr<core::Catalog> catalog =
+        LoadCatalog(std::string(WSCHED_SOURCE_DIR "/classes/") + name);
     ASSERT_TRUE(catalog.ok()) << catalog.status();
     ExpectRoundTrip(*catalog);
   }

@@ -31,16 +31,17 @@ absl::StatusOr<int64_t> ParseCreditsMilli(absl::string_view text) {
     fraction = text.substr(dot + 1);
   }
   const auto bad = [&] {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Quoted(text), " is not a credit amount; use a decimal number >= 0 with at most 3 decimals"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(text),
+                     " is not a credit amount; use a decimal number >= 0 with at most 3 decimals"));
   };
   if (whole.empty() || !AllDigits(whole) || !AllDigits(fraction) ||
       (dot != absl::string_view::npos && fraction.empty())) {
     return bad();
   }
   if (fraction.size() > 3) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(Quoted(text), " has more than 3 decimals; credits are counted in thousandths"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        Quoted(text), " has more than 3 decimals; credits are counted in thousandths"));
   }
   int64_t units = 0;
   if (!absl::SimpleAtoi(whole, &units) || units > std::numeric_limits<int64_t>::max() / 1000 - 1) {
@@ -55,7 +56,8 @@ absl::StatusOr<int64_t> ParseCreditsMilli(absl::string_view text) {
 
 std::string FormatCreditsMilli(int64_t milli) {
   const char* sign = milli < 0 ? "-" : "";
-  const uint64_t magnitude = milli < 0 ? 0 - static_cast<uint64_t>(milli) : static_cast<uint64_t>(milli);
+  const uint64_t magnitude =
+      milli < 0 ? 0 - static_cast<uint64_t>(milli) : static_cast<uint64_t>(milli);
   std::string text = absl::StrCat(sign, magnitude / 1000);
   if (const uint64_t rest = magnitude % 1000; rest != 0) {
     std::string decimals = absl::StrFormat("%03d", rest);
@@ -67,8 +69,8 @@ std::string FormatCreditsMilli(int64_t milli) {
 
 absl::StatusOr<int64_t> ParseSizeWithUnit(absl::string_view text) {
   if (!text.empty() && AllDigits(text) && text.find_first_not_of('0') != absl::string_view::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Quoted(text), " has no unit; write e.g. \"", text, "Gi\" or \"", text, "Mi\""));
+    return absl::InvalidArgumentError(absl::StrCat(Quoted(text), " has no unit; write e.g. \"",
+                                                   text, "Gi\" or \"", text, "Mi\""));
   }
   return core::ParseBytes(text);
 }
@@ -76,8 +78,10 @@ absl::StatusOr<int64_t> ParseSizeWithUnit(absl::string_view text) {
 std::string FormatSize(int64_t bytes) {
   std::string binary = core::FormatBytes(bytes);
   if (!AllDigits(binary) || bytes == 0) return binary;
-  constexpr std::pair<int64_t, const char*> kDecimal[] = {
-      {int64_t{1000} * 1000 * 1000 * 1000, "T"}, {1000 * 1000 * 1000, "G"}, {1000 * 1000, "M"}, {1000, "k"}};
+  constexpr std::pair<int64_t, const char*> kDecimal[] = {{int64_t{1000} * 1000 * 1000 * 1000, "T"},
+                                                          {1000 * 1000 * 1000, "G"},
+                                                          {1000 * 1000, "M"},
+                                                          {1000, "k"}};
   for (const auto& [factor, suffix] : kDecimal) {
     if (bytes % factor == 0) return absl::StrCat(bytes / factor, suffix);
   }
@@ -90,14 +94,18 @@ absl::StatusOr<absl::Duration> ParseCatalogDuration(absl::string_view text) {
   absl::Duration duration;
   if (!absl::ParseDuration(std::string(text), &duration)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        Quoted(text), " is not a duration; use a number with a unit, e.g. \"10m\", \"30s\", \"1h30m\""));
+        Quoted(text),
+        " is not a duration; use a number with a unit, e.g. \"10m\", \"30s\", \"1h30m\""));
   }
   if (duration == absl::InfiniteDuration() || duration < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError(absl::StrCat(Quoted(text), " must be a finite duration >= 0"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Quoted(text), " must be a finite duration >= 0"));
   }
   return duration;
 }
 
-std::string FormatCatalogDuration(absl::Duration duration) { return absl::FormatDuration(duration); }
+std::string FormatCatalogDuration(absl::Duration duration) {
+  return absl::FormatDuration(duration);
+}
 
 }  // namespace wsched::catalog

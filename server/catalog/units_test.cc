@@ -32,8 +32,10 @@ TEST(Credits, FormatIsTheInverse) {
 
 TEST(SizeWithUnit, RefusesBareNumbers) {
   EXPECT_EQ(*ParseSizeWithUnit("16Gi"), int64_t{16} << 30);
-  EXPECT_EQ(ParseSizeWithUnit("16").status().message(), "\"16\" has no unit; write e.g. \"16Gi\" or \"16Mi\"");
-  EXPECT_EQ(ParseSizeWithUnit("16GB").status().message(), "\"16GB\" is not a quantity; did you mean 16Gi?");
+  EXPECT_EQ(ParseSizeWithUnit("16").status().message(),
+            "\"16\" has no unit; write e.g. \"16Gi\" or \"16Mi\"");
+  EXPECT_EQ(ParseSizeWithUnit("16GB").status().message(),
+            "\"16GB\" is not a quantity; did you mean 16Gi?");
   EXPECT_FALSE(ParseSizeWithUnit("0Gi").ok());
 }
 
@@ -42,7 +44,8 @@ TEST(SizeWithUnit, FormatReadsBack) {
   EXPECT_EQ(FormatSize(1'000'000'000), "1G");
   EXPECT_EQ(FormatSize(1'500'000), "1500k");
   EXPECT_EQ(FormatSize(2048), "2Ki");
-  for (int64_t bytes : {int64_t{1000}, int64_t{1024}, int64_t{3} << 40, int64_t{5'000'000'000'000}, int64_t{123'000}}) {
+  for (int64_t bytes : {int64_t{1000}, int64_t{1024}, int64_t{3} << 40, int64_t{5'000'000'000'000},
+                        int64_t{123'000}}) {
     ASSERT_TRUE(HasSizeText(bytes));
     EXPECT_EQ(*ParseSizeWithUnit(FormatSize(bytes)), bytes) << bytes;
   }

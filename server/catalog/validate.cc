@@ -24,7 +24,7 @@ using core::DriverPolicyEntry;
 using core::NodePool;
 using core::WorkspaceClass;
 
-constexpr int64_t kMaxDeviceMajor = 4095;      // 12 bits in Linux dev_t.
+constexpr int64_t kMaxDeviceMajor = 4095;     // 12 bits in Linux dev_t.
 constexpr int64_t kMaxDeviceMinor = 1048575;  // 20 bits.
 constexpr size_t kMaxDevicePathBytes = 256;
 constexpr size_t kMaxLabelKeyBytes = 253 + 1 + 63;
@@ -58,8 +58,8 @@ bool AllOf(absl::string_view text, absl::string_view extra_chars, bool allow_upp
 
 // Kubernetes label name or value: [A-Za-z0-9._-], alphanumeric at both ends.
 bool IsLabelName(absl::string_view text) {
-  return !text.empty() && text.size() <= 63 && AllOf(text, "._-") && absl::ascii_isalnum(text.front()) &&
-         absl::ascii_isalnum(text.back());
+  return !text.empty() && text.size() <= 63 && AllOf(text, "._-") &&
+         absl::ascii_isalnum(text.front()) && absl::ascii_isalnum(text.back());
 }
 
 // "[dns-subdomain/]name", as Kubernetes label keys.
@@ -99,7 +99,8 @@ class CatalogValidator {
   // A mismatched sources object would misname every element; fall back to
   // plain indices rather than trusting it.
   static CatalogSources SourcesFor(const Catalog& catalog, const CatalogSources& sources) {
-    if (sources.classes.size() == catalog.classes.size() && sources.pools.size() == catalog.pools.size() &&
+    if (sources.classes.size() == catalog.classes.size() &&
+        sources.pools.size() == catalog.pools.size() &&
         sources.driver_policy.size() == catalog.driver_policy.size()) {
       return sources;
     }
@@ -109,10 +110,16 @@ class CatalogValidator {
   std::string ClassPath(size_t i) const {
     return ElementPath("classes", sources_.classes[i], catalog_.classes[i].id);
   }
-  std::string PoolPath(size_t i) const { return ElementPath("pools", sources_.pools[i], catalog_.pools[i].id); }
-  std::string PolicyPath(size_t i) const { return ElementPath("driver_policy", sources_.driver_policy[i], ""); }
+  std::string PoolPath(size_t i) const {
+    return ElementPath("pools", sources_.pools[i], catalog_.pools[i].id);
+  }
+  std::string PolicyPath(size_t i) const {
+    return ElementPath("driver_policy", sources_.driver_policy[i], "");
+  }
 
-  void Error(absl::string_view path, absl::string_view message) { diagnostics_.Error(path, message); }
+  void Error(absl::string_view path, absl::string_view message) {
+    diagnostics_.Error(path, message);
+  }
   void Error(absl::string_view parent, absl::string_view field, absl::string_view message) {
     diagnostics_.Error(FieldPath(parent, field), message);
   }
@@ -133,13 +140,14 @@ class CatalogValidator {
       Error(path, "id", "is required");
     } else if (!core::IsDnsLabel(id)) {
       Error(path, "id",
-            absl::StrCat(Quoted(id), " is not a DNS label (1-63 lower-case letters, digits and '-', "
-                                     "starting and ending with a letter or digit)"));
+            absl::StrCat(Quoted(id),
+                         " is not a DNS label (1-63 lower-case letters, digits and '-', "
+                         "starting and ending with a letter or digit)"));
     }
   }
 
-  void CheckText(absl::string_view path, absl::string_view field, absl::string_view text, size_t max_bytes,
-                 bool required, bool allow_newlines = false) {
+  void CheckText(absl::string_view path, absl::string_view field, absl::string_view text,
+                 size_t max_bytes, bool required, bool allow_newlines = false) {
     if (text.empty()) {
       if (required) Error(path, field, "is required");
       return;
@@ -187,12 +195,14 @@ class CatalogValidator {
     for (const auto& [key, value] : labels) {
       const std::string key_path = FieldPath(path, key);
       if (key.size() > kMaxLabelKeyBytes || !IsLabelKey(key)) {
-        Error(key_path, absl::StrCat(Quoted(key), " is not a label key ([prefix/]name; name: 1-63 letters, "
-                                                  "digits, '-', '_' or '.', starting and ending alphanumeric)"));
+        Error(key_path, absl::StrCat(Quoted(key),
+                                     " is not a label key ([prefix/]name; name: 1-63 letters, "
+                                     "digits, '-', '_' or '.', starting and ending alphanumeric)"));
       }
       if (value.size() > kMaxLabelValueBytes || !IsLabelValue(value)) {
-        Error(key_path, absl::StrCat(Quoted(value), " is not a label value (at most 63 letters, digits, '-', "
-                                                    "'_' or '.', starting and ending alphanumeric)"));
+        Error(key_path, absl::StrCat(Quoted(value),
+                                     " is not a label value (at most 63 letters, digits, '-', "
+                                     "'_' or '.', starting and ending alphanumeric)"));
       }
     }
   }
@@ -211,15 +221,18 @@ class CatalogValidator {
     CheckLabels(FieldPath(path, "pool_selector"), cls.pool_selector);
     if (cls.credits_per_minute_milli < 0) Error(path, "credits_per_minute", "must be >= 0");
     if (cls.is_default && cls.deprecated) {
-      Error(path, "deprecated", "the default class cannot be deprecated; new workspaces fall back to it");
+      Error(path, "deprecated",
+            "the default class cannot be deprecated; new workspaces fall back to it");
     }
   }
 
   void CheckResources(absl::string_view path, const core::ClassResources& resources) {
     CheckRequiredCpu(path, "cpu", resources.cpu_request_millis);
-    if (resources.cpu_request_millis > 0 && resources.cpu_limit_millis < resources.cpu_request_millis) {
+    if (resources.cpu_request_millis > 0 &&
+        resources.cpu_limit_millis < resources.cpu_request_millis) {
       Error(path, "cpu_limit",
-            absl::StrCat("must be >= cpu (", core::FormatCpuMillis(resources.cpu_request_millis), ")"));
+            absl::StrCat("must be >= cpu (", core::FormatCpuMillis(resources.cpu_request_millis),
+                         ")"));
     }
     CheckRequiredSize(path, "memory", resources.memory_bytes);
     CheckOptionalSize(path, "ephemeral_storage", resources.ephemeral_storage_bytes);
@@ -228,13 +241,15 @@ class CatalogValidator {
 
   void CheckGpu(absl::string_view path, const core::GpuRequirement& gpu) {
     if (gpu.count < 0) Error(path, "count", "must be >= 0");
-    if (gpu.count > kMaxGpusPerClass) Error(path, "count", absl::StrCat("must be <= ", kMaxGpusPerClass));
+    if (gpu.count > kMaxGpusPerClass)
+      Error(path, "count", absl::StrCat("must be <= ", kMaxGpusPerClass));
     const std::string models_path = FieldPath(path, "models");
     if (gpu.count == 0 && !gpu.models.empty()) {
       Error(models_path, "set on a class without GPUs (gpu.count is 0)");
     }
     if (gpu.models.size() > kMaxListEntries) {
-      Error(models_path, absl::StrCat("has ", gpu.models.size(), " entries; at most ", kMaxListEntries));
+      Error(models_path,
+            absl::StrCat("has ", gpu.models.size(), " entries; at most ", kMaxListEntries));
       return;
     }
     std::set<absl::string_view> seen;
@@ -254,16 +269,20 @@ class CatalogValidator {
   void CheckDevice(absl::string_view path, const core::DeviceNode& device) {
     const std::string path_field = FieldPath(path, "path");
     if (!absl::StartsWith(device.path, "/dev/") || device.path.size() > kMaxDevicePathBytes ||
-        !core::IsBoundedText(device.path, kMaxDevicePathBytes) || absl::StrContains(device.path, " ") ||
-        absl::StrContains(device.path, "/../") || absl::EndsWith(device.path, "/..")) {
+        !core::IsBoundedText(device.path, kMaxDevicePathBytes) ||
+        absl::StrContains(device.path, " ") || absl::StrContains(device.path, "/../") ||
+        absl::EndsWith(device.path, "/..")) {
       Error(path_field, absl::StrCat(Quoted(device.path), " must be a plain path under /dev/"));
-    } else if (absl::StartsWith(device.path, "/dev/nvidia") || absl::StartsWith(device.path, "/dev/vfio")) {
+    } else if (absl::StartsWith(device.path, "/dev/nvidia") ||
+               absl::StartsWith(device.path, "/dev/vfio")) {
       // Listing a GPU node here would hand it to every workspace of the
       // class, bypassing the one-holder-per-GPU rule.
-      Error(path_field, absl::StrCat(Quoted(device.path),
-                                     " is a GPU device; placement adds those for the GPUs it assigns"));
+      Error(path_field,
+            absl::StrCat(Quoted(device.path),
+                         " is a GPU device; placement adds those for the GPUs it assigns"));
     }
-    if (device.type != 'c' && device.type != 'b') Error(path, "type", "must be c (character) or b (block)");
+    if (device.type != 'c' && device.type != 'b')
+      Error(path, "type", "must be c (character) or b (block)");
     if (device.major < 0 || device.major > kMaxDeviceMajor) {
       Error(path, "major", absl::StrCat("must be between 0 and ", kMaxDeviceMajor));
     }
@@ -272,7 +291,8 @@ class CatalogValidator {
     }
     std::set<char> seen;
     bool ok = !device.permissions.empty();
-    for (char c : device.permissions) ok = ok && (c == 'r' || c == 'w' || c == 'm') && seen.insert(c).second;
+    for (char c : device.permissions)
+      ok = ok && (c == 'r' || c == 'w' || c == 'm') && seen.insert(c).second;
     if (!ok) {
       Error(path, "permissions",
             absl::StrCat("must combine r, w and m (each once), got ", Quoted(device.permissions)));
@@ -302,7 +322,8 @@ class CatalogValidator {
     CheckNodeShape(FieldPath(path, "node"), pool.shape);
     if (pool.min_size < 0) Error(path, "min_size", "must be >= 0");
     if (pool.max_size < std::max(pool.min_size, 0)) {
-      Error(path, "max_size", absl::StrCat("must be >= min_size (", std::max(pool.min_size, 0), ")"));
+      Error(path, "max_size",
+            absl::StrCat("must be >= min_size (", std::max(pool.min_size, 0), ")"));
     } else if (pool.max_size > kMaxPoolSize) {
       Error(path, "max_size", absl::StrCat("must be <= ", kMaxPoolSize));
     }
@@ -312,7 +333,8 @@ class CatalogValidator {
       Error(path, "warm_buffer", absl::StrCat("must be <= max_size (", pool.max_size, ")"));
     }
     const std::string scale_down = FieldPath(path, "scale_down");
-    if (pool.scale_down.unneeded < absl::ZeroDuration()) Error(scale_down, "unneeded", "must be >= 0");
+    if (pool.scale_down.unneeded < absl::ZeroDuration())
+      Error(scale_down, "unneeded", "must be >= 0");
     if (pool.scale_down.delay_after_add < absl::ZeroDuration()) {
       Error(scale_down, "delay_after_add", "must be >= 0");
     }
@@ -320,7 +342,8 @@ class CatalogValidator {
       Error(path, "max_node_provision_time", "must be > 0");
     }
     if (pool.allow_unsafe_iommu && !pool.is_gpu()) {
-      diagnostics_.Warning(FieldPath(path, "allow_unsafe_iommu"), "has no effect on a pool without GPUs");
+      diagnostics_.Warning(FieldPath(path, "allow_unsafe_iommu"),
+                           "has no effect on a pool without GPUs");
     }
   }
 
@@ -330,21 +353,24 @@ class CatalogValidator {
     CheckOptionalSize(path, "ephemeral_storage", shape.ephemeral_storage_bytes);
     CheckOptionalSize(path, "disk", shape.disk_bytes);
     if (shape.gpus_per_node < 0) Error(path, "gpus", "must be >= 0");
-    if (shape.gpus_per_node > kMaxGpusPerNode) Error(path, "gpus", absl::StrCat("must be <= ", kMaxGpusPerNode));
+    if (shape.gpus_per_node > kMaxGpusPerNode)
+      Error(path, "gpus", absl::StrCat("must be <= ", kMaxGpusPerNode));
     if (shape.gpus_per_node > 0 && shape.gpu_model.empty()) {
-      Error(path, "gpu_model", absl::StrCat("is required for a GPU pool (node.gpus is ", shape.gpus_per_node, ")"));
+      Error(path, "gpu_model",
+            absl::StrCat("is required for a GPU pool (node.gpus is ", shape.gpus_per_node, ")"));
     } else if (shape.gpus_per_node == 0 && !shape.gpu_model.empty()) {
       Error(path, "gpu_model", "set on a pool without GPUs (node.gpus is 0)");
     } else if (!core::IsBoundedText(shape.gpu_model, kMaxModelNameBytes)) {
-      Error(path, "gpu_model", absl::StrCat("must be at most ", kMaxModelNameBytes, " printable bytes"));
+      Error(path, "gpu_model",
+            absl::StrCat("must be at most ", kMaxModelNameBytes, " printable bytes"));
     }
   }
 
   void CheckDriverPolicy(size_t i) {
     const DriverPolicyEntry& entry = catalog_.driver_policy[i];
     const std::string path = PolicyPath(i);
-    const auto check = [&](absl::string_view field, absl::string_view value, size_t max_bytes, bool required,
-                           bool valid, absl::string_view what) {
+    const auto check = [&](absl::string_view field, absl::string_view value, size_t max_bytes,
+                           bool required, bool valid, absl::string_view what) {
       if (value.empty()) {
         if (required) Error(path, field, "is required");
       } else if (value.size() > max_bytes || !valid) {
@@ -352,7 +378,8 @@ class CatalogValidator {
       }
     };
     check("kernel", entry.kernel, kMaxKernelBytes, true, AllOf(entry.kernel, "._+~-*?"),
-          "a kernel release or pattern (letters, digits, '.', '-', '_', '+', '~'; '*' and '?' as wildcards)");
+          "a kernel release or pattern (letters, digits, '.', '-', '_', '+', '~'; '*' and '?' as "
+          "wildcards)");
     check("os_id", entry.os_id, kMaxOsFieldBytes, true, AllOf(entry.os_id, "._-", false),
           "an os-release ID (lower-case letters, digits, '.', '_', '-')");
     check("os_version", entry.os_version, kMaxOsFieldBytes, false, AllOf(entry.os_version, "._~-"),
@@ -366,7 +393,8 @@ class CatalogValidator {
           "a driver branch (like 550)");
     // A numeric branch must be the version's first component; a mismatch
     // would install one driver under another's image tag.
-    if (version_ok && IsDigits(entry.driver_branch) && !absl::StartsWith(entry.driver_version, entry.driver_branch + ".")) {
+    if (version_ok && IsDigits(entry.driver_branch) &&
+        !absl::StartsWith(entry.driver_version, entry.driver_branch + ".")) {
       Error(path, "driver_version",
             absl::StrCat(entry.driver_version, " is not on driver_branch ", entry.driver_branch));
     }
@@ -378,26 +406,30 @@ class CatalogValidator {
       Error(path, "installer_repo", "is required");
       return;
     }
-    if (repo.size() > kMaxRepoBytes || !AllOf(repo, "._-/:", false) || absl::StartsWith(repo, "/") ||
-        absl::EndsWith(repo, "/") || absl::StrContains(repo, "//")) {
+    if (repo.size() > kMaxRepoBytes || !AllOf(repo, "._-/:", false) ||
+        absl::StartsWith(repo, "/") || absl::EndsWith(repo, "/") || absl::StrContains(repo, "//")) {
       Error(path, "installer_repo",
-            absl::StrCat(Quoted(repo), " is not an image repository (lower-case letters, digits, '.', '_', "
-                                       "'-', '/' and a registry port)"));
+            absl::StrCat(Quoted(repo),
+                         " is not an image repository (lower-case letters, digits, '.', '_', "
+                         "'-', '/' and a registry port)"));
       return;
     }
     const size_t last_slash = repo.rfind('/');
-    const absl::string_view last = last_slash == absl::string_view::npos ? repo : repo.substr(last_slash + 1);
+    const absl::string_view last =
+        last_slash == absl::string_view::npos ? repo : repo.substr(last_slash + 1);
     if (absl::StrContains(last, ':')) {
       Error(path, "installer_repo",
-            absl::StrCat(Quoted(repo), " has a tag; give the repository only, the tag is built as "
-                                       "<driver_branch>-<kernel>-<os_id><os_version>"));
+            absl::StrCat(Quoted(repo),
+                         " has a tag; give the repository only, the tag is built as "
+                         "<driver_branch>-<kernel>-<os_id><os_version>"));
     }
   }
 
   // Ids name objects across the store, the API and running workspaces, so
   // two elements with one id would make every reference ambiguous.
   template <typename T>
-  void CheckUnique(const std::vector<T>& items, absl::string_view list, const std::vector<ElementSource>& sources,
+  void CheckUnique(const std::vector<T>& items, absl::string_view list,
+                   const std::vector<ElementSource>& sources,
                    std::string (CatalogValidator::*path_of)(size_t) const) {
     std::map<absl::string_view, size_t> first;
     for (size_t i = 0; i < items.size(); ++i) {
@@ -405,7 +437,8 @@ class CatalogValidator {
       auto [it, inserted] = first.emplace(items[i].id, i);
       if (!inserted) {
         Error((this->*path_of)(i), "id",
-              absl::StrCat(Quoted(items[i].id), " is already used by ", ElementPath(list, sources[it->second], "")));
+              absl::StrCat(Quoted(items[i].id), " is already used by ",
+                           ElementPath(list, sources[it->second], "")));
       }
     }
   }
@@ -422,13 +455,14 @@ class CatalogValidator {
     for (size_t i = 0; i < catalog_.driver_policy.size(); ++i) {
       const DriverPolicyEntry& entry = catalog_.driver_policy[i];
       if (entry.kernel.empty() || entry.os_id.empty()) continue;
-      auto [it, inserted] = first.emplace(std::make_tuple(absl::string_view(entry.kernel),
-                                                          absl::string_view(entry.os_id),
-                                                          absl::string_view(entry.os_version)),
-                                          i);
+      auto [it, inserted] = first.emplace(
+          std::make_tuple(absl::string_view(entry.kernel), absl::string_view(entry.os_id),
+                          absl::string_view(entry.os_version)),
+          i);
       if (!inserted) {
-        Error(PolicyPath(i), absl::StrCat("same kernel, os_id and os_version as ",
-                                          ElementPath("driver_policy", sources_.driver_policy[it->second], "")));
+        Error(PolicyPath(i),
+              absl::StrCat("same kernel, os_id and os_version as ",
+                           ElementPath("driver_policy", sources_.driver_policy[it->second], "")));
       }
     }
   }
@@ -440,15 +474,16 @@ class CatalogValidator {
       if (diagnostics_.HasParseErrorAt(FieldPath(ClassPath(i), "default"))) return;
       if (catalog_.classes[i].is_default) {
         const std::string& id = catalog_.classes[i].id;
-        defaults.push_back(core::IsDnsLabel(id) ? id : ElementPath("classes", sources_.classes[i], ""));
+        defaults.push_back(core::IsDnsLabel(id) ? id
+                                                : ElementPath("classes", sources_.classes[i], ""));
       }
     }
     if (defaults.empty()) {
       if (diagnostics_.IsIncomplete("classes")) return;
       Error("classes", "no default class; mark exactly one class with default: true");
     } else if (defaults.size() > 1) {
-      Error("classes", absl::StrCat(defaults.size(), " default classes (", absl::StrJoin(defaults, ", "),
-                                    "); mark exactly one"));
+      Error("classes", absl::StrCat(defaults.size(), " default classes (",
+                                    absl::StrJoin(defaults, ", "), "); mark exactly one"));
     }
   }
 
@@ -484,8 +519,10 @@ class CatalogValidator {
         if (holdable) WarnAboutUnofferedModels(i);
         continue;
       }
-      Error(path, absl::StrCat("no pool can ever hold this class (",
-                               reasons.empty() ? "the catalog has no pools" : absl::StrJoin(reasons, "; "), ")"));
+      Error(path,
+            absl::StrCat(
+                "no pool can ever hold this class (",
+                reasons.empty() ? "the catalog has no pools" : absl::StrJoin(reasons, "; "), ")"));
     }
   }
 
@@ -495,12 +532,13 @@ class CatalogValidator {
     for (size_t k = 0; k < cls.gpu.models.size(); ++k) {
       bool offered = false;
       for (const NodePool& pool : catalog_.pools) {
-        offered = offered || (pool.shape.gpu_model == cls.gpu.models[k] && pool.Matches(cls.pool_selector));
+        offered = offered ||
+                  (pool.shape.gpu_model == cls.gpu.models[k] && pool.Matches(cls.pool_selector));
       }
       if (!offered) {
         diagnostics_.Warning(absl::StrCat(FieldPath(ClassPath(i), "gpu.models"), "[", k, "]"),
-                             absl::StrCat("no pool matching the class offers ", Quoted(cls.gpu.models[k]),
-                                          "; this model is never used"));
+                             absl::StrCat("no pool matching the class offers ",
+                                          Quoted(cls.gpu.models[k]), "; this model is never used"));
       }
     }
   }
@@ -521,11 +559,14 @@ class CatalogValidator {
   }
 
   void WarnAboutMissingDriverPolicy() {
-    const bool has_gpu_pool = absl::c_any_of(catalog_.pools, [](const NodePool& p) { return p.is_gpu(); });
-    if (has_gpu_pool && catalog_.driver_policy.empty() && !diagnostics_.IsIncomplete("driver_policy")) {
-      diagnostics_.Warning("driver_policy",
-                           "is empty but the catalog has GPU pools; their nodes never become ready for GPU "
-                           "workspaces");
+    const bool has_gpu_pool =
+        absl::c_any_of(catalog_.pools, [](const NodePool& p) { return p.is_gpu(); });
+    if (has_gpu_pool && catalog_.driver_policy.empty() &&
+        !diagnostics_.IsIncomplete("driver_policy")) {
+      diagnostics_.Warning(
+          "driver_policy",
+          "is empty but the catalog has GPU pools; their nodes never become ready for GPU "
+          "workspaces");
     }
   }
 
@@ -536,7 +577,8 @@ class CatalogValidator {
 
 }  // namespace
 
-void ValidateCatalog(const core::Catalog& catalog, const CatalogSources& sources, Diagnostics& diagnostics) {
+void ValidateCatalog(const core::Catalog& catalog, const CatalogSources& sources,
+                     Diagnostics& diagnostics) {
   CatalogValidator(catalog, sources, diagnostics).Run();
 }
 

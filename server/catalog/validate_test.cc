@@ -50,23 +50,24 @@ pools:
     node: {cpu: 32, memory: 128Gi, gpus: 1}
     max_size: 2
 )");
-  EXPECT_THAT(
-      check.errors,
-      ElementsAre(
-          // Structure, in document order.
-          "classes[1].resources.memory: \"16GB\" is not a quantity; did you mean 16Gi?",
-          "classes[3] (gpu-4x).gpu.modles: unknown field; did you mean models?",
-          // Values, element by element.
-          "classes[1].id: \"Big_One\" is not a DNS label (1-63 lower-case letters, digits and '-', starting "
-          "and ending with a letter or digit)",
-          "classes[1].resources.cpu_limit: must be >= cpu (4)",
-          "classes[2] (gpu-1x).gpu.count: must be >= 0",
-          "pools[1] (gpu-h100).max_size: must be >= min_size (2)",
-          "pools[2] (gpu-a10).node.gpu_model: is required for a GPU pool (node.gpus is 1)",
-          "classes[5] (small).id: \"small\" is already used by classes[0]",
-          "classes: 2 default classes (small, gpu-4x); mark exactly one",
-          "classes[4] (gpu-8x): no pool can ever hold this class (cpu: has no GPUs; gpu-h100: node has 4 "
-          "GPUs, class needs 8; gpu-a10: gpu_model \"\" is not in models [H100])"));
+  EXPECT_THAT(check.errors,
+              ElementsAre(
+                  // Structure, in document order.
+                  "classes[1].resources.memory: \"16GB\" is not a quantity; did you mean 16Gi?",
+                  "classes[3] (gpu-4x).gpu.modles: unknown field; did you mean models?",
+                  // Values, element by element.
+                  "classes[1].id: \"Big_One\" is not a DNS label (1-63 lower-case letters, digits "
+                  "and '-', starting "
+                  "and ending with a letter or digit)",
+                  "classes[1].resources.cpu_limit: must be >= cpu (4)",
+                  "classes[2] (gpu-1x).gpu.count: must be >= 0",
+                  "pools[1] (gpu-h100).max_size: must be >= min_size (2)",
+                  "pools[2] (gpu-a10).node.gpu_model: is required for a GPU pool (node.gpus is 1)",
+                  "classes[5] (small).id: \"small\" is already used by classes[0]",
+                  "classes: 2 default classes (small, gpu-4x); mark exactly one",
+                  "classes[4] (gpu-8x): no pool can ever hold this class (cpu: has no GPUs; "
+                  "gpu-h100: node has 4 "
+                  "GPUs, class needs 8; gpu-a10: gpu_model \"\" is not in models [H100])"));
 }
 
 TEST(ValidateCatalog, RequiresExactlyOneDefaultClass) {
@@ -75,7 +76,8 @@ classes:
   - {id: a, display_name: A, resources: {cpu: 1, memory: 1Gi}}
 pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
 )");
-  EXPECT_THAT(none.errors, ElementsAre("classes: no default class; mark exactly one class with default: true"));
+  EXPECT_THAT(none.errors,
+              ElementsAre("classes: no default class; mark exactly one class with default: true"));
 
   const CatalogCheck several = CheckCatalogText(R"(
 classes:
@@ -84,7 +86,8 @@ classes:
   - {id: c, display_name: C, resources: {cpu: 1, memory: 1Gi}, default: true}
 pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
 )");
-  EXPECT_THAT(several.errors, ElementsAre("classes: 3 default classes (a, b, c); mark exactly one"));
+  EXPECT_THAT(several.errors,
+              ElementsAre("classes: 3 default classes (a, b, c); mark exactly one"));
 }
 
 TEST(ValidateCatalog, DefaultClassCannotBeDeprecated) {
@@ -93,8 +96,9 @@ classes:
   - {id: a, display_name: A, resources: {cpu: 1, memory: 1Gi}, default: true, deprecated: true}
 pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
 )");
-  EXPECT_THAT(check.errors, ElementsAre("classes[0] (a).deprecated: the default class cannot be deprecated; new "
-                                        "workspaces fall back to it"));
+  EXPECT_THAT(check.errors,
+              ElementsAre("classes[0] (a).deprecated: the default class cannot be deprecated; new "
+                          "workspaces fall back to it"));
 }
 
 TEST(ValidateCatalog, GpuClassNeedsAPoolWithItsModelAndEnoughGpus) {
@@ -128,14 +132,18 @@ driver_policy:
 )");
   EXPECT_THAT(
       check.errors,
-      ElementsAre("classes[1] (gpu-l4): no pool can ever hold this class (cpu: has no GPUs; gpu-a100: "
-                  "gpu_model \"A100\" is not in models [L4])",
-                  "classes[2] (gpu-2x): no pool can ever hold this class (cpu: has no GPUs; gpu-a100: node has "
-                  "1 GPUs, class needs 2)",
-                  "classes[3] (gpu-big): no pool can ever hold this class (cpu: has no GPUs; gpu-a100: node cpu "
-                  "94 < class cpu 100)",
-                  "classes[4] (gpu-tier): no pool can ever hold this class (cpu: has no label tier "
-                  "(pool_selector wants premium); gpu-a100: label tier is basic, pool_selector wants premium)"));
+      ElementsAre(
+          "classes[1] (gpu-l4): no pool can ever hold this class (cpu: has no GPUs; gpu-a100: "
+          "gpu_model \"A100\" is not in models [L4])",
+          "classes[2] (gpu-2x): no pool can ever hold this class (cpu: has no GPUs; gpu-a100: node "
+          "has "
+          "1 GPUs, class needs 2)",
+          "classes[3] (gpu-big): no pool can ever hold this class (cpu: has no GPUs; gpu-a100: "
+          "node cpu "
+          "94 < class cpu 100)",
+          "classes[4] (gpu-tier): no pool can ever hold this class (cpu: has no label tier "
+          "(pool_selector wants premium); gpu-a100: label tier is basic, pool_selector wants "
+          "premium)"));
 }
 
 TEST(ValidateCatalog, CpuClassStaysOffGpuPoolsUnlessItsSelectorAsks) {
@@ -150,19 +158,22 @@ driver_policy:
 )";
   char text[1024];
   snprintf(text, sizeof text, kOnlyGpuPool, "");
-  EXPECT_THAT(CheckCatalogText(text).errors,
-              ElementsAre("classes[0] (cpu): no pool can ever hold this class (gpu: is a GPU pool and the "
-                          "class has no pool_selector asking for it)"));
+  EXPECT_THAT(
+      CheckCatalogText(text).errors,
+      ElementsAre("classes[0] (cpu): no pool can ever hold this class (gpu: is a GPU pool and the "
+                  "class has no pool_selector asking for it)"));
   snprintf(text, sizeof text, kOnlyGpuPool, ", pool_selector: {kind: gpu}");
   EXPECT_THAT(CheckCatalogText(text).errors, IsEmpty());
 }
 
 TEST(ValidateCatalog, NoPoolsAtAll) {
-  EXPECT_THAT(CheckCatalogText(R"(
+  EXPECT_THAT(
+      CheckCatalogText(R"(
 classes:
   - {id: a, display_name: A, resources: {cpu: 1, memory: 1Gi}, default: true}
-)").errors,
-              ElementsAre("classes[0] (a): no pool can ever hold this class (the catalog has no pools)"));
+)")
+          .errors,
+      ElementsAre("classes[0] (a): no pool can ever hold this class (the catalog has no pools)"));
 }
 
 TEST(ValidateCatalog, ClassFieldRules) {
@@ -192,16 +203,20 @@ pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
           "classes[0] (a).gpu.models[1]: \"H100\" is listed twice",
           "classes[0] (a).gpu.models[2]: must not be empty",
           "classes[0] (a).devices[1]: \"/dev/fuse\" is listed twice",
-          "classes[0] (a).devices[2].path: \"/dev/nvidia0\" is a GPU device; placement adds those for the GPUs "
+          "classes[0] (a).devices[2].path: \"/dev/nvidia0\" is a GPU device; placement adds those "
+          "for the GPUs "
           "it assigns",
           "classes[0] (a).devices[3].path: \"/tmp/x\" must be a plain path under /dev/",
           "classes[0] (a).devices[3].major: must be between 0 and 4095",
           "classes[0] (a).devices[3].permissions: must combine r, w and m (each once), got \"rx\"",
-          "classes[0] (a).pool_selector.bad key!: \"bad key!\" is not a label key ([prefix/]name; name: 1-63 "
+          "classes[0] (a).pool_selector.bad key!: \"bad key!\" is not a label key ([prefix/]name; "
+          "name: 1-63 "
           "letters, digits, '-', '_' or '.', starting and ending alphanumeric)",
-          "classes[0] (a).pool_selector.good: \"bad value!\" is not a label value (at most 63 letters, digits, "
+          "classes[0] (a).pool_selector.good: \"bad value!\" is not a label value (at most 63 "
+          "letters, digits, "
           "'-', '_' or '.', starting and ending alphanumeric)",
-          "classes[0] (a): no pool can ever hold this class (cpu: has no label bad key! (pool_selector wants "
+          "classes[0] (a): no pool can ever hold this class (cpu: has no label bad key! "
+          "(pool_selector wants "
           "ok))"));
 }
 
@@ -209,7 +224,8 @@ TEST(ValidateCatalog, BoundsStrings) {
   const std::string long_name(129, 'x');
   const std::string text = std::string(R"(
 classes:
-  - {id: a, display_name: )") + long_name + R"(, resources: {cpu: 1, memory: 1Gi}, default: true}
+  - {id: a, display_name: )") +
+                           long_name + R"(, resources: {cpu: 1, memory: 1Gi}, default: true}
 pools: [{id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}]
 )";
   EXPECT_THAT(CheckCatalogText(text).errors,
@@ -229,15 +245,16 @@ driver_policy:
   - {kernel: "5.15.0-*-generic", os_id: ubuntu, driver_version: 550.54.15, driver_branch: "550",
      installer_repo: registry.example.com/nvidia/driver}
 )");
-  EXPECT_THAT(check.errors,
-              ElementsAre("pools[0] (cpu).min_size: must be >= 0",
-                          "pools[0] (cpu).warm_buffer: must be <= max_size (4)",
-                          "pools[1] (cpu).node.gpu_model: set on a pool without GPUs (node.gpus is 0)",
-                          "pools[1] (cpu).max_size: must be <= 100000",
-                          "pools[1] (cpu).max_node_provision_time: must be > 0",
-                          "pools[2] (gpu).node.gpus: must be <= 16",
-                          "pools[2] (gpu).warm_buffer: must be >= 0",
-                          "pools[1] (cpu).id: \"cpu\" is already used by pools[0]"));
+  EXPECT_THAT(
+      check.errors,
+      ElementsAre("pools[0] (cpu).min_size: must be >= 0",
+                  "pools[0] (cpu).warm_buffer: must be <= max_size (4)",
+                  "pools[1] (cpu).node.gpu_model: set on a pool without GPUs (node.gpus is 0)",
+                  "pools[1] (cpu).max_size: must be <= 100000",
+                  "pools[1] (cpu).max_node_provision_time: must be > 0",
+                  "pools[2] (gpu).node.gpus: must be <= 16",
+                  "pools[2] (gpu).warm_buffer: must be >= 0",
+                  "pools[1] (cpu).id: \"cpu\" is already used by pools[0]"));
 }
 
 TEST(ValidateCatalog, DriverPolicyRules) {
@@ -257,14 +274,18 @@ driver_policy:
       check.errors,
       ElementsAre(
           "driver_policy[0].driver_version: 535.104.05 is not on driver_branch 550",
-          "driver_policy[0].installer_repo: \"registry.example.com/nvidia/driver:550\" has a tag; give the "
+          "driver_policy[0].installer_repo: \"registry.example.com/nvidia/driver:550\" has a tag; "
+          "give the "
           "repository only, the tag is built as <driver_branch>-<kernel>-<os_id><os_version>",
-          "driver_policy[1].kernel: \"5.15.0 91\" is not a kernel release or pattern (letters, digits, '.', "
+          "driver_policy[1].kernel: \"5.15.0 91\" is not a kernel release or pattern (letters, "
+          "digits, '.', "
           "'-', '_', '+', '~'; '*' and '?' as wildcards)",
-          "driver_policy[1].os_id: \"Ubuntu\" is not an os-release ID (lower-case letters, digits, '.', '_', "
+          "driver_policy[1].os_id: \"Ubuntu\" is not an os-release ID (lower-case letters, digits, "
+          "'.', '_', "
           "'-')",
           "driver_policy[1].driver_version: \"v550\" is not a driver version (like 550.54.15)",
-          "driver_policy[1].installer_repo: \"Registry/Driver\" is not an image repository (lower-case "
+          "driver_policy[1].installer_repo: \"Registry/Driver\" is not an image repository "
+          "(lower-case "
           "letters, digits, '.', '_', '-', '/' and a registry port)",
           "driver_policy[2]: same kernel, os_id and os_version as driver_policy[0]"));
 }
@@ -280,12 +301,14 @@ pools:
   - {id: gpu, node: {cpu: 16, memory: 64Gi, gpus: 1, gpu_model: A100}, max_size: 4}
 )");
   EXPECT_THAT(check.errors, IsEmpty());
-  EXPECT_THAT(check.warnings,
-              ElementsAre("pools[0] (cpu).allow_unsafe_iommu: has no effect on a pool without GPUs",
-                          "classes[1] (g).gpu.models[1]: no pool matching the class offers \"A10O\"; this model "
-                          "is never used",
-                          "driver_policy: is empty but the catalog has GPU pools; their nodes never become "
-                          "ready for GPU workspaces"));
+  EXPECT_THAT(
+      check.warnings,
+      ElementsAre(
+          "pools[0] (cpu).allow_unsafe_iommu: has no effect on a pool without GPUs",
+          "classes[1] (g).gpu.models[1]: no pool matching the class offers \"A10O\"; this model "
+          "is never used",
+          "driver_policy: is empty but the catalog has GPU pools; their nodes never become "
+          "ready for GPU workspaces"));
 }
 
 TEST(CheckCatalog, ValidatesCatalogsBuiltWithoutYaml) {

@@ -42,16 +42,20 @@ std::string MapPath(const std::string& path) {
 
 std::string DescribeNode(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a map";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return QuoteScalar(node.Scalar());
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return QuoteScalar(node.Scalar());
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined: return "nothing";
+    case YAML::NodeType::Undefined:
+      return "nothing";
   }
   return "something else";
 }
 
-MapFields::MapFields(const Field& field, std::vector<absl::string_view> known_keys,
+MapFields::MapFields(const Field& field, absl::Span<const absl::string_view> known_keys,
                      Diagnostics& diagnostics)
     : path_(field.path), node_(field.node), diagnostics_(diagnostics) {
   if (!field.present()) return;
@@ -129,14 +133,16 @@ std::optional<bool> ReadBool(const Field& field, Diagnostics& diagnostics) {
   const std::string lower = absl::AsciiStrToLower(*text);
   if (lower == "true") return true;
   if (lower == "false") return false;
-  diagnostics.ParseError(field.path, absl::StrCat("must be true or false, got ", QuoteScalar(*text)));
+  diagnostics.ParseError(field.path,
+                         absl::StrCat("must be true or false, got ", QuoteScalar(*text)));
   return std::nullopt;
 }
 
 std::optional<std::vector<Field>> ReadList(const Field& field, Diagnostics& diagnostics) {
   if (!field.present()) return std::nullopt;
   if (!field.node.IsSequence()) {
-    diagnostics.ParseError(field.path, absl::StrCat("must be a list, got ", DescribeNode(field.node)));
+    diagnostics.ParseError(field.path,
+                           absl::StrCat("must be a list, got ", DescribeNode(field.node)));
     return std::nullopt;
   }
   std::vector<Field> elements;
@@ -148,7 +154,8 @@ std::optional<std::vector<Field>> ReadList(const Field& field, Diagnostics& diag
   return elements;
 }
 
-std::optional<std::vector<std::string>> ReadStringList(const Field& field, Diagnostics& diagnostics) {
+std::optional<std::vector<std::string>> ReadStringList(const Field& field,
+                                                       Diagnostics& diagnostics) {
   auto elements = ReadList(field, diagnostics);
   if (!elements) return std::nullopt;
   std::vector<std::string> values;
@@ -166,13 +173,15 @@ std::optional<std::map<std::string, std::string>> ReadStringMap(const Field& fie
                                                                 Diagnostics& diagnostics) {
   if (!field.present()) return std::nullopt;
   if (!field.node.IsMap()) {
-    diagnostics.ParseError(field.path, absl::StrCat("must be a map, got ", DescribeNode(field.node)));
+    diagnostics.ParseError(field.path,
+                           absl::StrCat("must be a map, got ", DescribeNode(field.node)));
     return std::nullopt;
   }
   std::map<std::string, std::string> values;
   for (const auto& entry : field.node) {
     if (!entry.first.IsScalar()) {
-      diagnostics.ParseError(field.path, absl::StrCat("keys must be names, got ", DescribeNode(entry.first)));
+      diagnostics.ParseError(field.path,
+                             absl::StrCat("keys must be names, got ", DescribeNode(entry.first)));
       continue;
     }
     const std::string& key = entry.first.Scalar();

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/catalog/diagnostics.h"
 #include "yaml-cpp/yaml.h"
 
@@ -36,7 +37,8 @@ class MapFields {
  public:
   // Reports "must be a map" when `field` holds something else; then every
   // lookup answers "absent".
-  MapFields(const Field& field, std::vector<absl::string_view> known_keys, Diagnostics& diagnostics);
+  MapFields(const Field& field, absl::Span<const absl::string_view> known_keys,
+            Diagnostics& diagnostics);
 
   bool is_map() const { return is_map_; }
   // The value under `key`, which must be one of the known keys.
@@ -66,7 +68,8 @@ std::optional<int64_t> ReadInt(const Field& field, Diagnostics& diagnostics);
 std::optional<bool> ReadBool(const Field& field, Diagnostics& diagnostics);
 // The elements of a list, each with its "path[i]".
 std::optional<std::vector<Field>> ReadList(const Field& field, Diagnostics& diagnostics);
-std::optional<std::vector<std::string>> ReadStringList(const Field& field, Diagnostics& diagnostics);
+std::optional<std::vector<std::string>> ReadStringList(const Field& field,
+                                                       Diagnostics& diagnostics);
 // A map of string to string (labels, selectors).
 std::optional<std::map<std::string, std::string>> ReadStringMap(const Field& field,
                                                                 Diagnostics& diagnostics);

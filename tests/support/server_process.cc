@@ -120,12 +120,13 @@ void Authorize(grpc::ClientContext& context, const std::string& token) {
 
 ServerProcess::ServerProcess(ServerConfig config) : dir_(MakeTempDir()) {
   WriteTokensFile(dir_ + "/tokens.yaml");
-  metrics_port_ = FreePort();
+  if (config.metrics) metrics_port_ = FreePort();
   std::vector<std::string> args = {
       WSCHED_SERVER_BINARY,
       "--listen=127.0.0.1:0",
       absl::StrCat("--port_file=", dir_, "/port"),
-      absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port_),
+      config.metrics ? absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port_)
+                     : std::string("--metrics_listen="),
       absl::StrCat("--database_url=", config.database_url),
       absl::StrCat("--auth_tokens_file=", dir_, "/tokens.yaml"),
       "--database_connections=4",
@@ -167,6 +168,9 @@ void ServerProcess::Signal(int signal) const {
 
 int ServerProcess::Stop() {
   if (pid_ <= 0) return -1;
+  // An open idle connection makes the server wait for it to close before it
+  // exits; tests should not pay for that.
+  channel_.reset();
   kill(pid_, SIGTERM);
   int code = WaitExit(pid_, 30);
   pid_ = -1;
