@@ -15,6 +15,14 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(MethodTable, EveryServedRpcHasAnAccessDecision) {
+  // Referencing a message of each file links the file (and its service)
+  // into this binary's descriptor pool.
+  for (const auto* descriptor :
+       {v1::ListClassesRequest::descriptor(), v1::ResolveClassRequest::descriptor(),
+        v1::ListNodesRequest::descriptor(), v1::PlaceWorkspaceRequest::descriptor(),
+        v1::ScalingState::descriptor()}) {
+    ASSERT_NE(descriptor, nullptr);
+  }
   EXPECT_TRUE(CheckMethodTableCovers({"wsched.v1.ClassService", "wsched.v1.SettingsService",
                                       "wsched.v1.InventoryService", "wsched.v1.PlacementService",
                                       "wsched.v1.ScalingService"})
