@@ -54,6 +54,10 @@ CREATE TABLE nodes (
   state              text        NOT NULL,
   driver_state       text        NOT NULL,
   driver_detail      text        NOT NULL DEFAULT '',
+  -- Kernel the driver is known good for, and kernel whose install failed
+  -- (core/driver_readiness.h): a kernel change leaves them behind.
+  driver_verified_kernel text    NOT NULL DEFAULT '',
+  driver_failed_kernel   text    NOT NULL DEFAULT '',
   alloc_cpu_millis   bigint      NOT NULL CHECK (alloc_cpu_millis >= 0),
   alloc_memory_bytes bigint      NOT NULL CHECK (alloc_memory_bytes >= 0),
   held_cpu_millis    bigint      NOT NULL DEFAULT 0,

@@ -5,7 +5,6 @@
 #include <optional>
 #include <set>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "server/agent/host_facts.h"

@@ -7,7 +7,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -111,7 +110,8 @@ absl::StatusOr<int64_t> ReadMemoryBytes(const RootedFs& fs) {
   if (!meminfo.ok()) return meminfo.status();
   absl::StatusOr<int64_t> bytes = ParseMemTotalBytes(*meminfo);
   if (!bytes.ok()) {
-    return absl::DataLossError(absl::StrCat(fs.root(), "/proc/meminfo: ", bytes.status().message()));
+    return absl::DataLossError(
+        absl::StrCat(fs.root(), "/proc/meminfo: ", bytes.status().message()));
   }
   return bytes;
 }

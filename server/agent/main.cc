@@ -73,9 +73,9 @@ sigset_t StopSignals() {
 void StartSignalThread(wsched::agent::StopSignal& stop) {
   sigset_t signals = StopSignals();
   std::thread([signals, &stop] {
-    int signal = 0;
-    sigwait(&signals, &signal);
-    Log(absl::StrCat("got signal ", signal, "; finishing"));
+    int number = 0;
+    sigwait(&signals, &number);
+    Log(absl::StrCat("got signal ", number, "; finishing"));
     stop.Stop();
   }).detach();
 }
@@ -129,9 +129,13 @@ int main(int argc, char** argv) {
       "Reports this node's GPUs, IOMMU groups, kernel and driver to wsched.\n"
       "  wsched-agent --once --print                      show what would be reported\n"
       "  wsched-agent --server=HOST:PORT --pool=POOL --token_file=FILE");
-  // Blocked from the start so that a SIGTERM during startup is not lost.
+  // Blocked from the start so that a SIGTERM during startup is not lost, and
+  // back to default disposition: a shell starts background jobs with SIGINT
+  // ignored, and sigwait never sees an ignored signal.
   sigset_t stop_signals = StopSignals();
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  signal(SIGINT, SIG_DFL);
+  signal(SIGTERM, SIG_DFL);
   absl::ParseCommandLine(argc, argv);
 
   wsched::agent::AgentOptions options;

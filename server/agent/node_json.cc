@@ -54,7 +54,9 @@ std::string NodeInfoToJson(const core::NodeInfo& node,
     gpus.push_back(GpuToJson(node.gpus[i], gpu_safety));
   }
   nlohmann::ordered_json control = nlohmann::ordered_json::array();
-  for (const core::DeviceNode& device : node.control_devices) control.push_back(DeviceToJson(device));
+  for (const core::DeviceNode& device : node.control_devices) {
+    control.push_back(DeviceToJson(device));
+  }
   nlohmann::ordered_json out = {{"name", node.name},
                         {"pool", node.pool},
                         {"provider_id", node.provider_id},

@@ -1,5 +1,6 @@
 // Stable lower-case names of enums, used in logs, metrics labels and SQL.
 #include "server/core/node.h"
+#include "server/core/workspace.h"
 #include "server/core/workspace_class.h"
 
 namespace wsched::core {
@@ -28,6 +29,40 @@ const char* DriverStateName(DriverState state) {
     case DriverState::kNoPolicy: return "no_policy";
   }
   return "unknown";
+}
+
+std::optional<NodeState> ParseNodeState(absl::string_view name) {
+  for (NodeState state : {NodeState::kProvisioning, NodeState::kReady, NodeState::kCordoned,
+                          NodeState::kDraining, NodeState::kLost}) {
+    if (name == NodeStateName(state)) return state;
+  }
+  return std::nullopt;
+}
+
+std::optional<DriverState> ParseDriverState(absl::string_view name) {
+  for (DriverState state : {DriverState::kNotNeeded, DriverState::kReady, DriverState::kNeedsDriver,
+                            DriverState::kInstallFailed, DriverState::kNoPolicy}) {
+    if (name == DriverStateName(state)) return state;
+  }
+  return std::nullopt;
+}
+
+const char* WorkspaceStateName(WorkspaceState state) {
+  switch (state) {
+    case WorkspaceState::kPending: return "pending";
+    case WorkspaceState::kPlaced: return "placed";
+    case WorkspaceState::kStopped: return "stopped";
+    case WorkspaceState::kLost: return "lost";
+  }
+  return "unknown";
+}
+
+std::optional<WorkspaceState> ParseWorkspaceState(absl::string_view name) {
+  for (WorkspaceState state : {WorkspaceState::kPending, WorkspaceState::kPlaced,
+                               WorkspaceState::kStopped, WorkspaceState::kLost}) {
+    if (name == WorkspaceStateName(state)) return state;
+  }
+  return std::nullopt;
 }
 
 }  // namespace wsched::core

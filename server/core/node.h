@@ -3,9 +3,11 @@
 #define WSCHED_SERVER_CORE_NODE_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/core/workspace_class.h"
 
@@ -55,6 +57,9 @@ struct NodeInfo {
 
 const char* NodeStateName(NodeState state);
 const char* DriverStateName(DriverState state);
+// Inverse of the names above; nullopt for an unknown name.
+std::optional<NodeState> ParseNodeState(absl::string_view name);
+std::optional<DriverState> ParseDriverState(absl::string_view name);
 
 }  // namespace wsched::core
 

@@ -1,0 +1,52 @@
+#include "server/core/driver_readiness.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace wsched::core {
+
+DriverReadiness EvaluateDriver(const std::vector<DriverPolicyEntry>& policy, const NodeInfo& node,
+                               const DriverHistory& history) {
+  DriverReadiness result;
+  if (node.gpus.empty()) {
+    result.detail = "no GPUs";
+    return result;
+  }
+  result.requirement =
+      FindDriverRequirement(policy, node.kernel_version, node.os_id, node.os_version);
+  if (!result.requirement) {
+    result.state = DriverState::kNoPolicy;
+    result.detail = absl::StrCat("no driver policy entry for kernel ", node.kernel_version, " on ",
+                                 node.os_id, " ", node.os_version);
+    return result;
+  }
+  const std::string& wanted = result.requirement->driver_version;
+  if (history.verified_kernel == node.kernel_version && node.driver_version == wanted) {
+    result.state = DriverState::kReady;
+    result.detail = absl::StrCat("driver ", wanted, " loaded for kernel ", node.kernel_version);
+  } else if (history.failed_kernel == node.kernel_version) {
+    result.state = DriverState::kInstallFailed;
+    result.detail = absl::StrCat("install of driver ", wanted, " for kernel ", node.kernel_version,
+                                 " failed; run ", result.requirement->installer_image, " again");
+  } else {
+    result.state = DriverState::kNeedsDriver;
+    result.detail = absl::StrCat(
+        "kernel ", node.kernel_version, " needs driver ", wanted, " (loaded: ",
+        node.driver_version.empty() ? "none" : node.driver_version, "); install with ",
+        result.requirement->installer_image);
+  }
+  return result;
+}
+
+DriverHistory HistoryOnReport(const std::vector<DriverPolicyEntry>& policy, const NodeInfo& node,
+                              const DriverHistory& history, bool first_registration) {
+  DriverHistory next = history;
+  if (!first_registration || node.gpus.empty()) return next;
+  auto requirement =
+      FindDriverRequirement(policy, node.kernel_version, node.os_id, node.os_version);
+  if (requirement && node.driver_version == requirement->driver_version) {
+    next.verified_kernel = node.kernel_version;  // Pre-baked image: already good.
+  }
+  return next;
+}
+
+}  // namespace wsched::core

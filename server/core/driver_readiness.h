@@ -1,0 +1,40 @@
+// Whether a GPU node may take GPU workspaces, from the driver policy.
+#ifndef WSCHED_SERVER_CORE_DRIVER_READINESS_H_
+#define WSCHED_SERVER_CORE_DRIVER_READINESS_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/core/driver_policy.h"
+#include "server/core/node.h"
+
+namespace wsched::core {
+
+// What the store remembers about a node's driver installs.
+struct DriverHistory {
+  // Kernel for which the driver is known good: an installer reported
+  // success for it, or the node first registered with the wanted driver
+  // already loaded. A kernel change leaves it behind, so readiness resets.
+  std::string verified_kernel;
+  // Kernel whose last install job failed; empty when none.
+  std::string failed_kernel;
+};
+
+struct DriverReadiness {
+  DriverState state = DriverState::kNotNeeded;
+  std::string detail;  // For operators: why, and what is wanted.
+  std::optional<DriverRequirement> requirement;
+};
+
+DriverReadiness EvaluateDriver(const std::vector<DriverPolicyEntry>& policy, const NodeInfo& node,
+                               const DriverHistory& history);
+
+// The history after a (re-)registration or heartbeat that reports `node`:
+// a first registration with the wanted driver loaded counts as verified.
+DriverHistory HistoryOnReport(const std::vector<DriverPolicyEntry>& policy, const NodeInfo& node,
+                              const DriverHistory& history, bool first_registration);
+
+}  // namespace wsched::core
+
+#endif  // WSCHED_SERVER_CORE_DRIVER_READINESS_H_

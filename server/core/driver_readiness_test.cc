@@ -1,0 +1,59 @@
+#include "server/core/driver_readiness.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace wsched::core {
+namespace {
+
+std::vector<DriverPolicyEntry> Policy() {
+  return {{"5.15.0-*-generic", "ubuntu", "22.04", "550.54.15", "550", "reg.example/driver"}};
+}
+
+NodeInfo GpuNode(std::string kernel, std::string driver) {
+  NodeInfo node;
+  node.name = "n1";
+  node.kernel_version = std::move(kernel);
+  node.os_id = "ubuntu";
+  node.os_version = "22.04";
+  node.driver_version = std::move(driver);
+  node.gpus.push_back({});
+  return node;
+}
+
+TEST(DriverReadiness, PrebakedDriverIsReadyOnFirstRegistration) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "550.54.15");
+  DriverHistory history = HistoryOnReport(Policy(), node, {}, /*first_registration=*/true);
+  EXPECT_EQ(EvaluateDriver(Policy(), node, history).state, DriverState::kReady);
+}
+
+TEST(DriverReadiness, KernelChangeNeedsTheInstallerAgain) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "550.54.15");
+  DriverHistory history = HistoryOnReport(Policy(), node, {}, true);
+  node.kernel_version = "5.15.0-92-generic";  // OS upgrade; the module may even still load.
+  history = HistoryOnReport(Policy(), node, history, false);
+  DriverReadiness readiness = EvaluateDriver(Policy(), node, history);
+  EXPECT_EQ(readiness.state, DriverState::kNeedsDriver);
+  ASSERT_TRUE(readiness.requirement.has_value());
+  EXPECT_EQ(readiness.requirement->installer_image,
+            "reg.example/driver:550-5.15.0-92-generic-ubuntu22.04");
+  history.verified_kernel = "5.15.0-92-generic";  // The installer reported success.
+  EXPECT_EQ(EvaluateDriver(Policy(), node, history).state, DriverState::kReady);
+}
+
+TEST(DriverReadiness, MissingDriverFailedInstallAndNoPolicy) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "");
+  EXPECT_EQ(EvaluateDriver(Policy(), node, HistoryOnReport(Policy(), node, {}, true)).state,
+            DriverState::kNeedsDriver);
+  EXPECT_EQ(EvaluateDriver(Policy(), node, {"", "5.15.0-91-generic"}).state,
+            DriverState::kInstallFailed);
+  NodeInfo other = GpuNode("6.8.0-1-generic", "550.54.15");
+  DriverReadiness readiness = EvaluateDriver(Policy(), other, {});
+  EXPECT_EQ(readiness.state, DriverState::kNoPolicy);
+  EXPECT_THAT(readiness.detail, ::testing::HasSubstr("no driver policy entry for kernel 6.8.0-1"));
+  NodeInfo cpu;
+  EXPECT_EQ(EvaluateDriver(Policy(), cpu, {}).state, DriverState::kNotNeeded);
+}
+
+}  // namespace
+}  // namespace wsched::core

@@ -1,0 +1,47 @@
+#include "server/core/node_validation.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace wsched::core {
+namespace {
+
+using ::testing::HasSubstr;
+
+NodeInfo GoodNode() {
+  NodeInfo node;
+  node.name = "gpu-node-1";
+  node.pool = "gpu-h100";
+  node.cpu_millis = 96000;
+  node.memory_bytes = int64_t{1} << 40;
+  node.kernel_version = "5.15.0-91-generic";
+  for (int i = 0; i < 2; ++i) {
+    Gpu gpu;
+    gpu.index = i;
+    gpu.uuid = "GPU-" + std::to_string(i);
+    gpu.pci_address = "0000:1" + std::to_string(i) + ":00.0";
+    gpu.model = "H100";
+    node.gpus.push_back(gpu);
+  }
+  return node;
+}
+
+TEST(ValidateNodeInfo, AcceptsAGoodNode) { EXPECT_TRUE(ValidateNodeInfo(GoodNode()).ok()); }
+
+TEST(ValidateNodeInfo, ReportsEveryBadFieldWithItsPath) {
+  NodeInfo node = GoodNode();
+  node.cpu_millis = -1;
+  node.gpus[1].index = 0;
+  node.gpus[1].uuid = "GPU-0";
+  node.gpus[0].pci_address = "3b:00.0";
+  absl::Status status = ValidateNodeInfo(node);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("node.allocatable.cpu_millis: must be >= 0, got -1"));
+  EXPECT_THAT(message, HasSubstr("node.gpus[1].index: duplicate GPU index 0"));
+  EXPECT_THAT(message, HasSubstr("node.gpus[1].uuid: duplicate GPU UUID GPU-0"));
+  EXPECT_THAT(message, HasSubstr("node.gpus[0].pci_address: \"3b:00.0\" is not a PCI address"));
+}
+
+}  // namespace
+}  // namespace wsched::core

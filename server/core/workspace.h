@@ -1,0 +1,45 @@
+// A workspace as the scheduler tracks it.
+#ifndef WSCHED_SERVER_CORE_WORKSPACE_H_
+#define WSCHED_SERVER_CORE_WORKSPACE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace wsched::core {
+
+enum class WorkspaceState { kPending, kPlaced, kStopped, kLost };
+
+struct Workspace {
+  std::string id;  // Caller-chosen; the idempotency key.
+  std::string org_id;
+  std::string project_id;
+  std::string user_id;
+  std::string class_id;
+  std::string class_source;  // core::ClassSourceName of the resolution step.
+  std::string explanation;   // Why this class.
+  WorkspaceState state = WorkspaceState::kPending;
+  int priority = 0;
+  // Placed (or lost): where, and what it holds besides GPUs.
+  std::string node_name;
+  std::string pool;
+  int64_t cpu_millis = 0;
+  int64_t memory_bytes = 0;
+  std::vector<int> gpu_indices;
+  std::vector<std::string> gpu_uuids;
+  std::string placement_json;  // Assigned GPUs and device spec, as API JSON.
+  std::string pending_reason;
+  absl::Time created_at = absl::InfinitePast();
+  absl::Time placed_at = absl::InfinitePast();
+};
+
+const char* WorkspaceStateName(WorkspaceState state);
+std::optional<WorkspaceState> ParseWorkspaceState(absl::string_view name);
+
+}  // namespace wsched::core
+
+#endif  // WSCHED_SERVER_CORE_WORKSPACE_H_

@@ -1,0 +1,51 @@
+// Workspaces waiting for capacity. Order: higher priority first; within a
+// priority, orgs take turns (round-robin by the age of their oldest entry)
+// and each org's entries stay FIFO, so one org's burst cannot starve the
+// others. Pure: the caller holds the lock.
+#ifndef WSCHED_SERVER_PLACEMENT_PENDING_QUEUE_H_
+#define WSCHED_SERVER_PLACEMENT_PENDING_QUEUE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/time/time.h"
+
+namespace wsched::placement {
+
+struct PendingEntry {
+  std::string workspace;
+  std::string org;
+  std::string class_id;
+  int priority = 0;
+  absl::Time since;
+  std::string reason;              // Why it waits.
+  std::vector<std::string> pools;  // Pools that would hold it, preferred first.
+};
+
+class PendingQueue {
+ public:
+  // Adds or replaces (keeping its place in line when already queued).
+  void Upsert(PendingEntry entry);
+  bool Remove(const std::string& workspace);
+  const PendingEntry* Find(const std::string& workspace) const;
+  size_t size() const { return entries_.size(); }
+
+  // Everything in service order.
+  std::vector<const PendingEntry*> Ordered() const;
+  // 1-based position in service order; 0 when not queued.
+  int Position(const std::string& workspace) const;
+
+ private:
+  struct Slot {
+    PendingEntry entry;
+    int64_t sequence;  // Arrival order.
+  };
+  absl::flat_hash_map<std::string, Slot> entries_;
+  int64_t next_sequence_ = 0;
+};
+
+}  // namespace wsched::placement
+
+#endif  // WSCHED_SERVER_PLACEMENT_PENDING_QUEUE_H_

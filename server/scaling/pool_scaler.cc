@@ -1,0 +1,338 @@
+#include "server/scaling/pool_scaler.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/scaling/binpack.h"
+#include "server/scaling/capacity.h"
+#include "server/scaling/signal_detail.h"
+
+namespace wsched::scaling {
+namespace {
+
+bool IsUsable(core::NodeState state) {
+  return state == core::NodeState::kReady || state == core::NodeState::kCordoned ||
+         state == core::NodeState::kDraining;
+}
+
+// What a node can still take, when the caller did not say.
+Capacity RoomOf(const PoolNode& node, const Capacity& whole_node) {
+  if (node.free) return *node.free;
+  return node.workspaces == 0 ? whole_node : Capacity{};
+}
+
+// Actuator details come from outside; keep the signal text bounded.
+std::string Bounded(std::string text) {
+  constexpr size_t kMaxDetail = 200;
+  if (text.size() > kMaxDetail) text.resize(kMaxDetail);
+  return text;
+}
+
+}  // namespace
+
+// The pool's nodes sorted by what they mean for scaling.
+struct PoolScaler::Census {
+  int registered = 0;
+  // Healthy nodes that hold workspaces.
+  int holding = 0;
+  // Nodes the pool has or is getting that are not broken: what the target
+  // can never drop below without naming nodes.
+  int kept = 0;
+  // Free room pending work may use before new nodes, in the order to try.
+  std::vector<Capacity> room;
+  // Parallel to `room`: the node (nullptr for a requested one), and whether
+  // using it keeps a node the target would not otherwise count (an empty or
+  // provisioning node, unlike a busy one).
+  std::vector<const PoolNode*> room_node;
+  std::vector<bool> room_adds_node;
+  // Healthy empty nodes past provisioning, with their effective empty time.
+  std::vector<std::pair<absl::Time, const PoolNode*>> empty;
+  // Empty broken nodes, removed before any healthy one.
+  std::vector<const PoolNode*> failed;
+  std::vector<const PoolNode*> lost;
+  int timed_out_requested = 0;
+  bool new_failure = false;
+};
+
+PoolScaler::PoolScaler(ScalerOptions options)
+    : options_(std::move(options)),
+      backoff_(options_.backoff),
+      history_(options_.history_samples) {}
+
+void PoolScaler::ForgetVanished(const PoolObservation& observation) {
+  std::set<std::string> present;
+  for (const PoolNode& node : observation.nodes) present.insert(node.name);
+  auto prune_map = [&](auto& by_name) {
+    std::erase_if(by_name, [&](const auto& entry) { return !present.contains(entry.first); });
+  };
+  auto prune_set = [&](std::set<std::string>& names) {
+    std::erase_if(names, [&](const std::string& name) { return !present.contains(name); });
+  };
+  prune_map(last_seen_busy_);
+  prune_map(first_seen_provisioning_);
+  prune_set(counted_ready_);
+  prune_set(counted_timed_out_);
+  std::set<absl::Time> requested;
+  for (const ProvisioningRequest& request : observation.in_flight) {
+    requested.insert(request.requested_at);
+  }
+  std::erase_if(counted_timed_out_requests_,
+                [&](absl::Time at) { return !requested.contains(at); });
+}
+
+void PoolScaler::RecordSightings(const PoolObservation& observation, absl::Time now) {
+  for (const PoolNode& node : observation.nodes) {
+    if (node.workspaces > 0) last_seen_busy_[node.name] = now;
+    if (node.state == core::NodeState::kProvisioning) {
+      first_seen_provisioning_.try_emplace(node.name, now);
+    }
+    // A node that came up is a provisioning success: it feeds the estimate
+    // and ends any backoff.
+    if (node.ready_at && node.state != core::NodeState::kProvisioning &&
+        counted_ready_.insert(node.name).second) {
+      if (node.requested_at != absl::InfinitePast()) {
+        history_.Record(*node.ready_at - node.requested_at);
+      }
+      backoff_.RecordSuccess();
+    }
+  }
+}
+
+PoolScaler::Census PoolScaler::TakeCensus(const PoolObservation& observation, absl::Time now) {
+  const core::NodePool& pool = observation.pool;
+  const Capacity whole_node = Capacity::OfShape(pool.shape);
+  Census census;
+  std::vector<std::pair<absl::Time, const PoolNode*>> empty_ready;
+  std::vector<const PoolNode*> busy_ready, provisioning;
+  for (const PoolNode& node : observation.nodes) {
+    ++census.registered;
+    bool empty = node.workspaces == 0;
+    if (node.state == core::NodeState::kLost) {
+      // Not capacity: its workspaces come back as pending work elsewhere.
+      if (empty) census.lost.push_back(&node);
+      continue;
+    }
+    if (node.state == core::NodeState::kProvisioning) {
+      absl::Time requested = node.requested_at != absl::InfinitePast()
+                                 ? node.requested_at
+                                 : first_seen_provisioning_.at(node.name);
+      if (now - requested > pool.max_node_provision_time) {
+        if (counted_timed_out_.insert(node.name).second) census.new_failure = true;
+        if (empty) census.failed.push_back(&node);
+        continue;
+      }
+      ++census.kept;
+      if (!empty) ++census.holding;
+      provisioning.push_back(&node);
+      continue;
+    }
+    ++census.kept;
+    if (!empty) {
+      ++census.holding;
+      if (node.state == core::NodeState::kReady) busy_ready.push_back(&node);
+      continue;
+    }
+    // The node has been idle since the latest of: the caller's timer, the
+    // last time this scaler saw it busy, and when it became ready.
+    absl::Time empty_since = node.empty_since;
+    if (auto it = last_seen_busy_.find(node.name); it != last_seen_busy_.end()) {
+      empty_since = std::max(empty_since, it->second);
+    }
+    if (node.ready_at) empty_since = std::max(empty_since, *node.ready_at);
+    census.empty.emplace_back(empty_since, &node);
+    if (node.state == core::NodeState::kReady) empty_ready.emplace_back(empty_since, &node);
+  }
+
+  // Busy nodes first so pending work packs onto them and empty nodes stay
+  // empty; among empty nodes the most recently used first, leaving the
+  // longest-idle ones free to go.
+  std::sort(empty_ready.begin(), empty_ready.end(), [](const auto& a, const auto& b) {
+    return std::tie(b.first, a.second->name) < std::tie(a.first, b.second->name);
+  });
+  auto add_room = [&](const PoolNode* node, Capacity room, bool adds_node) {
+    census.room.push_back(room);
+    census.room_node.push_back(node);
+    census.room_adds_node.push_back(adds_node);
+  };
+  for (const PoolNode* node : busy_ready) add_room(node, RoomOf(*node, whole_node), false);
+  for (const auto& [since, node] : empty_ready) add_room(node, RoomOf(*node, whole_node), true);
+  for (const PoolNode* node : provisioning) {
+    add_room(node, RoomOf(*node, whole_node), node->workspaces == 0);
+  }
+
+  for (const ProvisioningRequest& request : observation.in_flight) {
+    if (request.count <= 0) continue;
+    if (now - request.requested_at > pool.max_node_provision_time) {
+      // Never registered: the provider did not deliver.
+      if (counted_timed_out_requests_.insert(request.requested_at).second) {
+        census.new_failure = true;
+      }
+      census.timed_out_requested += request.count;
+      continue;
+    }
+    census.kept += request.count;
+    for (int i = 0; i < request.count; ++i) add_room(nullptr, whole_node, true);
+  }
+  return census;
+}
+
+absl::Time PoolScaler::LatestScaleUp(const PoolObservation& observation) const {
+  // Besides this scaler's own requests, recently requested nodes count, so
+  // a freshly elected leader still honours delay_after_add.
+  absl::Time latest = last_scale_up_;
+  for (const ProvisioningRequest& request : observation.in_flight) {
+    latest = std::max(latest, request.requested_at);
+  }
+  for (const PoolNode& node : observation.nodes) latest = std::max(latest, node.requested_at);
+  return latest;
+}
+
+PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time now) {
+  const core::NodePool& pool = observation.pool;
+  ForgetVanished(observation);
+  RecordSightings(observation, now);
+  Census census = TakeCensus(observation, now);
+  if (census.new_failure) {
+    backoff_.RecordFailure(now);
+    last_failure_ = absl::StrCat("a node did not come up within ",
+                                 absl::FormatDuration(pool.max_node_provision_time));
+  }
+
+  // Nodes pending work needs, by density.
+  std::vector<PendingGroup> groups;
+  for (const PendingWorkspaces& pending : observation.pending) {
+    groups.push_back({pending.workspace_class.id, Capacity::OfClass(pending.workspace_class),
+                      pending.count});
+  }
+  PackingResult packing = PackPending(groups, census.room, Capacity::OfShape(pool.shape),
+                                      std::max(0, pool.max_size));
+  bool unmet = packing.new_nodes > 0 || packing.beyond_limit > 0;
+  if (!unmet) {
+    unmet_since_.reset();
+  } else if (!unmet_since_) {
+    unmet_since_ = now;
+  }
+  bool window_passed = unmet && now - *unmet_since_ >= options_.batching_window;
+  std::set<const PoolNode*> used_by_pending;
+  int64_t nodes_for_pending = window_passed ? packing.new_nodes : 0;
+  for (size_t i = 0; i < census.room.size(); ++i) {
+    if (!packing.existing_used[i]) continue;
+    if (census.room_node[i] != nullptr) used_by_pending.insert(census.room_node[i]);
+    if (census.room_adds_node[i]) ++nodes_for_pending;
+  }
+  int warm_buffer = std::max(0, observation.warm_buffer_schedule
+                                    ? observation.warm_buffer_schedule->BufferAt(now)
+                                    : pool.warm_buffer);
+  int64_t demand = census.holding + nodes_for_pending + warm_buffer;
+  int64_t clamped = std::min<int64_t>(std::max<int64_t>(demand, pool.min_size), pool.max_size);
+
+  // Scale down only by name: broken nodes first (they are not capacity),
+  // then the longest-idle nodes the target no longer counts.
+  PoolSignal signal;
+  signal.pool = pool.id;
+  signal.current_size = census.registered;
+  for (const PoolNode* node : census.failed) signal.nodes_to_remove.push_back(node->name);
+  for (const PoolNode* node : census.lost) signal.nodes_to_remove.push_back(node->name);
+  ScaleDownView down;
+  down.scale_down_after = LatestScaleUp(observation) + pool.scale_down.delay_after_add;
+  if (clamped < census.kept) {
+    std::sort(census.empty.begin(), census.empty.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.first, a.second->name) < std::tie(b.first, b.second->name);
+    });
+    int64_t surplus = census.kept - clamped;
+    for (const auto& [empty_since, node] : census.empty) {
+      if (down.removed_idle >= surplus) break;
+      if (used_by_pending.contains(node)) continue;
+      if (now - empty_since < pool.scale_down.unneeded) {
+        ++down.not_idle_long_enough;
+        continue;
+      }
+      if (now < down.scale_down_after) {
+        ++down.paused;
+        continue;
+      }
+      signal.nodes_to_remove.push_back(node->name);
+      ++down.removed_idle;
+    }
+  }
+  int64_t target = clamped >= census.kept
+                       ? clamped
+                       : std::min<int64_t>(pool.max_size, census.kept - down.removed_idle);
+
+  // While backing off, ask for nothing the pool does not already have.
+  signal.backoff_until = backoff_.ActiveUntil(now);
+  bool held_back = signal.backoff_until.has_value() && target > census.kept;
+  if (held_back) target = census.kept;
+  if (target > census.kept) last_scale_up_ = now;
+  signal.target_size = static_cast<int>(target);
+
+  std::set<ScalingReason> reasons;
+  if (nodes_for_pending > 0) reasons.insert(ScalingReason::kPendingWorkspaces);
+  if (warm_buffer > 0) reasons.insert(ScalingReason::kWarmBuffer);
+  if (down.removed_idle > 0 || !census.lost.empty()) reasons.insert(ScalingReason::kIdleTimeout);
+  if (signal.backoff_until || !census.failed.empty()) {
+    reasons.insert(ScalingReason::kProvisioningFailed);
+  }
+  if (demand < pool.min_size) reasons.insert(ScalingReason::kMinSize);
+  if (demand > pool.max_size || census.kept - down.removed_idle > pool.max_size) {
+    reasons.insert(ScalingReason::kMaxSize);
+  }
+  if (reasons.empty()) reasons.insert(ScalingReason::kSteady);
+  signal.reasons.assign(reasons.begin(), reasons.end());
+
+  DetailInputs detail{
+      .pool = &pool,
+      .pending = &observation.pending,
+      .packing = &packing,
+      .window_left = unmet && !window_passed
+                         ? std::optional(options_.batching_window - (now - *unmet_since_))
+                         : std::nullopt,
+      .warm_buffer = warm_buffer,
+      .demand = demand,
+      .failed = &census.failed,
+      .lost = &census.lost,
+      .timed_out_requested = census.timed_out_requested,
+      .down = down,
+      .removed_idle = std::vector<std::string>(
+          signal.nodes_to_remove.begin() +
+              static_cast<std::ptrdiff_t>(census.failed.size() + census.lost.size()),
+          signal.nodes_to_remove.end()),
+      .backoff_until = signal.backoff_until,
+      .consecutive_failures = backoff_.consecutive_failures(),
+      .last_failure = last_failure_,
+      .held_back = held_back,
+      .now = now,
+  };
+  signal.detail = DescribeSignal(detail);
+
+  signal.generation = last_signal_.generation + (signal.SameDecision(last_signal_) ? 0 : 1);
+  last_signal_ = signal;
+  return signal;
+}
+
+void PoolScaler::OnActuatorEvent(const ActuatorEvent& event, absl::Time now) {
+  switch (event.kind) {
+    case ActuatorEventKind::kCreating:
+      return;
+    case ActuatorEventKind::kRunning:
+      backoff_.RecordSuccess();
+      return;
+    case ActuatorEventKind::kFailed:
+      backoff_.RecordFailure(now);
+      last_failure_ = Bounded(absl::StrCat("actuator reported a failure: ", event.detail));
+      return;
+    case ActuatorEventKind::kOutOfResources:
+      backoff_.RecordFailure(now);
+      last_failure_ = Bounded(absl::StrCat("provider is out of resources: ", event.detail));
+      return;
+  }
+}
+
+std::optional<absl::Duration> PoolScaler::EstimatePlacementDelay() const {
+  return scaling::EstimatePlacementDelay(history_, options_.default_time_to_ready);
+}
+
+}  // namespace wsched::scaling

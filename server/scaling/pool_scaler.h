@@ -1,0 +1,90 @@
+// PoolScaler: turns what one pool looks like now into its scaling signal,
+// with the memory that hysteresis needs (batching window, empty timers,
+// delay after a scale-up, provisioning backoff, time-to-ready history).
+//
+// Pure: the caller passes `now` into every call; no clock reads, no threads,
+// no locks. One instance per pool, owned by the caller's loop, which holds
+// whatever lock guards it.
+#ifndef WSCHED_SERVER_SCALING_POOL_SCALER_H_
+#define WSCHED_SERVER_SCALING_POOL_SCALER_H_
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "absl/time/time.h"
+#include "server/scaling/backoff.h"
+#include "server/scaling/pool_observation.h"
+#include "server/scaling/provision_estimate.h"
+#include "server/scaling/scaling_signal.h"
+
+namespace wsched::scaling {
+
+struct ScalerOptions {
+  // Pending work must be unmet this long before the pool grows, so a burst
+  // of arrivals is answered with one request, and work that comes and goes
+  // quickly asks for nothing.
+  absl::Duration batching_window = absl::Seconds(2);
+  BackoffPolicy backoff;
+  // Time-to-ready estimate before any node of the pool has come up.
+  std::optional<absl::Duration> default_time_to_ready;
+  size_t history_samples = ProvisionHistory::kDefaultSamples;
+};
+
+class PoolScaler {
+ public:
+  explicit PoolScaler(ScalerOptions options = {});
+  PoolScaler(const PoolScaler&) = delete;
+  PoolScaler& operator=(const PoolScaler&) = delete;
+
+  // The pool's signal at `now`:
+  //   target = clamp(min_size, max_size,
+  //                  nodes holding workspaces + nodes pending work needs
+  //                  (bin-packed onto free room first) + warm buffer)
+  // never below the nodes it keeps (it shrinks only by naming empty nodes in
+  // nodes_to_remove), and not above the nodes it has while backing off.
+  // current_size counts registered nodes in every state. The generation
+  // moves only when target, nodes_to_remove or reasons change.
+  PoolSignal Evaluate(const PoolObservation& observation, absl::Time now);
+
+  // Actuator feedback: failures and stockouts back the pool off, running
+  // instances end the backoff.
+  void OnActuatorEvent(const ActuatorEvent& event, absl::Time now);
+
+  // The last signal Evaluate returned (generation 0 before the first).
+  const PoolSignal& last_signal() const { return last_signal_; }
+  // How long new work waits for a node of this pool ("time to GPU").
+  std::optional<absl::Duration> EstimatePlacementDelay() const;
+  const ProvisionHistory& provision_history() const { return history_; }
+  std::optional<absl::Time> BackoffUntil(absl::Time now) const { return backoff_.ActiveUntil(now); }
+
+ private:
+  struct Census;
+
+  void ForgetVanished(const PoolObservation& observation);
+  void RecordSightings(const PoolObservation& observation, absl::Time now);
+  Census TakeCensus(const PoolObservation& observation, absl::Time now);
+  absl::Time LatestScaleUp(const PoolObservation& observation) const;
+
+  const ScalerOptions options_;
+  Backoff backoff_;
+  ProvisionHistory history_;
+  std::string last_failure_;  // For the detail text while backing off.
+  // Since when pending work has not fit on ready + provisioning nodes.
+  std::optional<absl::Time> unmet_since_;
+  // When this scaler last asked for more nodes than the pool had.
+  absl::Time last_scale_up_ = absl::InfinitePast();
+  // By node name.
+  std::map<std::string, absl::Time> last_seen_busy_;
+  std::map<std::string, absl::Time> first_seen_provisioning_;
+  std::set<std::string> counted_ready_;
+  std::set<std::string> counted_timed_out_;
+  // Provisioning requests already counted as failed, by request time.
+  std::set<absl::Time> counted_timed_out_requests_;
+  PoolSignal last_signal_;
+};
+
+}  // namespace wsched::scaling
+
+#endif  // WSCHED_SERVER_SCALING_POOL_SCALER_H_
