@@ -20,6 +20,10 @@ ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "how long in-flight RPCs may run after SIGTERM");
 ABSL_FLAG(int, database_connections, 8, "PostgreSQL connections kept open");
+ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
+          "heartbeat interval the server asks node agents to use");
+ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
+          "a node without heartbeats for this long is marked lost");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("wsched-server: the workspace-class scheduler service");
@@ -34,6 +38,8 @@ int main(int argc, char** argv) {
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.database_connections = absl::GetFlag(FLAGS_database_connections);
+  options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  options.node_lost_after = absl::GetFlag(FLAGS_node_lost_after);
   absl::Status status = wsched::grpc_api::RunServer(options);
   if (!status.ok()) {
     wsched::log::Error("wsched-server cannot run", {{"error", std::string(status.message())}});

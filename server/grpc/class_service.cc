@@ -84,7 +84,7 @@ grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
       return absl::InvalidArgumentError("expected_version: must be >= 0 (0 = create)");
     }
     core::WorkspaceClass cls = convert::FromProto(request->class_());
-    return context_.db->InTransaction("updating class", [&](pqxx::work& txn) -> absl::Status {
+    absl::Status status = context_.db->InTransaction("updating class", [&](pqxx::work& txn) -> absl::Status {
       store::LockCatalog(txn);
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
@@ -98,6 +98,8 @@ grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
       *response = convert::ToProto(*stored);
       return absl::OkStatus();
     });
+    if (status.ok()) (void)context_.scheduler->ReloadCatalog();
+    return status;
   });
 }
 
@@ -106,7 +108,7 @@ grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
                                            v1::DeleteClassResponse* response) {
   return Handle(context_, context, kService, "DeleteClass", [&](const Principal&) -> absl::Status {
     if (absl::Status s = CheckClassId(request->id(), "id"); !s.ok()) return s;
-    return context_.db->InTransaction("deleting class", [&](pqxx::work& txn) -> absl::Status {
+    absl::Status status = context_.db->InTransaction("deleting class", [&](pqxx::work& txn) -> absl::Status {
       store::LockCatalog(txn);
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
@@ -127,6 +129,8 @@ grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
       response->set_deprecated_instead(target.FindClass(cls->id) != nullptr);
       return store::WriteCatalog(txn, *catalog, target);
     });
+    if (status.ok()) (void)context_.scheduler->ReloadCatalog();
+    return status;
   });
 }
 
@@ -141,6 +145,7 @@ grpc::Status ClassServiceImpl::ApplyCatalog(grpc::ServerContext* context,
                                       request->dry_run());
     context_.metrics->CatalogApplied(result.ok(), /*from_reload=*/false);
     if (!result.ok()) return result.status();
+    if (!request->dry_run()) (void)context_.scheduler->ReloadCatalog();
     response->set_dry_run(result->dry_run);
     for (const auto& change : result->changes) {
       auto* out = response->add_changes();

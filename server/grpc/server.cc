@@ -83,9 +83,16 @@ absl::Status RunServer(const ServerOptions& options) {
     exposer->RegisterCollectable(metrics.registry());
   }
 
-  ServiceContext context{db->get(), &*auth, &metrics};
-  auto services = Services::Create(context, options.catalog_path);
+  ServiceContext context;
+  context.db = db->get();
+  context.auth = &*auth;
+  context.metrics = &metrics;
+  scheduler::SchedulerOptions scheduler_options;
+  scheduler_options.heartbeat_interval = options.heartbeat_interval;
+  scheduler_options.node_lost_after = options.node_lost_after;
+  auto services = Services::Create(context, options.catalog_path, scheduler_options);
   if (!services.ok()) return services.status();
+  if (exposer) exposer->RegisterCollectable((*services)->cluster_metrics());
   if (absl::Status covered = CheckMethodTableCovers((*services)->Names()); !covered.ok()) {
     return covered;
   }

@@ -19,6 +19,8 @@ struct ServerOptions {
   std::string port_file;  // Receives the bound gRPC port (for --listen=...:0).
   absl::Duration shutdown_grace = absl::Seconds(10);
   int database_connections = 8;
+  absl::Duration heartbeat_interval = absl::Seconds(10);  // Told to agents.
+  absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
 };
 
 // Runs until SIGTERM/SIGINT, then lets in-flight RPCs finish (up to

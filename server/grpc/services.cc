@@ -4,7 +4,10 @@
 #include "server/catalog/load.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/class_service.h"
+#include "server/grpc/inventory_service.h"
+#include "server/grpc/placement_service.h"
 #include "server/grpc/settings_service.h"
+#include "server/scheduler/cluster_metrics.h"
 #include "server/log/log.h"
 
 #include "wsched/v1/classes.grpc.pb.h"
@@ -17,15 +20,20 @@ namespace wsched::grpc_api {
 namespace {
 
 // Services not built yet answer UNIMPLEMENTED through the generated bases.
-class InventoryServiceImpl final : public v1::InventoryService::Service {};
-class PlacementServiceImpl final : public v1::PlacementService::Service {};
 class ScalingServiceImpl final : public v1::ScalingService::Service {};
 
 }  // namespace
 
 struct Services::Impl {
-  explicit Impl(const ServiceContext& context)
-      : context(context), classes(context), settings(context) {}
+  Impl(std::unique_ptr<scheduler::Scheduler> owned, const ServiceContext& context)
+      : scheduler(std::move(owned)),
+        context(context),
+        classes(context),
+        settings(context),
+        inventory(context),
+        placement(context),
+        cluster_metrics(std::make_shared<scheduler::ClusterMetrics>(scheduler.get())) {}
+  std::unique_ptr<scheduler::Scheduler> scheduler;
   ServiceContext context;
   std::string catalog_path;
   ClassServiceImpl classes;
@@ -33,19 +41,26 @@ struct Services::Impl {
   InventoryServiceImpl inventory;
   PlacementServiceImpl placement;
   ScalingServiceImpl scaling;
+  std::shared_ptr<scheduler::ClusterMetrics> cluster_metrics;
 };
 
 Services::Services(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Services::~Services() = default;
 
-absl::StatusOr<std::unique_ptr<Services>> Services::Create(const ServiceContext& context,
-                                                           const std::string& catalog_path) {
-  auto impl = std::make_unique<Impl>(context);
+absl::StatusOr<std::unique_ptr<Services>> Services::Create(
+    ServiceContext context, const std::string& catalog_path,
+    const scheduler::SchedulerOptions& scheduler_options) {
+  auto owned = std::make_unique<scheduler::Scheduler>(context.db, context.metrics, scheduler_options);
+  context.scheduler = owned.get();
+  context.heartbeat_interval = scheduler_options.heartbeat_interval;
+  auto impl = std::make_unique<Impl>(std::move(owned), context);
   impl->catalog_path = catalog_path;
   std::unique_ptr<Services> services(new Services(std::move(impl)));
   if (!catalog_path.empty()) {
     if (absl::Status applied = services->ReloadCatalog(); !applied.ok()) return applied;
   }
+  // Rebuilds the snapshot (nodes, holds, pending work) from the database.
+  if (absl::Status started = services->impl_->scheduler->Start(); !started.ok()) return started;
   return services;
 }
 
@@ -76,9 +91,13 @@ absl::Status Services::ReloadCatalog() {
   }
   log::Info("catalog applied", {{"path", impl_->catalog_path},
                                 {"changes", absl::StrCat(result->changes.size())}});
-  return absl::OkStatus();
+  return impl_->scheduler->ReloadCatalog();
 }
 
-void Services::Shutdown() {}
+std::shared_ptr<prometheus::Collectable> Services::cluster_metrics() const {
+  return impl_->cluster_metrics;
+}
+
+void Services::Shutdown() { impl_->scheduler->Stop(); }
 
 }  // namespace wsched::grpc_api

@@ -7,27 +7,32 @@
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
+#include <prometheus/collectable.h>
 
 #include "absl/status/statusor.h"
 #include "server/grpc/auth.h"
 #include "server/metrics/metrics.h"
+#include "server/scheduler/scheduler.h"
 #include "server/store/database.h"
 
 namespace wsched::grpc_api {
 
 // Shared, long-lived dependencies handed to each service. Not owned.
 struct ServiceContext {
-  store::Database* db;
-  const Authenticator* auth;
-  metrics::Metrics* metrics;
+  store::Database* db = nullptr;
+  const Authenticator* auth = nullptr;
+  metrics::Metrics* metrics = nullptr;
+  scheduler::Scheduler* scheduler = nullptr;  // Set by Services::Create.
+  absl::Duration heartbeat_interval = absl::Seconds(10);
 };
 
 class Services {
  public:
   // Builds every service; applies the catalog file first when one is given
   // (a bad file keeps the server from starting).
-  static absl::StatusOr<std::unique_ptr<Services>> Create(const ServiceContext& context,
-                                                         const std::string& catalog_path);
+  static absl::StatusOr<std::unique_ptr<Services>> Create(
+      ServiceContext context, const std::string& catalog_path,
+      const scheduler::SchedulerOptions& scheduler_options);
   ~Services();
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;
@@ -39,6 +44,8 @@ class Services {
   absl::Status ReloadCatalog();
   // Stops background work (watch streams, loops) before the server stops.
   void Shutdown();
+  // Cluster gauges computed at scrape time (register with the exposer).
+  std::shared_ptr<prometheus::Collectable> cluster_metrics() const;
 
  private:
   struct Impl;

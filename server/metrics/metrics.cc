@@ -27,7 +27,24 @@ Metrics::Metrics()
       catalog_applies_(prometheus::BuildCounter()
                            .Name("wsched_catalog_applies_total")
                            .Help("Catalog applies by result and source (rpc or reload).")
-                           .Register(*registry_)) {}
+                           .Register(*registry_)),
+      placements_(prometheus::BuildCounter()
+                      .Name("wsched_placements_total")
+                      .Help("Placement answers by class and result.")
+                      .Register(*registry_)),
+      placement_latency_(prometheus::BuildHistogram()
+                             .Name("wsched_placement_duration_seconds")
+                             .Help("Time to answer PlaceWorkspace, by result.")
+                             .Register(*registry_)) {}
+
+void Metrics::ObservePlacement(absl::string_view class_id, absl::string_view result,
+                               absl::Duration latency) {
+  placements_.Add({{"class", std::string(class_id)}, {"result", std::string(result)}}).Increment();
+  if (result != "placed_from_queue") {
+    placement_latency_.Add({{"result", std::string(result)}}, LatencyBuckets())
+        .Observe(absl::ToDoubleSeconds(latency));
+  }
+}
 
 void Metrics::ObserveRpc(absl::string_view method, absl::string_view code,
                          absl::Duration latency) {

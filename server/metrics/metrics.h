@@ -29,6 +29,11 @@ class Metrics {
 
   void CatalogApplied(bool ok, bool from_reload);
 
+  // One PlaceWorkspace answer (or a queued workspace placed later):
+  // result is placed, pending, repeated, refused, never, error, placed_from_queue.
+  void ObservePlacement(absl::string_view class_id, absl::string_view result,
+                        absl::Duration latency);
+
   // Text exposition of everything (for tests and `wschedctl`).
   std::string Scrape() const;
 
@@ -37,6 +42,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& rpc_requests_;
   prometheus::Family<prometheus::Histogram>& rpc_latency_;
   prometheus::Family<prometheus::Counter>& catalog_applies_;
+  prometheus::Family<prometheus::Counter>& placements_;
+  prometheus::Family<prometheus::Histogram>& placement_latency_;
 };
 
 }  // namespace wsched::metrics

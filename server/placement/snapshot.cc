@@ -270,4 +270,10 @@ void Snapshot::Reindex(NodeId id) {
   }
 }
 
+void Snapshot::ForEachNode(const std::function<void(const SnapshotNode&)>& visit) const {
+  for (const auto& node : nodes_) {
+    if (node.has_value()) visit(*node);
+  }
+}
+
 }  // namespace wsched::placement

@@ -16,6 +16,7 @@
 #define WSCHED_SERVER_PLACEMENT_SNAPSHOT_H_
 
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -104,6 +105,8 @@ class Snapshot {
   const SnapshotNode* FindNode(absl::string_view name) const;
   const HoldRecord* FindHold(absl::string_view workspace) const;
   size_t node_count() const { return ids_.size(); }
+  // Visits every node (any state), in no particular order.
+  void ForEachNode(const std::function<void(const SnapshotNode&)>& visit) const;
   size_t hold_count() const { return holds_.size(); }
 
   // Schedulable nodes of a pool by free capacity; nullptr when the pool has

@@ -13,11 +13,6 @@
 namespace wsched::scaling {
 namespace {
 
-bool IsUsable(core::NodeState state) {
-  return state == core::NodeState::kReady || state == core::NodeState::kCordoned ||
-         state == core::NodeState::kDraining;
-}
-
 // What a node can still take, when the caller did not say.
 Capacity RoomOf(const PoolNode& node, const Capacity& whole_node) {
   if (node.free) return *node.free;

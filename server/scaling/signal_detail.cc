@@ -12,7 +12,7 @@ std::string Plural(int64_t n, const char* singular, const char* plural) {
   return absl::StrCat(n, " ", n == 1 ? singular : plural);
 }
 
-std::string FormatTime(absl::Time t) {
+std::string Rfc3339Utc(absl::Time t) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
 }
 
@@ -41,7 +41,7 @@ void DescribePending(const DetailInputs& in, std::vector<std::string>& out) {
   if (total == 0) return;
   const PackingResult& packing = *in.packing;
   if (packing.new_nodes > 0) {
-    std::string need = absl::StrCat(count, " need ", Plural(packing.new_nodes, "more node", "more nodes"));
+    std::string need = absl::StrCat(count, total == 1 ? " needs " : " need ", Plural(packing.new_nodes, "more node", "more nodes"));
     if (in.window_left) {
       absl::StrAppend(&need, " (asking after the batching window, ",
                       absl::FormatDuration(*in.window_left), " left)");
@@ -80,7 +80,7 @@ void DescribeScaleDown(const DetailInputs& in, std::vector<std::string>& out) {
                                " yet"));
   }
   if (in.down.paused > 0) {
-    out.push_back(absl::StrCat("scale-down waits until ", FormatTime(in.down.scale_down_after),
+    out.push_back(absl::StrCat("scale-down waits until ", Rfc3339Utc(in.down.scale_down_after),
                                " (delay_after_add ",
                                absl::FormatDuration(pool.scale_down.delay_after_add), ")"));
   }
@@ -94,7 +94,7 @@ void DescribeFailures(const DetailInputs& in, std::vector<std::string>& out) {
   }
   if (!in.backoff_until) return;
   std::string backoff = absl::StrCat(
-      "backing off until ", FormatTime(*in.backoff_until), " after ",
+      "backing off until ", Rfc3339Utc(*in.backoff_until), " after ",
       Plural(in.consecutive_failures, "failure", "failures"));
   if (!in.last_failure.empty()) absl::StrAppend(&backoff, " (last: ", in.last_failure, ")");
   if (in.held_back) absl::StrAppend(&backoff, "; not growing until then");

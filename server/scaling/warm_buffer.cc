@@ -7,9 +7,8 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace wsched::scaling {
 namespace {
@@ -73,8 +72,8 @@ absl::Status WarmBufferSchedule::Validate() const {
     if (w.start_minute < 0 || w.start_minute >= kMinutesPerDay) {
       return absl::InvalidArgumentError(absl::StrCat(where, "start_minute: must be in [0, 1440)"));
     }
-    if (w.end_minute <= 0 || w.end_minute > kMinutesPerDay) {
-      return absl::InvalidArgumentError(absl::StrCat(where, "end_minute: must be in (0, 1440]"));
+    if (w.end_minute < 0 || w.end_minute > kMinutesPerDay) {
+      return absl::InvalidArgumentError(absl::StrCat(where, "end_minute: must be in [0, 1440]"));
     }
     if (w.buffer < 0) return absl::InvalidArgumentError(absl::StrCat(where, "buffer: must be >= 0"));
   }

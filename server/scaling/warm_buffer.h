@@ -22,8 +22,8 @@ struct WarmBufferWindow {
   // wraps past midnight ("22:00-06:00") belongs to the day it starts on.
   std::vector<absl::Weekday> days;
   int start_minute = 0;  // Minutes after local midnight, [0, 1440).
-  // Exclusive, (0, 1440]. Before start: wraps past midnight. Equal to start:
-  // the whole day.
+  // Exclusive, [0, 1440]. Before start: wraps past midnight ("18:00-00:00"
+  // ends at midnight). Equal to start: the whole day.
   int end_minute = 0;
   int buffer = 0;
 };

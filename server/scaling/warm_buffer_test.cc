@@ -44,8 +44,12 @@ TEST(WarmBufferTest, FixedOffsetShiftsTheWindow) {
   WarmBufferSchedule schedule = OfficeHours(60);  // UTC+01:00: 08:00 local = 07:00 UTC.
   EXPECT_EQ(schedule.BufferAt(Utc(1, 7, 0)), 2);
   EXPECT_EQ(schedule.BufferAt(Utc(1, 17, 0)), 0);
-  // Sunday 23:30 UTC is Monday 00:30 local: a weekday, but outside hours.
   EXPECT_EQ(OfficeHours(-5 * 60).BufferAt(Utc(1, 13, 0)), 2);  // 08:00 in UTC-05:00.
+  // The day of week is the local one too: Sunday 23:30 UTC is Monday in UTC+01:00.
+  WarmBufferSchedule mondays{.utc_offset_minutes = 60,
+                             .windows = {{.days = {absl::Weekday::monday}, .buffer = 1}}};
+  EXPECT_EQ(mondays.BufferAt(Utc(7, 23, 30)), 1);
+  EXPECT_EQ(mondays.BufferAt(Utc(7, 22, 30)), 0);
 }
 
 TEST(WarmBufferTest, WindowPastMidnightBelongsToTheDayItStarts) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
+#include "server/store/change_feed.h"
 
 namespace wsched::store {
 namespace {
@@ -10,6 +11,7 @@ constexpr int64_t kCatalogLockKey = 0x77736368'63617461;  // "wschcata"
 
 void BumpGeneration(pqxx::work& txn) {
   txn.exec("UPDATE catalog_generation SET generation = generation + 1");
+  NotifyChange(txn);
 }
 
 void UpsertClass(pqxx::work& txn, const core::WorkspaceClass& cls) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
+#include "server/store/change_feed.h"
 
 namespace wsched::store {
 namespace {
@@ -80,11 +81,13 @@ void SaveNode(pqxx::work& txn, const StoredNode& node) {
       core::NodeStateName(node.state), core::DriverStateName(node.driver_state),
       node.driver_detail, node.driver_history.verified_kernel, node.driver_history.failed_kernel,
       node.info.cpu_millis, node.info.memory_bytes);
+  NotifyChange(txn);
 }
 
 void SetNodeState(pqxx::work& txn, const std::string& name, core::NodeState state) {
   txn.exec_params("UPDATE nodes SET state = $2 WHERE name = $1", name,
                   core::NodeStateName(state));
+  NotifyChange(txn);
 }
 
 std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout) {
@@ -95,6 +98,7 @@ std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout) 
            absl::ToDoubleSeconds(timeout))) {
     lost.push_back(row[0].c_str());
   }
+  if (!lost.empty()) NotifyChange(txn);
   for (const std::string& name : lost) {
     txn.exec_params(
         "UPDATE workspaces SET state = 'lost', pending_reason = 'node ' || $1 || ' was lost' "
@@ -132,6 +136,7 @@ std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name) {
   }
   txn.exec_params("DELETE FROM gpu_holds WHERE node_name = $1", name);
   txn.exec_params("DELETE FROM nodes WHERE name = $1", name);
+  NotifyChange(txn);
   return ids;
 }
 

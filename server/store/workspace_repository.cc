@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/store/change_feed.h"
 
 namespace wsched::store {
 namespace {
@@ -128,6 +129,7 @@ absl::Status SavePending(pqxx::work& txn, const core::Workspace& workspace) {
   if (!UpsertRecord(txn, workspace, /*placed=*/false)) {
     return absl::AbortedError(absl::StrCat("workspace ", workspace.id, " is already active"));
   }
+  NotifyChange(txn);
   return absl::OkStatus();
 }
 
@@ -153,6 +155,7 @@ absl::Status CommitPlacement(pqxx::work& txn, const core::Workspace& w) {
         "VALUES ($1, $2, $3, $4)",
         w.gpu_uuids[i], w.node_name, w.gpu_indices[i], w.id);
   }
+  NotifyChange(txn);
   return absl::OkStatus();
 }
 
@@ -178,6 +181,7 @@ absl::StatusOr<std::optional<core::Workspace>> StopWorkspace(pqxx::work& txn,
   }
   txn.exec_params(
       "UPDATE workspaces SET state = 'stopped', stopped_at = now() WHERE id = $1", id);
+  NotifyChange(txn);
   return std::optional<core::Workspace>(std::move(*before));
 }
 

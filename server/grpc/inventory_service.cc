@@ -1,0 +1,249 @@
+#include "server/grpc/inventory_service.h"
+
+#include <google/protobuf/util/time_util.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/convert/convert.h"
+#include "server/core/validation.h"
+#include "server/grpc/handler.h"
+#include "server/scheduler/scheduler.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+constexpr char kService[] = "wsched.v1.InventoryService";
+using google::protobuf::util::TimeUtil;
+
+v1::NodeState ToProto(core::NodeState state) {
+  switch (state) {
+    case core::NodeState::kProvisioning: return v1::NODE_STATE_PROVISIONING;
+    case core::NodeState::kReady: return v1::NODE_STATE_READY;
+    case core::NodeState::kCordoned: return v1::NODE_STATE_CORDONED;
+    case core::NodeState::kDraining: return v1::NODE_STATE_DRAINING;
+    case core::NodeState::kLost: return v1::NODE_STATE_LOST;
+  }
+  return v1::NODE_STATE_UNSPECIFIED;
+}
+
+v1::DriverState ToProto(core::DriverState state) {
+  switch (state) {
+    case core::DriverState::kNotNeeded: return v1::DRIVER_STATE_NOT_NEEDED;
+    case core::DriverState::kReady: return v1::DRIVER_STATE_READY;
+    case core::DriverState::kNeedsDriver: return v1::DRIVER_STATE_NEEDS_DRIVER;
+    case core::DriverState::kInstallFailed: return v1::DRIVER_STATE_INSTALL_FAILED;
+    case core::DriverState::kNoPolicy: return v1::DRIVER_STATE_NO_POLICY;
+  }
+  return v1::DRIVER_STATE_UNSPECIFIED;
+}
+
+void ToProto(const scheduler::NodeView& view, v1::Node* out) {
+  const store::StoredNode& node = view.node;
+  *out->mutable_info() = convert::ToProto(node.info);
+  for (size_t i = 0; i < view.gpus.size() && static_cast<int>(i) < out->info().gpus_size(); ++i) {
+    auto* gpu = out->mutable_info()->mutable_gpus(i);
+    gpu->set_passthrough_safe(view.gpus[i].passthrough_safe);
+    gpu->set_passthrough_unsafe_reason(view.gpus[i].passthrough_unsafe_reason);
+    gpu->set_held_by_workspace(view.gpus[i].held_by);
+  }
+  out->set_state(ToProto(node.state));
+  out->set_driver_state(ToProto(node.driver_state));
+  out->set_driver_detail(node.driver_detail);
+  *out->mutable_last_heartbeat() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(node.last_heartbeat));
+  *out->mutable_registered_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(node.registered_at));
+  out->mutable_held()->set_cpu_millis(node.held_cpu_millis);
+  out->mutable_held()->set_memory_bytes(node.held_memory_bytes);
+  out->set_workspace_count(view.workspace_count);
+}
+
+absl::Status CheckNodeName(const std::string& name, const char* field) {
+  if (!core::IsDnsSubdomain(name)) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": must be a node name (DNS subdomain)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NotYourPool(const Principal& who, const std::string& pool) {
+  return absl::PermissionDeniedError(
+      absl::StrCat(who.name, " may only report nodes of its pools, not pool ", pool));
+}
+
+}  // namespace
+
+grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
+                                                const v1::RegisterNodeRequest* request,
+                                                v1::RegisterNodeResponse* response) {
+  return Handle(context_, context, kService, "RegisterNode", [&](const Principal& who) -> absl::Status {
+    core::NodeInfo info = convert::FromProto(request->node());
+    if (!who.CoversPool(info.pool)) return NotYourPool(who, info.pool);
+    auto view = context_.scheduler->RegisterNode(info);
+    if (!view.ok()) return view.status();
+    ToProto(*view, response->mutable_node());
+    response->set_heartbeat_interval_seconds(
+        static_cast<int32_t>(absl::ToInt64Seconds(context_.heartbeat_interval)));
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
+                                             const v1::HeartbeatRequest* request,
+                                             v1::HeartbeatResponse* response) {
+  return Handle(context_, context, kService, "Heartbeat", [&](const Principal& who) -> absl::Status {
+    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+    if (request->gpu_usage_size() > 64 || request->gpu_health_by_uuid_size() > 64) {
+      return absl::InvalidArgumentError("gpu_usage, gpu_health_by_uuid: at most 64 entries");
+    }
+    scheduler::HeartbeatInput input;
+    input.node_name = request->node_name();
+    input.kernel_version = request->kernel_version();
+    input.driver_version = request->driver_version();
+    for (const auto& [uuid, health] : request->gpu_health_by_uuid()) {
+      input.gpu_healthy_by_uuid[uuid] = health != v1::GPU_HEALTH_UNHEALTHY;
+    }
+    for (int i = 0; i < request->gpu_usage_size(); ++i) {
+      const auto& usage = request->gpu_usage(i);
+      if (usage.utilization_percent() < 0 || usage.utilization_percent() > 100 ||
+          usage.memory_used_bytes() < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "gpu_usage[", i, "]: utilization_percent must be 0..100 and memory_used_bytes >= 0"));
+      }
+      input.usage.push_back({usage.uuid(), usage.utilization_percent(), usage.memory_used_bytes()});
+    }
+    // Scope check needs the node's pool: read it first for scoped agents.
+    if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
+      auto node = context_.scheduler->GetNode(request->node_name());
+      if (node.ok() && !who.CoversPool(node->node.info.pool)) {
+        return NotYourPool(who, node->node.info.pool);
+      }
+    }
+    auto result = context_.scheduler->Heartbeat(input);
+    if (!result.ok()) return result.status();
+    response->set_reregister(result->reregister);
+    response->set_state(ToProto(result->state));
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::SetState(grpc::ServerContext* context, const char* method,
+                                            const v1::NodeNameRequest* request,
+                                            core::NodeState state, v1::Node* response) {
+  return Handle(context_, context, kService, method, [&](const Principal&) -> absl::Status {
+    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+    auto view = context_.scheduler->SetNodeAdminState(request->node_name(), state);
+    if (!view.ok()) return view.status();
+    ToProto(*view, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::CordonNode(grpc::ServerContext* context,
+                                              const v1::NodeNameRequest* request,
+                                              v1::Node* response) {
+  return SetState(context, "CordonNode", request, core::NodeState::kCordoned, response);
+}
+
+grpc::Status InventoryServiceImpl::DrainNode(grpc::ServerContext* context,
+                                             const v1::NodeNameRequest* request,
+                                             v1::Node* response) {
+  return SetState(context, "DrainNode", request, core::NodeState::kDraining, response);
+}
+
+grpc::Status InventoryServiceImpl::UncordonNode(grpc::ServerContext* context,
+                                                const v1::NodeNameRequest* request,
+                                                v1::Node* response) {
+  return SetState(context, "UncordonNode", request, core::NodeState::kReady, response);
+}
+
+grpc::Status InventoryServiceImpl::RemoveNode(grpc::ServerContext* context,
+                                              const v1::NodeNameRequest* request,
+                                              v1::Empty* response) {
+  return Handle(context_, context, kService, "RemoveNode", [&](const Principal&) -> absl::Status {
+    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+    return context_.scheduler->RemoveNode(request->node_name());
+  });
+}
+
+grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
+                                           const v1::NodeNameRequest* request,
+                                           v1::Node* response) {
+  return Handle(context_, context, kService, "GetNode", [&](const Principal& who) -> absl::Status {
+    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+    auto view = context_.scheduler->GetNode(request->node_name());
+    if (!view.ok()) return view.status();
+    if (!who.CoversPool(view->node.info.pool)) return NotYourPool(who, view->node.info.pool);
+    ToProto(*view, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::ListNodes(grpc::ServerContext* context,
+                                             const v1::ListNodesRequest* request,
+                                             v1::ListNodesResponse* response) {
+  return Handle(context_, context, kService, "ListNodes", [&](const Principal&) -> absl::Status {
+    if (!request->pool().empty() && !core::IsDnsLabel(request->pool())) {
+      return absl::InvalidArgumentError("pool: must be a pool id (a DNS label)");
+    }
+    auto views = context_.scheduler->ListNodes(request->pool());
+    if (!views.ok()) return views.status();
+    for (const auto& view : *views) ToProto(view, response->add_nodes());
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
+                                             const v1::ListPoolsRequest* request,
+                                             v1::ListPoolsResponse* response) {
+  return Handle(context_, context, kService, "ListPools", [&](const Principal&) -> absl::Status {
+    auto pools = context_.scheduler->ListPools();
+    if (!pools.ok()) return pools.status();
+    for (const auto& view : *pools) {
+      v1::Pool* out = response->add_pools();
+      *out = convert::ToProto(view.pool);
+      for (const auto& [state, count] : view.nodes_by_state) (*out->mutable_nodes_by_state())[state] = count;
+      out->set_gpus_total(view.gpus_total);
+      out->set_gpus_held(view.gpus_held);
+      out->set_gpus_unhealthy(view.gpus_unhealthy);
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
+                                                  const v1::ListDriverWorkRequest* request,
+                                                  v1::ListDriverWorkResponse* response) {
+  return Handle(context_, context, kService, "ListDriverWork", [&](const Principal&) -> absl::Status {
+    auto work = context_.scheduler->ListDriverWork();
+    if (!work.ok()) return work.status();
+    for (const auto& item : work->first) {
+      auto* out = response->add_work();
+      out->set_node_name(item.node_name);
+      out->set_kernel_version(item.kernel_version);
+      out->set_os_id(item.os_id);
+      out->set_os_version(item.os_version);
+      out->set_driver_version(item.driver_version);
+      out->set_installer_image(item.installer_image);
+    }
+    for (const auto& name : work->second) response->add_nodes_without_policy(name);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::ReportDriverInstall(
+    grpc::ServerContext* context, const v1::ReportDriverInstallRequest* request,
+    v1::Node* response) {
+  return Handle(context_, context, kService, "ReportDriverInstall", [&](const Principal&) -> absl::Status {
+    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+    if (request->kernel_version().empty() || !core::IsBoundedText(request->kernel_version(), 128)) {
+      return absl::InvalidArgumentError("kernel_version: is required (<= 128 printable characters)");
+    }
+    if (!core::IsBoundedText(request->detail(), 1024)) {
+      return absl::InvalidArgumentError("detail: at most 1024 printable characters");
+    }
+    auto view = context_.scheduler->ReportDriverInstall(
+        request->node_name(), request->kernel_version(), request->success(), request->detail());
+    if (!view.ok()) return view.status();
+    ToProto(*view, response);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace wsched::grpc_api

@@ -1,0 +1,48 @@
+// wsched.v1.InventoryService: node pools, nodes, GPUs, driver work.
+#ifndef WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_
+#define WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_
+
+#include "server/grpc/services.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+
+namespace wsched::grpc_api {
+
+class InventoryServiceImpl final : public v1::InventoryService::Service {
+ public:
+  explicit InventoryServiceImpl(const ServiceContext& context) : context_(context) {}
+
+  grpc::Status RegisterNode(grpc::ServerContext* context, const v1::RegisterNodeRequest* request,
+                            v1::RegisterNodeResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context, const v1::HeartbeatRequest* request,
+                         v1::HeartbeatResponse* response) override;
+  grpc::Status CordonNode(grpc::ServerContext* context, const v1::NodeNameRequest* request,
+                          v1::Node* response) override;
+  grpc::Status DrainNode(grpc::ServerContext* context, const v1::NodeNameRequest* request,
+                         v1::Node* response) override;
+  grpc::Status UncordonNode(grpc::ServerContext* context, const v1::NodeNameRequest* request,
+                            v1::Node* response) override;
+  grpc::Status RemoveNode(grpc::ServerContext* context, const v1::NodeNameRequest* request,
+                          v1::Empty* response) override;
+  grpc::Status GetNode(grpc::ServerContext* context, const v1::NodeNameRequest* request,
+                       v1::Node* response) override;
+  grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
+                         v1::ListNodesResponse* response) override;
+  grpc::Status ListPools(grpc::ServerContext* context, const v1::ListPoolsRequest* request,
+                         v1::ListPoolsResponse* response) override;
+  grpc::Status ListDriverWork(grpc::ServerContext* context,
+                              const v1::ListDriverWorkRequest* request,
+                              v1::ListDriverWorkResponse* response) override;
+  grpc::Status ReportDriverInstall(grpc::ServerContext* context,
+                                   const v1::ReportDriverInstallRequest* request,
+                                   v1::Node* response) override;
+
+ private:
+  grpc::Status SetState(grpc::ServerContext* context, const char* method,
+                        const v1::NodeNameRequest* request, core::NodeState state,
+                        v1::Node* response);
+  const ServiceContext context_;
+};
+
+}  // namespace wsched::grpc_api
+
+#endif  // WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_

@@ -1,0 +1,251 @@
+#include "server/scaling/exec_actuator.h"
+
+#include <algorithm>
+#include <exception>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace wsched::scaling {
+namespace {
+
+// Names go into a comma-separated variable and onto a cloud CLI's command
+// line; anything odd is refused rather than passed on.
+absl::Status CheckPassable(const PoolSignal& signal) {
+  auto bad = [](const std::string& s) {
+    return s.empty() || s.size() > 253 ||
+           std::any_of(s.begin(), s.end(), [](unsigned char c) {
+             return c == ',' || c == '=' || c <= ' ' || c == 0x7f;
+           });
+  };
+  if (bad(signal.pool)) {
+    return absl::InvalidArgumentError(absl::StrCat("pool id \"", signal.pool, "\" cannot be passed to a command"));
+  }
+  for (const std::string& node : signal.nodes_to_remove) {
+    if (bad(node)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node name \"", node, "\" in pool ", signal.pool, " cannot be passed to a command"));
+    }
+  }
+  if (signal.target_size < 0) return absl::InvalidArgumentError("negative target size");
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+ProcessSpec BuildInvocation(const std::vector<std::string>& command,
+                            const std::vector<std::pair<std::string, std::string>>& extra_env,
+                            const PoolSignal& signal) {
+  std::string nodes = absl::StrJoin(signal.nodes_to_remove, ",");
+  std::string reasons = JoinReasonNames(signal.reasons);
+  ProcessSpec spec;
+  spec.argv = command;
+  spec.argv.push_back(absl::StrCat("--pool=", signal.pool));
+  spec.argv.push_back(absl::StrCat("--generation=", signal.generation));
+  spec.argv.push_back(absl::StrCat("--current=", signal.current_size));
+  spec.argv.push_back(absl::StrCat("--target=", signal.target_size));
+  spec.argv.push_back(absl::StrCat("--nodes-to-remove=", nodes));
+  spec.argv.push_back(absl::StrCat("--reason=", reasons));
+  spec.env = extra_env;
+  spec.env.emplace_back("WSCHED_POOL", signal.pool);
+  spec.env.emplace_back("WSCHED_GENERATION", absl::StrCat(signal.generation));
+  spec.env.emplace_back("WSCHED_CURRENT_SIZE", absl::StrCat(signal.current_size));
+  spec.env.emplace_back("WSCHED_TARGET_SIZE", absl::StrCat(signal.target_size));
+  spec.env.emplace_back("WSCHED_NODES_TO_REMOVE", nodes);
+  spec.env.emplace_back("WSCHED_REASON", reasons);
+  spec.env.emplace_back("WSCHED_DETAIL", signal.detail);
+  return spec;
+}
+
+absl::StatusOr<std::unique_ptr<ExecActuator>> ExecActuator::Create(ExecActuatorOptions options) {
+  if (options.command.empty() || options.command[0].empty()) {
+    return absl::InvalidArgumentError("exec actuator: command is empty");
+  }
+  if (options.timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("exec actuator: timeout must be positive");
+  }
+  if (options.max_attempts < 1) {
+    return absl::InvalidArgumentError("exec actuator: max_attempts must be >= 1");
+  }
+  if (options.workers < 1) return absl::InvalidArgumentError("exec actuator: workers must be >= 1");
+  for (const auto& [name, value] : options.extra_env) {
+    if (name.empty() || absl::StrContains(name, '=') || absl::StartsWith(name, "WSCHED_POOL") ||
+        absl::StartsWith(name, "WSCHED_TARGET")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("exec actuator: extra_env name \"", name, "\" is not allowed"));
+    }
+  }
+  return std::unique_ptr<ExecActuator>(new ExecActuator(std::move(options)));
+}
+
+ExecActuator::ExecActuator(ExecActuatorOptions options) : options_(std::move(options)) {
+  absl::MutexLock lock(&stop_mu_);
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+ExecActuator::~ExecActuator() { Stop(); }
+
+absl::Status ExecActuator::Submit(const PoolSignal& signal) {
+  absl::Status passable = CheckPassable(signal);
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return absl::FailedPreconditionError("exec actuator is stopped");
+  if (!passable.ok()) {
+    ++stats_.rejected;
+    return passable;
+  }
+  ++stats_.submitted;
+  PoolQueue& queue = pools_[signal.pool];
+  if (queue.waiting) {
+    ++stats_.replaced;
+    queue.waiting.reset();
+  }
+  // Levels, not deltas: a repeat of what was last applied needs no run.
+  if (!queue.running && queue.applied_generation == signal.generation) {
+    ++stats_.already_applied;
+    return absl::OkStatus();
+  }
+  bool was_queued = std::find(ready_.begin(), ready_.end(), signal.pool) != ready_.end();
+  queue.waiting = signal;
+  if (!queue.running && !was_queued) ready_.push_back(signal.pool);
+  return absl::OkStatus();
+}
+
+void ExecActuator::WorkerLoop() {
+  while (true) {
+    PoolSignal signal;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](ExecActuator* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
+            return self->stopping_ || !self->ready_.empty();
+          },
+          this));
+      if (stopping_) return;
+      std::string pool = ready_.front();
+      ready_.pop_front();
+      PoolQueue& queue = pools_[pool];
+      if (!queue.waiting) continue;
+      signal = std::move(*queue.waiting);
+      queue.waiting.reset();
+      queue.running = true;
+    }
+    Apply(signal);
+    absl::MutexLock lock(&mu_);
+    PoolQueue& queue = pools_[signal.pool];
+    queue.running = false;
+    if (queue.waiting && !stopping_) ready_.push_back(signal.pool);
+  }
+}
+
+void ExecActuator::Apply(const PoolSignal& signal) {
+  ProcessSpec spec = BuildInvocation(options_.command, options_.extra_env, signal);
+  spec.timeout = options_.timeout;
+  spec.kill_grace = options_.stop_grace;
+  auto stopping = [this] {
+    absl::MutexLock lock(&mu_);
+    return stopping_;
+  };
+  absl::Duration pause = options_.retry_initial;
+  for (int attempt = 1; attempt <= options_.max_attempts; ++attempt) {
+    if (attempt > 1) {
+      absl::Status waited = WaitBeforeRetry(signal.pool, pause);
+      if (!waited.ok()) {
+        Report({.pool = signal.pool, .generation = signal.generation, .attempt = attempt - 1,
+                .final = true, .status = waited});
+        return;
+      }
+      pause = std::min(pause * 2, options_.retry_max);
+    }
+    ProcessResult result = RunProcess(spec, stopping);
+    ActuatorAttempt report{.pool = signal.pool,
+                           .generation = signal.generation,
+                           .attempt = attempt,
+                           .final = true,
+                           .status = result.status,
+                           .output_tail = std::move(result.output_tail),
+                           .took = result.took};
+    bool done = result.status.ok() || absl::IsCancelled(result.status) ||
+                attempt == options_.max_attempts;
+    report.final = done;
+    {
+      absl::MutexLock lock(&mu_);
+      ++stats_.attempts;
+      if (attempt > 1) ++stats_.retries;
+      if (absl::IsDeadlineExceeded(result.status)) ++stats_.timeouts;
+      if (result.status.ok()) {
+        ++stats_.succeeded;
+        pools_[signal.pool].applied_generation = signal.generation;
+      } else if (done && !absl::IsCancelled(result.status)) {
+        ++stats_.failed;
+      }
+    }
+    Report(report);
+    if (done) return;
+  }
+}
+
+absl::Status ExecActuator::WaitBeforeRetry(const std::string& pool, absl::Duration pause) {
+  absl::MutexLock lock(&mu_);
+  struct Args {
+    ExecActuator* self;
+    const std::string* pool;
+  } args{this, &pool};
+  auto interrupted = [](Args* a) ABSL_EXCLUSIVE_LOCKS_REQUIRED(a->self->mu_) {
+    return a->self->stopping_ || a->self->pools_[*a->pool].waiting.has_value();
+  };
+  mu_.AwaitWithTimeout(absl::Condition(+interrupted, &args), pause);
+  if (stopping_) return absl::CancelledError("not retried: the actuator is stopping");
+  if (pools_[pool].waiting) {
+    // The newer signal is the current level; the worker runs it next.
+    ++stats_.replaced;
+    return absl::AbortedError("not retried: a newer signal replaced it");
+  }
+  return absl::OkStatus();
+}
+
+void ExecActuator::Report(const ActuatorAttempt& attempt) {
+  if (!options_.on_attempt) return;
+  try {
+    options_.on_attempt(attempt);
+  } catch (...) {
+    // A logging callback must not take the actuator down.
+  }
+}
+
+bool ExecActuator::Idle() const {
+  if (!ready_.empty()) return false;
+  return std::none_of(pools_.begin(), pools_.end(), [](const auto& entry) {
+    return entry.second.running || entry.second.waiting.has_value();
+  });
+}
+
+bool ExecActuator::WaitUntilIdle(absl::Duration timeout) {
+  absl::MutexLock lock(&mu_);
+  return mu_.AwaitWithTimeout(
+      absl::Condition(
+          +[](ExecActuator* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) { return self->Idle(); },
+          this),
+      timeout);
+}
+
+ExecActuatorStats ExecActuator::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+void ExecActuator::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+    ready_.clear();
+    for (auto& [pool, queue] : pools_) queue.waiting.reset();
+  }
+  for (std::thread& worker : workers_) {
+    if (worker.joinable()) worker.join();
+  }
+  workers_.clear();
+}
+
+}  // namespace wsched::scaling

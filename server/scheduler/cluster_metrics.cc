@@ -1,0 +1,133 @@
+#include "server/scheduler/cluster_metrics.h"
+
+#include <map>
+#include <tuple>
+
+#include "absl/time/clock.h"
+
+namespace wsched::scheduler {
+namespace {
+
+using Labels = std::map<std::string, std::string>;
+
+prometheus::MetricFamily Family(const std::string& name, const std::string& help,
+                                prometheus::MetricType type) {
+  prometheus::MetricFamily family;
+  family.name = name;
+  family.help = help;
+  family.type = type;
+  return family;
+}
+
+void Add(prometheus::MetricFamily& family, const Labels& labels, double value) {
+  prometheus::ClientMetric metric;
+  for (const auto& [key, val] : labels) metric.label.push_back({key, val});
+  if (family.type == prometheus::MetricType::Counter) {
+    metric.counter.value = value;
+  } else {
+    metric.gauge.value = value;
+  }
+  family.metric.push_back(std::move(metric));
+}
+
+}  // namespace
+
+std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
+  using prometheus::MetricType;
+  auto nodes = Family("wsched_nodes", "Nodes by pool and state.", MetricType::Gauge);
+  auto gpus = Family("wsched_gpus", "GPUs by pool, model and status (total, held, unhealthy).",
+                     MetricType::Gauge);
+  auto driver = Family("wsched_driver_not_ready_nodes",
+                       "GPU nodes whose driver does not match the policy, by pool and reason.",
+                       MetricType::Gauge);
+  auto pending = Family("wsched_pending_workspaces", "Pending workspaces by class and pool.",
+                        MetricType::Gauge);
+  auto oldest = Family("wsched_pending_oldest_age_seconds",
+                       "Age of the oldest pending workspace, by class and pool.",
+                       MetricType::Gauge);
+  auto util = Family("wsched_gpu_utilization_ratio",
+                     "GPU utilisation (0..1) from the agent, with the holding workspace.",
+                     MetricType::Gauge);
+  auto used = Family("wsched_gpu_memory_used_bytes", "GPU memory used, from the agent.",
+                     MetricType::Gauge);
+  auto held_seconds = Family("wsched_gpu_held_seconds_total",
+                             "GPU time held by workspaces, by class.", MetricType::Counter);
+  auto busy_seconds = Family("wsched_gpu_busy_seconds_total",
+                             "GPU time busy (held time x utilisation), by class.",
+                             MetricType::Counter);
+
+  std::map<std::pair<std::string, std::string>, int> node_counts;
+  std::map<std::tuple<std::string, std::string, std::string>, int> gpu_counts;
+  std::map<std::pair<std::string, std::string>, int> driver_counts;
+  scheduler_->WithSnapshot([&](const placement::Snapshot& snapshot, const core::Catalog& catalog) {
+    for (const auto& pool : catalog.pools) {
+      for (auto state : {core::NodeState::kProvisioning, core::NodeState::kReady,
+                         core::NodeState::kCordoned, core::NodeState::kDraining,
+                         core::NodeState::kLost}) {
+        node_counts[{pool.id, core::NodeStateName(state)}] += 0;
+      }
+      if (pool.is_gpu()) {
+        for (const char* status : {"total", "held", "unhealthy"}) {
+          gpu_counts[{pool.id, pool.shape.gpu_model, status}] += 0;
+        }
+      }
+    }
+    // Every configured pool shows up, even at zero nodes (scale-to-zero).
+    snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+      const std::string& pool = node.info.pool;
+      node_counts[{pool, core::NodeStateName(node.state)}]++;
+      for (size_t i = 0; i < node.info.gpus.size(); ++i) {
+        const std::string& model = node.info.gpus[i].model;
+        gpu_counts[{pool, model, "total"}]++;
+        if (!node.gpus[i].holder.empty()) gpu_counts[{pool, model, "held"}]++;
+        if (!node.info.gpus[i].healthy) gpu_counts[{pool, model, "unhealthy"}]++;
+      }
+      if (!node.info.gpus.empty() && node.driver_state != core::DriverState::kReady) {
+        driver_counts[{pool, core::DriverStateName(node.driver_state)}]++;
+      }
+    });
+  });
+  for (const auto& [key, count] : node_counts) Add(nodes, {{"pool", key.first}, {"state", key.second}}, count);
+  for (const auto& [key, count] : gpu_counts) {
+    Add(gpus, {{"pool", std::get<0>(key)}, {"model", std::get<1>(key)}, {"status", std::get<2>(key)}},
+        count);
+  }
+  for (const auto& [key, count] : driver_counts) {
+    Add(driver, {{"pool", key.first}, {"reason", key.second}}, count);
+  }
+
+  absl::Time now = absl::Now();
+  std::map<std::pair<std::string, std::string>, std::pair<int, absl::Duration>> pending_by;
+  for (const auto& demand : scheduler_->Pending()) {
+    std::string pool = demand.pools.empty() ? "" : demand.pools.front();
+    auto& [count, age] = pending_by[{demand.class_id, pool}];
+    count++;
+    age = std::max(age, now - demand.since);
+  }
+  for (const auto& [key, value] : pending_by) {
+    Labels labels{{"class", key.first}, {"pool", key.second}};
+    Add(pending, labels, value.first);
+    Add(oldest, labels, absl::ToDoubleSeconds(value.second));
+  }
+
+  for (const auto& sample : scheduler_->GpuUsage()) {
+    // Label names follow NVIDIA's DCGM exporter so dashboards can join.
+    Labels labels{{"gpu", std::to_string(sample.index)},
+                  {"UUID", sample.uuid},
+                  {"pci_bus_id", sample.pci_address},
+                  {"modelName", sample.model},
+                  {"Hostname", sample.node},
+                  {"pool", sample.pool},
+                  {"workspace", sample.workspace},
+                  {"class", sample.class_id}};
+    Add(util, labels, sample.utilization_percent / 100.0);
+    Add(used, labels, static_cast<double>(sample.memory_used_bytes));
+  }
+  for (const auto& [cls, seconds] : scheduler_->GpuSecondsByClass()) {
+    Add(held_seconds, {{"class", cls}}, seconds.first);
+    Add(busy_seconds, {{"class", cls}}, seconds.second);
+  }
+  return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds};
+}
+
+}  // namespace wsched::scheduler

@@ -1,0 +1,64 @@
+#include "server/scheduler/device_spec.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/convert/convert.h"
+#include "server/placement/cdi.h"
+#include "server/placement/vfio.h"
+#include "wsched/v1/placement.pb.h"
+
+namespace wsched::scheduler {
+namespace {
+
+void AddDevice(const core::DeviceNode& device, v1::DeviceNode* out) {
+  out->set_path(device.path);
+  out->set_type(std::string(1, device.type));
+  out->set_major(device.major);
+  out->set_minor(device.minor);
+  out->set_permissions(device.permissions);
+}
+
+}  // namespace
+
+absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
+                                              const core::NodeInfo& node,
+                                              const core::NodePool& pool,
+                                              const std::vector<int>& gpu_indices) {
+  BuiltPlacement built;
+  v1::Workspace out;
+  for (int index : gpu_indices) {
+    const core::Gpu* gpu = nullptr;
+    for (const auto& candidate : node.gpus) {
+      if (candidate.index == index) gpu = &candidate;
+    }
+    if (gpu == nullptr) {
+      return absl::InternalError(absl::StrCat("node ", node.name, " has no GPU ", index));
+    }
+    built.gpu_uuids.push_back(gpu->uuid);
+    auto* assigned = out.add_gpus();
+    assigned->set_index(gpu->index);
+    assigned->set_uuid(gpu->uuid);
+    assigned->set_pci_address(gpu->pci_address);
+    assigned->set_model(gpu->model);
+  }
+  auto* spec = out.mutable_device_spec();
+  // Extra devices (fuse, tun) come with every isolation.
+  auto cdi = placement::BuildCdiSpec(cls, node, gpu_indices);
+  if (!cdi.ok()) return cdi.status();
+  for (const auto& device : cdi->extra_device_nodes) AddDevice(device, spec->add_extra_devices());
+  if (cls.is_gpu() && cls.gpu.isolation == core::Isolation::kVm) {
+    auto vfio = placement::BuildVfioSpec(node, gpu_indices, pool);
+    if (!vfio.ok()) return vfio.status();
+    auto* v = spec->mutable_vfio();
+    for (const auto& address : vfio->pci_addresses) v->add_pci_addresses(address);
+    for (const auto& path : vfio->device_paths) v->add_device_paths(path);
+    for (const auto& arg : vfio->cloud_hypervisor_args) v->add_cloud_hypervisor_args(arg);
+  } else if (cls.is_gpu()) {
+    auto* c = spec->mutable_cdi();
+    c->set_spec_json(cdi->spec_json);
+    for (const auto& name : cdi->device_names) c->add_device_names(name);
+  }
+  built.placement_json = convert::ToJson(out);
+  return built;
+}
+
+}  // namespace wsched::scheduler

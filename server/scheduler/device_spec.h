@@ -1,0 +1,31 @@
+// What a placed workspace is handed: its GPUs and how to mount them, as the
+// JSON form of the API message stored with the workspace (so a repeated
+// request returns exactly the same answer).
+#ifndef WSCHED_SERVER_SCHEDULER_DEVICE_SPEC_H_
+#define WSCHED_SERVER_SCHEDULER_DEVICE_SPEC_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/core/node.h"
+#include "server/core/pool.h"
+#include "server/core/workspace_class.h"
+
+namespace wsched::scheduler {
+
+struct BuiltPlacement {
+  std::vector<std::string> gpu_uuids;  // Parallel to the indices asked for.
+  std::string placement_json;          // v1.Workspace with gpus and device_spec set.
+};
+
+// CDI for container isolation, VFIO for VM isolation (never an unsafe group
+// unless the pool allows it); the class's extra devices either way.
+absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
+                                              const core::NodeInfo& node,
+                                              const core::NodePool& pool,
+                                              const std::vector<int>& gpu_indices);
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_DEVICE_SPEC_H_

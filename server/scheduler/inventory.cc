@@ -1,0 +1,384 @@
+// Nodes: registration, heartbeats, admin states, lost detection, driver work.
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/driver_readiness.h"
+#include "server/core/node_validation.h"
+#include "server/log/log.h"
+#include "server/placement/iommu_units.h"
+#include "server/scheduler/scheduler.h"
+#include "server/store/node_repository.h"
+
+namespace wsched::scheduler {
+namespace {
+
+absl::Status UnknownNode(const std::string& name) {
+  return absl::NotFoundError(absl::StrCat("node ", name, " is not registered"));
+}
+
+// Re-evaluates the driver from the policy after any change of the report.
+void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
+  core::DriverReadiness readiness =
+      core::EvaluateDriver(catalog.driver_policy, node.info, node.driver_history);
+  node.driver_state = readiness.state;
+  node.driver_detail = readiness.detail;
+}
+
+}  // namespace
+
+NodeView Scheduler::ViewOf(const store::StoredNode& node) const {
+  NodeView view;
+  view.node = node;
+  placement::NodeIommu iommu = placement::AnalyzeIommu(node.info);
+  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node.info.name);
+  for (size_t i = 0; i < node.info.gpus.size(); ++i) {
+    NodeView::GpuView gpu;
+    if (i < iommu.gpus.size()) {
+      gpu.passthrough_safe = iommu.gpus[i].safe;
+      gpu.passthrough_unsafe_reason = iommu.gpus[i].reason;
+    }
+    if (mirrored != nullptr && i < mirrored->gpus.size()) gpu.held_by = mirrored->gpus[i].holder;
+    view.gpus.push_back(std::move(gpu));
+  }
+  return view;
+}
+
+absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& info) {
+  if (absl::Status valid = core::ValidateNodeInfo(info); !valid.ok()) return valid;
+  core::Catalog catalog = this->catalog();
+  if (catalog.FindPool(info.pool) == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node.pool: pool ", info.pool, " does not exist in the catalog"));
+  }
+  store::StoredNode stored;
+  std::vector<std::string> released;
+  absl::Status status = db_->InTransaction("registering node", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, info.name, /*for_update=*/true);
+    if (!existing.ok()) return existing.status();
+    bool first = !existing->has_value();
+    if (!first) {
+      stored = **existing;
+      if (stored.info.pool != info.pool) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "node.pool: node ", info.name, " is registered in pool ", stored.info.pool,
+            "; remove it before registering it in ", info.pool));
+      }
+      // A lost node that registers again comes back empty.
+      if (stored.state == core::NodeState::kLost) {
+        released = store::ReleaseLostWorkspaces(txn, info.name);
+        stored.state = core::NodeState::kReady;
+      }
+      if (stored.state == core::NodeState::kProvisioning) stored.state = core::NodeState::kReady;
+    } else {
+      stored.state = core::NodeState::kReady;
+    }
+    stored.info = info;
+    stored.driver_history =
+        core::HistoryOnReport(catalog.driver_policy, info, stored.driver_history, first);
+    EvaluateDriverInto(catalog, stored);
+    store::SaveNode(txn, stored);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  log::Info("node registered", {{"node", info.name}, {"pool", info.pool},
+                                {"gpus", absl::StrCat(info.gpus.size())},
+                                {"driver", core::DriverStateName(stored.driver_state)}});
+  NodeView view;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const auto& id : released) {
+      snapshot_.Release(id);
+      BumpVersion(id);
+    }
+    MirrorNode(stored);
+    view = ViewOf(stored);
+    drain_requested_ = true;  // New capacity: place pending work.
+  }
+  return view;
+}
+
+absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input) {
+  core::Catalog catalog = this->catalog();
+  HeartbeatResult result;
+  store::StoredNode stored;
+  std::vector<std::string> released;
+  bool changed = false;
+  absl::Status status = db_->InTransaction("heartbeat", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, input.node_name, /*for_update=*/true);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) {
+      result.reregister = true;
+      return absl::OkStatus();
+    }
+    stored = **existing;
+    core::DriverState driver_before = stored.driver_state;
+    core::NodeState state_before = stored.state;
+    if (!input.kernel_version.empty()) stored.info.kernel_version = input.kernel_version;
+    stored.info.driver_version = input.driver_version;
+    for (auto& gpu : stored.info.gpus) {
+      auto it = input.gpu_healthy_by_uuid.find(gpu.uuid);
+      if (it != input.gpu_healthy_by_uuid.end() && gpu.healthy != it->second) {
+        gpu.healthy = it->second;
+        changed = true;
+      }
+    }
+    if (stored.state == core::NodeState::kLost) {
+      released = store::ReleaseLostWorkspaces(txn, stored.info.name);
+      stored.state = core::NodeState::kReady;
+    }
+    stored.driver_history =
+        core::HistoryOnReport(catalog.driver_policy, stored.info, stored.driver_history, false);
+    EvaluateDriverInto(catalog, stored);
+    changed = changed || stored.driver_state != driver_before || stored.state != state_before;
+    store::SaveNode(txn, stored);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (result.reregister) return result;
+  result.state = stored.state;
+  result.pool = stored.info.pool;
+  absl::MutexLock lock(&mu_);
+  AccountGpuSeconds(stored.info.name, input.usage);
+  for (const auto& id : released) {
+    snapshot_.Release(id);
+    BumpVersion(id);
+  }
+  if (changed || !released.empty()) {
+    MirrorNode(stored);
+    drain_requested_ = true;
+  }
+  return result;
+}
+
+void Scheduler::AccountGpuSeconds(const std::string& node,
+                                  const std::vector<HeartbeatInput::Usage>& usage) {
+  absl::Time now = absl::Now();
+  NodeUsage& previous = usage_[node];
+  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
+  if (mirrored != nullptr && previous.sampled_at != absl::Time()) {
+    // Held and busy time since the last sample, charged to the holder's class.
+    double seconds = absl::ToDoubleSeconds(now - previous.sampled_at);
+    for (size_t i = 0; i < mirrored->gpus.size(); ++i) {
+      const std::string& holder = mirrored->gpus[i].holder;
+      if (holder.empty()) continue;
+      auto cls = class_of_workspace_.find(holder);
+      auto& [held, busy] = gpu_seconds_[cls == class_of_workspace_.end() ? "unknown" : cls->second];
+      held += seconds;
+      for (const auto& sample : previous.usage) {
+        if (sample.uuid == mirrored->info.gpus[i].uuid) busy += seconds * sample.utilization_percent / 100.0;
+      }
+    }
+  }
+  previous.usage = usage;
+  previous.sampled_at = now;
+}
+
+std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<GpuUsageSample> samples;
+  for (const auto& [node_name, usage] : usage_) {
+    const placement::SnapshotNode* node = snapshot_.FindNode(node_name);
+    if (node == nullptr) continue;
+    for (const auto& sample : usage.usage) {
+      for (size_t i = 0; i < node->info.gpus.size(); ++i) {
+        const core::Gpu& gpu = node->info.gpus[i];
+        if (gpu.uuid != sample.uuid) continue;
+        GpuUsageSample out{node_name, node->info.pool, gpu.uuid, gpu.pci_address, gpu.model,
+                           node->gpus[i].holder, ""};
+        auto cls = class_of_workspace_.find(out.workspace);
+        if (cls != class_of_workspace_.end()) out.class_id = cls->second;
+        out.index = gpu.index;
+        out.utilization_percent = sample.utilization_percent;
+        out.memory_used_bytes = sample.memory_used_bytes;
+        samples.push_back(std::move(out));
+      }
+    }
+  }
+  return samples;
+}
+
+absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
+                                                      core::NodeState state) {
+  store::StoredNode stored;
+  absl::Status status = db_->InTransaction("changing node state", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) return UnknownNode(name);
+    stored = **existing;
+    if (stored.state == core::NodeState::kLost) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("node ", name, " is lost; it must heartbeat or re-register first"));
+    }
+    stored.state = state;
+    store::SetNodeState(txn, name, state);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  absl::MutexLock lock(&mu_);
+  MirrorNode(stored);
+  if (state == core::NodeState::kReady) drain_requested_ = true;
+  return ViewOf(stored);
+}
+
+absl::Status Scheduler::RemoveNode(const std::string& name) {
+  std::vector<std::string> lost;
+  absl::Status status = db_->InTransaction("removing node", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) return UnknownNode(name);
+    lost = store::DeleteNode(txn, name);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  log::Info("node removed", {{"node", name}, {"workspaces_lost", absl::StrCat(lost.size())}});
+  absl::MutexLock lock(&mu_);
+  for (const auto& id : lost) {
+    snapshot_.Release(id);
+    BumpVersion(id);
+  }
+  snapshot_.RemoveNode(name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
+  std::optional<store::StoredNode> stored;
+  absl::Status status = db_->InTransaction("reading node", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, name, false);
+    if (!existing.ok()) return existing.status();
+    stored = std::move(*existing);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (!stored) return UnknownNode(name);
+  absl::MutexLock lock(&mu_);
+  return ViewOf(*stored);
+}
+
+absl::StatusOr<std::vector<NodeView>> Scheduler::ListNodes(const std::string& pool) {
+  std::vector<store::StoredNode> nodes;
+  absl::Status status = db_->InTransaction("listing nodes", [&](pqxx::work& txn) -> absl::Status {
+    auto loaded = store::LoadNodes(txn, pool);
+    if (!loaded.ok()) return loaded.status();
+    nodes = std::move(*loaded);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  std::vector<NodeView> views;
+  absl::MutexLock lock(&mu_);
+  for (const auto& node : nodes) {
+    NodeView view = ViewOf(node);
+    std::set<std::string> holders;
+    for (const auto& gpu : view.gpus) {
+      if (!gpu.held_by.empty()) holders.insert(gpu.held_by);
+    }
+    view.workspace_count = static_cast<int>(holders.size());
+    views.push_back(std::move(view));
+  }
+  return views;
+}
+
+absl::StatusOr<std::vector<PoolView>> Scheduler::ListPools() {
+  auto nodes = ListNodes("");
+  if (!nodes.ok()) return nodes.status();
+  std::vector<PoolView> pools;
+  for (const auto& pool : catalog().pools) {
+    PoolView view;
+    view.pool = pool;
+    for (const auto& node : *nodes) {
+      if (node.node.info.pool != pool.id) continue;
+      view.nodes_by_state[core::NodeStateName(node.node.state)]++;
+      for (size_t i = 0; i < node.gpus.size(); ++i) {
+        view.gpus_total++;
+        if (!node.gpus[i].held_by.empty()) view.gpus_held++;
+        if (!node.node.info.gpus[i].healthy) view.gpus_unhealthy++;
+      }
+    }
+    pools.push_back(std::move(view));
+  }
+  return pools;
+}
+
+absl::StatusOr<std::pair<std::vector<DriverWork>, std::vector<std::string>>>
+Scheduler::ListDriverWork() {
+  auto nodes = ListNodes("");
+  if (!nodes.ok()) return nodes.status();
+  core::Catalog catalog = this->catalog();
+  std::vector<DriverWork> work;
+  std::vector<std::string> without_policy;
+  for (const auto& view : *nodes) {
+    const core::NodeInfo& info = view.node.info;
+    core::DriverReadiness readiness =
+        core::EvaluateDriver(catalog.driver_policy, info, view.node.driver_history);
+    if (readiness.state == core::DriverState::kNoPolicy) {
+      without_policy.push_back(info.name);
+    } else if (readiness.state == core::DriverState::kNeedsDriver ||
+               readiness.state == core::DriverState::kInstallFailed) {
+      work.push_back({info.name, info.kernel_version, info.os_id, info.os_version,
+                      readiness.requirement->driver_version,
+                      readiness.requirement->installer_image});
+    }
+  }
+  return std::make_pair(std::move(work), std::move(without_policy));
+}
+
+absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
+                                                        const std::string& kernel, bool success,
+                                                        const std::string& detail) {
+  core::Catalog catalog = this->catalog();
+  store::StoredNode stored;
+  absl::Status status = db_->InTransaction("recording driver install", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) return UnknownNode(name);
+    stored = **existing;
+    if (stored.info.kernel_version != kernel) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "kernel_version: node ", name, " runs kernel ", stored.info.kernel_version,
+          ", not ", kernel, "; the report is for an old kernel"));
+    }
+    if (success) {
+      stored.driver_history.verified_kernel = kernel;
+      stored.driver_history.failed_kernel.clear();
+    } else {
+      stored.driver_history.failed_kernel = kernel;
+    }
+    EvaluateDriverInto(catalog, stored);
+    store::SaveNode(txn, stored);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  log::Info("driver install reported", {{"node", name}, {"kernel", kernel},
+                                        {"success", success ? "true" : "false"},
+                                        {"detail", detail},
+                                        {"driver", core::DriverStateName(stored.driver_state)}});
+  absl::MutexLock lock(&mu_);
+  MirrorNode(stored);
+  drain_requested_ = true;
+  return ViewOf(stored);
+}
+
+absl::Status Scheduler::DetectLostNodes() {
+  std::vector<std::string> lost;
+  std::vector<std::string> lost_workspaces;
+  absl::Status status = db_->InTransaction("detecting lost nodes", [&](pqxx::work& txn) -> absl::Status {
+    lost = store::MarkLostNodes(txn, options_.node_lost_after);
+    for (const auto& node : lost) {
+      for (const auto& row : txn.exec_params(
+               "SELECT id FROM workspaces WHERE node_name = $1 AND state = 'lost'", node)) {
+        lost_workspaces.push_back(row[0].c_str());
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (lost.empty()) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  for (const auto& node : lost) {
+    log::Warning("node lost: missed heartbeats", {{"node", node}});
+    (void)snapshot_.SetNodeState(node, core::NodeState::kLost);
+  }
+  for (const auto& id : lost_workspaces) BumpVersion(id);
+  return absl::OkStatus();
+}
+
+}  // namespace wsched::scheduler

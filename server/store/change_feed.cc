@@ -1,0 +1,64 @@
+#include "server/store/change_feed.h"
+
+#include <chrono>
+#include <random>
+
+#include "absl/strings/str_format.h"
+
+namespace wsched::store {
+namespace {
+
+constexpr char kChannel[] = "wsched_changes";
+
+class Receiver : public pqxx::notification_receiver {
+ public:
+  Receiver(pqxx::connection_base& connection, const std::function<void()>& on_change)
+      : pqxx::notification_receiver(connection, kChannel), on_change_(on_change) {}
+  void operator()(const std::string& payload, int) override {
+    if (payload != ReplicaId()) on_change_();
+  }
+
+ private:
+  const std::function<void()>& on_change_;
+};
+
+}  // namespace
+
+const std::string& ReplicaId() {
+  static const std::string* id = [] {
+    std::random_device random;
+    return new std::string(absl::StrFormat("%08x%08x", random(), random()));
+  }();
+  return *id;
+}
+
+void NotifyChange(pqxx::work& txn) {
+  txn.exec_params("SELECT pg_notify($1, $2)", kChannel, ReplicaId());
+}
+
+ChangeListener::ChangeListener(std::string url, std::function<void()> on_change)
+    : url_(std::move(url)), on_change_(std::move(on_change)), thread_([this] { Run(); }) {}
+
+ChangeListener::~ChangeListener() {
+  stop_ = true;
+  thread_.join();
+}
+
+void ChangeListener::Run() {
+  while (!stop_) {
+    try {
+      pqxx::connection connection(url_);
+      Receiver receiver(connection, on_change_);
+      // Anything may have changed while we were not listening.
+      on_change_();
+      while (!stop_) connection.await_notification(0, 300'000);
+    } catch (const std::exception&) {
+      // Database unreachable: retry; refreshes resume when it is back.
+      for (int i = 0; i < 10 && !stop_; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    }
+  }
+}
+
+}  // namespace wsched::store
