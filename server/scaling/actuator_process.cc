@@ -161,10 +161,10 @@ ProcessResult RunProcess(const ProcessSpec& spec, const std::function<bool()>& c
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   if (spawn_error != 0) {
-    result.status = spawn_error == ENOENT
-                        ? absl::NotFoundError(absl::StrCat(spec.argv[0], ": not found"))
-                        : absl::InternalError(absl::StrCat(spec.argv[0], ": ",
-                                                           std::strerror(spawn_error)));
+    result.status =
+        spawn_error == ENOENT
+            ? absl::NotFoundError(absl::StrCat(spec.argv[0], ": not found"))
+            : absl::InternalError(absl::StrCat(spec.argv[0], ": ", std::strerror(spawn_error)));
     return result;
   }
   write_end.Reset();  // Only the child writes.
@@ -174,8 +174,8 @@ ProcessResult RunProcess(const ProcessSpec& spec, const std::function<bool()>& c
   while (!HasExited(pid)) {
     if (absl::Now() >= deadline) {
       ::kill(-pid, SIGKILL);
-      ended = absl::DeadlineExceededError(absl::StrCat(
-          spec.argv[0], " did not finish within ", absl::FormatDuration(spec.timeout)));
+      ended = absl::DeadlineExceededError(absl::StrCat(spec.argv[0], " did not finish within ",
+                                                       absl::FormatDuration(spec.timeout)));
       break;
     }
     if (cancelled && cancelled()) {

@@ -47,13 +47,14 @@ TEST(RunProcessTest, SetsEnvironmentOnTopOfTheInheritedOne) {
        .env = {{"WSCHED_POOL", "gpu-a100"}}},
       {});
   ::unsetenv("WSCHED_POOL");
+  ::unsetenv("WSCHED_TEST_INHERITED");
   EXPECT_EQ(result.output_tail, "gpu-a100 kept arg\n");
 }
 
 TEST(RunProcessTest, TimeoutKillsTheWholeProcessGroup) {
   ScriptDir dir;
-  std::string script = dir.Script(
-      "hang.sh", "sleep 30 & echo $! > " + dir.Path("child.pid") + "\nwait");
+  std::string script =
+      dir.Script("hang.sh", "sleep 30 & echo $! > " + dir.Path("child.pid") + "\nwait");
   absl::Time start = absl::Now();
   ProcessResult result = RunScript(script, absl::Milliseconds(300));
   EXPECT_TRUE(absl::IsDeadlineExceeded(result.status)) << result.status;

@@ -6,6 +6,7 @@ namespace wsched::scaling {
 
 void Backoff::RecordFailure(absl::Time now) {
   ++consecutive_failures_;
+  last_failure_at_ = std::max(last_failure_at_, now);
   absl::Duration pause = policy_.initial;
   // Stop doubling once at the cap; also keeps the shift count small.
   for (int i = 1; i < consecutive_failures_ && pause < policy_.max; ++i) pause *= 2;

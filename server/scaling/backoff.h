@@ -28,10 +28,14 @@ class Backoff {
   // End of the current pause; nullopt when none is in effect at `now`.
   std::optional<absl::Time> ActiveUntil(absl::Time now) const;
   int consecutive_failures() const { return consecutive_failures_; }
+  // When the latest failure was recorded (InfinitePast: never). A node that
+  // came up before it does not prove the provider works again.
+  absl::Time last_failure_at() const { return last_failure_at_; }
 
  private:
   const BackoffPolicy policy_;
   int consecutive_failures_ = 0;
+  absl::Time last_failure_at_ = absl::InfinitePast();
   std::optional<absl::Time> until_;
 };
 

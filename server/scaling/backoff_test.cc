@@ -17,10 +17,10 @@ TEST(BackoffTest, DoublesFromThirtySecondsUpToTenMinutes) {
     pauses.push_back(*backoff.ActiveUntil(now) - now);
     now = *backoff.ActiveUntil(now);  // The next failure comes after the pause.
   }
-  EXPECT_EQ(pauses, (std::vector<absl::Duration>{
-                        absl::Seconds(30), absl::Seconds(60), absl::Seconds(120),
-                        absl::Seconds(240), absl::Seconds(480), absl::Minutes(10),
-                        absl::Minutes(10), absl::Minutes(10)}));
+  EXPECT_EQ(pauses,
+            (std::vector<absl::Duration>{absl::Seconds(30), absl::Seconds(60), absl::Seconds(120),
+                                         absl::Seconds(240), absl::Seconds(480), absl::Minutes(10),
+                                         absl::Minutes(10), absl::Minutes(10)}));
   EXPECT_EQ(backoff.consecutive_failures(), 8);
 }
 
@@ -45,7 +45,7 @@ TEST(BackoffTest, SuccessStartsOver) {
 TEST(BackoffTest, AFailureNeverShortensAPause) {
   Backoff backoff({.initial = absl::Seconds(30), .max = absl::Seconds(40)});
   backoff.RecordFailure(kStart);
-  backoff.RecordFailure(kStart);  // Pause 40 s, until +40.
+  backoff.RecordFailure(kStart);                      // Pause 40 s, until +40.
   backoff.RecordFailure(kStart - absl::Seconds(30));  // Would end at +10.
   EXPECT_EQ(*backoff.ActiveUntil(kStart), kStart + absl::Seconds(40));
 }

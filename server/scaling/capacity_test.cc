@@ -40,8 +40,11 @@ TEST(DensityTest, DimensionsThePoolDoesNotDeclareDoNotLimit) {
 }
 
 TEST(CapacityTest, HowManyFitUsesTheTightestDimension) {
-  Capacity room{.gpus = 5, .cpu_millis = 10'000, .memory_bytes = 100,
-                .ephemeral_storage_bytes = Capacity::kUnlimited, .disk_bytes = Capacity::kUnlimited};
+  Capacity room{.gpus = 5,
+                .cpu_millis = 10'000,
+                .memory_bytes = 100,
+                .ephemeral_storage_bytes = Capacity::kUnlimited,
+                .disk_bytes = Capacity::kUnlimited};
   EXPECT_EQ(HowManyFit(room, {.gpus = 1, .cpu_millis = 3'000, .memory_bytes = 10}), 3);
   room -= Capacity{.gpus = 1, .cpu_millis = 3'000, .memory_bytes = 10};
   EXPECT_EQ(room.gpus, 4);

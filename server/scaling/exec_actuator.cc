@@ -1,7 +1,7 @@
 #include "server/scaling/exec_actuator.h"
 
 #include <algorithm>
-#include <exception>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -14,18 +14,18 @@ namespace {
 // line; anything odd is refused rather than passed on.
 absl::Status CheckPassable(const PoolSignal& signal) {
   auto bad = [](const std::string& s) {
-    return s.empty() || s.size() > 253 ||
-           std::any_of(s.begin(), s.end(), [](unsigned char c) {
+    return s.empty() || s.size() > 253 || std::any_of(s.begin(), s.end(), [](unsigned char c) {
              return c == ',' || c == '=' || c <= ' ' || c == 0x7f;
            });
   };
   if (bad(signal.pool)) {
-    return absl::InvalidArgumentError(absl::StrCat("pool id \"", signal.pool, "\" cannot be passed to a command"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("pool id \"", signal.pool, "\" cannot be passed to a command"));
   }
   for (const std::string& node : signal.nodes_to_remove) {
     if (bad(node)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node name \"", node, "\" in pool ", signal.pool, " cannot be passed to a command"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node name \"", node, "\" in pool ", signal.pool, " cannot be passed to a command"));
     }
   }
   if (signal.target_size < 0) return absl::InvalidArgumentError("negative target size");
@@ -76,12 +76,23 @@ absl::StatusOr<std::unique_ptr<ExecActuator>> ExecActuator::Create(ExecActuatorO
           absl::StrCat("exec actuator: extra_env name \"", name, "\" is not allowed"));
     }
   }
-  return std::unique_ptr<ExecActuator>(new ExecActuator(std::move(options)));
+  std::unique_ptr<ExecActuator> actuator(new ExecActuator(std::move(options)));
+  absl::Status started = actuator->StartWorkers();
+  if (!started.ok()) return started;  // The destructor joins those that started.
+  return actuator;
 }
 
-ExecActuator::ExecActuator(ExecActuatorOptions options) : options_(std::move(options)) {
+ExecActuator::ExecActuator(ExecActuatorOptions options) : options_(std::move(options)) {}
+
+absl::Status ExecActuator::StartWorkers() {
   absl::MutexLock lock(&stop_mu_);
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  try {
+    for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  } catch (const std::system_error& error) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("exec actuator: cannot start worker threads: ", error.what()));
+  }
+  return absl::OkStatus();
 }
 
 ExecActuator::~ExecActuator() { Stop(); }
@@ -151,8 +162,11 @@ void ExecActuator::Apply(const PoolSignal& signal) {
     if (attempt > 1) {
       absl::Status waited = WaitBeforeRetry(signal.pool, pause);
       if (!waited.ok()) {
-        Report({.pool = signal.pool, .generation = signal.generation, .attempt = attempt - 1,
-                .final = true, .status = waited});
+        Report({.pool = signal.pool,
+                .generation = signal.generation,
+                .attempt = attempt - 1,
+                .final = true,
+                .status = waited});
         return;
       }
       pause = std::min(pause * 2, options_.retry_max);
@@ -165,8 +179,8 @@ void ExecActuator::Apply(const PoolSignal& signal) {
                            .status = result.status,
                            .output_tail = std::move(result.output_tail),
                            .took = result.took};
-    bool done = result.status.ok() || absl::IsCancelled(result.status) ||
-                attempt == options_.max_attempts;
+    bool done =
+        result.status.ok() || absl::IsCancelled(result.status) || attempt == options_.max_attempts;
     report.final = done;
     {
       absl::MutexLock lock(&mu_);

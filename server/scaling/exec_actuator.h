@@ -79,8 +79,8 @@ struct ExecActuatorStats {
   int64_t attempts = 0;
   int64_t retries = 0;
   int64_t timeouts = 0;
-  int64_t succeeded = 0;        // Signals applied.
-  int64_t failed = 0;           // Signals given up on after max_attempts.
+  int64_t succeeded = 0;  // Signals applied.
+  int64_t failed = 0;     // Signals given up on after max_attempts.
   friend bool operator==(const ExecActuatorStats&, const ExecActuatorStats&) = default;
 };
 
@@ -118,6 +118,7 @@ class ExecActuator {
   };
 
   explicit ExecActuator(ExecActuatorOptions options);
+  absl::Status StartWorkers();
   void WorkerLoop();
   // Runs one signal with retries; returns with mu_ not held.
   void Apply(const PoolSignal& signal);

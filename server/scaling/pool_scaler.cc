@@ -1,6 +1,9 @@
 #include "server/scaling/pool_scaler.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -17,6 +20,32 @@ namespace {
 Capacity RoomOf(const PoolNode& node, const Capacity& whole_node) {
   if (node.free) return *node.free;
   return node.workspaces == 0 ? whole_node : Capacity{};
+}
+
+// Names up to `surplus` idle nodes for removal, longest-empty first, skipping
+// nodes pending work will use and nodes not idle long enough; nothing while
+// the pool is within delay_after_add of a scale-up.
+ScaleDownView ChooseIdleNodes(std::vector<std::pair<absl::Time, const PoolNode*>> empty,
+                              int64_t surplus, const std::set<const PoolNode*>& used_by_pending,
+                              const core::ScaleDownSettings& settings, absl::Time scale_down_after,
+                              absl::Time now, std::vector<std::string>& names) {
+  ScaleDownView down{.scale_down_after = scale_down_after};
+  std::sort(empty.begin(), empty.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first, a.second->name) < std::tie(b.first, b.second->name);
+  });
+  for (const auto& [empty_since, node] : empty) {
+    if (down.removed_idle >= surplus) break;
+    if (used_by_pending.contains(node)) continue;
+    if (now - empty_since < settings.unneeded) {
+      ++down.not_idle_long_enough;
+    } else if (now < scale_down_after) {
+      ++down.paused;
+    } else {
+      names.push_back(node->name);
+      ++down.removed_idle;
+    }
+  }
+  return down;
 }
 
 // Actuator details come from outside; keep the signal text bounded.
@@ -84,14 +113,14 @@ void PoolScaler::RecordSightings(const PoolObservation& observation, absl::Time 
     if (node.state == core::NodeState::kProvisioning) {
       first_seen_provisioning_.try_emplace(node.name, now);
     }
-    // A node that came up is a provisioning success: it feeds the estimate
-    // and ends any backoff.
+    // A node that came up feeds the estimate, and if it came up after the
+    // latest failure the provider works again: the backoff ends.
     if (node.ready_at && node.state != core::NodeState::kProvisioning &&
         counted_ready_.insert(node.name).second) {
       if (node.requested_at != absl::InfinitePast()) {
         history_.Record(*node.ready_at - node.requested_at);
       }
-      backoff_.RecordSuccess();
+      if (*node.ready_at > backoff_.last_failure_at()) backoff_.RecordSuccess();
     }
   }
 }
@@ -168,10 +197,50 @@ PoolScaler::Census PoolScaler::TakeCensus(const PoolObservation& observation, ab
       census.timed_out_requested += request.count;
       continue;
     }
-    census.kept += request.count;
-    for (int i = 0; i < request.count; ++i) add_room(nullptr, whole_node, true);
+    // More than max_size can never be wanted; the bound also keeps a bogus
+    // count from costing time.
+    int count = std::min(request.count, std::max(0, pool.max_size));
+    census.kept += count;
+    for (int i = 0; i < count; ++i) add_room(nullptr, whole_node, true);
   }
   return census;
+}
+
+PoolScaler::PendingNeed PoolScaler::AssessPending(const PoolObservation& observation,
+                                                  const Census& census, absl::Time now) {
+  const core::NodePool& pool = observation.pool;
+  std::vector<PendingGroup> groups;
+  for (const PendingWorkspaces& pending : observation.pending) {
+    groups.push_back(
+        {pending.workspace_class.id, Capacity::OfClass(pending.workspace_class), pending.count});
+  }
+  PendingNeed need;
+  // One node past max_size is enough to know the clamp applies, and keeps
+  // the packing cheap however much work is pending.
+  need.packing = PackPending(std::move(groups), census.room, Capacity::OfShape(pool.shape),
+                             std::max(0, pool.max_size) + 1);
+  bool unmet = need.packing.new_nodes > 0 || need.packing.beyond_limit > 0;
+  if (!unmet) {
+    unmet_since_.reset();
+  } else if (!unmet_since_) {
+    unmet_since_ = now;
+  }
+  // New nodes only once the work has waited out the batching window; room
+  // on existing empty or booting nodes counts at once (it only keeps them).
+  if (unmet) {
+    absl::Duration waited = now - *unmet_since_;
+    if (waited >= options_.batching_window) {
+      need.nodes = need.packing.new_nodes;
+    } else {
+      need.window_left = options_.batching_window - waited;
+    }
+  }
+  for (size_t i = 0; i < census.room.size(); ++i) {
+    if (!need.packing.existing_used[i]) continue;
+    if (census.room_node[i] != nullptr) need.used_nodes.insert(census.room_node[i]);
+    if (census.room_adds_node[i]) ++need.nodes;
+  }
+  return need;
 }
 
 absl::Time PoolScaler::LatestScaleUp(const PoolObservation& observation) const {
@@ -196,32 +265,11 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
                                  absl::FormatDuration(pool.max_node_provision_time));
   }
 
-  // Nodes pending work needs, by density.
-  std::vector<PendingGroup> groups;
-  for (const PendingWorkspaces& pending : observation.pending) {
-    groups.push_back({pending.workspace_class.id, Capacity::OfClass(pending.workspace_class),
-                      pending.count});
-  }
-  PackingResult packing = PackPending(groups, census.room, Capacity::OfShape(pool.shape),
-                                      std::max(0, pool.max_size));
-  bool unmet = packing.new_nodes > 0 || packing.beyond_limit > 0;
-  if (!unmet) {
-    unmet_since_.reset();
-  } else if (!unmet_since_) {
-    unmet_since_ = now;
-  }
-  bool window_passed = unmet && now - *unmet_since_ >= options_.batching_window;
-  std::set<const PoolNode*> used_by_pending;
-  int64_t nodes_for_pending = window_passed ? packing.new_nodes : 0;
-  for (size_t i = 0; i < census.room.size(); ++i) {
-    if (!packing.existing_used[i]) continue;
-    if (census.room_node[i] != nullptr) used_by_pending.insert(census.room_node[i]);
-    if (census.room_adds_node[i]) ++nodes_for_pending;
-  }
-  int warm_buffer = std::max(0, observation.warm_buffer_schedule
-                                    ? observation.warm_buffer_schedule->BufferAt(now)
-                                    : pool.warm_buffer);
-  int64_t demand = census.holding + nodes_for_pending + warm_buffer;
+  PendingNeed need = AssessPending(observation, census, now);
+  int warm_buffer =
+      std::max(0, observation.warm_buffer_schedule ? observation.warm_buffer_schedule->BufferAt(now)
+                                                   : pool.warm_buffer);
+  int64_t demand = census.holding + need.nodes + warm_buffer;
   int64_t clamped = std::min<int64_t>(std::max<int64_t>(demand, pool.min_size), pool.max_size);
 
   // Scale down only by name: broken nodes first (they are not capacity),
@@ -231,28 +279,12 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   signal.current_size = census.registered;
   for (const PoolNode* node : census.failed) signal.nodes_to_remove.push_back(node->name);
   for (const PoolNode* node : census.lost) signal.nodes_to_remove.push_back(node->name);
-  ScaleDownView down;
-  down.scale_down_after = LatestScaleUp(observation) + pool.scale_down.delay_after_add;
-  if (clamped < census.kept) {
-    std::sort(census.empty.begin(), census.empty.end(), [](const auto& a, const auto& b) {
-      return std::tie(a.first, a.second->name) < std::tie(b.first, b.second->name);
-    });
-    int64_t surplus = census.kept - clamped;
-    for (const auto& [empty_since, node] : census.empty) {
-      if (down.removed_idle >= surplus) break;
-      if (used_by_pending.contains(node)) continue;
-      if (now - empty_since < pool.scale_down.unneeded) {
-        ++down.not_idle_long_enough;
-        continue;
-      }
-      if (now < down.scale_down_after) {
-        ++down.paused;
-        continue;
-      }
-      signal.nodes_to_remove.push_back(node->name);
-      ++down.removed_idle;
-    }
-  }
+  std::vector<std::string> idle_removed;
+  ScaleDownView down = ChooseIdleNodes(
+      census.empty, std::max<int64_t>(0, census.kept - clamped), need.used_nodes, pool.scale_down,
+      LatestScaleUp(observation) + pool.scale_down.delay_after_add, now, idle_removed);
+  signal.nodes_to_remove.insert(signal.nodes_to_remove.end(), idle_removed.begin(),
+                                idle_removed.end());
   int64_t target = clamped >= census.kept
                        ? clamped
                        : std::min<int64_t>(pool.max_size, census.kept - down.removed_idle);
@@ -265,7 +297,7 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   signal.target_size = static_cast<int>(target);
 
   std::set<ScalingReason> reasons;
-  if (nodes_for_pending > 0) reasons.insert(ScalingReason::kPendingWorkspaces);
+  if (need.nodes > 0) reasons.insert(ScalingReason::kPendingWorkspaces);
   if (warm_buffer > 0) reasons.insert(ScalingReason::kWarmBuffer);
   if (down.removed_idle > 0 || !census.lost.empty()) reasons.insert(ScalingReason::kIdleTimeout);
   if (signal.backoff_until || !census.failed.empty()) {
@@ -281,25 +313,19 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   DetailInputs detail{
       .pool = &pool,
       .pending = &observation.pending,
-      .packing = &packing,
-      .window_left = unmet && !window_passed
-                         ? std::optional(options_.batching_window - (now - *unmet_since_))
-                         : std::nullopt,
+      .packing = &need.packing,
+      .window_left = need.window_left,
       .warm_buffer = warm_buffer,
       .demand = demand,
       .failed = &census.failed,
       .lost = &census.lost,
       .timed_out_requested = census.timed_out_requested,
       .down = down,
-      .removed_idle = std::vector<std::string>(
-          signal.nodes_to_remove.begin() +
-              static_cast<std::ptrdiff_t>(census.failed.size() + census.lost.size()),
-          signal.nodes_to_remove.end()),
+      .removed_idle = std::move(idle_removed),
       .backoff_until = signal.backoff_until,
       .consecutive_failures = backoff_.consecutive_failures(),
       .last_failure = last_failure_,
       .held_back = held_back,
-      .now = now,
   };
   signal.detail = DescribeSignal(detail);
 

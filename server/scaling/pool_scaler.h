@@ -8,6 +8,7 @@
 #ifndef WSCHED_SERVER_SCALING_POOL_SCALER_H_
 #define WSCHED_SERVER_SCALING_POOL_SCALER_H_
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +16,7 @@
 
 #include "absl/time/time.h"
 #include "server/scaling/backoff.h"
+#include "server/scaling/binpack.h"
 #include "server/scaling/pool_observation.h"
 #include "server/scaling/provision_estimate.h"
 #include "server/scaling/scaling_signal.h"
@@ -61,10 +63,21 @@ class PoolScaler {
 
  private:
   struct Census;
+  // What pending work asks of the pool.
+  struct PendingNeed {
+    PackingResult packing;
+    // Nodes the target counts for pending work: new ones (once the batching
+    // window has passed) plus empty or booting ones the work will land on.
+    int64_t nodes = 0;
+    std::set<const PoolNode*> used_nodes;
+    std::optional<absl::Duration> window_left;
+  };
 
   void ForgetVanished(const PoolObservation& observation);
   void RecordSightings(const PoolObservation& observation, absl::Time now);
   Census TakeCensus(const PoolObservation& observation, absl::Time now);
+  PendingNeed AssessPending(const PoolObservation& observation, const Census& census,
+                            absl::Time now);
   absl::Time LatestScaleUp(const PoolObservation& observation) const;
 
   const ScalerOptions options_;

@@ -1,5 +1,7 @@
 #include "server/scaling/pool_scaler.h"
 
+#include <ostream>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/scaling/test_pools.h"
@@ -8,11 +10,18 @@ namespace wsched::scaling {
 namespace {
 
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using testing::GpuClass;
 using testing::GpuPool;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 using Reason = ScalingReason;
+
+}  // namespace
+
+// Readable failure messages.
+void PrintTo(ScalingReason reason, std::ostream* out) { *out << ScalingReasonName(reason); }
+
+namespace {
 
 // A fake clock and one pool, observed the way the caller's loop would.
 class PoolScalerTest : public ::testing::Test {
@@ -208,6 +217,25 @@ TEST_F(PoolScalerTest, BrokenNodesGoFirstAndDoNotCountAsCapacity) {
   EXPECT_THAT(signal.detail, HasSubstr("removing lost node lost"));
 }
 
+TEST_F(PoolScalerTest, CordonedNodesTakeNoPendingWorkButGoWhenIdle) {
+  AddReadyNode("cordoned", 0, kStart - absl::Hours(1)).state = core::NodeState::kCordoned;
+  Pend(1, 1);
+  PoolSignal signal = EvaluateAfterWindow();
+  EXPECT_EQ(signal.target_size, 1);                              // A new node for the work ...
+  EXPECT_THAT(signal.nodes_to_remove, ElementsAre("cordoned"));  // ... and the cordoned one goes.
+}
+
+TEST_F(PoolScalerTest, PoolAboveMaxSizeShedsOnlyEmptyNodes) {
+  observation_.pool.max_size = 1;
+  AddReadyNode("busy-1", 1, kStart);
+  AddReadyNode("busy-2", 1, kStart);
+  AddReadyNode("idle", 0, kStart - absl::Hours(1));
+  PoolSignal signal = Evaluate();
+  EXPECT_THAT(signal.nodes_to_remove, ElementsAre("idle"));
+  EXPECT_EQ(signal.target_size, 1);
+  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kIdleTimeout, Reason::kMaxSize));
+}
+
 TEST_F(PoolScalerTest, ANodeThatBecomesBusyAgainRestartsItsEmptyTimer) {
   // The caller's empty_since stays stale; the scaler's own sighting counts.
   AddReadyNode("n1", 0, kStart);
@@ -274,7 +302,9 @@ TEST_F(PoolScalerTest, ProvisionTimeoutBacksOffLongerEachTimeCappedAndResetBySuc
     PoolSignal signal = Evaluate();
     ASSERT_TRUE(signal.backoff_until.has_value()) << i;
     EXPECT_EQ(signal.target_size, 0);
-    EXPECT_THAT(signal.reasons, ElementsAre(Reason::kProvisioningFailed));
+    // Pending work still wants a node; the backoff holds it back.
+    EXPECT_THAT(signal.reasons,
+                ElementsAre(Reason::kPendingWorkspaces, Reason::kProvisioningFailed));
     EXPECT_THAT(signal.detail, HasSubstr("1 requested node did not register within 15m"));
     pauses.push_back(*signal.backoff_until - now_);
     // Still backing off just before the end; asks again right after.
@@ -285,10 +315,9 @@ TEST_F(PoolScalerTest, ProvisionTimeoutBacksOffLongerEachTimeCappedAndResetBySuc
     EXPECT_EQ(signal.target_size, 1) << i;
     EXPECT_FALSE(signal.backoff_until.has_value());
   }
-  EXPECT_EQ(pauses, (std::vector<absl::Duration>{absl::Seconds(30), absl::Minutes(1),
-                                                 absl::Minutes(2), absl::Minutes(4),
-                                                 absl::Minutes(8), absl::Minutes(10),
-                                                 absl::Minutes(10)}));
+  EXPECT_EQ(pauses, (std::vector<absl::Duration>{
+                        absl::Seconds(30), absl::Minutes(1), absl::Minutes(2), absl::Minutes(4),
+                        absl::Minutes(8), absl::Minutes(10), absl::Minutes(10)}));
 
   // A node finally comes up: the next failure starts from 30 s again.
   absl::Time requested = now_;
@@ -334,7 +363,7 @@ TEST_F(PoolScalerTest, OutOfResourcesReportBacksOff) {
                           now_);
   PoolSignal signal = EvaluateAfterWindow();
   EXPECT_EQ(signal.target_size, 0);
-  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kProvisioningFailed));
+  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kPendingWorkspaces, Reason::kProvisioningFailed));
   EXPECT_EQ(signal.backoff_until, kStart + absl::Seconds(30));
   EXPECT_THAT(signal.detail, HasSubstr("out of resources: no A100 in zone"));
   EXPECT_THAT(signal.detail, HasSubstr("not growing until then"));
@@ -370,8 +399,8 @@ TEST_F(PoolScalerTest, ConstantWarmBufferNeedsNoWindow) {
 
 TEST_F(PoolScalerTest, WarmBufferScheduleFollowsTheClock) {
   observation_.pool.scale_down.delay_after_add = absl::ZeroDuration();
-  observation_.warm_buffer_schedule = WarmBufferSchedule{
-      .windows = {{.start_minute = 8 * 60, .end_minute = 18 * 60, .buffer = 2}}};
+  observation_.warm_buffer_schedule =
+      WarmBufferSchedule{.windows = {{.start_minute = 8 * 60, .end_minute = 18 * 60, .buffer = 2}}};
   now_ = absl::FromCivil(absl::CivilMinute(2024, 1, 1, 9, 0), absl::UTCTimeZone());
   EXPECT_EQ(Evaluate().target_size, 2);
   AddReadyNode("w1", 0, now_);
@@ -389,13 +418,16 @@ TEST_F(PoolScalerTest, MaxSizeClamps) {
   EXPECT_EQ(signal.target_size, 2);
   EXPECT_THAT(signal.reasons, ElementsAre(Reason::kPendingWorkspaces, Reason::kMaxSize));
   EXPECT_THAT(signal.detail, HasSubstr("capped at max_size 2 (3 needed)"));
+  Pend(8, 100);
+  EXPECT_THAT(Evaluate().detail, HasSubstr("capped at max_size 2 (more needed)"));
 }
 
 TEST_F(PoolScalerTest, WorkThatCanNeverFitIsExplainedAndIgnored) {
   Pend(16, 1);
   PoolSignal signal = EvaluateAfterWindow();
   EXPECT_EQ(signal.target_size, 0);
-  EXPECT_THAT(signal.detail, HasSubstr("1 pending gpu-16x workspace can never fit a node of pool gpu-a100"));
+  EXPECT_THAT(signal.detail,
+              HasSubstr("1 pending gpu-16x workspace can never fit a node of pool gpu-a100"));
 }
 
 TEST_F(PoolScalerTest, GenerationMovesOnlyWhenTheDecisionChanges) {

@@ -41,7 +41,8 @@ void DescribePending(const DetailInputs& in, std::vector<std::string>& out) {
   if (total == 0) return;
   const PackingResult& packing = *in.packing;
   if (packing.new_nodes > 0) {
-    std::string need = absl::StrCat(count, total == 1 ? " needs " : " need ", Plural(packing.new_nodes, "more node", "more nodes"));
+    std::string need = absl::StrCat(count, total == 1 ? " needs " : " need ",
+                                    Plural(packing.new_nodes, "more node", "more nodes"));
     if (in.window_left) {
       absl::StrAppend(&need, " (asking after the batching window, ",
                       absl::FormatDuration(*in.window_left), " left)");
@@ -53,10 +54,6 @@ void DescribePending(const DetailInputs& in, std::vector<std::string>& out) {
   for (const auto& [class_id, n] : packing.never_fit) {
     out.push_back(absl::StrCat(n, " pending ", class_id, n == 1 ? " workspace" : " workspaces",
                                " can never fit a node of pool ", in.pool->id));
-  }
-  if (packing.beyond_limit > 0) {
-    out.push_back(absl::StrCat(Plural(packing.beyond_limit, "pending workspace", "pending workspaces"),
-                               " would need more nodes than max_size allows"));
   }
 }
 
@@ -93,9 +90,8 @@ void DescribeFailures(const DetailInputs& in, std::vector<std::string>& out) {
                                absl::FormatDuration(in.pool->max_node_provision_time)));
   }
   if (!in.backoff_until) return;
-  std::string backoff = absl::StrCat(
-      "backing off until ", Rfc3339Utc(*in.backoff_until), " after ",
-      Plural(in.consecutive_failures, "failure", "failures"));
+  std::string backoff = absl::StrCat("backing off until ", Rfc3339Utc(*in.backoff_until), " after ",
+                                     Plural(in.consecutive_failures, "failure", "failures"));
   if (!in.last_failure.empty()) absl::StrAppend(&backoff, " (last: ", in.last_failure, ")");
   if (in.held_back) absl::StrAppend(&backoff, "; not growing until then");
   out.push_back(std::move(backoff));
@@ -111,7 +107,8 @@ std::string DescribeSignal(const DetailInputs& in) {
     parts.push_back(absl::StrCat("raised to min_size ", in.pool->min_size));
   }
   if (in.demand > in.pool->max_size) {
-    parts.push_back(absl::StrCat("capped at max_size ", in.pool->max_size, " (", in.demand,
+    parts.push_back(absl::StrCat("capped at max_size ", in.pool->max_size, " (",
+                                 in.packing->beyond_limit > 0 ? "more" : absl::StrCat(in.demand),
                                  " needed)"));
   }
   DescribeScaleDown(in, parts);

@@ -45,7 +45,6 @@ struct DetailInputs {
   int consecutive_failures = 0;
   std::string last_failure;
   bool held_back = false;  // The backoff kept the target from growing.
-  absl::Time now;
 };
 
 std::string DescribeSignal(const DetailInputs& in);

@@ -48,8 +48,7 @@ bool ParseTwoDigits(absl::string_view text, int* value) {
 }  // namespace
 
 std::optional<size_t> WarmBufferSchedule::ActiveWindow(absl::Time now) const {
-  absl::CivilMinute local =
-      absl::ToCivilMinute(now, absl::FixedTimeZone(utc_offset_minutes * 60));
+  absl::CivilMinute local = absl::ToCivilMinute(now, absl::FixedTimeZone(utc_offset_minutes * 60));
   for (size_t i = 0; i < windows.size(); ++i) {
     if (Covers(windows[i], local)) return i;
   }
@@ -75,7 +74,8 @@ absl::Status WarmBufferSchedule::Validate() const {
     if (w.end_minute < 0 || w.end_minute > kMinutesPerDay) {
       return absl::InvalidArgumentError(absl::StrCat(where, "end_minute: must be in [0, 1440]"));
     }
-    if (w.buffer < 0) return absl::InvalidArgumentError(absl::StrCat(where, "buffer: must be >= 0"));
+    if (w.buffer < 0)
+      return absl::InvalidArgumentError(absl::StrCat(where, "buffer: must be >= 0"));
   }
   return absl::OkStatus();
 }

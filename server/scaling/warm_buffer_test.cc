@@ -53,10 +53,11 @@ TEST(WarmBufferTest, FixedOffsetShiftsTheWindow) {
 }
 
 TEST(WarmBufferTest, WindowPastMidnightBelongsToTheDayItStarts) {
-  WarmBufferSchedule schedule{
-      .default_buffer = 1,
-      .windows = {{.days = {absl::Weekday::friday}, .start_minute = 22 * 60,
-                   .end_minute = 6 * 60, .buffer = 4}}};
+  WarmBufferSchedule schedule{.default_buffer = 1,
+                              .windows = {{.days = {absl::Weekday::friday},
+                                           .start_minute = 22 * 60,
+                                           .end_minute = 6 * 60,
+                                           .buffer = 4}}};
   EXPECT_EQ(schedule.BufferAt(Utc(5, 23, 0)), 4);  // Friday night.
   EXPECT_EQ(schedule.BufferAt(Utc(6, 5, 59)), 4);  // Saturday early morning.
   EXPECT_EQ(schedule.BufferAt(Utc(6, 6, 0)), 1);
@@ -65,11 +66,12 @@ TEST(WarmBufferTest, WindowPastMidnightBelongsToTheDayItStarts) {
 }
 
 TEST(WarmBufferTest, FirstMatchingWindowWinsSoAWindowCanLower) {
-  WarmBufferSchedule schedule{
-      .default_buffer = 2,
-      .windows = {{.days = {absl::Weekday::saturday, absl::Weekday::sunday},
-                   .start_minute = 0, .end_minute = 0, .buffer = 0},  // Whole day.
-                  {.start_minute = 0, .end_minute = 0, .buffer = 5}}};
+  WarmBufferSchedule schedule{.default_buffer = 2,
+                              .windows = {{.days = {absl::Weekday::saturday, absl::Weekday::sunday},
+                                           .start_minute = 0,
+                                           .end_minute = 0,
+                                           .buffer = 0},  // Whole day.
+                                          {.start_minute = 0, .end_minute = 0, .buffer = 5}}};
   EXPECT_EQ(schedule.BufferAt(Utc(6, 12, 0)), 0);
   EXPECT_EQ(schedule.ActiveWindow(Utc(6, 12, 0)), 0u);
   EXPECT_EQ(schedule.BufferAt(Utc(2, 12, 0)), 5);

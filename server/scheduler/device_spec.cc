@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
 #include "server/placement/cdi.h"
+#include "server/placement/device_nodes.h"
 #include "server/placement/vfio.h"
 #include "wsched/v1/placement.pb.h"
 
@@ -41,18 +42,26 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
     assigned->set_model(gpu->model);
   }
   auto* spec = out.mutable_device_spec();
-  // Extra devices (fuse, tun) come with every isolation.
-  auto cdi = placement::BuildCdiSpec(cls, node, gpu_indices);
-  if (!cdi.ok()) return cdi.status();
-  for (const auto& device : cdi->extra_device_nodes) AddDevice(device, spec->add_extra_devices());
   if (cls.is_gpu() && cls.gpu.isolation == core::Isolation::kVm) {
+    // Extra devices (e.g. /dev/kvm) are for the VMM's host side.
+    if (absl::Status s = placement::CheckClassDevices(cls.devices); !s.ok()) return s;
+    std::vector<core::DeviceNode> extra;
+    placement::MergeDeviceNodes(extra, cls.devices);
+    for (const auto& device : extra) AddDevice(device, spec->add_extra_devices());
     auto vfio = placement::BuildVfioSpec(node, gpu_indices, pool);
     if (!vfio.ok()) return vfio.status();
     auto* v = spec->mutable_vfio();
     for (const auto& address : vfio->pci_addresses) v->add_pci_addresses(address);
     for (const auto& path : vfio->device_paths) v->add_device_paths(path);
     for (const auto& arg : vfio->cloud_hypervisor_args) v->add_cloud_hypervisor_args(arg);
-  } else if (cls.is_gpu()) {
+    built.placement_json = convert::ToJson(out);
+    return built;
+  }
+  // Extra devices (fuse, tun) are merged into the GPU edits, never over them.
+  auto cdi = placement::BuildCdiSpec(cls, node, gpu_indices);
+  if (!cdi.ok()) return cdi.status();
+  for (const auto& device : cdi->extra_device_nodes) AddDevice(device, spec->add_extra_devices());
+  if (cls.is_gpu()) {
     auto* c = spec->mutable_cdi();
     c->set_spec_json(cdi->spec_json);
     for (const auto& name : cdi->device_names) c->add_device_names(name);

@@ -43,13 +43,19 @@ NodeView Scheduler::ViewOf(const store::StoredNode& node) const {
   return view;
 }
 
-absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& info) {
-  if (absl::Status valid = core::ValidateNodeInfo(info); !valid.ok()) return valid;
+absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported) {
+  if (absl::Status valid = core::ValidateNodeInfo(reported); !valid.ok()) return valid;
   core::Catalog catalog = this->catalog();
-  if (catalog.FindPool(info.pool) == nullptr) {
+  const core::NodePool* pool = catalog.FindPool(reported.pool);
+  if (pool == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("node.pool: pool ", info.pool, " does not exist in the catalog"));
+        absl::StrCat("node.pool: pool ", reported.pool, " does not exist in the catalog"));
   }
+  core::NodeInfo info = reported;
+  // Agents cannot always tell how much scratch and workspace disk a node
+  // offers (it may be network storage); unreported means the pool's shape.
+  if (info.ephemeral_storage_bytes == 0) info.ephemeral_storage_bytes = pool->shape.ephemeral_storage_bytes;
+  if (info.disk_bytes == 0) info.disk_bytes = pool->shape.disk_bytes;
   store::StoredNode stored;
   std::vector<std::string> released;
   absl::Status status = db_->InTransaction("registering node", [&](pqxx::work& txn) -> absl::Status {

@@ -119,7 +119,7 @@ class Scheduler {
   core::Catalog catalog() const;
 
   // ---- inventory (inventory.cc) ----
-  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& info);
+  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported);
   absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input);
   // Cordon / drain / uncordon: to kCordoned, kDraining or kReady.
   absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state);

@@ -1,0 +1,281 @@
+// The real wsched-agent against the real wsched-server and PostgreSQL: the
+// fake sysfs trees under tests/sysfs register as nodes an operator can list.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_database.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+#include "wsched/v1/placement.grpc.pb.h"
+
+namespace wsched {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+std::string Tree(const std::string& name) {
+  return testing::SourcePath(absl::StrCat("tests/sysfs/", name));
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A wsched-agent child process; stdout and stderr go to a log file.
+class AgentProcess {
+ public:
+  explicit AgentProcess(std::vector<std::string> flags) {
+    char pattern[] = "/tmp/wsched-agent-e2e-XXXXXX";
+    const char* dir = mkdtemp(pattern);
+    log_path_ = absl::StrCat(dir == nullptr ? "/tmp" : dir, "/agent.log");
+    flags.insert(flags.begin(), WSCHED_AGENT_BINARY);
+    pid_ = fork();
+    if (pid_ == 0) {
+      int fd = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(fd, STDOUT_FILENO);
+      dup2(fd, STDERR_FILENO);
+      std::vector<char*> argv;
+      for (auto& flag : flags) argv.push_back(flag.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  ~AgentProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  AgentProcess(const AgentProcess&) = delete;
+  AgentProcess& operator=(const AgentProcess&) = delete;
+
+  // Waits for the exit; returns its code, or -1 after killing it at the deadline.
+  int Wait(int timeout_seconds = 30) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_seconds);
+    while (pid_ > 0 && std::chrono::steady_clock::now() < deadline) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+    }
+    return -1;
+  }
+
+  void Signal(int signal) const {
+    if (pid_ > 0) kill(pid_, signal);
+  }
+
+  std::string Log() const { return ReadFile(log_path_); }
+
+ private:
+  pid_t pid_ = -1;
+  std::string log_path_;
+};
+
+bool Eventually(const std::function<bool()>& done, int seconds = 10) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return done();
+}
+
+class AgentE2eTest : public ::testing::Test {
+ protected:
+  void StartServer(const std::string& catalog, std::vector<std::string> flags = {}) {
+    server_ = std::make_unique<testing::ServerProcess>(
+        testing::ServerConfig{db_.url(), catalog, std::move(flags)});
+    ASSERT_TRUE(server_->started());
+    inventory_ = v1::InventoryService::NewStub(server_->channel());
+  }
+
+  std::vector<std::string> AgentFlags(const std::string& tree, const std::string& pool,
+                                      const std::string& node_name,
+                                      const std::string& nvidia_smi = "") {
+    return {"--root=" + Tree(tree),
+            "--server=" + server_->address(),
+            std::string("--token=") + testing::kAgentToken,
+            "--pool=" + pool,
+            "--node_name=" + node_name,
+            "--nvidia_smi=" + nvidia_smi};
+  }
+
+  std::optional<v1::Node> FindNode(const std::string& name) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::ListNodesResponse response;
+    grpc::Status status = inventory_->ListNodes(&context, v1::ListNodesRequest(), &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    for (const auto& node : response.nodes()) {
+      if (node.info().name() == name) return node;
+    }
+    return std::nullopt;
+  }
+
+  testing::TestDatabase db_;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
+};
+
+TEST_F(AgentE2eTest, H100TreeRegistersAsAReadyEightGpuNode) {
+  StartServer(testing::SourcePath("classes/saas.yaml"));
+  std::vector<std::string> flags = AgentFlags("h100-8gpu", "gpu-h100", "h100-e2e");
+  flags.push_back("--once");
+  AgentProcess agent(flags);
+  ASSERT_EQ(agent.Wait(), 0) << agent.Log() << server_->Log();
+
+  std::optional<v1::Node> node = FindNode("h100-e2e");
+  ASSERT_TRUE(node.has_value()) << agent.Log();
+  EXPECT_EQ(node->info().pool(), "gpu-h100");
+  EXPECT_EQ(node->state(), v1::NODE_STATE_READY);
+  EXPECT_EQ(node->info().kernel_version(), "5.15.0-91-generic");
+  EXPECT_EQ(node->info().os_id(), "ubuntu");
+  EXPECT_EQ(node->info().os_version(), "22.04");
+  EXPECT_EQ(node->info().driver_version(), "550.54.15");
+  EXPECT_EQ(node->driver_state(), v1::DRIVER_STATE_READY) << node->driver_detail();
+  ASSERT_EQ(node->info().gpus_size(), 8);
+  std::set<std::string> uuids, addresses;
+  std::set<int> indices;
+  for (const auto& gpu : node->info().gpus()) {
+    EXPECT_THAT(gpu.uuid(), ::testing::StartsWith("GPU-"));
+    EXPECT_THAT(gpu.model(), HasSubstr("H100"));
+    EXPECT_GE(gpu.iommu_group(), 0);
+    EXPECT_TRUE(gpu.passthrough_safe()) << gpu.pci_address() << ": " << gpu.passthrough_unsafe_reason();
+    uuids.insert(gpu.uuid());
+    addresses.insert(gpu.pci_address());
+    indices.insert(gpu.index());
+  }
+  EXPECT_EQ(uuids.size(), 8u);
+  EXPECT_EQ(addresses.size(), 8u);
+  EXPECT_EQ(indices.size(), 8u);
+  EXPECT_THAT(addresses, ::testing::Contains("0000:18:00.0"));
+  EXPECT_EQ(node->info().control_devices_size(), 4);
+
+  // A second run of the same agent re-registers the same node, no duplicate.
+  AgentProcess again(flags);
+  ASSERT_EQ(again.Wait(), 0) << again.Log();
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM nodes"), "1");
+
+  // GPU work can be placed on it.
+  auto placement = v1::PlacementService::NewStub(server_->channel());
+  grpc::ClientContext context;
+  testing::Authorize(context, testing::kControlPlaneToken);
+  v1::PlaceWorkspaceRequest request;
+  request.set_workspace_id("ws-e2e");
+  request.set_org_id("o-1");
+  request.set_project_id("p-42");
+  request.set_user_id("u-1");
+  request.set_class_id("gpu-2x");
+  v1::Workspace workspace;
+  grpc::Status status = placement->PlaceWorkspace(&context, request, &workspace);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(workspace.state(), v1::WORKSPACE_STATE_PLACED);
+  EXPECT_EQ(workspace.node_name(), "h100-e2e");
+  EXPECT_EQ(workspace.gpus_size(), 2);
+}
+
+TEST_F(AgentE2eTest, DesktopTreeRegistersWithItsGpuUnsafeForPassthrough) {
+  StartServer(testing::SourcePath("tests/fixtures/desktop-catalog.yaml"));
+  std::vector<std::string> flags =
+      AgentFlags("desktop-usb-group", "desktop", "desk-e2e", Tree("bin/nvidia-smi"));
+  flags.push_back("--once");
+  AgentProcess agent(flags);
+  ASSERT_EQ(agent.Wait(), 0) << agent.Log() << server_->Log();
+
+  std::optional<v1::Node> node = FindNode("desk-e2e");
+  ASSERT_TRUE(node.has_value()) << agent.Log();
+  EXPECT_EQ(node->info().pool(), "desktop");
+  EXPECT_EQ(node->state(), v1::NODE_STATE_READY);
+  EXPECT_EQ(node->info().os_id(), "fedora");
+  EXPECT_EQ(node->info().os_version(), "39");
+  EXPECT_EQ(node->driver_state(), v1::DRIVER_STATE_READY) << node->driver_detail();
+  ASSERT_EQ(node->info().gpus_size(), 1);
+  const v1::Gpu& gpu = node->info().gpus(0);
+  EXPECT_EQ(gpu.pci_address(), "0000:01:00.0");
+  EXPECT_EQ(gpu.uuid(), "GPU-3f9c2a71-8d4e-4b0a-9c51-2e7d6a1b8f04");
+  EXPECT_FALSE(gpu.passthrough_safe());
+  EXPECT_THAT(gpu.passthrough_unsafe_reason(), HasSubstr("0000:00:14.0"));
+  bool usb_member = false;
+  for (const auto& member : gpu.iommu_group_members()) {
+    if (member.pci_address() == "0000:00:14.0") usb_member = true;
+  }
+  EXPECT_TRUE(usb_member) << gpu.DebugString();
+
+  // The IOMMU rule in placement: a VM class does not get the unsafe GPU, a
+  // container class does.
+  auto placement = v1::PlacementService::NewStub(server_->channel());
+  auto place = [&](const std::string& id, const std::string& class_id, v1::Workspace* out) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    v1::PlaceWorkspaceRequest request;
+    request.set_workspace_id(id);
+    request.set_org_id("o-1");
+    request.set_project_id("p-42");
+    request.set_user_id("u-1");
+    request.set_class_id(class_id);
+    return placement->PlaceWorkspace(&context, request, out);
+  };
+  v1::Workspace workspace;
+  grpc::Status status = place("ws-vm", "desktop-gpu-vm", &workspace);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(workspace.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_THAT(workspace.node_name(), IsEmpty());
+  status = place("ws-container", "desktop-gpu", &workspace);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(workspace.state(), v1::WORKSPACE_STATE_PLACED);
+  EXPECT_EQ(workspace.node_name(), "desk-e2e");
+}
+
+TEST_F(AgentE2eTest, RunningAgentKeepsItsNodeAliveWithHeartbeats) {
+  // The server asks for a 1 s heartbeat; without it the node would be lost
+  // after 3 s (the agent's own default interval is 10 s).
+  StartServer(testing::SourcePath("classes/saas.yaml"),
+              {"--heartbeat_interval=1s", "--node_lost_after=3s"});
+  AgentProcess agent(AgentFlags("h100-8gpu", "gpu-h100", "h100-live"));
+  ASSERT_TRUE(Eventually([&] { return FindNode("h100-live").has_value(); }))
+      << agent.Log() << server_->Log();
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  std::optional<v1::Node> node = FindNode("h100-live");
+  ASSERT_TRUE(node.has_value());
+  EXPECT_EQ(node->state(), v1::NODE_STATE_READY) << agent.Log();
+
+  // SIGTERM: the agent finishes cleanly.
+  agent.Signal(SIGTERM);
+  EXPECT_EQ(agent.Wait(), 0) << agent.Log();
+  // Without heartbeats the node is lost soon after.
+  EXPECT_TRUE(Eventually([&] {
+    std::optional<v1::Node> n = FindNode("h100-live");
+    return n && n->state() == v1::NODE_STATE_LOST;
+  }));
+}
+
+}  // namespace
+}  // namespace wsched

@@ -1,0 +1,38 @@
+// Fake nodes for integration tests: what an agent on an 8-GPU box reports.
+#ifndef WSCHED_TESTS_SUPPORT_FAKE_NODES_H_
+#define WSCHED_TESTS_SUPPORT_FAKE_NODES_H_
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "wsched/v1/inventory.grpc.pb.h"
+
+namespace wsched::testing {
+
+struct FakeNodeOptions {
+  std::string model = "H100";
+  int gpus = 8;
+  int64_t cpu_cores = 200;
+  int64_t memory_gib = 1700;
+  // The GPUs' IOMMU groups also hold a USB controller (unsafe for VMs).
+  bool unsafe_iommu = false;
+  std::string kernel = "5.15.0-91-generic";
+  std::string driver = "550.54.15";
+};
+
+// A node whose GPUs have UUIDs "GPU-<name>-<i>", PCI 0000:<10+i>:00.0, two
+// NUMA nodes, one IOMMU group per GPU (with its bridge), and the control
+// devices.
+v1::NodeInfo FakeGpuNode(const std::string& name, const std::string& pool,
+                         const FakeNodeOptions& options = {});
+v1::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool, int64_t cpu_cores = 30,
+                         int64_t memory_gib = 120);
+
+// Registers with the agent token; fails the test on error.
+void RegisterNode(const std::shared_ptr<grpc::Channel>& channel, const v1::NodeInfo& node);
+
+}  // namespace wsched::testing
+
+#endif  // WSCHED_TESTS_SUPPORT_FAKE_NODES_H_
