@@ -48,6 +48,8 @@ struct PendingWorkspaces {
 // them keeps a burst of pending work from asking for the same nodes twice.
 struct ProvisioningRequest {
   absl::Time requested_at;
+  // Nodes of this request that have not registered yet: the caller lowers
+  // it as nodes register (a node is counted either here or in `nodes`).
   int count = 0;
 };
 

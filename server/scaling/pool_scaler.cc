@@ -22,16 +22,19 @@ Capacity RoomOf(const PoolNode& node, const Capacity& whole_node) {
   return node.workspaces == 0 ? whole_node : Capacity{};
 }
 
-// Names up to `surplus` idle nodes for removal, longest-empty first, skipping
-// nodes pending work will use and nodes not idle long enough; nothing while
-// the pool is within delay_after_add of a scale-up.
+// Names up to `surplus` idle nodes for removal, skipping nodes pending work
+// will use and nodes not idle long enough; nothing while the pool is within
+// delay_after_add of a scale-up. Cordoned and draining nodes go first (they
+// cannot serve as the warm buffer), then the longest-empty.
 ScaleDownView ChooseIdleNodes(std::vector<std::pair<absl::Time, const PoolNode*>> empty,
                               int64_t surplus, const std::set<const PoolNode*>& used_by_pending,
                               const core::ScaleDownSettings& settings, absl::Time scale_down_after,
                               absl::Time now, std::vector<std::string>& names) {
   ScaleDownView down{.scale_down_after = scale_down_after};
   std::sort(empty.begin(), empty.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first, a.second->name) < std::tie(b.first, b.second->name);
+    bool a_ready = a.second->state == core::NodeState::kReady;
+    bool b_ready = b.second->state == core::NodeState::kReady;
+    return std::tie(a_ready, a.first, a.second->name) < std::tie(b_ready, b.first, b.second->name);
   });
   for (const auto& [empty_since, node] : empty) {
     if (down.removed_idle >= surplus) break;
@@ -65,6 +68,9 @@ struct PoolScaler::Census {
   // Nodes the pool has or is getting that are not broken: what the target
   // can never drop below without naming nodes.
   int kept = 0;
+  // Of those, empty nodes that can take work now or soon: ready, booting and
+  // requested ones (not cordoned or draining).
+  int open_empty = 0;
   // Free room pending work may use before new nodes, in the order to try.
   std::vector<Capacity> room;
   // Parallel to `room`: the node (nullptr for a requested one), and whether
@@ -177,6 +183,7 @@ PoolScaler::Census PoolScaler::TakeCensus(const PoolObservation& observation, ab
     return std::tie(b.first, a.second->name) < std::tie(a.first, b.second->name);
   });
   auto add_room = [&](const PoolNode* node, Capacity room, bool adds_node) {
+    if (adds_node) ++census.open_empty;
     census.room.push_back(room);
     census.room_node.push_back(node);
     census.room_adds_node.push_back(adds_node);
@@ -230,7 +237,7 @@ PoolScaler::PendingNeed PoolScaler::AssessPending(const PoolObservation& observa
   if (unmet) {
     absl::Duration waited = now - *unmet_since_;
     if (waited >= options_.batching_window) {
-      need.nodes = need.packing.new_nodes;
+      need.new_nodes = need.packing.new_nodes;
     } else {
       need.window_left = options_.batching_window - waited;
     }
@@ -238,7 +245,7 @@ PoolScaler::PendingNeed PoolScaler::AssessPending(const PoolObservation& observa
   for (size_t i = 0; i < census.room.size(); ++i) {
     if (!need.packing.existing_used[i]) continue;
     if (census.room_node[i] != nullptr) need.used_nodes.insert(census.room_node[i]);
-    if (census.room_adds_node[i]) ++need.nodes;
+    if (census.room_adds_node[i]) ++need.reused_nodes;
   }
   return need;
 }
@@ -269,42 +276,57 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   int warm_buffer =
       std::max(0, observation.warm_buffer_schedule ? observation.warm_buffer_schedule->BufferAt(now)
                                                    : pool.warm_buffer);
-  int64_t demand = census.holding + need.nodes + warm_buffer;
-  int64_t clamped = std::min<int64_t>(std::max<int64_t>(demand, pool.min_size), pool.max_size);
+  // What the pool should hold: busy nodes, nodes for pending work, and the
+  // warm buffer. Clamped to [min_size, max_size] this is the target once
+  // surplus nodes are gone.
+  int64_t demand = census.holding + need.reused_nodes + need.new_nodes + warm_buffer;
+
+  // The warm buffer is served first by empty nodes that can take work now
+  // or soon (ready, booting, requested); cordoned and draining ones cannot.
+  int64_t open_empty = census.open_empty - need.reused_nodes;
+  int64_t warm_from_existing = std::min<int64_t>(warm_buffer, open_empty);
+  int64_t missing = need.new_nodes + warm_buffer - warm_from_existing;
+  int64_t surplus = census.kept - census.holding - need.reused_nodes - warm_from_existing;
 
   // Scale down only by name: broken nodes first (they are not capacity),
-  // then the longest-idle nodes the target no longer counts.
+  // then surplus idle nodes, never below min_size.
   PoolSignal signal;
   signal.pool = pool.id;
   signal.current_size = census.registered;
   for (const PoolNode* node : census.failed) signal.nodes_to_remove.push_back(node->name);
   for (const PoolNode* node : census.lost) signal.nodes_to_remove.push_back(node->name);
+  int64_t removable = std::max<int64_t>(
+      0, std::min<int64_t>(surplus, census.kept + missing - std::max(0, pool.min_size)));
   std::vector<std::string> idle_removed;
-  ScaleDownView down = ChooseIdleNodes(
-      census.empty, std::max<int64_t>(0, census.kept - clamped), need.used_nodes, pool.scale_down,
-      LatestScaleUp(observation) + pool.scale_down.delay_after_add, now, idle_removed);
+  ScaleDownView down = ChooseIdleNodes(census.empty, removable, need.used_nodes, pool.scale_down,
+                                       LatestScaleUp(observation) + pool.scale_down.delay_after_add,
+                                       now, idle_removed);
   signal.nodes_to_remove.insert(signal.nodes_to_remove.end(), idle_removed.begin(),
                                 idle_removed.end());
-  int64_t target = clamped >= census.kept
-                       ? clamped
-                       : std::min<int64_t>(pool.max_size, census.kept - down.removed_idle);
+
+  // Every healthy node not named stays, plus what is missing.
+  int64_t remaining = census.kept - down.removed_idle;
+  int64_t unclamped = remaining + missing;
+  int64_t target = std::min<int64_t>(std::max<int64_t>(unclamped, pool.min_size), pool.max_size);
 
   // While backing off, ask for nothing the pool does not already have.
   signal.backoff_until = backoff_.ActiveUntil(now);
-  bool held_back = signal.backoff_until.has_value() && target > census.kept;
-  if (held_back) target = census.kept;
-  if (target > census.kept) last_scale_up_ = now;
+  bool held_back = signal.backoff_until.has_value() && target > remaining;
+  if (held_back) target = remaining;
+  if (target > remaining) last_scale_up_ = now;
   signal.target_size = static_cast<int>(target);
 
   std::set<ScalingReason> reasons;
-  if (need.nodes > 0) reasons.insert(ScalingReason::kPendingWorkspaces);
+  if (need.new_nodes + need.reused_nodes > 0) {
+    reasons.insert(ScalingReason::kPendingWorkspaces);
+  }
   if (warm_buffer > 0) reasons.insert(ScalingReason::kWarmBuffer);
   if (down.removed_idle > 0 || !census.lost.empty()) reasons.insert(ScalingReason::kIdleTimeout);
   if (signal.backoff_until || !census.failed.empty()) {
     reasons.insert(ScalingReason::kProvisioningFailed);
   }
   if (demand < pool.min_size) reasons.insert(ScalingReason::kMinSize);
-  if (demand > pool.max_size || census.kept - down.removed_idle > pool.max_size) {
+  if (unclamped > pool.max_size) {
     reasons.insert(ScalingReason::kMaxSize);
   }
   if (reasons.empty()) reasons.insert(ScalingReason::kSteady);
@@ -317,6 +339,7 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
       .window_left = need.window_left,
       .warm_buffer = warm_buffer,
       .demand = demand,
+      .unclamped = unclamped,
       .failed = &census.failed,
       .lost = &census.lost,
       .timed_out_requested = census.timed_out_requested,

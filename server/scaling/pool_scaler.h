@@ -40,14 +40,18 @@ class PoolScaler {
   PoolScaler(const PoolScaler&) = delete;
   PoolScaler& operator=(const PoolScaler&) = delete;
 
-  // The pool's signal at `now`:
+  // The pool's signal at `now`. In steady state
   //   target = clamp(min_size, max_size,
   //                  nodes holding workspaces + nodes pending work needs
-  //                  (bin-packed onto free room first) + warm buffer)
-  // never below the nodes it keeps (it shrinks only by naming empty nodes in
-  // nodes_to_remove), and not above the nodes it has while backing off.
-  // current_size counts registered nodes in every state. The generation
-  // moves only when target, nodes_to_remove or reasons change.
+  //                  (bin-packed onto free room first) + warm buffer).
+  // The pool shrinks only by naming empty nodes in nodes_to_remove: every
+  // healthy node not named stays in the target, so surplus nodes that are
+  // not idle long enough yet keep it higher, and nodes that cannot take work
+  // (cordoned, draining, lost, stuck provisioning) never stand in for needed
+  // ones. While backing off the target does not exceed the healthy nodes the
+  // pool has (registered or requested). current_size counts registered
+  // nodes in every state. The generation moves only when target,
+  // nodes_to_remove or reasons change.
   PoolSignal Evaluate(const PoolObservation& observation, absl::Time now);
 
   // Actuator feedback: failures and stockouts back the pool off, running
@@ -66,9 +70,10 @@ class PoolScaler {
   // What pending work asks of the pool.
   struct PendingNeed {
     PackingResult packing;
-    // Nodes the target counts for pending work: new ones (once the batching
-    // window has passed) plus empty or booting ones the work will land on.
-    int64_t nodes = 0;
+    // New nodes the work needs (0 until the batching window has passed).
+    int64_t new_nodes = 0;
+    // Empty, booting or requested nodes the work will land on.
+    int64_t reused_nodes = 0;
     std::set<const PoolNode*> used_nodes;
     std::optional<absl::Duration> window_left;
   };

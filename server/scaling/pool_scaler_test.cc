@@ -221,7 +221,7 @@ TEST_F(PoolScalerTest, CordonedNodesTakeNoPendingWorkButGoWhenIdle) {
   AddReadyNode("cordoned", 0, kStart - absl::Hours(1)).state = core::NodeState::kCordoned;
   Pend(1, 1);
   PoolSignal signal = EvaluateAfterWindow();
-  EXPECT_EQ(signal.target_size, 1);                              // A new node for the work ...
+  EXPECT_EQ(signal.target_size, 1) << signal.detail;             // A new node for the work ...
   EXPECT_THAT(signal.nodes_to_remove, ElementsAre("cordoned"));  // ... and the cordoned one goes.
 }
 

@@ -106,9 +106,9 @@ std::string DescribeSignal(const DetailInputs& in) {
   if (in.demand < in.pool->min_size) {
     parts.push_back(absl::StrCat("raised to min_size ", in.pool->min_size));
   }
-  if (in.demand > in.pool->max_size) {
+  if (in.unclamped > in.pool->max_size) {
     parts.push_back(absl::StrCat("capped at max_size ", in.pool->max_size, " (",
-                                 in.packing->beyond_limit > 0 ? "more" : absl::StrCat(in.demand),
+                                 in.packing->beyond_limit > 0 ? "more" : absl::StrCat(in.unclamped),
                                  " needed)"));
   }
   DescribeScaleDown(in, parts);

@@ -35,7 +35,11 @@ struct DetailInputs {
   // Set while unmet pending work waits out the batching window.
   std::optional<absl::Duration> window_left;
   int warm_buffer = 0;
-  int64_t demand = 0;  // Before the min/max clamp.
+  // Busy nodes + nodes for pending work + warm buffer.
+  int64_t demand = 0;
+  // The target before the min/max clamp (also counting nodes kept while
+  // they wait for their idle timeout).
+  int64_t unclamped = 0;
   const std::vector<const PoolNode*>* failed = nullptr;
   const std::vector<const PoolNode*>* lost = nullptr;
   int timed_out_requested = 0;

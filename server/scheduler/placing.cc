@@ -190,10 +190,12 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       snapshot_.Release(w.id);
     }
     if (!absl::IsAborted(committed)) return finish(committed, "error");
-    // Lost a race (another replica, or a node that changed): refresh, retry.
+    // Lost a race (another replica, or a node that changed): refresh and
+    // retry after a short random pause, so racing replicas spread out.
     log::Info("placement lost a race; refreshing",
               {{"workspace", w.id}, {"error", std::string(committed.message())}});
     if (absl::Status s = LoadAll(); !s.ok()) return finish(s, "error");
+    absl::SleepFor(absl::Milliseconds(1 + absl::ToUnixNanos(absl::Now()) % (5 * (attempt + 1))));
   }
   return finish(absl::AbortedError(absl::StrCat("placing ", request.workspace_id,
                                                 " kept losing races; retry the request")),

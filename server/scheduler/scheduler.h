@@ -40,7 +40,7 @@ struct SchedulerOptions {
   absl::Duration refresh_interval = absl::Seconds(2);     // Re-read other replicas' changes.
   int commit_writers = 2;
   int max_commit_batch = 64;
-  int place_attempts = 4;  // Decide + commit rounds before giving up on races.
+  int place_attempts = 10;  // Decide + commit rounds before giving up on races.
 };
 
 // A node as listed to operators.

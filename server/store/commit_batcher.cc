@@ -59,18 +59,20 @@ void CommitBatcher::WriterLoop() {
 void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
   absl::Status commit = db_->InTransaction("group commit", [&](pqxx::work& txn) -> absl::Status {
     for (auto& pending : batch) {
+      // A savepoint per job: a job that loses a race rolls back alone.
+      txn.exec("SAVEPOINT job");
+      bool ok = false;
       try {
-        pqxx::subtransaction savepoint(txn, "job");
         pending->result = pending->job(txn);
-        if (pending->result.ok()) {
-          savepoint.commit();
-        } else {
-          savepoint.abort();
-        }
+        ok = pending->result.ok();
       } catch (...) {
         pending->result = StatusFromCurrentException("placement commit");
       }
+      txn.exec(ok ? "RELEASE SAVEPOINT job" : "ROLLBACK TO SAVEPOINT job");
     }
+    // Proves the transaction is healthy before COMMIT: PostgreSQL answers a
+    // COMMIT of a failed transaction with a silent rollback.
+    txn.exec("SELECT 1");
     return absl::OkStatus();
   });
   for (auto& pending : batch) {
