@@ -105,3 +105,24 @@ CREATE TABLE gpu_holds (
   UNIQUE (node_name, gpu_index)
 );
 CREATE INDEX gpu_holds_by_workspace ON gpu_holds (workspace_id);
+
+-- The leader's latest signal per pool, so every replica can serve it and a
+-- new leader continues the generations.
+CREATE TABLE scaling_signals (
+  pool        text PRIMARY KEY,
+  generation  bigint      NOT NULL,
+  signal      jsonb       NOT NULL,
+  leader      text        NOT NULL,
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);
+
+-- Actuator feedback, consumed by whichever replica leads.
+CREATE TABLE actuator_reports (
+  id          bigserial PRIMARY KEY,
+  pool        text        NOT NULL,
+  generation  bigint      NOT NULL,
+  state       text        NOT NULL,
+  instances   integer     NOT NULL,
+  detail      text        NOT NULL DEFAULT '',
+  created_at  timestamptz NOT NULL DEFAULT now()
+);

@@ -1,5 +1,7 @@
 // wsched-server: flags in, RunServer out. All wiring lives in server/grpc.
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -24,6 +26,14 @@ ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
           "heartbeat interval the server asks node agents to use");
 ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
           "a node without heartbeats for this long is marked lost");
+ABSL_FLAG(std::vector<std::string>, actuator_command, {},
+          "exec actuator: command and arguments, comma-separated (no shell); it gets "
+          "WSCHED_POOL, WSCHED_TARGET_SIZE, WSCHED_NODES_TO_REMOVE, ... (deploy/actuators)");
+ABSL_FLAG(absl::Duration, actuator_timeout, absl::Minutes(5), "exec actuator: time limit per run");
+ABSL_FLAG(absl::Duration, scaling_batching_window, absl::Seconds(2),
+          "how long pending work waits to be batched into one scale-up");
+ABSL_FLAG(absl::Duration, default_node_start_time, absl::Minutes(5),
+          "time-to-GPU estimate for pools without measured node start times");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("wsched-server: the workspace-class scheduler service");
@@ -40,6 +50,10 @@ int main(int argc, char** argv) {
   options.database_connections = absl::GetFlag(FLAGS_database_connections);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
   options.node_lost_after = absl::GetFlag(FLAGS_node_lost_after);
+  options.actuator_command = absl::GetFlag(FLAGS_actuator_command);
+  options.actuator_timeout = absl::GetFlag(FLAGS_actuator_timeout);
+  options.scaling_batching_window = absl::GetFlag(FLAGS_scaling_batching_window);
+  options.default_node_start_time = absl::GetFlag(FLAGS_default_node_start_time);
   absl::Status status = wsched::grpc_api::RunServer(options);
   if (!status.ok()) {
     wsched::log::Error("wsched-server cannot run", {{"error", std::string(status.message())}});

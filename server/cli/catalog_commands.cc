@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "server/catalog/load.h"
+#include "server/cli/output.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/classes.grpc.pb.h"
 
@@ -102,17 +103,20 @@ int CatalogCommand(const Client& client, const std::vector<std::string>& args, b
   return 2;
 }
 
-int ClassesCommand(const Client& client, const std::vector<std::string>& args) {
+int ClassesCommand(const Client& client, const std::vector<std::string>& args,
+                   const Options& options) {
+  if (!args.empty()) {
+    std::cerr << "usage: wschedctl classes [--output=json]\n";
+    return 2;
+  }
   auto stub = v1::ClassService::NewStub(client.channel);
   v1::ListClassesRequest request;
   request.set_include_deprecated(true);
   v1::ListClassesResponse response;
   auto context = client.Context();
   grpc::Status status = stub->ListClasses(context.get(), request, &response);
-  if (!status.ok()) {
-    std::cerr << Describe(status) << "\n";
-    return 1;
-  }
+  if (!status.ok()) return Fail("classes", status);
+  if (options.json) return PrintJson(response);
   std::printf("%-14s %-4s %-8s %-4s %-18s %-9s %s\n", "CLASS", "VER", "CPU", "GPUS", "MODELS",
               "ISOLATION", "FLAGS");
   for (const auto& cls : response.classes()) {

@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "server/cli/client.h"
+#include "server/cli/options.h"
 
 namespace wsched::cli {
 
 // validate works offline (no server): it prints every error with its path.
 int CatalogCommand(const Client& client, const std::vector<std::string>& args, bool dry_run);
-int ClassesCommand(const Client& client, const std::vector<std::string>& args);
+int ClassesCommand(const Client& client, const std::vector<std::string>& args,
+                   const Options& options);
 
 }  // namespace wsched::cli
 

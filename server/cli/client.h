@@ -15,9 +15,14 @@ struct Client {
 
   // A context with the token and a deadline.
   std::unique_ptr<grpc::ClientContext> Context(int timeout_seconds = 10) const;
+  // A context with the token and no deadline, for watch streams.
+  std::unique_ptr<grpc::ClientContext> StreamContext() const;
 };
 
-// "[CODE] message" for a failed call.
+// "UNAUTHENTICATED" for grpc::StatusCode::UNAUTHENTICATED.
+const char* CodeName(grpc::StatusCode code);
+
+// "[code N NAME] message" for a failed call.
 std::string Describe(const grpc::Status& status);
 
 }  // namespace wsched::cli

@@ -90,7 +90,13 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;
-  auto services = Services::Create(context, options.catalog_path, scheduler_options);
+  scheduler::ScalingControllerOptions scaling_options;
+  scaling_options.actuator_command = options.actuator_command;
+  scaling_options.actuator_timeout = options.actuator_timeout;
+  scaling_options.scaler.batching_window = options.scaling_batching_window;
+  scaling_options.scaler.default_time_to_ready = options.default_node_start_time;
+  auto services =
+      Services::Create(context, options.catalog_path, scheduler_options, scaling_options);
   if (!services.ok()) return services.status();
   if (exposer) exposer->RegisterCollectable((*services)->cluster_metrics());
   if (absl::Status covered = CheckMethodTableCovers((*services)->Names()); !covered.ok()) {

@@ -3,6 +3,7 @@
 #define WSCHED_SERVER_GRPC_SERVER_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -21,6 +22,12 @@ struct ServerOptions {
   int database_connections = 8;
   absl::Duration heartbeat_interval = absl::Seconds(10);  // Told to agents.
   absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
+  // Scaling: the exec actuator's command (argv, no shell); empty = none.
+  std::vector<std::string> actuator_command;
+  absl::Duration actuator_timeout = absl::Minutes(5);
+  absl::Duration scaling_batching_window = absl::Seconds(2);
+  // Used for "time to GPU" until a pool has measured node start times.
+  absl::Duration default_node_start_time = absl::Minutes(5);
 };
 
 // Runs until SIGTERM/SIGINT, then lets in-flight RPCs finish (up to

@@ -6,7 +6,9 @@
 #include "server/grpc/class_service.h"
 #include "server/grpc/inventory_service.h"
 #include "server/grpc/placement_service.h"
+#include "server/grpc/scaling_service.h"
 #include "server/grpc/settings_service.h"
+#include "server/scheduler/scaling_controller.h"
 #include "server/scheduler/cluster_metrics.h"
 #include "server/log/log.h"
 
@@ -20,20 +22,24 @@ namespace wsched::grpc_api {
 namespace {
 
 // Services not built yet answer UNIMPLEMENTED through the generated bases.
-class ScalingServiceImpl final : public v1::ScalingService::Service {};
 
 }  // namespace
 
 struct Services::Impl {
-  Impl(std::unique_ptr<scheduler::Scheduler> owned, const ServiceContext& context)
+  Impl(std::unique_ptr<scheduler::Scheduler> owned,
+       std::unique_ptr<scheduler::ScalingController> owned_controller,
+       const ServiceContext& context)
       : scheduler(std::move(owned)),
+        controller(std::move(owned_controller)),
         context(context),
         classes(context),
         settings(context),
         inventory(context),
         placement(context),
+        scaling(context, controller.get()),
         cluster_metrics(std::make_shared<scheduler::ClusterMetrics>(scheduler.get())) {}
   std::unique_ptr<scheduler::Scheduler> scheduler;
+  std::unique_ptr<scheduler::ScalingController> controller;
   ServiceContext context;
   std::string catalog_path;
   ClassServiceImpl classes;
@@ -49,11 +55,16 @@ Services::~Services() = default;
 
 absl::StatusOr<std::unique_ptr<Services>> Services::Create(
     ServiceContext context, const std::string& catalog_path,
-    const scheduler::SchedulerOptions& scheduler_options) {
+    const scheduler::SchedulerOptions& scheduler_options,
+    const scheduler::ScalingControllerOptions& scaling_options) {
   auto owned = std::make_unique<scheduler::Scheduler>(context.db, context.metrics, scheduler_options);
+  auto controller = std::make_unique<scheduler::ScalingController>(
+      context.db, owned.get(), context.metrics, scaling_options);
+  owned->SetDelayEstimator(
+      [c = controller.get()](const std::string& pool) { return c->EstimateDelay(pool); });
   context.scheduler = owned.get();
   context.heartbeat_interval = scheduler_options.heartbeat_interval;
-  auto impl = std::make_unique<Impl>(std::move(owned), context);
+  auto impl = std::make_unique<Impl>(std::move(owned), std::move(controller), context);
   impl->catalog_path = catalog_path;
   std::unique_ptr<Services> services(new Services(std::move(impl)));
   if (!catalog_path.empty()) {
@@ -61,6 +72,7 @@ absl::StatusOr<std::unique_ptr<Services>> Services::Create(
   }
   // Rebuilds the snapshot (nodes, holds, pending work) from the database.
   if (absl::Status started = services->impl_->scheduler->Start(); !started.ok()) return started;
+  if (absl::Status started = services->impl_->controller->Start(); !started.ok()) return started;
   return services;
 }
 
@@ -98,6 +110,9 @@ std::shared_ptr<prometheus::Collectable> Services::cluster_metrics() const {
   return impl_->cluster_metrics;
 }
 
-void Services::Shutdown() { impl_->scheduler->Stop(); }
+void Services::Shutdown() {
+  impl_->controller->Stop();  // Releases leadership at once for another replica.
+  impl_->scheduler->Stop();
+}
 
 }  // namespace wsched::grpc_api

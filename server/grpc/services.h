@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "server/grpc/auth.h"
 #include "server/metrics/metrics.h"
+#include "server/scheduler/scaling_controller.h"
 #include "server/scheduler/scheduler.h"
 #include "server/store/database.h"
 
@@ -32,7 +33,8 @@ class Services {
   // (a bad file keeps the server from starting).
   static absl::StatusOr<std::unique_ptr<Services>> Create(
       ServiceContext context, const std::string& catalog_path,
-      const scheduler::SchedulerOptions& scheduler_options);
+      const scheduler::SchedulerOptions& scheduler_options,
+      const scheduler::ScalingControllerOptions& scaling_options);
   ~Services();
   Services(const Services&) = delete;
   Services& operator=(const Services&) = delete;

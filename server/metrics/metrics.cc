@@ -35,7 +35,36 @@ Metrics::Metrics()
       placement_latency_(prometheus::BuildHistogram()
                              .Name("wsched_placement_duration_seconds")
                              .Help("Time to answer PlaceWorkspace, by result.")
-                             .Register(*registry_)) {}
+                             .Register(*registry_)),
+      scaling_signals_(prometheus::BuildCounter()
+                           .Name("wsched_scaling_signals_total")
+                           .Help("Published scaling signals by pool, direction and reasons.")
+                           .Register(*registry_)),
+      pool_size_(prometheus::BuildGauge()
+                     .Name("wsched_pool_size_nodes")
+                     .Help("Current and target node count by pool (kind=current|target).")
+                     .Register(*registry_)),
+      pending_to_scale_up_(prometheus::BuildHistogram()
+                               .Name("wsched_pending_to_scale_up_seconds")
+                               .Help("From the oldest pending workspace to its scale-up signal.")
+                               .Register(*registry_)) {}
+
+void Metrics::ObserveScalingSignal(absl::string_view pool, absl::string_view direction,
+                                   absl::string_view reasons, int current_size, int target_size) {
+  std::string p(pool);
+  scaling_signals_
+      .Add({{"pool", p}, {"direction", std::string(direction)}, {"reasons", std::string(reasons)}})
+      .Increment();
+  pool_size_.Add({{"pool", p}, {"kind", "current"}}).Set(current_size);
+  pool_size_.Add({{"pool", p}, {"kind", "target"}}).Set(target_size);
+}
+
+void Metrics::ObservePendingToScaleUp(absl::string_view pool, absl::Duration wait) {
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300};
+  pending_to_scale_up_.Add({{"pool", std::string(pool)}}, *buckets)
+      .Observe(absl::ToDoubleSeconds(wait));
+}
 
 void Metrics::ObservePlacement(absl::string_view class_id, absl::string_view result,
                                absl::Duration latency) {

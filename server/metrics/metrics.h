@@ -34,6 +34,12 @@ class Metrics {
   void ObservePlacement(absl::string_view class_id, absl::string_view result,
                         absl::Duration latency);
 
+  // A published scaling signal: direction is up, down or steady.
+  void ObserveScalingSignal(absl::string_view pool, absl::string_view direction,
+                            absl::string_view reasons, int current_size, int target_size);
+  // From the oldest pending workspace's arrival to the scale-up signal.
+  void ObservePendingToScaleUp(absl::string_view pool, absl::Duration wait);
+
   // Text exposition of everything (for tests and `wschedctl`).
   std::string Scrape() const;
 
@@ -44,6 +50,9 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& catalog_applies_;
   prometheus::Family<prometheus::Counter>& placements_;
   prometheus::Family<prometheus::Histogram>& placement_latency_;
+  prometheus::Family<prometheus::Counter>& scaling_signals_;
+  prometheus::Family<prometheus::Gauge>& pool_size_;
+  prometheus::Family<prometheus::Histogram>& pending_to_scale_up_;
 };
 
 }  // namespace wsched::metrics

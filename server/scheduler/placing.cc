@@ -49,7 +49,12 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const core::Workspace& wor
   absl::MutexLock lock(&mu_);
   if (workspace.state == core::WorkspaceState::kPending) {
     view.queue_position = pending_.Position(workspace.id);
-    if (const auto* entry = pending_.Find(workspace.id)) view.workspace.pending_reason = entry->reason;
+    if (const auto* entry = pending_.Find(workspace.id)) {
+      view.workspace.pending_reason = entry->reason;
+      if (delay_estimator_ && !entry->pools.empty()) {
+        view.estimated_wait = delay_estimator_(entry->pools.front());
+      }
+    }
   }
   auto it = versions_.find(workspace.id);
   view.version = it == versions_.end() ? 0 : it->second;

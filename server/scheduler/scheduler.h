@@ -9,6 +9,7 @@
 #ifndef WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -169,6 +170,11 @@ class Scheduler {
   // Seconds GPUs were held and busy, by class, since start.
   std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const;
   store::CommitBatcher::Stats commit_stats() const { return batcher_.stats(); }
+  // How long pending work on a pool may wait ("time to GPU"); set once by
+  // the scaling controller before serving.
+  void SetDelayEstimator(std::function<std::optional<absl::Duration>(const std::string& pool)> fn) {
+    delay_estimator_ = std::move(fn);
+  }
 
  private:
   // scheduler.cc
@@ -210,6 +216,7 @@ class Scheduler {
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex drain_mu_;  // One drain at a time.
   std::thread loop_;
+  std::function<std::optional<absl::Duration>(const std::string&)> delay_estimator_;
 };
 
 }  // namespace wsched::scheduler

@@ -1,0 +1,406 @@
+#!/usr/bin/env bash
+# Benchmarks wsched on THIS machine against a baseline measured in the same
+# run (DESIGN.md "Performance"; results and how to read them: docs/performance.md).
+#
+#   loadtest/bench.sh                 # C=8 S=15
+#   C=32 S=20 loadtest/bench.sh
+#
+# Steps, all against one private PostgreSQL 15 (fsync on) under a temp dir:
+#   1. pgbench, a one-row UPDATE at concurrency C for S seconds: the ceiling
+#      of one commit per operation on this disk and CPU.
+#   2. wsched-loadgen at concurrency C for S seconds: PlaceWorkspace only,
+#      after registering enough fake nodes that capacity does not run out.
+#      Server-side latency is cross-checked from /metrics.
+#   3. wsched-loadgen at concurrency C for S seconds with --stop_after_place
+#      (place + stop cycles; 2 requests per cycle).
+#   4. pgbench again (the machine is shared: the two runs bracket wsched's).
+#   5. Restart: the store is rewritten to hold RESTART_WORKSPACES placed
+#      workspaces (75% CPU "standard" on general nodes, 25% "gpu-1x" on 8-GPU
+#      H100 nodes, with their GPU holds), then wsched-server is restarted
+#      RESTART_RUNS times and timed from exec to gRPC health SERVING.
+#   6. placement_benchmark, the Decide cases at 100 / 1,000 / 10,000 nodes.
+#
+# Env: C (8), S (15), MIX (gpu-1x=0.5,standard=0.5), BUILD (build-load),
+#      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
+#      steps to skip: pgbench place cycle restart decide), KEEP=1 keeps the
+#      temp dir. Needs: wsched-server wschedctl wsched-loadgen
+#      placement_benchmark built in BUILD; PostgreSQL 15, pgbench, curl,
+#      python3 (JSON parsing only).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$ROOT/build-load}
+BIN=$BUILD/bin
+C=${C:-8}
+S=${S:-15}
+MIX=${MIX:-gpu-1x=0.5,standard=0.5}
+RESTART_WORKSPACES=${RESTART_WORKSPACES:-100000}
+RESTART_RUNS=${RESTART_RUNS:-3}
+SKIP=${SKIP:-}
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+
+skipping() { [[ " $SKIP " == *" $1 "* ]]; }
+say() { printf '\n=== %s\n' "$*"; }
+die() { echo "bench.sh: $*" >&2; exit 1; }
+
+for tool in wsched-server wschedctl wsched-loadgen placement_benchmark; do
+  [ -x "$BIN/$tool" ] || die "$BIN/$tool missing; build it: make -C $BUILD wsched-server wschedctl wsched-loadgen placement_benchmark"
+done
+for tool in pgbench psql curl python3; do
+  command -v "$tool" >/dev/null || die "$tool not found"
+done
+
+free_port() {
+  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+WORK=$(mktemp -d /tmp/wsched-bench.XXXXXX)
+chmod 755 "$WORK"  # PostgreSQL runs as an unprivileged user when we are root.
+PGDATA_DIR=$WORK/pgdata
+SERVER_PID=
+cleanup() {
+  set +e
+  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
+    kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
+  fi
+  "$ROOT/deploy/local/pg.sh" stop "$PGDATA_DIR" >/dev/null 2>&1
+  if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+json() {  # json FILE EXPR: evaluates EXPR on the loadgen's JSON line (as d).
+  python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+say "machine"
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  cpus: $(nproc)  kernel: $(uname -r)"
+grep -m1 'model name' /proc/cpuinfo || true
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "C=$C S=$S MIX=$MIX"
+
+say "PostgreSQL (fsync on)"
+PGPORT=$(free_port)
+"$ROOT/deploy/local/pg.sh" start "$PGDATA_DIR" "$PGPORT" >/dev/null
+PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
+"${PSQL[@]}" -At -c "SHOW fsync" | sed 's/^/fsync = /'
+"${PSQL[@]}" -At -c "SHOW synchronous_commit" | sed 's/^/synchronous_commit = /'
+"${PSQL[@]}" -c "CREATE DATABASE wsched" -c "CREATE DATABASE bench"
+"${PSQL[@]}" -d bench -c "CREATE TABLE t (id int PRIMARY KEY, v bigint NOT NULL); INSERT INTO t VALUES (1, 0);"
+echo 'UPDATE t SET v = v + 1 WHERE id = 1;' >"$WORK/update.sql"
+DB_URL="postgresql://postgres@127.0.0.1:$PGPORT/wsched"
+
+# Commits and WAL fsyncs, cluster-wide: "xact_commit(wsched) xact_commit(bench)
+# wal_sync wal_write wal_records". Backends publish their counters when they
+# exit, so read this only after the clients of a phase have disconnected.
+pgstats() {
+  sleep 0.5
+  "${PSQL[@]}" -d postgres -At -F ' ' -c "SELECT
+      (SELECT xact_commit FROM pg_stat_database WHERE datname = 'wsched'),
+      (SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'),
+      wal_sync, wal_write, wal_records FROM pg_stat_wal"
+}
+# per_op LABEL "STATS0" "STATS1" OPS DB(wsched|bench): commits and fsyncs per op.
+per_op() {
+  python3 - "$@" <<'EOF'
+import sys
+label, a, b, ops, db = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), float(sys.argv[4]), sys.argv[5]
+d = [float(y) - float(x) for x, y in zip(a, b)]
+commits = d[0] if db == "wsched" else d[1]
+if ops > 0:
+    print("%s: %d ops, %.3f commits/op, %.3f WAL fsyncs/op, %.2f WAL records/op"
+          % (label, ops, commits / ops, d[2] / ops, d[4] / ops))
+EOF
+}
+
+run_pgbench() {  # run_pgbench NAME: sets TPS and PGB_TXNS
+  local s0 s1
+  s0=$(pgstats)
+  pgbench -n -c "$C" -j "$C" -T "$S" -f "$WORK/update.sql" -h 127.0.0.1 -p "$PGPORT" -U postgres bench \
+    >"$WORK/pgbench.$1.log" 2>&1 || { cat "$WORK/pgbench.$1.log" >&2; die "pgbench failed"; }
+  s1=$(pgstats)
+  TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/pgbench.$1.log" | tail -1)
+  PGB_TXNS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/pgbench.$1.log")
+  grep -E '^(latency average|tps)' "$WORK/pgbench.$1.log"
+  per_op "pgbench $1" "$s0" "$s1" "$PGB_TXNS" bench
+}
+
+PGBENCH_BEFORE=
+if ! skipping pgbench; then
+  say "pgbench: one-row UPDATE, -c $C -j $C -T $S"
+  run_pgbench before
+  PGBENCH_BEFORE=$TPS
+fi
+
+# --- wsched-server ---------------------------------------------------------
+CP_TOKEN=cp-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+AGENT_TOKEN=agent-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+cat >"$WORK/tokens.yaml" <<EOF
+tokens:
+  - {name: bench-cp, token: $CP_TOKEN, role: control-plane}
+  - {name: bench-agent, token: $AGENT_TOKEN, role: agent}
+EOF
+GRPC_PORT=$(free_port)
+METRICS_PORT=$(free_port)
+SERVER=127.0.0.1:$GRPC_PORT
+LOADGEN=("$BIN/wsched-loadgen" --server="$SERVER" --token="$CP_TOKEN" --agent_token="$AGENT_TOKEN")
+
+start_server() {  # start_server LOG: starts wsched-server, sets SERVER_PID and T_EXEC
+  rm -f "$WORK/port"
+  T_EXEC=$(date +%s.%N)
+  # Fake nodes never heartbeat: keep them from being marked lost mid-run.
+  "$BIN/wsched-server" --listen="$SERVER" --database_url="$DB_URL" \
+    --metrics_listen="127.0.0.1:$METRICS_PORT" --catalog="$ROOT/classes/saas.yaml" \
+    --auth_tokens_file="$WORK/tokens.yaml" --port_file="$WORK/port" \
+    --node_lost_after=1h >"$1" 2>&1 &
+  SERVER_PID=$!
+}
+
+wait_serving() {  # prints seconds from T_EXEC to health SERVING
+  local deadline=$((SECONDS + 120))
+  until "$BIN/wschedctl" --server="$SERVER" health >/dev/null 2>&1; do
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK"/server*.log >&2; die "wsched-server exited"; }
+    [ $SECONDS -lt $deadline ] || die "wsched-server not SERVING after 120 s"
+    sleep 0.02
+  done
+  python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$T_EXEC" "$(date +%s.%N)"
+}
+
+stop_server() {
+  kill -TERM "$SERVER_PID"
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=
+}
+
+scrape() { curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$1"; }
+
+# Server-side PlaceWorkspace latency for result="placed" between two scrapes:
+# count, mean, and the histogram bucket holding p50 / p99.
+metrics_delta() {
+  python3 - "$1" "$2" <<'EOF'
+import re, sys
+def load(path):
+    buckets, total, count = {}, 0.0, 0.0
+    for line in open(path):
+        m = re.match(r'wsched_placement_duration_seconds_(bucket|sum|count)\{([^}]*)\} (\S+)', line)
+        if not m or 'result="placed"' not in m.group(2):
+            continue
+        kind, labels, value = m.group(1), m.group(2), float(m.group(3))
+        if kind == 'bucket':
+            le = re.search(r'le="([^"]+)"', labels).group(1)
+            buckets[float('inf') if le == '+Inf' else float(le)] = value
+        elif kind == 'sum':
+            total = value
+        else:
+            count = value
+    return buckets, total, count
+b0, s0, c0 = load(sys.argv[1])
+b1, s1, c1 = load(sys.argv[2])
+n = c1 - c0
+if n <= 0:
+    print("metrics: no placements observed"); sys.exit()
+def bucket(q):
+    for le in sorted(b1):
+        if b1[le] - b0.get(le, 0) >= q * n:
+            return "<= %g ms" % (le * 1000) if le != float('inf') else "> 10 s"
+print("server /metrics wsched_placement_duration_seconds{result=\"placed\"}: count %d, mean %.3f ms, p50 %s, p99 %s"
+      % (n, (s1 - s0) / n * 1000, bucket(0.5), bucket(0.99)))
+EOF
+}
+
+# loadgen_phase NAME ARGS...: fresh server, one loadgen run, server stopped
+# (so PostgreSQL has published its counters), commits/fsyncs per placement.
+loadgen_phase() {
+  local name=$1 s0 s1; shift
+  start_server "$WORK/server.$name.log"
+  echo "server SERVING after $(wait_serving) s"
+  scrape "$WORK/metrics.$name.0"
+  s0=$(pgstats)
+  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name" "$@" \
+    | tee "$WORK/$name.out"
+  scrape "$WORK/metrics.$name.1"
+  stop_server
+  s1=$(pgstats)
+  metrics_delta "$WORK/metrics.$name.0" "$WORK/metrics.$name.1"
+  per_op "postgres per placement" "$s0" "$s1" "$(json "$WORK/$name.out" 'd["place"]["placed"]')" wsched
+}
+
+PLACE_RATE=
+CYCLE_RATE=
+if ! skipping place || ! skipping cycle; then
+  # Enough nodes that capacity cannot run out: 1.5 x (pgbench tps, at least
+  # 1000/s) x S placements; a CPU node holds 7 "standard", a GPU node 8 "gpu-1x".
+  BASE=${PGBENCH_BEFORE%.*}; BASE=${BASE:-1000}; [ "$BASE" -ge 1000 ] || BASE=1000
+  NODES=$(( (BASE * S * 3 / 2 + 6) / 7 ))
+  say "wsched-server (catalog classes/saas.yaml): registering $NODES fake nodes"
+  start_server "$WORK/server.setup.log"
+  echo "SERVING after $(wait_serving) s (empty store)"
+  "${LOADGEN[@]}" --concurrency="$C" --mix="$MIX" --setup_nodes="$NODES" --setup_only --run_id=n \
+    | grep '^setup:'
+  stop_server
+fi
+
+if ! skipping place; then
+  say "wsched-loadgen: PlaceWorkspace, concurrency $C, ${S}s, mix $MIX"
+  loadgen_phase place
+  PLACE_RATE=$(json "$WORK/place.out" 'd["placements_per_s"]')
+  [ "$(json "$WORK/place.out" 'd["place"]["pending"]')" = 0 ] \
+    || echo "WARNING: some placements went pending (capacity ran out); raise the node count"
+fi
+
+if ! skipping cycle; then
+  say "wsched-loadgen: place + stop cycles, concurrency $C, ${S}s, mix $MIX"
+  loadgen_phase cycle --stop_after_place
+  CYCLE_RATE=$(json "$WORK/cycle.out" 'd["requests_per_s"]')
+fi
+
+PGBENCH_AFTER=
+if ! skipping pgbench; then
+  say "pgbench again (brackets the wsched runs)"
+  run_pgbench after
+  PGBENCH_AFTER=$TPS
+fi
+
+# --- restart with RESTART_WORKSPACES stored workspaces ------------------------
+RESTART_TIMES=()
+if ! skipping restart; then
+  say "restart with $RESTART_WORKSPACES stored workspaces"
+  # Templates: one real node of each kind and one real placed workspace of each
+  # class (registered and placed through the API above, or now).
+  start_server "$WORK/server.seed.log"
+  wait_serving >/dev/null
+  "$BIN/wsched-loadgen" --server="$SERVER" --token="$CP_TOKEN" --agent_token="$AGENT_TOKEN" \
+    --concurrency=2 --requests=20 --mix=gpu-1x=0.5,standard=0.5 --setup_nodes=4 --gpu_node_share=0.5 \
+    --run_id=seed >/dev/null
+  stop_server
+  CPU_WS=$(( RESTART_WORKSPACES * 3 / 4 ))
+  GPU_WS=$(( RESTART_WORKSPACES - CPU_WS ))
+  T0=$(date +%s.%N)
+  "${PSQL[@]}" -d wsched -v cpu_ws="$CPU_WS" -v gpu_ws="$GPU_WS" <<'EOF'
+BEGIN;
+CREATE TEMP TABLE tmpl_node ON COMMIT DROP AS
+  (SELECT 'cpu' AS kind, * FROM nodes WHERE pool = 'general' ORDER BY name LIMIT 1)
+  UNION ALL
+  (SELECT 'gpu', * FROM nodes WHERE pool = 'gpu-h100' ORDER BY name LIMIT 1);
+CREATE TEMP TABLE tmpl_ws ON COMMIT DROP AS
+  (SELECT 'cpu' AS kind, * FROM workspaces WHERE class_id = 'standard' AND state = 'placed' LIMIT 1)
+  UNION ALL
+  (SELECT 'gpu', * FROM workspaces WHERE class_id = 'gpu-1x' AND state = 'placed' LIMIT 1);
+DO $$ BEGIN
+  IF (SELECT count(*) FROM tmpl_node) <> 2 OR (SELECT count(*) FROM tmpl_ws) <> 2 THEN
+    RAISE EXCEPTION 'no template nodes/workspaces';
+  END IF;
+END $$;
+DELETE FROM gpu_holds;
+DELETE FROM workspaces;
+DELETE FROM nodes;
+-- CPU nodes: 7 "standard" each. GPU nodes: 8 "gpu-1x" each, GPU UUIDs
+-- rewritten to be unique ("GPU-<node>-<index>").
+INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, driver_verified_kernel,
+                   driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes)
+SELECT 'rs-cpu-' || i, t.pool,
+       jsonb_set(jsonb_set(t.info, '{name}', to_jsonb('rs-cpu-' || i)),
+                 '{provider_id}', to_jsonb('loadtest:///rs-cpu-' || i)),
+       t.state, t.driver_state, t.driver_detail, t.driver_verified_kernel, t.driver_failed_kernel,
+       t.alloc_cpu_millis, t.alloc_memory_bytes
+FROM tmpl_node t, generate_series(0, (:cpu_ws + 6) / 7 - 1) i WHERE t.kind = 'cpu';
+INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, driver_verified_kernel,
+                   driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes)
+SELECT 'rs-gpu-' || i, t.pool,
+       jsonb_set(jsonb_set(jsonb_set(t.info, '{name}', to_jsonb('rs-gpu-' || i)),
+                           '{provider_id}', to_jsonb('loadtest:///rs-gpu-' || i)),
+                 '{gpus}', (SELECT jsonb_agg(jsonb_set(g, '{uuid}',
+                              to_jsonb('GPU-rs-gpu-' || i || '-' || COALESCE(g->>'index', '0')))
+                              ORDER BY o)
+                            FROM jsonb_array_elements(t.info->'gpus') WITH ORDINALITY e(g, o))),
+       t.state, t.driver_state, t.driver_detail, t.driver_verified_kernel, t.driver_failed_kernel,
+       t.alloc_cpu_millis, t.alloc_memory_bytes
+FROM tmpl_node t, generate_series(0, (:gpu_ws + 7) / 8 - 1) i WHERE t.kind = 'gpu';
+INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, explanation, state,
+                        priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, placement,
+                        pending_reason, created_at, placed_at)
+SELECT 'rs-c' || w, t.org_id, t.project_id, 'user-' || (w % 5000), t.class_id, t.class_source,
+       t.explanation, 'placed', 0, 'rs-cpu-' || (w / 7), t.pool, t.cpu_millis, t.memory_bytes, 0,
+       t.placement, '', now() - make_interval(secs => w), now() - make_interval(secs => w)
+FROM tmpl_ws t, generate_series(0, :cpu_ws - 1) w WHERE t.kind = 'cpu';
+INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, explanation, state,
+                        priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, placement,
+                        pending_reason, created_at, placed_at)
+SELECT 'rs-g' || w, t.org_id, t.project_id, 'user-' || (w % 5000), t.class_id, t.class_source,
+       t.explanation, 'placed', 0, 'rs-gpu-' || (w / 8), t.pool, t.cpu_millis, t.memory_bytes, 1,
+       t.placement, '', now() - make_interval(secs => w), now() - make_interval(secs => w)
+FROM tmpl_ws t, generate_series(0, :gpu_ws - 1) w WHERE t.kind = 'gpu';
+INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id)
+SELECT 'GPU-rs-gpu-' || (w / 8) || '-' || (w % 8), 'rs-gpu-' || (w / 8), w % 8, 'rs-g' || w
+FROM generate_series(0, :gpu_ws - 1) w;
+UPDATE nodes n SET held_cpu_millis = s.cpu, held_memory_bytes = s.mem
+FROM (SELECT node_name, sum(cpu_millis) AS cpu, sum(memory_bytes) AS mem
+      FROM workspaces GROUP BY node_name) s
+WHERE n.name = s.node_name;
+COMMIT;
+VACUUM ANALYZE nodes, workspaces, gpu_holds;
+EOF
+  echo "bulk insert took $(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$T0" "$(date +%s.%N)") s"
+  "${PSQL[@]}" -d wsched -At -F ' ' -c "SELECT 'stored: workspaces', (SELECT count(*) FROM workspaces),
+      'placed', (SELECT count(*) FROM workspaces WHERE state = 'placed'),
+      'gpu_holds', (SELECT count(*) FROM gpu_holds), 'nodes', (SELECT count(*) FROM nodes)"
+  for run in $(seq 1 "$RESTART_RUNS"); do
+    start_server "$WORK/server.restart$run.log"
+    t=$(wait_serving)
+    RESTART_TIMES+=("$t")
+    echo "restart $run: SERVING after $t s"
+    if [ "$run" = 1 ]; then
+      scrape "$WORK/metrics.restart"
+      grep -E '^wsched_(gpus|nodes)\{' "$WORK/metrics.restart" | grep -E 'status="(held|total)"|state="ready"' || true
+      echo "holds that did not fit the snapshot: $(grep -c 'stored hold does not fit' "$WORK/server.restart1.log" || true)"
+    fi
+    stop_server
+  done
+fi
+
+# --- placement_benchmark (pure engine) ---------------------------------------
+if ! skipping decide; then
+  say "placement_benchmark: Decide at 100 / 1,000 / 10,000 nodes"
+  "$BIN/placement_benchmark" --benchmark_filter='^BM_Decide(Gpu1|Gpu4|Cpu|Gpu8NotNow)/' \
+    --benchmark_format=json --benchmark_out="$WORK/decide.json" --benchmark_out_format=json \
+    >/dev/null 2>"$WORK/decide.err" || { cat "$WORK/decide.err" >&2; die "placement_benchmark failed"; }
+  python3 - "$WORK/decide.json" <<'EOF'
+import json, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+by = {}
+for r in runs:
+    name, size = r["name"].split("/")[:2]
+    scale = {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[r["time_unit"]]
+    by.setdefault(name, {})[int(size)] = (r["real_time"] * scale, r.get("label", ""))
+print("%-22s %12s %12s %12s %10s  %s" % ("case", "100 ns", "1k ns", "10k ns", "10k/100", "decision"))
+for name, sizes in by.items():
+    t = lambda n: sizes.get(n, (float("nan"), ""))[0]
+    print("%-22s %12.0f %12.0f %12.0f %9.2fx  %s" % (name, t(100), t(1000), t(10000), t(10000) / t(100), sizes[100][1]))
+EOF
+fi
+
+# --- summary -------------------------------------------------------------------
+say "summary (C=$C, S=${S}s, $(nproc) CPUs, fsync on)"
+python3 - "$PGBENCH_BEFORE" "$PGBENCH_AFTER" "$PLACE_RATE" "$CYCLE_RATE" "${RESTART_TIMES[*]:-}" "$WORK" <<'EOF'
+import json, os, sys
+before, after, place, cycle, restarts, work = sys.argv[1:7]
+f = lambda s: float(s) if s else None
+before, after, place, cycle = f(before), f(after), f(place), f(cycle)
+tps = [x for x in (before, after) if x]
+base = sum(tps) / len(tps) if tps else None
+if base:
+    print("pgbench one-row UPDATE tps        before %s, after %s, mean %.1f" % (before, after, base))
+def lat(path, key):
+    if not os.path.exists(path): return ""
+    d = json.loads(open(path).read().strip().splitlines()[-1])
+    l = d[key]["latency_ms"]
+    return "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms, errors %s" % (l["p50"], l["p90"], l["p99"], l["max"], d[key]["errors"] or 0)
+if place:
+    print("wsched placements/s (place only) %8.1f   ratio to pgbench %.2fx   %s" % (place, place / base if base else float("nan"), lat(work + "/place.out", "place")))
+if cycle:
+    d = json.loads(open(work + "/cycle.out").read().strip().splitlines()[-1])
+    print("wsched place+stop requests/s     %8.1f   ratio to pgbench %.2fx   (%.1f cycles/s; place %s)" % (cycle, cycle / base if base else float("nan"), d["placements_per_s"], lat(work + "/cycle.out", "place")))
+if restarts.strip():
+    print("restart to SERVING (s)            %s" % restarts)
+EOF
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

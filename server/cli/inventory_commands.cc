@@ -1,0 +1,266 @@
+#include "server/cli/inventory_commands.h"
+
+#include <iostream>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "server/cli/output.h"
+#include "server/core/quantity.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+
+namespace wsched::cli {
+namespace {
+
+std::string NodeStateText(v1::NodeState state) {
+  return ShortEnumName(v1::NodeState_Name(state), "NODE_STATE_");
+}
+
+std::string DriverStateText(v1::DriverState state) {
+  return ShortEnumName(v1::DriverState_Name(state), "DRIVER_STATE_");
+}
+
+std::string HealthText(v1::GpuHealth health) {
+  return ShortEnumName(v1::GpuHealth_Name(health), "GPU_HEALTH_");
+}
+
+int GpusHeld(const v1::Node& node) {
+  int held = 0;
+  for (const auto& gpu : node.info().gpus()) held += gpu.held_by_workspace().empty() ? 0 : 1;
+  return held;
+}
+
+int GpusUnsafe(const v1::Node& node) {
+  int unsafe = 0;
+  for (const auto& gpu : node.info().gpus()) unsafe += gpu.passthrough_safe() ? 0 : 1;
+  return unsafe;
+}
+
+std::string ResourcesText(const v1::Resources& r) {
+  return absl::StrCat("cpu ", core::FormatCpuMillis(r.cpu_millis()), ", memory ",
+                      core::FormatBytes(r.memory_bytes()), ", ephemeral ",
+                      core::FormatBytes(r.ephemeral_storage_bytes()), ", disk ",
+                      core::FormatBytes(r.disk_bytes()));
+}
+
+void PrintNodeDetail(const v1::Node& node) {
+  const v1::NodeInfo& info = node.info();
+  std::cout << "name:           " << info.name() << "\n"
+            << "pool:           " << info.pool() << "\n"
+            << "provider id:    " << OrDash(info.provider_id()) << "\n"
+            << "state:          " << NodeStateText(node.state()) << "\n"
+            << "driver state:   " << DriverStateText(node.driver_state())
+            << (node.driver_detail().empty() ? "" : " (" + node.driver_detail() + ")") << "\n"
+            << "kernel:         " << OrDash(info.kernel_version()) << "\n"
+            << "os:             " << OrDash(info.os_id()) << " " << info.os_version() << "\n"
+            << "driver:         " << OrDash(info.driver_version()) << "\n"
+            << "allocatable:    " << ResourcesText(info.allocatable()) << "\n"
+            << "held:           " << ResourcesText(node.held()) << "\n"
+            << "workspaces:     " << node.workspace_count() << "\n"
+            << "gpus held:      " << GpusHeld(node) << "/" << info.gpus_size() << "\n"
+            << "registered:     " << TimeText(node.registered_at()) << "\n"
+            << "last heartbeat: " << TimeText(node.last_heartbeat()) << " ("
+            << Age(node.last_heartbeat()) << " ago)\n";
+  if (!info.control_devices().empty()) {
+    std::vector<std::string> devices;
+    for (const auto& device : info.control_devices()) {
+      devices.push_back(absl::StrCat(device.path(), " ", device.major(), ":", device.minor()));
+    }
+    std::cout << "control devices: " << Join(devices, ", ") << "\n";
+  }
+  if (info.gpus().empty()) {
+    std::cout << "gpus:           none\n";
+    return;
+  }
+  std::cout << "\n";
+  Table table({"IDX", "UUID", "PCI", "MODEL", "MEMORY", "NUMA", "HEALTH", "IOMMU", "PASSTHROUGH",
+               "HELD-BY"});
+  for (const auto& gpu : info.gpus()) {
+    table.Add({absl::StrCat(gpu.index()), OrDash(gpu.uuid()), OrDash(gpu.pci_address()),
+               OrDash(gpu.model()),
+               gpu.memory_bytes() > 0 ? core::FormatBytes(gpu.memory_bytes()) : "-",
+               gpu.numa_node() < 0 ? "-" : absl::StrCat(gpu.numa_node()),
+               HealthText(gpu.health()),
+               gpu.iommu_group() < 0 ? "off" : absl::StrCat(gpu.iommu_group()),
+               gpu.passthrough_safe() ? "safe" : "UNSAFE", OrDash(gpu.held_by_workspace())});
+  }
+  table.Print();
+  bool header = false;
+  for (const auto& gpu : info.gpus()) {
+    std::vector<std::string> members;
+    for (const auto& member : gpu.iommu_group_members()) {
+      members.push_back(absl::StrCat(member.pci_address(), " (class ", member.pci_class(),
+                                     ", vendor ", member.vendor(), ")"));
+    }
+    if (gpu.passthrough_safe() && members.empty()) continue;
+    if (!header) std::cout << "\n";
+    header = true;
+    std::cout << "gpu " << gpu.index() << ":";
+    if (!gpu.passthrough_safe()) {
+      std::cout << " unsafe for passthrough: " << OrDash(gpu.passthrough_unsafe_reason());
+    }
+    std::cout << "\n";
+    if (!members.empty()) std::cout << "  iommu group members: " << Join(members, ", ") << "\n";
+  }
+}
+
+int NodeAction(const Client& client, const std::string& action, const std::string& name,
+               const Options& options) {
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  v1::NodeNameRequest request;
+  request.set_node_name(name);
+  auto context = client.Context();
+  if (action == "remove") {
+    v1::Empty response;
+    grpc::Status status = stub->RemoveNode(context.get(), request, &response);
+    if (!status.ok()) return Fail("node remove " + name, status);
+    if (options.json) return PrintJson(response);
+    std::cout << "node " << name << " removed; its workspaces are reported lost\n";
+    return 0;
+  }
+  v1::Node node;
+  grpc::Status status;
+  if (action == "get") {
+    status = stub->GetNode(context.get(), request, &node);
+  } else if (action == "cordon") {
+    status = stub->CordonNode(context.get(), request, &node);
+  } else if (action == "drain") {
+    status = stub->DrainNode(context.get(), request, &node);
+  } else {
+    status = stub->UncordonNode(context.get(), request, &node);
+  }
+  if (!status.ok()) return Fail("node " + action + " " + name, status);
+  if (options.json) return PrintJson(node);
+  if (action == "get") {
+    PrintNodeDetail(node);
+  } else {
+    std::cout << "node " << name << ": " << NodeStateText(node.state()) << " ("
+              << node.workspace_count() << " workspaces)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int NodesCommand(const Client& client, const std::vector<std::string>& args,
+                 const Options& options) {
+  if (!args.empty()) {
+    std::cerr << "usage: wschedctl nodes [--pool=P] [--output=json]\n";
+    return 2;
+  }
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  v1::ListNodesRequest request;
+  request.set_pool(options.pool);
+  v1::ListNodesResponse response;
+  auto context = client.Context();
+  grpc::Status status = stub->ListNodes(context.get(), request, &response);
+  if (!status.ok()) return Fail("nodes", status);
+  if (options.json) return PrintJson(response);
+  Table table({"NAME", "POOL", "STATE", "DRIVER", "GPUS", "UNSAFE", "WORKSPACES", "HEARTBEAT"});
+  for (const auto& node : response.nodes()) {
+    table.Add({node.info().name(), node.info().pool(), NodeStateText(node.state()),
+               DriverStateText(node.driver_state()),
+               absl::StrCat(GpusHeld(node), "/", node.info().gpus_size()),
+               absl::StrCat(GpusUnsafe(node)), absl::StrCat(node.workspace_count()),
+               Age(node.last_heartbeat())});
+  }
+  table.Print(options.pool.empty() ? "no nodes" : "no nodes in pool " + options.pool);
+  return 0;
+}
+
+int NodeCommand(const Client& client, const std::vector<std::string>& args,
+                const Options& options) {
+  static const char kUsage[] = "usage: wschedctl node get|cordon|drain|uncordon|remove NAME\n";
+  if (args.size() != 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  const std::string& action = args[0];
+  if (action != "get" && action != "cordon" && action != "drain" && action != "uncordon" &&
+      action != "remove") {
+    std::cerr << "unknown node command \"" << action << "\"\n" << kUsage;
+    return 2;
+  }
+  return NodeAction(client, action, args[1], options);
+}
+
+int PoolsCommand(const Client& client, const std::vector<std::string>& args,
+                 const Options& options) {
+  if (!args.empty()) {
+    std::cerr << "usage: wschedctl pools [--output=json]\n";
+    return 2;
+  }
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  v1::ListPoolsResponse response;
+  auto context = client.Context();
+  grpc::Status status = stub->ListPools(context.get(), v1::ListPoolsRequest(), &response);
+  if (!status.ok()) return Fail("pools", status);
+  if (options.json) return PrintJson(response);
+  Table table({"POOL", "GPU-MODEL", "GPUS/NODE", "SIZE", "NODES", "GPUS-HELD", "UNHEALTHY"});
+  for (const auto& pool : response.pools()) {
+    // Sorted, so the column reads the same every time.
+    std::map<std::string, int> by_state(pool.nodes_by_state().begin(),
+                                        pool.nodes_by_state().end());
+    std::vector<std::string> states;
+    for (const auto& [state, count] : by_state) states.push_back(absl::StrCat(state, "=", count));
+    table.Add({pool.id(), OrDash(pool.gpu_model()), absl::StrCat(pool.gpus_per_node()),
+               absl::StrCat(pool.min_size(), "..", pool.max_size()),
+               states.empty() ? "0" : Join(states, " "),
+               absl::StrCat(pool.gpus_held(), "/", pool.gpus_total()),
+               absl::StrCat(pool.gpus_unhealthy())});
+  }
+  table.Print("no pools (apply a catalog with pools first)");
+  return 0;
+}
+
+int DriverWorkCommand(const Client& client, const std::vector<std::string>& args,
+                      const Options& options) {
+  if (!args.empty()) {
+    std::cerr << "usage: wschedctl driver-work [--output=json]\n";
+    return 2;
+  }
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  v1::ListDriverWorkResponse response;
+  auto context = client.Context();
+  grpc::Status status =
+      stub->ListDriverWork(context.get(), v1::ListDriverWorkRequest(), &response);
+  if (!status.ok()) return Fail("driver-work", status);
+  if (options.json) return PrintJson(response);
+  Table table({"NODE", "KERNEL", "OS", "DRIVER", "INSTALLER-IMAGE"});
+  for (const auto& work : response.work()) {
+    table.Add({work.node_name(), work.kernel_version(),
+               absl::StrCat(work.os_id(), " ", work.os_version()), work.driver_version(),
+               work.installer_image()});
+  }
+  table.Print("no pending driver work");
+  if (!response.nodes_without_policy().empty()) {
+    std::vector<std::string> nodes(response.nodes_without_policy().begin(),
+                                   response.nodes_without_policy().end());
+    std::cout << "\nno driver policy matches these GPU nodes (add a driver_policy entry): "
+              << Join(nodes, ", ") << "\n";
+  }
+  return 0;
+}
+
+int DriverReportCommand(const Client& client, const std::vector<std::string>& args,
+                        const Options& options) {
+  if ((args.size() != 3 && args.size() != 4) || (args[2] != "ok" && args[2] != "failed")) {
+    std::cerr << "usage: wschedctl driver-report NODE KERNEL ok|failed [DETAIL]\n";
+    return 2;
+  }
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  v1::ReportDriverInstallRequest request;
+  request.set_node_name(args[0]);
+  request.set_kernel_version(args[1]);
+  request.set_success(args[2] == "ok");
+  if (args.size() == 4) request.set_detail(args[3]);
+  v1::Node node;
+  auto context = client.Context();
+  grpc::Status status = stub->ReportDriverInstall(context.get(), request, &node);
+  if (!status.ok()) return Fail("driver-report " + args[0], status);
+  if (options.json) return PrintJson(node);
+  std::cout << "node " << node.info().name() << ": driver " << DriverStateText(node.driver_state())
+            << (node.driver_detail().empty() ? "" : " (" + node.driver_detail() + ")") << "\n";
+  return 0;
+}
+
+}  // namespace wsched::cli

@@ -1,0 +1,28 @@
+// `wschedctl nodes|node|pools|driver-work|driver-report`: the inventory.
+#ifndef WSCHED_SERVER_CLI_INVENTORY_COMMANDS_H_
+#define WSCHED_SERVER_CLI_INVENTORY_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "server/cli/client.h"
+#include "server/cli/options.h"
+
+namespace wsched::cli {
+
+// nodes [--pool=P]
+int NodesCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// node get|cordon|drain|uncordon|remove NAME
+int NodeCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// pools
+int PoolsCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// driver-work
+int DriverWorkCommand(const Client& client, const std::vector<std::string>& args,
+                      const Options& options);
+// driver-report NODE KERNEL ok|failed [DETAIL]
+int DriverReportCommand(const Client& client, const std::vector<std::string>& args,
+                        const Options& options);
+
+}  // namespace wsched::cli
+
+#endif  // WSCHED_SERVER_CLI_INVENTORY_COMMANDS_H_

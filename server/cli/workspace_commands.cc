@@ -1,0 +1,234 @@
+#include "server/cli/workspace_commands.h"
+
+#include <iostream>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "server/cli/output.h"
+#include "wsched/v1/placement.grpc.pb.h"
+
+namespace wsched::cli {
+namespace {
+
+std::string StateText(v1::WorkspaceState state) {
+  return absl::AsciiStrToUpper(ShortEnumName(v1::WorkspaceState_Name(state), "WORKSPACE_STATE_"));
+}
+
+// "pending", "PENDING" or "WORKSPACE_STATE_PENDING".
+bool ParseState(const std::string& text, v1::WorkspaceState* state) {
+  std::string name = absl::AsciiStrToUpper(text);
+  if (name.rfind("WORKSPACE_STATE_", 0) != 0) name = "WORKSPACE_STATE_" + name;
+  return v1::WorkspaceState_Parse(name, state) && *state != v1::WORKSPACE_STATE_UNSPECIFIED;
+}
+
+std::string GpuIndices(const v1::Workspace& workspace) {
+  std::vector<std::string> indices;
+  for (const auto& gpu : workspace.gpus()) indices.push_back(absl::StrCat(gpu.index()));
+  return indices.empty() ? "-" : Join(indices, ",");
+}
+
+std::string PendingText(const v1::Workspace& workspace) {
+  std::string text = absl::StrCat("#", workspace.queue_position());
+  if (workspace.has_estimated_seconds_to_place()) {
+    absl::StrAppend(&text, " ~", workspace.estimated_seconds_to_place(), "s");
+  }
+  if (!workspace.pending_reason().empty()) absl::StrAppend(&text, " ", workspace.pending_reason());
+  return text;
+}
+
+void PrintDeviceSpec(const v1::DeviceSpec& spec) {
+  if (spec.has_cdi()) {
+    std::cout << "\ncontainer devices (CDI):\n";
+    for (const auto& name : spec.cdi().device_names()) std::cout << "  " << name << "\n";
+    if (!spec.cdi().spec_json().empty()) {
+      std::cout << "CDI spec:\n" << PrettyJson(spec.cdi().spec_json()) << "\n";
+    }
+  } else if (spec.has_vfio()) {
+    const v1::VfioSpec& vfio = spec.vfio();
+    std::cout << "\nVM passthrough (VFIO):\n"
+              << "  pci addresses: "
+              << Join({vfio.pci_addresses().begin(), vfio.pci_addresses().end()}, " ") << "\n"
+              << "  devices:       "
+              << Join({vfio.device_paths().begin(), vfio.device_paths().end()}, " ") << "\n"
+              << "  cloud-hypervisor "
+              << Join({vfio.cloud_hypervisor_args().begin(), vfio.cloud_hypervisor_args().end()},
+                      " ")
+              << "\n";
+  }
+  if (!spec.extra_devices().empty()) {
+    std::vector<std::string> devices;
+    for (const auto& device : spec.extra_devices()) {
+      devices.push_back(absl::StrCat(device.path(), " ", device.type(), " ", device.major(), ":",
+                                     device.minor(), " ", device.permissions()));
+    }
+    std::cout << "extra devices: " << Join(devices, ", ") << "\n";
+  }
+}
+
+void PrintWorkspace(const v1::Workspace& w) {
+  std::cout << "workspace: " << w.id() << "\n"
+            << "state:     " << StateText(w.state()) << "\n"
+            << "class:     " << OrDash(w.class_id())
+            << (w.class_explanation().empty() ? "" : " (" + w.class_explanation() + ")") << "\n"
+            << "org:       " << OrDash(w.org_id()) << "  project: " << OrDash(w.project_id())
+            << "  user: " << OrDash(w.user_id()) << "\n"
+            << "created:   " << TimeText(w.created_at()) << "\n";
+  if (w.state() == v1::WORKSPACE_STATE_PENDING) {
+    std::cout << "pending:   " << OrDash(w.pending_reason()) << "\n"
+              << "position:  " << w.queue_position() << " in queue";
+    if (w.has_estimated_seconds_to_place()) {
+      std::cout << " (about " << w.estimated_seconds_to_place() << "s to place)";
+    }
+    std::cout << "\n";
+  }
+  if (!w.node_name().empty()) {
+    std::cout << "node:      " << w.node_name() << " (pool " << OrDash(w.pool()) << ")\n"
+              << "placed:    " << TimeText(w.placed_at()) << "\n";
+  }
+  if (!w.gpus().empty()) {
+    std::cout << "\n";
+    Table table({"GPU", "UUID", "PCI", "MODEL"});
+    for (const auto& gpu : w.gpus()) {
+      table.Add({absl::StrCat(gpu.index()), OrDash(gpu.uuid()), OrDash(gpu.pci_address()),
+                 OrDash(gpu.model())});
+    }
+    table.Print();
+  }
+  if (w.state() == v1::WORKSPACE_STATE_PLACED) PrintDeviceSpec(w.device_spec());
+}
+
+bool OneId(const std::vector<std::string>& args, const char* usage) {
+  if (args.size() == 1 && !args[0].empty()) return true;
+  std::cerr << "usage: " << usage << "\n";
+  return false;
+}
+
+}  // namespace
+
+int PlaceCommand(const Client& client, const std::vector<std::string>& args,
+                 const Options& options) {
+  static const char kUsage[] =
+      "wschedctl place WORKSPACE_ID --org=O --project=P [--user=U] [--class=C] [--restart] "
+      "[--priority=N]";
+  if (!OneId(args, kUsage)) return 2;
+  if (options.org.empty() || options.project.empty()) {
+    std::cerr << "place needs --org and --project\nusage: " << kUsage << "\n";
+    return 2;
+  }
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::PlaceWorkspaceRequest request;
+  request.set_workspace_id(args[0]);
+  request.set_org_id(options.org);
+  request.set_project_id(options.project);
+  request.set_user_id(options.user);
+  request.set_class_id(options.class_id);
+  request.set_restart(options.restart);
+  request.set_priority(options.priority);
+  v1::Workspace workspace;
+  auto context = client.Context(30);
+  grpc::Status status = stub->PlaceWorkspace(context.get(), request, &workspace);
+  if (!status.ok()) return Fail("place " + args[0], status);
+  if (options.json) return PrintJson(workspace);
+  PrintWorkspace(workspace);
+  return 0;
+}
+
+int StopCommand(const Client& client, const std::vector<std::string>& args,
+                const Options& options) {
+  if (!OneId(args, "wschedctl stop WORKSPACE_ID")) return 2;
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::StopWorkspaceRequest request;
+  request.set_workspace_id(args[0]);
+  v1::Workspace workspace;
+  auto context = client.Context(30);
+  grpc::Status status = stub->StopWorkspace(context.get(), request, &workspace);
+  if (!status.ok()) return Fail("stop " + args[0], status);
+  if (options.json) return PrintJson(workspace);
+  std::cout << "workspace " << workspace.id() << ": " << StateText(workspace.state()) << "\n";
+  return 0;
+}
+
+int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
+                     const Options& options) {
+  if (args.size() != 2 || args[0] != "get") {
+    std::cerr << "usage: wschedctl workspace get ID\n";
+    return 2;
+  }
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::GetWorkspaceRequest request;
+  request.set_workspace_id(args[1]);
+  v1::Workspace workspace;
+  auto context = client.Context();
+  grpc::Status status = stub->GetWorkspace(context.get(), request, &workspace);
+  if (!status.ok()) return Fail("workspace get " + args[1], status);
+  if (options.json) return PrintJson(workspace);
+  PrintWorkspace(workspace);
+  return 0;
+}
+
+int WorkspacesCommand(const Client& client, const std::vector<std::string>& args,
+                      const Options& options) {
+  static const char kUsage[] =
+      "usage: wschedctl workspaces [--node=N] [--pool=P] "
+      "[--state=pending|placed|stopped|lost]\n";
+  if (!args.empty()) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  v1::ListWorkspacesRequest request;
+  request.set_node_name(options.node);
+  request.set_pool(options.pool);
+  if (!options.state.empty()) {
+    v1::WorkspaceState state;
+    if (!ParseState(options.state, &state)) {
+      std::cerr << "unknown --state \"" << options.state << "\"\n" << kUsage;
+      return 2;
+    }
+    request.set_state(state);
+  }
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::ListWorkspacesResponse response;
+  auto context = client.Context(30);
+  grpc::Status status = stub->ListWorkspaces(context.get(), request, &response);
+  if (!status.ok()) return Fail("workspaces", status);
+  if (options.json) return PrintJson(response);
+  Table table({"ID", "STATE", "CLASS", "ORG", "PROJECT", "NODE", "GPUS", "AGE", "PENDING"});
+  for (const auto& w : response.workspaces()) {
+    table.Add({w.id(), StateText(w.state()), OrDash(w.class_id()), OrDash(w.org_id()),
+               OrDash(w.project_id()), OrDash(w.node_name()), GpuIndices(w), Age(w.created_at()),
+               w.state() == v1::WORKSPACE_STATE_PENDING ? PendingText(w) : "-"});
+  }
+  table.Print("no workspaces");
+  return 0;
+}
+
+int WatchCommand(const Client& client, const std::vector<std::string>& args,
+                 const Options& options) {
+  if (!OneId(args, "wschedctl watch WORKSPACE_ID")) return 2;
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::WatchWorkspaceRequest request;
+  request.set_workspace_id(args[0]);
+  auto context = client.StreamContext();
+  auto reader = stub->WatchWorkspace(context.get(), request);
+  v1::Workspace workspace;
+  while (reader->Read(&workspace)) {
+    if (options.json) {
+      PrintJson(workspace, /*one_line=*/true);
+      continue;
+    }
+    std::string line = absl::StrCat(StateText(workspace.state()), " class=",
+                                    OrDash(workspace.class_id()));
+    if (!workspace.node_name().empty()) {
+      absl::StrAppend(&line, " node=", workspace.node_name(), " gpus=", GpuIndices(workspace));
+    }
+    if (workspace.state() == v1::WORKSPACE_STATE_PENDING) {
+      absl::StrAppend(&line, " pending ", PendingText(workspace));
+    }
+    std::cout << workspace.id() << " " << line << std::endl;
+  }
+  grpc::Status status = reader->Finish();
+  if (!status.ok()) return Fail("watch " + args[0], status);
+  return 0;
+}
+
+}  // namespace wsched::cli

@@ -1,0 +1,29 @@
+// `wschedctl place|stop|workspace|workspaces|watch`: the placement hot path,
+// by hand.
+#ifndef WSCHED_SERVER_CLI_WORKSPACE_COMMANDS_H_
+#define WSCHED_SERVER_CLI_WORKSPACE_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "server/cli/client.h"
+#include "server/cli/options.h"
+
+namespace wsched::cli {
+
+// place WORKSPACE_ID --org=O --project=P [--user=U] [--class=C] [--restart] [--priority=N]
+int PlaceCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// stop WORKSPACE_ID
+int StopCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// workspace get ID
+int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
+                     const Options& options);
+// workspaces [--node=N] [--pool=P] [--state=S]
+int WorkspacesCommand(const Client& client, const std::vector<std::string>& args,
+                      const Options& options);
+// watch ID: streams state changes until the workspace stops (or Ctrl-C).
+int WatchCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+
+}  // namespace wsched::cli
+
+#endif  // WSCHED_SERVER_CLI_WORKSPACE_COMMANDS_H_

@@ -1,0 +1,331 @@
+#include "server/scheduler/scaling_controller.h"
+
+#include <google/protobuf/util/time_util.h>
+
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "server/convert/convert.h"
+#include "server/log/log.h"
+#include "server/store/change_feed.h"
+
+namespace wsched::scheduler {
+namespace {
+
+constexpr int64_t kScalingLeaderKey = 0x77736368'6c656164;  // "wschlead"
+
+std::optional<scaling::ActuatorEventKind> EventKind(const std::string& state) {
+  if (state == "creating") return scaling::ActuatorEventKind::kCreating;
+  if (state == "running") return scaling::ActuatorEventKind::kRunning;
+  if (state == "failed") return scaling::ActuatorEventKind::kFailed;
+  if (state == "out_of_resources") return scaling::ActuatorEventKind::kOutOfResources;
+  return std::nullopt;
+}
+
+v1::PoolSignal ToProto(const scaling::PoolSignal& signal, int64_t generation) {
+  v1::PoolSignal out;
+  out.set_pool(signal.pool);
+  out.set_generation(generation);
+  out.set_current_size(signal.current_size);
+  out.set_target_size(signal.target_size);
+  for (const auto& node : signal.nodes_to_remove) out.add_nodes_to_remove(node);
+  for (auto reason : signal.reasons) {
+    // The proto enum is the core enum shifted by UNSPECIFIED = 0.
+    out.add_reasons(static_cast<v1::ScalingReason>(static_cast<int>(reason) + 1));
+  }
+  out.set_detail(signal.detail);
+  if (signal.backoff_until) {
+    *out.mutable_backoff_until() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
+        absl::ToUnixMicros(*signal.backoff_until));
+  }
+  return out;
+}
+
+}  // namespace
+
+ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
+                                     metrics::Metrics* metrics, ScalingControllerOptions options)
+    : db_(db),
+      scheduler_(scheduler),
+      metrics_(metrics),
+      options_(std::move(options)),
+      leader_lock_(db->url(), kScalingLeaderKey) {}
+
+ScalingController::~ScalingController() { Stop(); }
+
+absl::Status ScalingController::Start() {
+  if (!options_.actuator_command.empty()) {
+    scaling::ExecActuatorOptions actuator;
+    actuator.command = options_.actuator_command;
+    actuator.timeout = options_.actuator_timeout;
+    actuator.on_attempt = [](const scaling::ActuatorAttempt& attempt) {
+      if (!attempt.status.ok()) {
+        log::Warning("actuator command failed", {{"pool", attempt.pool},
+                                                 {"attempt", absl::StrCat(attempt.attempt)},
+                                                 {"error", std::string(attempt.status.message())},
+                                                 {"output", attempt.output_tail}});
+      }
+    };
+    auto created = scaling::ExecActuator::Create(std::move(actuator));
+    if (!created.ok()) return created.status();
+    actuator_ = std::move(*created);
+  }
+  loop_ = std::thread([this] { Loop(); });
+  return absl::OkStatus();
+}
+
+void ScalingController::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (loop_.joinable()) loop_.join();
+  if (actuator_) actuator_->Stop();
+  leader_lock_.Release();
+}
+
+bool ScalingController::stopping() const {
+  absl::MutexLock lock(&mu_);
+  return stopping_;
+}
+
+ScalingController::State ScalingController::Current() const {
+  absl::MutexLock lock(&mu_);
+  State state;
+  for (const auto& [pool, signal] : published_) state.pools.push_back(signal);
+  state.leader = leader_;
+  state.version = version_;
+  return state;
+}
+
+int64_t ScalingController::WaitForChange(int64_t after, absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || version_ > after; };
+  mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  return version_;
+}
+
+absl::Status ScalingController::Report(const store::ActuatorReportRow& report) {
+  return db_->InTransaction("recording actuator report", [&](pqxx::work& txn) {
+    store::SaveActuatorReport(txn, report);
+    return absl::OkStatus();
+  });
+}
+
+std::optional<absl::Duration> ScalingController::EstimateDelay(const std::string& pool) const {
+  absl::MutexLock lock(&mu_);
+  auto it = estimates_.find(pool);
+  if (it != estimates_.end() && it->second) return it->second;
+  return options_.scaler.default_time_to_ready;
+}
+
+void ScalingController::Loop() {
+  absl::Time next_follow = absl::InfinitePast();
+  while (!stopping()) {
+    absl::Time now = absl::Now();
+    bool lead = leader_lock_.TryAcquire();
+    if (lead && !leading_) BecomeLeader();
+    if (!lead && leading_) log::Warning("lost scaling leadership");
+    leading_ = lead;
+    if (leading_) {
+      LeadTick(now);
+    } else if (now >= next_follow) {
+      next_follow = now + absl::Seconds(1);
+      FollowTick();
+    }
+    absl::MutexLock lock(&mu_);
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.tick);
+  }
+}
+
+void ScalingController::BecomeLeader() {
+  log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
+  tracking_.clear();
+  std::vector<store::StoredSignal> stored;
+  absl::Status status = db_->InTransaction("loading scaling state", [&](pqxx::work& txn) {
+    stored = store::LoadSignals(txn);
+    last_report_id_ = store::LatestActuatorReportId(txn);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) log::Warning("cannot load scaling state", {{"error", std::string(status.message())}});
+  // Generations continue from the previous leader's, so watchers see them grow.
+  for (const auto& signal : stored) tracking_[signal.pool].generation_base = signal.generation;
+}
+
+void ScalingController::FollowTick() {
+  std::vector<store::StoredSignal> stored;
+  absl::Status status = db_->InTransaction("reading scaling signals", [&](pqxx::work& txn) {
+    stored = store::LoadSignals(txn);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return;
+  absl::MutexLock lock(&mu_);
+  for (const auto& row : stored) {
+    v1::PoolSignal signal;
+    if (!convert::FromJson(row.signal_json, &signal).ok()) continue;
+    auto it = published_.find(row.pool);
+    if (it == published_.end() || it->second.generation() != signal.generation()) {
+      published_[row.pool] = signal;
+      version_++;
+    }
+    leader_ = row.leader;
+  }
+}
+
+std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now) {
+  core::Catalog catalog;
+  std::map<std::string, std::vector<scaling::PoolNode>> nodes;
+  scheduler_->WithSnapshot([&](const placement::Snapshot& snapshot, const core::Catalog& current) {
+    catalog = current;
+    snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+      scaling::PoolNode out;
+      out.name = node.info.name;
+      out.state = node.state;
+      std::set<std::string> holders;
+      scaling::Capacity free;
+      for (size_t i = 0; i < node.gpus.size(); ++i) {
+        if (!node.gpus[i].holder.empty()) {
+          holders.insert(node.gpus[i].holder);
+        } else if (node.info.gpus[i].healthy) {
+          free.gpus++;
+        }
+      }
+      out.workspaces = static_cast<int>(holders.size());
+      if (out.workspaces == 0 && node.held.cpu_millis > 0) out.workspaces = 1;
+      free.cpu_millis = node.free.cpu_millis;
+      free.memory_bytes = node.free.memory_bytes;
+      free.ephemeral_storage_bytes = node.free.ephemeral_storage_bytes;
+      free.disk_bytes = node.free.disk_bytes;
+      out.free = free;
+      nodes[node.info.pool].push_back(std::move(out));
+    });
+  });
+  // Pending work counts as demand on its preferred pool.
+  std::map<std::string, std::map<std::string, int64_t>> pending;
+  for (const auto& demand : scheduler_->Pending()) {
+    if (!demand.pools.empty()) pending[demand.pools.front()][demand.class_id]++;
+  }
+  std::vector<scaling::PoolObservation> observations;
+  for (const core::NodePool& pool : catalog.pools) {
+    PoolTracking& t = tracking_[pool.id];
+    if (t.scaler == nullptr) t.scaler = std::make_unique<scaling::PoolScaler>(options_.scaler);
+    scaling::PoolObservation obs;
+    obs.pool = pool;
+    std::set<std::string> present;
+    for (scaling::PoolNode& node : nodes[pool.id]) {
+      present.insert(node.name);
+      auto [seen, is_new] = t.first_seen.emplace(node.name, now);
+      absl::Time requested = seen->second;
+      if (is_new && !t.in_flight.empty()) {
+        // A node we asked for: its start time is measured from the request.
+        requested = t.in_flight.front().requested_at;
+        if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
+        t.first_seen[node.name] = requested;
+      }
+      node.requested_at = t.first_seen[node.name];
+      if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : seen->second;
+      if (node.workspaces > 0) {
+        t.empty_since.erase(node.name);
+      } else {
+        node.empty_since = t.empty_since.emplace(node.name, now).first->second;
+      }
+      obs.nodes.push_back(node);
+    }
+    std::erase_if(t.first_seen, [&](const auto& kv) { return !present.count(kv.first); });
+    std::erase_if(t.empty_since, [&](const auto& kv) { return !present.count(kv.first); });
+    for (const auto& [class_id, count] : pending[pool.id]) {
+      if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
+        obs.pending.push_back({*cls, count});
+      }
+    }
+    obs.in_flight = t.in_flight;
+    observations.push_back(std::move(obs));
+  }
+  return observations;
+}
+
+void ScalingController::LeadTick(absl::Time now) {
+  std::vector<store::ActuatorReportRow> reports;
+  (void)db_->InTransaction("reading actuator reports", [&](pqxx::work& txn) {
+    reports = store::LoadActuatorReports(txn, last_report_id_);
+    return absl::OkStatus();
+  });
+  for (const auto& report : reports) {
+    last_report_id_ = report.id;
+    auto kind = EventKind(report.state);
+    auto it = tracking_.find(report.pool);
+    if (!kind || it == tracking_.end() || it->second.scaler == nullptr) continue;
+    it->second.scaler->OnActuatorEvent({*kind, report.instances, report.detail}, now);
+  }
+  for (const scaling::PoolObservation& obs : Observe(now)) {
+    PoolTracking& t = tracking_[obs.pool.id];
+    scaling::PoolSignal signal = t.scaler->Evaluate(obs, now);
+    {
+      absl::MutexLock lock(&mu_);
+      estimates_[obs.pool.id] = t.scaler->EstimatePlacementDelay();
+      auto it = published_.find(obs.pool.id);
+      bool changed = it == published_.end() ||
+                     it->second.generation() != t.generation_base + signal.generation ||
+                     leader_ != store::ReplicaId();
+      if (!changed) continue;
+    }
+    // Count what a scale-up asks for, so a burst does not ask twice.
+    int in_flight = 0;
+    for (const auto& request : t.in_flight) in_flight += request.count;
+    int live = 0;
+    for (const auto& node : obs.nodes) live += node.state != core::NodeState::kLost;
+    if (signal.target_size > live + in_flight) {
+      t.in_flight.push_back({now, signal.target_size - live - in_flight});
+      absl::Time oldest = now;
+      for (const auto& demand : scheduler_->Pending()) {
+        if (!demand.pools.empty() && demand.pools.front() == obs.pool.id) oldest = std::min(oldest, demand.since);
+      }
+      metrics_->ObservePendingToScaleUp(obs.pool.id, now - oldest);
+    }
+    Publish(obs.pool.id, signal, now);
+  }
+}
+
+void ScalingController::Publish(const std::string& pool, const scaling::PoolSignal& signal,
+                                absl::Time now) {
+  PoolTracking& t = tracking_[pool];
+  int64_t generation = t.generation_base + signal.generation;
+  v1::PoolSignal proto = ToProto(signal, generation);
+  absl::Status saved = db_->InTransaction("publishing scaling signal", [&](pqxx::work& txn) {
+    store::SaveSignal(txn, {pool, generation, convert::ToJson(proto), store::ReplicaId()});
+    return absl::OkStatus();
+  });
+  if (!saved.ok()) {
+    log::Warning("cannot publish scaling signal", {{"pool", pool}, {"error", std::string(saved.message())}});
+    return;
+  }
+  std::string direction = signal.target_size > signal.current_size   ? "up"
+                          : !signal.nodes_to_remove.empty() ||
+                                  signal.target_size < signal.current_size
+                              ? "down"
+                              : "steady";
+  metrics_->ObserveScalingSignal(pool, direction, scaling::JoinReasonNames(signal.reasons),
+                                 signal.current_size, signal.target_size);
+  log::Info("scaling signal", {{"pool", pool},
+                               {"generation", absl::StrCat(generation)},
+                               {"current", absl::StrCat(signal.current_size)},
+                               {"target", absl::StrCat(signal.target_size)},
+                               {"remove", absl::StrCat(signal.nodes_to_remove.size())},
+                               {"detail", signal.detail}});
+  {
+    absl::MutexLock lock(&mu_);
+    published_[pool] = proto;
+    leader_ = store::ReplicaId();
+    version_++;
+  }
+  if (actuator_ != nullptr) {
+    scaling::PoolSignal outgoing = signal;
+    outgoing.generation = generation;
+    if (absl::Status s = actuator_->Submit(outgoing); !s.ok()) {
+      log::Warning("actuator refused signal", {{"pool", pool}, {"error", std::string(s.message())}});
+    }
+  }
+}
+
+}  // namespace wsched::scheduler

@@ -1,0 +1,106 @@
+// Turns the scheduler's demand into per-pool scaling signals. One replica
+// leads (a PostgreSQL advisory lock); it evaluates a PoolScaler per pool,
+// publishes changed signals to the database (so every replica serves them
+// and a new leader continues their generations) and hands them to the exec
+// actuator. Followers serve the leader's published signals.
+#ifndef WSCHED_SERVER_SCHEDULER_SCALING_CONTROLLER_H_
+#define WSCHED_SERVER_SCHEDULER_SCALING_CONTROLLER_H_
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/metrics/metrics.h"
+#include "server/scaling/exec_actuator.h"
+#include "server/scaling/pool_scaler.h"
+#include "server/scheduler/scheduler.h"
+#include "server/store/database.h"
+#include "server/store/leader_lock.h"
+#include "server/store/scaling_repository.h"
+#include "wsched/v1/scaling.pb.h"
+
+namespace wsched::scheduler {
+
+struct ScalingControllerOptions {
+  absl::Duration tick = absl::Milliseconds(250);
+  scaling::ScalerOptions scaler;
+  // Exec actuator: argv of the admin's command; empty = gRPC stream only.
+  std::vector<std::string> actuator_command;
+  absl::Duration actuator_timeout = absl::Minutes(5);
+};
+
+class ScalingController {
+ public:
+  ScalingController(store::Database* db, Scheduler* scheduler, metrics::Metrics* metrics,
+                    ScalingControllerOptions options);
+  ~ScalingController();
+  ScalingController(const ScalingController&) = delete;
+  ScalingController& operator=(const ScalingController&) = delete;
+
+  absl::Status Start();
+  void Stop();
+
+  struct State {
+    std::vector<v1::PoolSignal> pools;
+    std::string leader;  // Replica id of the leader.
+    int64_t version = 0;  // Bumped whenever any pool's signal changes.
+  };
+  State Current() const;
+  // Blocks until the state's version exceeds `after`, the deadline, or Stop.
+  int64_t WaitForChange(int64_t after, absl::Time deadline);
+  bool stopping() const;
+
+  // Actuator feedback; stored so that whichever replica leads consumes it.
+  absl::Status Report(const store::ActuatorReportRow& report);
+
+  // Estimated time until pending work on `pool` is placed: the median of the
+  // pool's recent node start times, else the configured default.
+  std::optional<absl::Duration> EstimateDelay(const std::string& pool) const;
+
+ private:
+  struct PoolTracking {
+    std::unique_ptr<scaling::PoolScaler> scaler;
+    int64_t generation_base = 0;
+    std::vector<scaling::ProvisioningRequest> in_flight;
+    std::map<std::string, absl::Time> first_seen;
+    std::map<std::string, absl::Time> empty_since;
+  };
+
+  void Loop();
+  void LeadTick(absl::Time now);
+  void FollowTick();
+  void BecomeLeader();
+  std::vector<scaling::PoolObservation> Observe(absl::Time now);
+  void Publish(const std::string& pool, const scaling::PoolSignal& signal, absl::Time now);
+
+  store::Database* const db_;
+  Scheduler* const scheduler_;
+  metrics::Metrics* const metrics_;
+  const ScalingControllerOptions options_;
+  store::LeaderLock leader_lock_;
+  std::unique_ptr<scaling::ExecActuator> actuator_;
+
+  // Loop-thread state (only the loop thread touches it).
+  bool leading_ = false;
+  std::map<std::string, PoolTracking> tracking_;
+  int64_t last_report_id_ = 0;
+
+  mutable absl::Mutex mu_;
+  std::map<std::string, v1::PoolSignal> published_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::optional<absl::Duration>> estimates_ ABSL_GUARDED_BY(mu_);
+  std::string leader_ ABSL_GUARDED_BY(mu_);
+  int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread loop_;
+};
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_SCALING_CONTROLLER_H_

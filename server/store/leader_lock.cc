@@ -1,0 +1,30 @@
+#include "server/store/leader_lock.h"
+
+namespace wsched::store {
+
+bool LeaderLock::TryAcquire() {
+  try {
+    if (connection_ == nullptr || !connection_->is_open()) {
+      connection_ = std::make_unique<pqxx::connection>(url_);
+      held_ = false;
+    }
+    pqxx::nontransaction txn(*connection_);
+    if (held_) {
+      txn.exec("SELECT 1");  // The session (and so the lock) is still alive.
+      return true;
+    }
+    held_ = txn.exec_params("SELECT pg_try_advisory_lock($1)", key_)[0][0].as<bool>();
+    return held_;
+  } catch (const std::exception&) {
+    connection_.reset();
+    held_ = false;
+    return false;
+  }
+}
+
+void LeaderLock::Release() {
+  connection_.reset();  // Closing the session releases the lock.
+  held_ = false;
+}
+
+}  // namespace wsched::store
