@@ -1,7 +1,7 @@
 // wsched-loadgen: drives PlacementService.PlaceWorkspace (and optionally
 // StopWorkspace) from N client threads and reports throughput and latency.
 //
-//   wsched-loadgen --server=127.0.0.1:50051 --token=CP_TOKEN --agent_token=AGENT_TOKEN \
+//   wsched-loadgen --server=127.0.0.1:50051 --token=CP_TOKEN --agent_token=AGENT_TOKEN
 //       --setup_nodes=200 --mix=gpu-1x=0.5,standard=0.5 --concurrency=8 --duration=20s
 //
 // Each client thread runs one request at a time (closed loop), so
@@ -28,6 +28,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"

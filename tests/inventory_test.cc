@@ -357,7 +357,7 @@ TEST_F(InventoryTest, KernelChangeNeedsTheInstallerUntilItReportsSuccess) {
   // The pending GPU workspace now gets the node.
   ASSERT_TRUE(Eventually([&] {
     return GetWorkspace("ws-driver").state() == v1::WORKSPACE_STATE_PLACED;
-  })) << GetWorkspace("ws-driver").DebugString();
+  })) << GetWorkspace("ws-driver").DebugString() << server_->Log();
   EXPECT_EQ(GetWorkspace("ws-driver").node_name(), "h100-a");
 
   // Unknown node: NOT_FOUND.
@@ -461,7 +461,7 @@ TEST_F(InventoryTest, LostNodeTakesNoWorkAndComesBackWithAHeartbeat) {
   ASSERT_TRUE(Eventually([&] {
     std::optional<v1::Node> node = FindNode("h100-a");
     return node && node->state() == v1::NODE_STATE_LOST;
-  })) << FindNode("h100-a").value_or(v1::Node()).DebugString();
+  })) << FindNode("h100-a").value_or(v1::Node()).DebugString() << server_->Log();
   EXPECT_EQ(FindPool("gpu-h100").nodes_by_state().at("lost"), 1);
   v1::Workspace before = GetWorkspace("ws-before");
   EXPECT_EQ(before.state(), v1::WORKSPACE_STATE_LOST);
@@ -489,7 +489,7 @@ TEST_F(InventoryTest, LostNodeTakesNoWorkAndComesBackWithAHeartbeat) {
   ASSERT_TRUE(Eventually([&] {
     (void)Heartbeat("h100-a");  // Keep it alive while waiting.
     return GetWorkspace("ws-waits").state() == v1::WORKSPACE_STATE_PLACED;
-  })) << GetWorkspace("ws-waits").DebugString();
+  })) << GetWorkspace("ws-waits").DebugString() << server_->Log();
   EXPECT_EQ(GetWorkspace("ws-waits").node_name(), "h100-a");
   EXPECT_EQ(FindNode("h100-a")->state(), v1::NODE_STATE_READY);
   // The workspace that was on it stays reported lost; it holds nothing.
@@ -531,7 +531,7 @@ TEST_F(InventoryTest, BadAgentInputIsRejectedWithTheFieldAndChangesNothing) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.what);
     // Both as a re-registration of the stored node and as a new node.
-    for (const std::string& name : {"h100-a", "h100-new"}) {
+    for (const char* name : {"h100-a", "h100-new"}) {
       v1::NodeInfo node = H100Node(name);
       c.spoil(node);
       grpc::Status status = Register(node);
@@ -614,7 +614,7 @@ TEST_F(InventoryTest, CordonDrainUncordonAndRemove) {
   EXPECT_EQ(node.state(), v1::NODE_STATE_READY);
   ASSERT_TRUE(Eventually([&] {
     return GetWorkspace("ws-1").state() == v1::WORKSPACE_STATE_PLACED;
-  })) << GetWorkspace("ws-1").DebugString();
+  })) << GetWorkspace("ws-1").DebugString() << server_->Log();
   EXPECT_EQ(GetWorkspace("ws-1").node_name(), "cpu-a");
   EXPECT_EQ(FindNode("cpu-a")->held().cpu_millis(), 2000);
   // A CPU workspace counts as much as a GPU one.

@@ -84,22 +84,21 @@ void PrintNodeDetail(const v1::Node& node) {
                gpu.passthrough_safe() ? "safe" : "UNSAFE", OrDash(gpu.held_by_workspace())});
   }
   table.Print();
-  bool header = false;
+  // Unsafe GPUs: why, and what shares the group (the JSON output has every group).
+  bool first = true;
   for (const auto& gpu : info.gpus()) {
+    if (gpu.passthrough_safe()) continue;
+    if (first) std::cout << "\n";
+    first = false;
+    std::cout << "gpu " << gpu.index() << " unsafe for passthrough: "
+              << OrDash(gpu.passthrough_unsafe_reason()) << "\n";
     std::vector<std::string> members;
     for (const auto& member : gpu.iommu_group_members()) {
       members.push_back(absl::StrCat(member.pci_address(), " (class ", member.pci_class(),
                                      ", vendor ", member.vendor(), ")"));
     }
-    if (gpu.passthrough_safe() && members.empty()) continue;
-    if (!header) std::cout << "\n";
-    header = true;
-    std::cout << "gpu " << gpu.index() << ":";
-    if (!gpu.passthrough_safe()) {
-      std::cout << " unsafe for passthrough: " << OrDash(gpu.passthrough_unsafe_reason());
-    }
-    std::cout << "\n";
-    if (!members.empty()) std::cout << "  iommu group members: " << Join(members, ", ") << "\n";
+    if (!members.empty()) std::cout << "  iommu group " << gpu.iommu_group() << ": "
+                                    << Join(members, ", ") << "\n";
   }
 }
 

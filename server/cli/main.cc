@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ Inventory:
                               report an installer job's result
 
 Workspaces (control plane):
-  place ID --org=O --project=P [--user=U] [--class=C] [--restart] [--priority=N]
+  place ID --org=O --project=P --user=U [--class=C] [--restart] [--priority=N]
                               place (or queue) a workspace; prints node, GPUs, device spec
   stop ID                     stop a workspace and free its GPUs
   workspace get ID            one workspace in full
@@ -91,15 +92,22 @@ Exit status: 0 ok, 1 the call failed, 2 bad usage.
 )";
 
 // absl exits 1 on an unknown flag; a usage error is 2 here, so check first.
-bool FlagsKnown(int argc, char** argv) {
+// Collects the names of the flags given, so `org set` changes only those.
+bool CheckFlags(int argc, char** argv, std::set<std::string>* given) {
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--") break;
     if (arg.size() < 2 || arg[0] != '-') continue;
     std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
     name = name.substr(0, name.find('='));
-    if (absl::FindCommandLineFlag(name) != nullptr) continue;
-    if (name.rfind("no", 0) == 0 && absl::FindCommandLineFlag(name.substr(2)) != nullptr) continue;
+    if (absl::FindCommandLineFlag(name) != nullptr) {
+      given->insert(name);
+      continue;
+    }
+    if (name.rfind("no", 0) == 0 && absl::FindCommandLineFlag(name.substr(2)) != nullptr) {
+      given->insert(name.substr(2));
+      continue;
+    }
     std::cerr << "unknown flag " << arg << " (see wschedctl --help)\n";
     return false;
   }
@@ -107,9 +115,9 @@ bool FlagsKnown(int argc, char** argv) {
 }
 
 template <typename T>
-std::optional<T> IfGiven(const absl::Flag<T>& flag, const char* name) {
-  const absl::CommandLineFlag* reflection = absl::FindCommandLineFlag(name);
-  if (reflection == nullptr || !reflection->IsSpecifiedOnCommandLine()) return std::nullopt;
+std::optional<T> IfGiven(const std::set<std::string>& given, const absl::Flag<T>& flag,
+                         const char* name) {
+  if (given.count(name) == 0) return std::nullopt;
   return absl::GetFlag(flag);
 }
 
@@ -117,7 +125,8 @@ std::optional<T> IfGiven(const absl::Flag<T>& flag, const char* name) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  if (!FlagsKnown(argc, argv)) return 2;
+  std::set<std::string> given;
+  if (!CheckFlags(argc, argv, &given)) return 2;
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
   if (positional.size() < 2) {
     std::cerr << kUsage;
@@ -149,9 +158,9 @@ int main(int argc, char** argv) {
   options.previous = absl::GetFlag(FLAGS_previous);
   options.restart = absl::GetFlag(FLAGS_restart);
   options.priority = absl::GetFlag(FLAGS_priority);
-  options.default_class = IfGiven(FLAGS_default, "default");
-  options.allow = IfGiven(FLAGS_allow, "allow");
-  options.gpu_quota = IfGiven(FLAGS_gpu_quota, "gpu_quota");
+  options.default_class = IfGiven(given, FLAGS_default, "default");
+  options.allow = IfGiven(given, FLAGS_allow, "allow");
+  options.gpu_quota = IfGiven(given, FLAGS_gpu_quota, "gpu_quota");
 
   namespace cli = wsched::cli;
   const std::string command = positional[1];

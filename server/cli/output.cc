@@ -113,7 +113,9 @@ std::string Join(const std::vector<std::string>& parts, std::string_view separat
 }
 
 std::string PrettyJson(const std::string& text) {
-  nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // ordered_json keeps the server's key order (cdiVersion first).
+  nlohmann::ordered_json parsed =
+      nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return text;
   return parsed.dump(2);
 }

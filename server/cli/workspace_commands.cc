@@ -108,11 +108,11 @@ bool OneId(const std::vector<std::string>& args, const char* usage) {
 int PlaceCommand(const Client& client, const std::vector<std::string>& args,
                  const Options& options) {
   static const char kUsage[] =
-      "wschedctl place WORKSPACE_ID --org=O --project=P [--user=U] [--class=C] [--restart] "
+      "wschedctl place WORKSPACE_ID --org=O --project=P --user=U [--class=C] [--restart] "
       "[--priority=N]";
   if (!OneId(args, kUsage)) return 2;
-  if (options.org.empty() || options.project.empty()) {
-    std::cerr << "place needs --org and --project\nusage: " << kUsage << "\n";
+  if (options.org.empty() || options.project.empty() || options.user.empty()) {
+    std::cerr << "place needs --org, --project and --user\nusage: " << kUsage << "\n";
     return 2;
   }
   auto stub = v1::PlacementService::NewStub(client.channel);

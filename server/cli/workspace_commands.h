@@ -11,7 +11,7 @@
 
 namespace wsched::cli {
 
-// place WORKSPACE_ID --org=O --project=P [--user=U] [--class=C] [--restart] [--priority=N]
+// place WORKSPACE_ID --org=O --project=P --user=U [--class=C] [--restart] [--priority=N]
 int PlaceCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
 // stop WORKSPACE_ID
 int StopCommand(const Client& client, const std::vector<std::string>& args, const Options& options);

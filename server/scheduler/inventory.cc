@@ -1,5 +1,6 @@
 // Nodes: registration, heartbeats, admin states, lost detection, driver work.
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "server/core/driver_readiness.h"
@@ -22,6 +23,20 @@ void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
       core::EvaluateDriver(catalog.driver_policy, node.info, node.driver_history);
   node.driver_state = readiness.state;
   node.driver_detail = readiness.detail;
+}
+
+// Workspaces on each node (or on `node` alone), CPU and GPU alike: placed,
+// or lost and not yet released. Nodes without any are absent.
+std::map<std::string, int> WorkspaceCounts(pqxx::work& txn, const std::string& node = "") {
+  std::map<std::string, int> counts;
+  for (const auto& row : txn.exec_params(
+           "SELECT node_name, count(*) FROM workspaces WHERE node_name IS NOT NULL AND "
+           "($1 = '' OR node_name = $1) AND state IN ('placed', 'lost') AND stopped_at IS NULL "
+           "GROUP BY node_name",
+           node)) {
+    counts[row[0].c_str()] = row[1].as<int>();
+  }
+  return counts;
 }
 
 }  // namespace
@@ -206,6 +221,7 @@ std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
 absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
                                                       core::NodeState state) {
   store::StoredNode stored;
+  int workspaces = 0;
   absl::Status status = db_->InTransaction("changing node state", [&](pqxx::work& txn) -> absl::Status {
     auto existing = store::LoadNode(txn, name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -217,13 +233,16 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
     }
     stored.state = state;
     store::SetNodeState(txn, name, state);
+    workspaces = WorkspaceCounts(txn, name)[name];
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   absl::MutexLock lock(&mu_);
   MirrorNode(stored);
   if (state == core::NodeState::kReady) drain_requested_ = true;
-  return ViewOf(stored);
+  NodeView view = ViewOf(stored);
+  view.workspace_count = workspaces;
+  return view;
 }
 
 absl::Status Scheduler::RemoveNode(const std::string& name) {
@@ -248,24 +267,30 @@ absl::Status Scheduler::RemoveNode(const std::string& name) {
 
 absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
   std::optional<store::StoredNode> stored;
+  int workspaces = 0;
   absl::Status status = db_->InTransaction("reading node", [&](pqxx::work& txn) -> absl::Status {
     auto existing = store::LoadNode(txn, name, false);
     if (!existing.ok()) return existing.status();
     stored = std::move(*existing);
+    workspaces = WorkspaceCounts(txn, name)[name];
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   if (!stored) return UnknownNode(name);
   absl::MutexLock lock(&mu_);
-  return ViewOf(*stored);
+  NodeView view = ViewOf(*stored);
+  view.workspace_count = workspaces;
+  return view;
 }
 
 absl::StatusOr<std::vector<NodeView>> Scheduler::ListNodes(const std::string& pool) {
   std::vector<store::StoredNode> nodes;
+  std::map<std::string, int> workspaces;
   absl::Status status = db_->InTransaction("listing nodes", [&](pqxx::work& txn) -> absl::Status {
     auto loaded = store::LoadNodes(txn, pool);
     if (!loaded.ok()) return loaded.status();
     nodes = std::move(*loaded);
+    workspaces = WorkspaceCounts(txn);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -273,11 +298,9 @@ absl::StatusOr<std::vector<NodeView>> Scheduler::ListNodes(const std::string& po
   absl::MutexLock lock(&mu_);
   for (const auto& node : nodes) {
     NodeView view = ViewOf(node);
-    std::set<std::string> holders;
-    for (const auto& gpu : view.gpus) {
-      if (!gpu.held_by.empty()) holders.insert(gpu.held_by);
-    }
-    view.workspace_count = static_cast<int>(holders.size());
+    // From the store, not GPU holders: CPU workspaces count too.
+    auto count = workspaces.find(node.info.name);
+    view.workspace_count = count == workspaces.end() ? 0 : count->second;
     views.push_back(std::move(view));
   }
   return views;

@@ -123,7 +123,7 @@ ServerProcess::ServerProcess(ServerConfig config) : dir_(MakeTempDir()) {
   if (config.metrics) metrics_port_ = FreePort();
   std::vector<std::string> args = {
       WSCHED_SERVER_BINARY,
-      "--listen=127.0.0.1:0",
+      "--listen=" + config.listen,
       absl::StrCat("--port_file=", dir_, "/port"),
       config.metrics ? absl::StrCat("--metrics_listen=127.0.0.1:", metrics_port_)
                      : std::string("--metrics_listen="),

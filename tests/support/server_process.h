@@ -23,6 +23,8 @@ struct ServerConfig {
   std::string database_url;
   std::string catalog_path;  // Optional.
   std::vector<std::string> extra_flags;
+  // gRPC listen address; port 0 = any free port.
+  std::string listen = "127.0.0.1:0";
   // Serve /metrics (costs ~2 s at shutdown: the HTTP server's poll loop).
   bool metrics = false;
 };

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# End-to-end test of wschedctl against a real wsched-server and PostgreSQL.
+#   cli_test.sh WSCHEDCTL WSCHED_SERVER SOURCE_DIR
+# Needs the test PostgreSQL on 127.0.0.1:55433 (the ctest "pg" fixture). When
+# wsched-agent was built next to wschedctl, it registers a fake 8-GPU H100
+# node (tests/sysfs/h100-8gpu) so a GPU workspace really gets placed;
+# without it the GPU workspace stays pending and the node checks are skipped.
+set -euo pipefail
+
+CTL=${1:?usage: cli_test.sh WSCHEDCTL WSCHED_SERVER SOURCE_DIR}
+SERVER=${2:?wsched-server binary required}
+SRC=${3:?source dir required}
+AGENT=$(dirname "$CTL")/wsched-agent
+PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
+DB=cli_test_$$
+WORK=$(mktemp -d /tmp/wsched-cli-test-XXXXXX)
+
+ADMIN=admin-token-0123456789
+CP=control-plane-token-0123456789
+OWNER=owner-p42-token-0123456789
+AGENT_TOKEN=agent-token-0123456789
+
+passed=0
+failed=0
+server_pid=
+watch_pid=
+
+cleanup() {
+  local rc=$?
+  [[ -n $watch_pid ]] && kill "$watch_pid" 2>/dev/null || true
+  if [[ -n $server_pid ]]; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  if [[ $rc -eq 0 ]]; then
+    rm -rf "$WORK"
+  else
+    echo "cli_test: logs kept in $WORK" >&2
+    [[ -f $WORK/server.log ]] && tail -30 "$WORK/server.log" >&2
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+fail() {
+  echo "FAIL: $1" >&2
+  [[ -f $WORK/out ]] && sed 's/^/    | /' "$WORK/out" >&2
+  failed=$((failed + 1))
+}
+
+# check NAME WANT_RC WANT_TEXT TOKEN ARGS...: runs wschedctl with TOKEN
+# (empty = none), checks the exit code and that stdout+stderr contain
+# WANT_TEXT (skipped when empty). The output stays in $WORK/out.
+check() {
+  local name=$1 want_rc=$2 want_text=$3 token=$4
+  shift 4
+  local rc=0
+  WSCHED_TOKEN=$token "$CTL" --server="$ADDR" "$@" >"$WORK/out" 2>&1 || rc=$?
+  if [[ $rc -ne $want_rc ]]; then
+    fail "$name: exit $rc, want $want_rc (wschedctl $*)"
+    return 0
+  fi
+  if [[ -n $want_text ]] && ! grep -qF -- "$want_text" "$WORK/out"; then
+    fail "$name: output lacks \"$want_text\" (wschedctl $*)"
+    return 0
+  fi
+  passed=$((passed + 1))
+}
+
+# also NAME TEXT: the last command's output also contains TEXT.
+also() {
+  if grep -qF -- "$2" "$WORK/out"; then
+    passed=$((passed + 1))
+  else
+    fail "$1: output lacks \"$2\""
+  fi
+}
+
+# --- database, tokens, server -------------------------------------------------
+psql -q -v ON_ERROR_STOP=1 "$PG/postgres" -c "CREATE DATABASE $DB" >/dev/null
+
+cat >"$WORK/tokens.yaml" <<EOF
+tokens:
+  - {name: test-admin, token: $ADMIN, role: admin}
+  - {name: test-cp, token: $CP, role: control-plane}
+  - {name: owner-p42, token: $OWNER, role: project-owner, orgs: [o-1], projects: [p-42]}
+  - {name: test-agent, token: $AGENT_TOKEN, role: agent}
+  - {name: test-actuator, token: actuator-token-0123456789, role: actuator}
+EOF
+
+"$SERVER" --listen=127.0.0.1:0 --port_file="$WORK/port" --metrics_listen= \
+  --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
+  --catalog="$SRC/classes/saas.yaml" --database_connections=4 >"$WORK/server.log" 2>&1 &
+server_pid=$!
+
+port=
+for _ in $(seq 300); do
+  if [[ -s $WORK/port ]] && [[ $(tail -c1 "$WORK/port" | od -An -c | tr -d ' ') == '\n' ]]; then
+    port=$(tr -d '\n' <"$WORK/port")
+    break
+  fi
+  kill -0 "$server_pid" 2>/dev/null || { echo "wsched-server exited at start" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -n $port ]] || { echo "wsched-server wrote no port file in 30s" >&2; exit 1; }
+ADDR=127.0.0.1:$port
+
+# --- usage and auth errors ------------------------------------------------------
+check "unknown command exits 2" 2 "unknown command" "$ADMIN" frobnicate
+check "unknown flag exits 2" 2 "unknown flag" "$ADMIN" pools --no_such_flag=1
+check "bad --output exits 2" 2 "--output" "$ADMIN" pools --output=yaml
+check "place without --org exits 2" 2 "--org" "$CP" place ws-x --project=p-42 --user=u-1
+check "driver-report bad result exits 2" 2 "usage" "$ADMIN" driver-report n1 5.15 maybe
+check "no token exits 1 UNAUTHENTICATED" 1 "UNAUTHENTICATED" "" pools
+check "wrong role exits 1 PERMISSION_DENIED" 1 "PERMISSION_DENIED" "$CP" driver-work
+check "unknown workspace exits 1 NOT_FOUND" 1 "NOT_FOUND" "$CP" workspace get no-such-ws
+
+# --- catalog and pools -------------------------------------------------------------
+check "health" 0 "SERVING" "" health
+check "classes" 0 "gpu-1x" "$ADMIN" classes
+check "classes json" 0 '"id": "gpu-1x"' "$ADMIN" classes --output=json
+check "pools" 0 "gpu-h100" "$ADMIN" pools
+also "pools size range" "0..8"
+also "pools gpu model" "H100"
+check "pools json" 0 '"gpus_per_node": 8' "$CP" pools --output=json
+
+# --- a node from the real agent -----------------------------------------------------
+have_node=false
+if [[ -x $AGENT ]]; then
+  if "$AGENT" --root="$SRC/tests/sysfs/h100-8gpu" --server="$ADDR" --token="$AGENT_TOKEN" \
+      --pool=gpu-h100 --node_name=h100-a --nvidia_smi= --once >"$WORK/agent.log" 2>&1; then
+    have_node=true
+    passed=$((passed + 1))
+  else
+    cp "$WORK/agent.log" "$WORK/out"
+    fail "wsched-agent --once registers h100-a"
+  fi
+else
+  echo "cli_test: $AGENT not built; GPU placement stays pending, node checks skipped"
+fi
+
+if $have_node; then
+  check "nodes" 0 "h100-a" "$ADMIN" nodes --pool=gpu-h100
+  also "nodes state" "ready"
+  also "nodes gpus" "0/8"
+  check "node get" 0 "0000:" "$ADMIN" node get h100-a
+  also "node get uuid" "GPU-"
+  also "node get kernel" "5.15.0-91-generic"
+  also "node get passthrough" "safe"
+  check "node get json" 0 '"pci_address"' "$ADMIN" node get h100-a --output=json
+  check "pools count node" 0 "ready=1" "$ADMIN" pools
+  check "driver-work" 0 "" "$ADMIN" driver-work
+  check "node cordon" 0 "cordoned" "$ADMIN" node cordon h100-a
+  check "node uncordon" 0 "ready" "$ADMIN" node uncordon h100-a
+fi
+check "nodes other pool empty" 0 "no nodes in pool general" "$ADMIN" nodes --pool=general
+
+# --- placement ------------------------------------------------------------------------
+if $have_node; then
+  check "place gpu-1x" 0 "PLACED" "$CP" place ws-gpu-1 --org=o-1 --project=p-42 --user=u-1 \
+    --class=gpu-1x
+  also "place node" "h100-a"
+  also "place CDI name" "nvidia.com/gpu="
+  also "place CDI spec" "cdiVersion"
+  check "workspace get json" 0 '"WORKSPACE_STATE_PLACED"' "$CP" workspace get ws-gpu-1 --output=json
+  check "workspaces placed" 0 "ws-gpu-1" "$ADMIN" workspaces --state=placed
+  check "nodes gpu held" 0 "1/8" "$ADMIN" nodes
+
+  # watch: the current state first, then the stop, then the stream ends.
+  WSCHED_TOKEN=$CP timeout 20 "$CTL" --server="$ADDR" watch ws-gpu-1 >"$WORK/watch" 2>&1 &
+  watch_pid=$!
+  for _ in $(seq 100); do grep -q PLACED "$WORK/watch" && break; sleep 0.1; done
+  check "stop" 0 "STOPPED" "$CP" stop ws-gpu-1
+  watch_rc=0
+  wait "$watch_pid" || watch_rc=$?
+  watch_pid=
+  cp "$WORK/watch" "$WORK/out"
+  if [[ $watch_rc -eq 0 ]] && grep -q PLACED "$WORK/out" && grep -q STOPPED "$WORK/out"; then
+    passed=$((passed + 1))
+  else
+    fail "watch shows PLACED then STOPPED and ends (exit $watch_rc)"
+  fi
+  check "nodes gpu freed" 0 "0/8" "$ADMIN" nodes
+else
+  check "place gpu-1x pends without nodes" 0 "PENDING" "$CP" place ws-gpu-1 --org=o-1 \
+    --project=p-42 --user=u-1 --class=gpu-1x
+  check "stop" 0 "STOPPED" "$CP" stop ws-gpu-1
+fi
+check "stop is idempotent" 0 "STOPPED" "$CP" stop ws-gpu-1
+check "workspaces stopped" 0 "ws-gpu-1" "$CP" workspaces --state=stopped
+check "workspaces bad state exits 2" 2 "--state" "$CP" workspaces --state=sleeping
+
+# --- class settings and resolution --------------------------------------------------
+check "resolve installation default" 0 "installation default" "$ADMIN" resolve --org=o-1 \
+  --project=p-42
+also "resolve explanation" "why:"
+check "project set-default by owner" 0 "default class:  gpu-1x" "$OWNER" project set-default \
+  p-42 --org=o-1 gpu-1x
+check "project get" 0 "gpu-1x" "$OWNER" project get p-42
+check "owner may not touch other projects" 1 "PERMISSION_DENIED" "$OWNER" project set-default \
+  p-99 --org=o-1 small
+check "resolve project default" 0 "project default" "$CP" resolve --org=o-1 --project=p-42
+also "resolve names the project" "p-42"
+check "org set allow-list" 0 "small,standard" "$ADMIN" org set o-1 --allow=small,standard \
+  --gpu_quota=4
+also "org set quota" "4 GPUs"
+check "org get keeps quota" 0 "4 GPUs" "$ADMIN" org get o-1
+also "org get allow-list" "small,standard"
+check "resolve skips forbidden default" 0 "skipped:" "$ADMIN" resolve --org=o-1 --project=p-42
+also "resolve skipped names gpu-1x" "gpu-1x"
+check "resolve json" 0 '"explanation"' "$ADMIN" resolve --org=o-1 --project=p-42 --output=json
+check "org set nothing exits 2" 2 "nothing to change" "$ADMIN" org set o-1
+check "org set clears allow-list" 0 "allowed classes: all" "$ADMIN" org set o-1 --allow=
+also "org set keeps quota" "4 GPUs"
+check "resolve unknown class fails" 1 "NOT_FOUND" "$ADMIN" resolve --org=o-1 \
+  --project=p-42 --class=no-such-class
+
+# --- scaling (may be UNIMPLEMENTED while being built) ---------------------------------
+rc=0
+WSCHED_TOKEN=$ADMIN "$CTL" --server="$ADDR" scaling >"$WORK/out" 2>&1 || rc=$?
+if { [[ $rc -eq 0 ]] && grep -q "leader:" "$WORK/out"; } ||
+   { [[ $rc -eq 1 ]] && grep -q "UNIMPLEMENTED" "$WORK/out"; }; then
+  passed=$((passed + 1))
+else
+  fail "scaling prints the state or a clear UNIMPLEMENTED (exit $rc)"
+fi
+
+if $have_node; then
+  check "node remove" 0 "removed" "$ADMIN" node remove h100-a
+  check "node get after remove" 1 "NOT_FOUND" "$ADMIN" node get h100-a
+fi
+
+echo "cli_test: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
