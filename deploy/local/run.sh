@@ -15,8 +15,6 @@ bin="$root/build/bin"
 
 admin_url=$("$root/deploy/local/pg.sh" start "$state/pgdata" "$PG_PORT")
 db_url="postgresql://postgres@127.0.0.1:$PG_PORT/wsched"
-psql "$admin_url" -tAc "SELECT 1 FROM pg_database WHERE datname = 'wsched'" | grep -q 1 \
-  || psql "$admin_url" -qc "CREATE DATABASE wsched"
 
 # Demo tokens, one per role (see docs/operations.md for real deployments).
 tokens="$state/tokens.yaml"
@@ -28,9 +26,21 @@ tokens:
   - {name: demo-actuator, token: demo-actuator-token-000, role: actuator}
 TOKENS
 
+# The demo's exec actuator starts fake node agents (deploy/local/demo-actuator.sh).
+export WSCHED_DEMO_STATE="$state/demo"
+export WSCHED_DEMO_SERVER="127.0.0.1:$GRPC_PORT"
+export WSCHED_DEMO_ADMIN_TOKEN=demo-admin-token-000000
+export WSCHED_DEMO_CP_TOKEN=demo-cp-token-000000000
+export WSCHED_DEMO_AGENT_TOKEN=demo-agent-token-0000000
+rm -rf "$WSCHED_DEMO_STATE"
+mkdir -p "$WSCHED_DEMO_STATE"
+
 server_pid=""
 cleanup() {
   trap - INT TERM EXIT
+  for pid in "$WSCHED_DEMO_STATE"/nodes/*.pid; do
+    [ -f "$pid" ] && kill "$(cat "$pid")" 2>/dev/null || true
+  done
   if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
     kill -TERM "$server_pid" && wait "$server_pid" || true
   fi
@@ -39,9 +49,13 @@ cleanup() {
 }
 trap cleanup INT TERM EXIT
 
+# A fresh database each run, so the demo starts from an empty cluster.
+psql "$admin_url" -qc "DROP DATABASE IF EXISTS wsched WITH (FORCE)" -c "CREATE DATABASE wsched"
 "$bin/wsched-server" --listen="127.0.0.1:$GRPC_PORT" --metrics_listen="127.0.0.1:$METRICS_PORT" \
   --database_url="$db_url" --auth_tokens_file="$tokens" \
-  ${WSCHED_CATALOG:+--catalog="$WSCHED_CATALOG"} 2>"$state/server.log" &
+  --catalog="${WSCHED_CATALOG:-$root/classes/demo.yaml}" \
+  --actuator_command="bash,$root/deploy/local/demo-actuator.sh" --actuator_timeout=30s \
+  --scaling_batching_window=1s --default_node_start_time=20s 2>"$state/server.log" &
 server_pid=$!
 
 ctl() { "$bin/wschedctl" --server="127.0.0.1:$GRPC_PORT" "$@"; }
@@ -55,9 +69,7 @@ echo "== wsched-server on 127.0.0.1:$GRPC_PORT (metrics :$METRICS_PORT, log $sta
 ctl health
 echo "== RPCs (server reflection)"
 ctl rpcs
-if [ -x "$root/deploy/local/demo.sh" ]; then
-  WSCHED_SERVER="127.0.0.1:$GRPC_PORT" "$root/deploy/local/demo.sh"
-fi
+WSCHED_SERVER="127.0.0.1:$GRPC_PORT" "$root/deploy/local/demo.sh"
 echo "== metrics sample"
 curl -s "127.0.0.1:$METRICS_PORT/metrics" | grep '^wsched_' | head -n 8
 echo "== running; Ctrl-C stops everything"
