@@ -90,15 +90,16 @@ PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
 echo 'UPDATE t SET v = v + 1 WHERE id = 1;' >"$WORK/update.sql"
 DB_URL="postgresql://postgres@127.0.0.1:$PGPORT/wsched"
 
-# Commits and WAL fsyncs, cluster-wide: "xact_commit(wsched) xact_commit(bench)
-# wal_sync wal_write wal_records". Backends publish their counters when they
+# Commits and WAL fsyncs: "xact_commit(wsched) xact_commit(bench) wal_sync
+# wal_write wal_records deadlocks(wsched)" (WAL counters are cluster-wide). Backends publish their counters when they
 # exit, so read this only after the clients of a phase have disconnected.
 pgstats() {
   sleep 0.5
   "${PSQL[@]}" -d postgres -At -F ' ' -c "SELECT
       (SELECT xact_commit FROM pg_stat_database WHERE datname = 'wsched'),
       (SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'),
-      wal_sync, wal_write, wal_records FROM pg_stat_wal"
+      wal_sync, wal_write, wal_records,
+      (SELECT deadlocks FROM pg_stat_database WHERE datname = 'wsched') FROM pg_stat_wal"
 }
 # per_op LABEL "STATS0" "STATS1" OPS DB(wsched|bench): commits and fsyncs per op.
 per_op() {
@@ -108,8 +109,9 @@ label, a, b, ops, db = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), fl
 d = [float(y) - float(x) for x, y in zip(a, b)]
 commits = d[0] if db == "wsched" else d[1]
 if ops > 0:
-    print("%s: %d ops, %.3f commits/op, %.3f WAL fsyncs/op, %.2f WAL records/op"
-          % (label, ops, commits / ops, d[2] / ops, d[4] / ops))
+    print("%s: %d ops, %.3f commits/op, %.3f WAL fsyncs/op, %.2f WAL records/op%s"
+          % (label, ops, commits / ops, d[2] / ops, d[4] / ops,
+             ", %d deadlocks" % d[5] if db == "wsched" else ""))
 EOF
 }
 
@@ -156,14 +158,24 @@ start_server() {  # start_server LOG: starts wsched-server, sets SERVER_PID and 
   SERVER_PID=$!
 }
 
-wait_serving() {  # prints seconds from T_EXEC to health SERVING
-  local deadline=$((SECONDS + 120))
+# wait_serving: prints "PORT_S HEALTH_S", seconds from T_EXEC until the port
+# file was written (the gRPC server is up) and until `wschedctl health`
+# answered SERVING (includes starting wschedctl, tens of ms).
+wait_serving() {
+  local deadline=$((SECONDS + 120)) t_port
+  until [ -s "$WORK/port" ]; do
+    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK"/server*.log >&2; die "wsched-server exited"; }
+    [ $SECONDS -lt $deadline ] || die "wsched-server did not start in 120 s"
+    sleep 0.005
+  done
+  t_port=$(date +%s.%N)
   until "$BIN/wschedctl" --server="$SERVER" health >/dev/null 2>&1; do
     kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK"/server*.log >&2; die "wsched-server exited"; }
     [ $SECONDS -lt $deadline ] || die "wsched-server not SERVING after 120 s"
     sleep 0.02
   done
-  python3 -c "import sys; print('%.3f' % (float(sys.argv[2]) - float(sys.argv[1])))" "$T_EXEC" "$(date +%s.%N)"
+  python3 -c "import sys; t = [float(x) for x in sys.argv[1:]]; print('%.3f %.3f' % (t[1] - t[0], t[2] - t[0]))" \
+    "$T_EXEC" "$t_port" "$(date +%s.%N)"
 }
 
 stop_server() {
@@ -213,7 +225,7 @@ EOF
 loadgen_phase() {
   local name=$1 s0 s1; shift
   start_server "$WORK/server.$name.log"
-  echo "server SERVING after $(wait_serving) s"
+  echo "server up / SERVING after $(wait_serving) s"
   scrape "$WORK/metrics.$name.0"
   s0=$(pgstats)
   "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name" "$@" \
@@ -228,13 +240,14 @@ loadgen_phase() {
 PLACE_RATE=
 CYCLE_RATE=
 if ! skipping place || ! skipping cycle; then
-  # Enough nodes that capacity cannot run out: 1.5 x (pgbench tps, at least
-  # 1000/s) x S placements; a CPU node holds 7 "standard", a GPU node 8 "gpu-1x".
-  BASE=${PGBENCH_BEFORE%.*}; BASE=${BASE:-1000}; [ "$BASE" -ge 1000 ] || BASE=1000
-  NODES=$(( (BASE * S * 3 / 2 + 6) / 7 ))
+  # Enough nodes that capacity does not run out: room for 2 x pgbench tps
+  # (at least 200/s) x S placements; a CPU node holds 7 "standard", a GPU node
+  # 8 "gpu-1x". The place run warns if anything went pending. NODES overrides.
+  BASE=${PGBENCH_BEFORE%.*}; BASE=${BASE:-500}; [ "$BASE" -ge 200 ] || BASE=200
+  NODES=${NODES:-$(( (BASE * S * 2 + 6) / 7 ))}
   say "wsched-server (catalog classes/saas.yaml): registering $NODES fake nodes"
   start_server "$WORK/server.setup.log"
-  echo "SERVING after $(wait_serving) s (empty store)"
+  echo "up / SERVING after $(wait_serving) s (empty store)"
   "${LOADGEN[@]}" --concurrency="$C" --mix="$MIX" --setup_nodes="$NODES" --setup_only --run_id=n \
     | grep '^setup:'
   stop_server
@@ -269,8 +282,7 @@ if ! skipping restart; then
   # class (registered and placed through the API above, or now).
   start_server "$WORK/server.seed.log"
   wait_serving >/dev/null
-  "$BIN/wsched-loadgen" --server="$SERVER" --token="$CP_TOKEN" --agent_token="$AGENT_TOKEN" \
-    --concurrency=2 --requests=20 --mix=gpu-1x=0.5,standard=0.5 --setup_nodes=4 --gpu_node_share=0.5 \
+  "${LOADGEN[@]}" --concurrency=2 --requests=20 --mix=gpu-1x=0.5,standard=0.5 --setup_nodes=4 --gpu_node_share=0.5 \
     --run_id=seed >/dev/null
   stop_server
   CPU_WS=$(( RESTART_WORKSPACES * 3 / 4 ))
@@ -346,9 +358,9 @@ EOF
       'gpu_holds', (SELECT count(*) FROM gpu_holds), 'nodes', (SELECT count(*) FROM nodes)"
   for run in $(seq 1 "$RESTART_RUNS"); do
     start_server "$WORK/server.restart$run.log"
-    t=$(wait_serving)
+    read -r t_port t <<<"$(wait_serving)"
     RESTART_TIMES+=("$t")
-    echo "restart $run: SERVING after $t s"
+    echo "restart $run: port file after $t_port s, health SERVING after $t s"
     if [ "$run" = 1 ]; then
       scrape "$WORK/metrics.restart"
       grep -E '^wsched_(gpus|nodes)\{' "$WORK/metrics.restart" | grep -E 'status="(held|total)"|state="ready"' || true

@@ -53,7 +53,13 @@ while [ "$running" -lt "$WSCHED_TARGET_SIZE" ]; do
   setsid ")sh" << WSCHED_AGENT_BINARY << R"sh(" --root="$dir/$name" --server=127.0.0.1:)sh" << port
                       << R"sh( --token=)sh" << testing::kAgentToken << R"sh( --pool="$WSCHED_POOL" \
     --node_name="$name" --heartbeat_interval=1s >> "$dir/$name.log" 2>&1 &
-  echo $! > "$dir/$name.pid"
+  pid=$!
+  echo $pid > "$dir/$name.pid"
+  # Wait until the agent has left this command's process group (reaped on exit).
+  for _ in $(seq 50); do
+    [ "$(ps -o sid= -p $pid 2>/dev/null | tr -d ' ')" = "$pid" ] && break
+    sleep 0.05
+  done
   running=$((running + 1))
 done
 )sh";

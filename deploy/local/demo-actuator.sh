@@ -39,6 +39,13 @@ while [ "$running" -lt "$WSCHED_TARGET_SIZE" ]; do
   setsid "$bin/wsched-agent" --root="$state/nodes/$name" --server="$server" \
     --token="$WSCHED_DEMO_AGENT_TOKEN" --pool="$pool" --node_name="$name" --nvidia_smi= \
     >>"$state/nodes/$name.log" 2>&1 &
-  echo $! >"$state/nodes/$name.pid"
+  pid=$!
+  echo "$pid" >"$state/nodes/$name.pid"
+  # The actuator stops this command's process group when it exits: wait
+  # until the agent has left it for its own session.
+  for _ in $(seq 50); do
+    [ "$(ps -o sid= -p "$pid" 2>/dev/null | tr -d ' ')" = "$pid" ] && break
+    sleep 0.05
+  done
   running=$((running + 1))
 done

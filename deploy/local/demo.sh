@@ -32,10 +32,11 @@ ctl "${cp[@]}" place ws-cpu --org=acme --project=web --user=ada --class=standard
 step "two 1-GPU workspaces: the GPU pool scales up from zero"
 ctl "${cp[@]}" place ws-gpu-1 --org=acme --project=ml --user=grace --class=gpu-1x
 ctl "${cp[@]}" place ws-gpu-2 --org=acme --project=ml --user=grace --class=gpu-1x >/dev/null
-sleep 1.5
-ctl "${admin[@]}" scaling
 await_state ws-gpu-1 WORKSPACE_STATE_PLACED
 await_state ws-gpu-2 WORKSPACE_STATE_PLACED
+echo "what the exec actuator was asked to do:"
+grep 'pool=gpu-h100' "$WSCHED_DEMO_STATE/actuator.log" | sed 's/^/  /'
+ctl "${admin[@]}" scaling
 step "placed, with the CDI spec for the container runtime (/dev/fuse merged in)"
 ctl "${cp[@]}" place ws-gpu-1 --org=acme --project=ml --user=grace --class=gpu-1x
 
@@ -51,14 +52,17 @@ step "stop the GPU workspaces: the pending 8-GPU one takes the now empty node"
 ctl "${cp[@]}" stop ws-gpu-1 >/dev/null
 ctl "${cp[@]}" stop ws-gpu-2 >/dev/null
 await_state ws-gpu-8 WORKSPACE_STATE_PLACED
-ctl "${cp[@]}" workspace get ws-gpu-8 | head -n 8
+ctl "${cp[@]}" workspace get ws-gpu-8 >/dev/null && echo "ws-gpu-8: PLACED"
 
 step "stop it too: after 5 s idle the GPU pool is named for removal and goes back to zero"
 ctl "${cp[@]}" stop ws-gpu-8 >/dev/null
 for _ in $(seq 300); do
-  ctl "${admin[@]}" nodes --pool=gpu-h100 --output=json | grep -q '"name"' || break
+  ctl "${admin[@]}" scaling --output=json | tr -d ' \n' |
+    grep -q '"pool":"gpu-h100","generation":"[0-9]*","current_size":0,"target_size":0' && break
   sleep 0.1
 done
 ctl "${admin[@]}" scaling
+echo "what the exec actuator was asked to do:"
+grep 'pool=gpu-h100' "$WSCHED_DEMO_STATE/actuator.log" | sed 's/^/  /'
 echo
-echo "actuator log: $WSCHED_DEMO_STATE/actuator.log"
+echo "wschedctl --server=$WSCHED_SERVER --token=$WSCHED_DEMO_ADMIN_TOKEN pools   # try it"

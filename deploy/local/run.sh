@@ -71,6 +71,6 @@ echo "== RPCs (server reflection)"
 ctl rpcs
 WSCHED_SERVER="127.0.0.1:$GRPC_PORT" "$root/deploy/local/demo.sh"
 echo "== metrics sample"
-curl -s "127.0.0.1:$METRICS_PORT/metrics" | grep '^wsched_' | head -n 8
+curl -s "127.0.0.1:$METRICS_PORT/metrics" | grep -E '^wsched_(placements_total|gpus|nodes|pool_size_nodes|scaling_signals_total)' | sed -n '1,12p' 
 echo "== running; Ctrl-C stops everything"
 wait "$server_pid"

@@ -13,16 +13,26 @@ namespace {
 
 constexpr char kService[] = "wsched.v1.SettingsService";
 
-// A class a setting refers to must exist; a default must also be choosable.
-absl::Status CheckClassReference(const core::Catalog& catalog, const std::string& id,
-                                 const std::string& field, bool is_default) {
-  const core::WorkspaceClass* cls = catalog.FindClass(id);
-  if (cls == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": class ", id, " does not exist"));
+// Classes a setting refers to must exist; a default must also be choosable.
+absl::Status CheckClassReferences(const core::Catalog& catalog, const std::string& default_class,
+                                  const google::protobuf::RepeatedPtrField<std::string>& listed,
+                                  const std::string& list_field) {
+  if (!default_class.empty()) {
+    const core::WorkspaceClass* cls = catalog.FindClass(default_class);
+    if (cls == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("settings.default_class: class ", default_class, " does not exist"));
+    }
+    if (cls->deprecated) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "settings.default_class: class ", default_class, " is deprecated and cannot be a default"));
+    }
   }
-  if (is_default && cls->deprecated) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": class ", id, " is deprecated and cannot be a default"));
+  for (int i = 0; i < listed.size(); ++i) {
+    if (catalog.FindClass(listed[i]) == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(list_field, "[", i, "]: class ", listed[i],
+                                                     " does not exist"));
+    }
   }
   return absl::OkStatus();
 }
@@ -88,20 +98,10 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
       }
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
-      if (!in.default_class().empty()) {
-        if (absl::Status s = CheckClassReference(*catalog, in.default_class(),
-                                                 "settings.default_class", true);
-            !s.ok()) {
-          return s;
-        }
-      }
-      for (int i = 0; i < in.denied_classes_size(); ++i) {
-        if (absl::Status s = CheckClassReference(
-                *catalog, in.denied_classes(i), absl::StrCat("settings.denied_classes[", i, "]"),
-                false);
-            !s.ok()) {
-          return s;
-        }
+      if (absl::Status s = CheckClassReferences(*catalog, in.default_class(), in.denied_classes(),
+                                                "settings.denied_classes");
+          !s.ok()) {
+        return s;
       }
       core::ProjectSettings settings = convert::FromProto(in);
       if (absl::Status s = store::SaveProjectSettings(txn, settings); !s.ok()) return s;
@@ -149,20 +149,10 @@ grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
     return context_.db->InTransaction("saving org settings", [&](pqxx::work& txn) -> absl::Status {
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
-      if (!in.default_class().empty()) {
-        if (absl::Status s = CheckClassReference(*catalog, in.default_class(),
-                                                 "settings.default_class", true);
-            !s.ok()) {
-          return s;
-        }
-      }
-      for (int i = 0; i < in.allowed_classes_size(); ++i) {
-        if (absl::Status s = CheckClassReference(
-                *catalog, in.allowed_classes(i), absl::StrCat("settings.allowed_classes[", i, "]"),
-                false);
-            !s.ok()) {
-          return s;
-        }
+      if (absl::Status s = CheckClassReferences(*catalog, in.default_class(),
+                                                in.allowed_classes(), "settings.allowed_classes");
+          !s.ok()) {
+        return s;
       }
       core::OrgSettings settings = convert::FromProto(in);
       if (absl::Status s = store::SaveOrgSettings(txn, settings); !s.ok()) return s;
