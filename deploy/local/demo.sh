@@ -13,7 +13,8 @@ step() { printf '\n== %s\n' "$*"; }
 # Waits until `wschedctl workspace get ID` reports the state (up to 60 s).
 await_state() {
   for _ in $(seq 600); do
-    ctl "${cp[@]}" workspace get "$1" --output=json | grep -q "\"$2\"" && return 0
+    out=$(ctl "${cp[@]}" workspace get "$1" --output=json)
+    [[ $out == *"\"$2\""* ]] && return 0
     sleep 0.1
   done
   echo "timed out waiting for $1 to be $2" >&2
@@ -57,8 +58,8 @@ ctl "${cp[@]}" workspace get ws-gpu-8 >/dev/null && echo "ws-gpu-8: PLACED"
 step "stop it too: after 5 s idle the GPU pool is named for removal and goes back to zero"
 ctl "${cp[@]}" stop ws-gpu-8 >/dev/null
 for _ in $(seq 300); do
-  ctl "${admin[@]}" scaling --output=json | tr -d ' \n' |
-    grep -q '"pool":"gpu-h100","generation":"[0-9]*","current_size":0,"target_size":0' && break
+  out=$(ctl "${admin[@]}" scaling --output=json | tr -d ' \n')
+  [[ $out =~ \"pool\":\"gpu-h100\",\"generation\":\"[0-9]+\",\"current_size\":0,\"target_size\":0 ]] && break
   sleep 0.1
 done
 ctl "${admin[@]}" scaling
