@@ -2,37 +2,44 @@
 # Benchmarks wsched on THIS machine against a baseline measured in the same
 # run (DESIGN.md "Performance"; results and how to read them: docs/performance.md).
 #
-#   loadtest/bench.sh                 # C=8 S=15
-#   C=32 S=20 loadtest/bench.sh
+#   loadtest/bench.sh                 # C=8 S=10 ROUNDS=3, about 4-5 minutes
+#   C=32 loadtest/bench.sh
 #
-# Steps, all against one private PostgreSQL 15 (fsync on) under a temp dir:
-#   1. pgbench, a one-row UPDATE at concurrency C for S seconds: the ceiling
-#      of one commit per operation on this disk and CPU.
-#   2. wsched-loadgen at concurrency C for S seconds: PlaceWorkspace only,
-#      after registering enough fake nodes that capacity does not run out.
-#      Server-side latency is cross-checked from /metrics.
-#   3. wsched-loadgen at concurrency C for S seconds with --stop_after_place
-#      (place + stop cycles; 2 requests per cycle).
-#   4. pgbench again (the machine is shared: the two runs bracket wsched's).
-#   5. Restart: the store is rewritten to hold RESTART_WORKSPACES placed
-#      workspaces (75% CPU "standard" on general nodes, 25% "gpu-1x" on 8-GPU
-#      H100 nodes, with their GPU holds), then wsched-server is restarted
-#      RESTART_RUNS times and timed from exec to gRPC health SERVING.
-#   6. placement_benchmark, the Decide cases at 100 / 1,000 / 10,000 nodes.
+# All against one private PostgreSQL 15 (fsync on) under a temp dir, with the
+# steps interleaved because a shared machine's disk and CPUs drift:
+#   round 1..ROUNDS:
+#     a. pgbench, a one-row UPDATE at concurrency C for S seconds: one commit
+#        per operation, the baseline. (A last pgbench closes the last round.)
+#     b. wsched-loadgen, PlaceWorkspace only at concurrency C for S seconds,
+#        on an empty cluster of fake nodes (registered once, emptied by SQL
+#        between rounds while the server is down). Latency is cross-checked
+#        against the server's /metrics.
+#     c. wsched-loadgen with --stop_after_place (place + stop cycles).
+#   Each wsched run gets a fresh wsched-server and reports, from PostgreSQL's
+#   own counters, commits and WAL fsyncs per placement and deadlocks, and the
+#   CPU used per placement by the server, PostgreSQL and the load generator.
+#   Ratio of a round = its placements/s / mean of the pgbench runs around it.
+#   Then:
+#     restart: the store is rewritten to hold RESTART_WORKSPACES placed
+#       workspaces (75% "standard" on general nodes, 25% "gpu-1x" on 8-GPU
+#       H100 nodes, with their GPU holds) and wsched-server is restarted
+#       RESTART_RUNS times, timed from exec to gRPC health SERVING;
+#     decide: placement_benchmark, the Decide cases at 100 / 1,000 / 10,000 nodes.
 #
-# Env: C (8), S (15), MIX (gpu-1x=0.5,standard=0.5), BUILD (build-load),
+# Env: C (8), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
+#      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
-#      steps to skip: pgbench place cycle restart decide), KEEP=1 keeps the
-#      temp dir. Needs: wsched-server wschedctl wsched-loadgen
-#      placement_benchmark built in BUILD; PostgreSQL 15, pgbench, curl,
-#      python3 (JSON parsing only).
+#      steps to skip: place cycle restart decide), KEEP=1 keeps the temp dir.
+#      Needs wsched-server wschedctl wsched-loadgen placement_benchmark built
+#      in BUILD; PostgreSQL 15, pgbench, curl, python3.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-load}
 BIN=$BUILD/bin
 C=${C:-8}
-S=${S:-15}
+S=${S:-10}
+ROUNDS=${ROUNDS:-3}
 MIX=${MIX:-gpu-1x=0.5,standard=0.5}
 RESTART_WORKSPACES=${RESTART_WORKSPACES:-100000}
 RESTART_RUNS=${RESTART_RUNS:-3}
@@ -40,7 +47,7 @@ SKIP=${SKIP:-}
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
 skipping() { [[ " $SKIP " == *" $1 "* ]]; }
-say() { printf '\n=== %s\n' "$*"; }
+say() { printf "\n=== [%ss] %s\n" "$SECONDS" "$*"; }
 die() { echo "bench.sh: $*" >&2; exit 1; }
 
 for tool in wsched-server wschedctl wsched-loadgen placement_benchmark; do
@@ -91,8 +98,9 @@ echo 'UPDATE t SET v = v + 1 WHERE id = 1;' >"$WORK/update.sql"
 DB_URL="postgresql://postgres@127.0.0.1:$PGPORT/wsched"
 
 # Commits and WAL fsyncs: "xact_commit(wsched) xact_commit(bench) wal_sync
-# wal_write wal_records deadlocks(wsched)" (WAL counters are cluster-wide). Backends publish their counters when they
-# exit, so read this only after the clients of a phase have disconnected.
+# wal_write wal_records deadlocks(wsched)" (WAL counters are cluster-wide).
+# Backends publish their counters when they exit, so read this only after
+# the clients of a phase have disconnected.
 pgstats() {
   sleep 0.5
   "${PSQL[@]}" -d postgres -At -F ' ' -c "SELECT
@@ -115,24 +123,25 @@ if ops > 0:
 EOF
 }
 
-run_pgbench() {  # run_pgbench NAME: sets TPS and PGB_TXNS
-  local s0 s1
+run_pgbench() {  # run_pgbench NAME: sets TPS
+  local s0 s1 c0 c1 t0 t1 pid txns
   s0=$(pgstats)
   pgbench -n -c "$C" -j "$C" -T "$S" -f "$WORK/update.sql" -h 127.0.0.1 -p "$PGPORT" -U postgres bench \
-    >"$WORK/pgbench.$1.log" 2>&1 || { cat "$WORK/pgbench.$1.log" >&2; die "pgbench failed"; }
+    >"$WORK/pgbench.$1.log" 2>&1 &
+  pid=$!
+  # PostgreSQL CPU while pgbench's backends are alive (they exit with it).
+  sleep 0.5; c0=$(pg_cpu); t0=$(date +%s.%N)
+  sleep "$(python3 -c "print(max($S - 1.5, 0.2))")"; c1=$(pg_cpu); t1=$(date +%s.%N)
+  local alive=0; kill -0 "$pid" 2>/dev/null && alive=1
+  wait "$pid" || { cat "$WORK/pgbench.$1.log" >&2; die "pgbench failed"; }
   s1=$(pgstats)
   TPS=$(sed -n 's/^tps = \([0-9.]*\) .*/\1/p' "$WORK/pgbench.$1.log" | tail -1)
-  PGB_TXNS=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/pgbench.$1.log")
+  txns=$(sed -n 's/^number of transactions actually processed: \([0-9]*\).*/\1/p' "$WORK/pgbench.$1.log")
   grep -E '^(latency average|tps)' "$WORK/pgbench.$1.log"
-  per_op "pgbench $1" "$s0" "$s1" "$PGB_TXNS" bench
+  per_op "pgbench $1" "$s0" "$s1" "$txns" bench
+  [ "$alive" = 1 ] && python3 -c "print('CPU per UPDATE: postgres %.2f ms (sampled over %.1f s, at the run\'s average tps)' % (($c1 - $c0) / ($TPS * ($t1 - $t0)) * 1e3, $t1 - $t0))"
+  return 0
 }
-
-PGBENCH_BEFORE=
-if ! skipping pgbench; then
-  say "pgbench: one-row UPDATE, -c $C -j $C -T $S"
-  run_pgbench before
-  PGBENCH_BEFORE=$TPS
-fi
 
 # --- wsched-server ---------------------------------------------------------
 CP_TOKEN=cp-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -220,6 +229,17 @@ print("server /metrics wsched_placement_duration_seconds{result=\"placed\"}: cou
 EOF
 }
 
+# CPU seconds (user + system) of a process, and of the PostgreSQL cluster
+# (postmaster and its children alive at the time).
+proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+pg_cpu() {
+  local pm
+  pm=$(head -1 "$PGDATA_DIR/postmaster.pid")
+  # shellcheck disable=SC2046
+  cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null |
+    awk -v hz="$(getconf CLK_TCK)" '{s += $14 + $15} END {print s / hz}'
+}
+
 # loadgen_phase NAME ARGS...: fresh server, one loadgen run, server stopped
 # (so PostgreSQL has published its counters), commits/fsyncs per placement.
 loadgen_phase() {
@@ -228,22 +248,49 @@ loadgen_phase() {
   echo "server up / SERVING after $(wait_serving) s"
   scrape "$WORK/metrics.$name.0"
   s0=$(pgstats)
+  local srv0 pg0 srv1 pg1 placed
+  srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu)
   "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name" "$@" \
     | tee "$WORK/$name.out"
+  srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu)
   scrape "$WORK/metrics.$name.1"
   stop_server
   s1=$(pgstats)
   metrics_delta "$WORK/metrics.$name.0" "$WORK/metrics.$name.1"
-  per_op "postgres per placement" "$s0" "$s1" "$(json "$WORK/$name.out" 'd["place"]["placed"]')" wsched
+  placed=$(json "$WORK/$name.out" 'd["place"]["placed"]')
+  local unit=placement; [[ "$name" == cycle* ]] && unit="cycle (place + stop)"
+  per_op "postgres per $unit" "$s0" "$s1" "$placed" wsched
+  python3 - "$(python3 -c "print($srv1 - $srv0)")" "$(python3 -c "print($pg1 - $pg0)")" \
+    "$(json "$WORK/$name.out" 'd["client_cpu_s"]')" "$placed" \
+    "$(json "$WORK/$name.out" 'd["seconds"]')" "$(nproc)" "$unit" <<'EOF'
+import sys
+srv, pg, cli, n, secs, cpus = [float(x) for x in sys.argv[1:7]]
+print("CPU per %s: wsched-server %.2f ms, postgres %.2f ms, loadgen %.2f ms; "
+      "together %.0f%% of %d CPUs x %.1f s"
+      % (sys.argv[7], srv / n * 1e3, pg / n * 1e3, cli / n * 1e3,
+         100 * (srv + pg + cli) / (cpus * secs), cpus, secs))
+EOF
 }
 
-PLACE_RATE=
-CYCLE_RATE=
+# empty_cluster: every placed workspace stopped, every node empty (server down).
+empty_cluster() {
+  "${PSQL[@]}" -d wsched -c "BEGIN; DELETE FROM gpu_holds;
+    UPDATE workspaces SET state = 'stopped', stopped_at = now() WHERE stopped_at IS NULL;
+    UPDATE nodes SET held_cpu_millis = 0, held_memory_bytes = 0; COMMIT;" \
+    -c "VACUUM ANALYZE gpu_holds, workspaces, nodes"
+}
+
+TPS_LIST=()
+PLACE_LIST=()
+CYCLE_LIST=()
+say "pgbench 1: one-row UPDATE, -c $C -j $C -T $S"
+run_pgbench 1
+TPS_LIST+=("$TPS")
 if ! skipping place || ! skipping cycle; then
-  # Enough nodes that capacity does not run out: room for 2 x pgbench tps
-  # (at least 200/s) x S placements; a CPU node holds 7 "standard", a GPU node
-  # 8 "gpu-1x". The place run warns if anything went pending. NODES overrides.
-  BASE=${PGBENCH_BEFORE%.*}; BASE=${BASE:-500}; [ "$BASE" -ge 200 ] || BASE=200
+  # Room for 2 x the first pgbench tps (at least 500/s) x S placements per
+  # round; a CPU node holds 7 "standard", a GPU node 8 "gpu-1x". A round
+  # warns if anything went pending.
+  BASE=${TPS%.*}; [ "${BASE:-0}" -ge 500 ] || BASE=500
   NODES=${NODES:-$(( (BASE * S * 2 + 6) / 7 ))}
   say "wsched-server (catalog classes/saas.yaml): registering $NODES fake nodes"
   start_server "$WORK/server.setup.log"
@@ -252,27 +299,24 @@ if ! skipping place || ! skipping cycle; then
     | grep '^setup:'
   stop_server
 fi
-
-if ! skipping place; then
-  say "wsched-loadgen: PlaceWorkspace, concurrency $C, ${S}s, mix $MIX"
-  loadgen_phase place
-  PLACE_RATE=$(json "$WORK/place.out" 'd["placements_per_s"]')
-  [ "$(json "$WORK/place.out" 'd["place"]["pending"]')" = 0 ] \
-    || echo "WARNING: some placements went pending (capacity ran out); raise the node count"
-fi
-
-if ! skipping cycle; then
-  say "wsched-loadgen: place + stop cycles, concurrency $C, ${S}s, mix $MIX"
-  loadgen_phase cycle --stop_after_place
-  CYCLE_RATE=$(json "$WORK/cycle.out" 'd["requests_per_s"]')
-fi
-
-PGBENCH_AFTER=
-if ! skipping pgbench; then
-  say "pgbench again (brackets the wsched runs)"
-  run_pgbench after
-  PGBENCH_AFTER=$TPS
-fi
+for round in $(seq 1 "$ROUNDS"); do
+  if ! skipping place; then
+    empty_cluster
+    say "round $round: wsched-loadgen PlaceWorkspace, concurrency $C, ${S}s, mix $MIX"
+    loadgen_phase "place$round"
+    PLACE_LIST+=("$(json "$WORK/place$round.out" 'd["placements_per_s"]')")
+    [ "$(json "$WORK/place$round.out" 'd["place"]["pending"]')" = 0 ] \
+      || echo "WARNING: some placements went pending (capacity ran out); set NODES higher"
+  fi
+  if ! skipping cycle; then
+    say "round $round: wsched-loadgen place + stop cycles, concurrency $C, ${S}s, mix $MIX"
+    loadgen_phase "cycle$round" --stop_after_place
+    CYCLE_LIST+=("$(json "$WORK/cycle$round.out" 'd["requests_per_s"]')")
+  fi
+  say "pgbench $((round + 1)): one-row UPDATE, -c $C -j $C -T $S"
+  run_pgbench $((round + 1))
+  TPS_LIST+=("$TPS")
+done
 
 # --- restart with RESTART_WORKSPACES stored workspaces ------------------------
 RESTART_TIMES=()
@@ -360,7 +404,7 @@ EOF
     start_server "$WORK/server.restart$run.log"
     read -r t_port t <<<"$(wait_serving)"
     RESTART_TIMES+=("$t")
-    echo "restart $run: port file after $t_port s, health SERVING after $t s"
+    echo "restart $run: port file after $t_port s, health SERVING after $t s (wsched-server used $(proc_cpu "$SERVER_PID") CPU s so far)"
     if [ "$run" = 1 ]; then
       scrape "$WORK/metrics.restart"
       grep -E '^wsched_(gpus|nodes)\{' "$WORK/metrics.restart" | grep -E 'status="(held|total)"|state="ready"' || true
@@ -392,27 +436,30 @@ EOF
 fi
 
 # --- summary -------------------------------------------------------------------
-say "summary (C=$C, S=${S}s, $(nproc) CPUs, fsync on)"
-python3 - "$PGBENCH_BEFORE" "$PGBENCH_AFTER" "$PLACE_RATE" "$CYCLE_RATE" "${RESTART_TIMES[*]:-}" "$WORK" <<'EOF'
-import json, os, sys
-before, after, place, cycle, restarts, work = sys.argv[1:7]
-f = lambda s: float(s) if s else None
-before, after, place, cycle = f(before), f(after), f(place), f(cycle)
-tps = [x for x in (before, after) if x]
-base = sum(tps) / len(tps) if tps else None
-if base:
-    print("pgbench one-row UPDATE tps        before %s, after %s, mean %.1f" % (before, after, base))
-def lat(path, key):
-    if not os.path.exists(path): return ""
-    d = json.loads(open(path).read().strip().splitlines()[-1])
-    l = d[key]["latency_ms"]
-    return "p50 %.2f ms, p90 %.2f ms, p99 %.2f ms, max %.2f ms, errors %s" % (l["p50"], l["p90"], l["p99"], l["max"], d[key]["errors"] or 0)
+say "summary (C=$C, S=${S}s, $ROUNDS rounds, mix $MIX, $(nproc) CPUs, fsync on)"
+python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${RESTART_TIMES[*]:-}" <<'EOF'
+import json, os, statistics, sys
+work, tps, place, cycle, restarts = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:6]]
+print("pgbench one-row UPDATE tps: " + ", ".join("%.1f" % t for t in tps))
+def rows(rates, kind, key):
+    ratios = []
+    for i, rate in enumerate(rates):
+        base = (tps[i] + tps[i + 1]) / 2
+        ratios.append(rate / base)
+        d = json.loads(open("%s/%s%d.out" % (work, kind, i + 1)).read().strip().splitlines()[-1])
+        l = d["place"]["latency_ms"]
+        errors = sum(d["place"]["errors"].values()) + sum(d.get("stop", {}).get("errors", {}).values())
+        print("  round %d: %7.1f %s (pgbench around it %.1f) = %.2fx   place p50 %.2f p90 %.2f p99 %.2f max %.2f ms, errors %d"
+              % (i + 1, rate, key, base, rate / base, l["p50"], l["p90"], l["p99"], l["max"], errors))
+    if ratios:
+        print("  median ratio %.2fx (min %.2fx, max %.2fx)" % (statistics.median(ratios), min(ratios), max(ratios)))
 if place:
-    print("wsched placements/s (place only) %8.1f   ratio to pgbench %.2fx   %s" % (place, place / base if base else float("nan"), lat(work + "/place.out", "place")))
+    print("wsched PlaceWorkspace only (placements/s):")
+    rows(place, "place", "placements/s")
 if cycle:
-    d = json.loads(open(work + "/cycle.out").read().strip().splitlines()[-1])
-    print("wsched place+stop requests/s     %8.1f   ratio to pgbench %.2fx   (%.1f cycles/s; place %s)" % (cycle, cycle / base if base else float("nan"), d["placements_per_s"], lat(work + "/cycle.out", "place")))
-if restarts.strip():
-    print("restart to SERVING (s)            %s" % restarts)
+    print("wsched place + stop cycles (requests/s, 2 per cycle):")
+    rows(cycle, "cycle", "requests/s")
+if restarts:
+    print("restart to SERVING (s): " + ", ".join("%.3f" % r for r in restarts))
 EOF
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

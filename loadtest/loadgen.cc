@@ -24,6 +24,7 @@
 #include <vector>
 
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -473,7 +474,14 @@ int Main() {
     }
   }
 
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const double client_cpu_s = usage.ru_utime.tv_sec + usage.ru_utime.tv_usec / 1e6 +
+                              usage.ru_stime.tv_sec + usage.ru_stime.tv_usec / 1e6;
+  std::printf("loadgen CPU              %10.2f s (whole process, setup included)\n", client_cpu_s);
+
   out["seconds"] = seconds;
+  out["client_cpu_s"] = client_cpu_s;
   out["placements_per_s"] = placed_per_s;
   out["requests_per_s"] = requests_per_s;
   nlohmann::json by_class = nlohmann::json::object();

@@ -657,7 +657,7 @@ TEST_F(InventoryTest, MetricsShowNodesGpusAndDriverReadiness) {
   EXPECT_EQ(MetricValue(text, "wsched_nodes", {"pool=\"gpu-a100\"", "state=\"ready\""}), 0.0);
   ASSERT_THAT(text, HasSubstr("wsched_gpus{"));
   EXPECT_EQ(MetricValue(text, "wsched_gpus",
-                        {"pool=\"gpu-h100\"", "status=\"total\"", "model=\"NVIDIA H100"}),
+                        {"pool=\"gpu-h100\"", "status=\"total\"", "model=\"H100\""}),
             8.0)
       << text;
   EXPECT_EQ(MetricValue(text, "wsched_driver_not_ready_nodes", {"pool=\"gpu-h100\""}),
@@ -711,7 +711,7 @@ TEST_F(InventoryTest, GpuUsageOfAHeldGpuIsExportedWithItsWorkspace) {
   EXPECT_EQ(MetricValue(text, "wsched_gpu_memory_used_bytes", labels),
             static_cast<double>(10 * kGi));
   EXPECT_EQ(MetricValue(text, "wsched_gpus",
-                        {"pool=\"gpu-h100\"", "status=\"held\"", "model=\"NVIDIA H100"}),
+                        {"pool=\"gpu-h100\"", "status=\"held\"", "model=\"H100\""}),
             1.0);
 }
 

@@ -76,8 +76,12 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
     snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
       const std::string& pool = node.info.pool;
       node_counts[{pool, core::NodeStateName(node.state)}]++;
+      // Labelled with the pool's model name, so series match the zero rows
+      // above (drivers report longer names, e.g. "NVIDIA H100 80GB HBM3").
+      const core::NodePool* declared = catalog.FindPool(pool);
       for (size_t i = 0; i < node.info.gpus.size(); ++i) {
-        const std::string& model = node.info.gpus[i].model;
+        const std::string& model =
+            declared != nullptr && declared->is_gpu() ? declared->shape.gpu_model : node.info.gpus[i].model;
         gpu_counts[{pool, model, "total"}]++;
         if (!node.gpus[i].holder.empty()) gpu_counts[{pool, model, "held"}]++;
         if (!node.info.gpus[i].healthy) gpu_counts[{pool, model, "unhealthy"}]++;

@@ -108,7 +108,7 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
   {
     absl::MutexLock lock(&mu_);
     for (const auto& id : released) {
-      snapshot_.Release(id);
+      ReleaseInSnapshot(id);
       BumpVersion(id);
     }
     MirrorNode(stored);
@@ -161,7 +161,7 @@ absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input
   absl::MutexLock lock(&mu_);
   AccountGpuSeconds(stored.info.name, input.usage);
   for (const auto& id : released) {
-    snapshot_.Release(id);
+    ReleaseInSnapshot(id);
     BumpVersion(id);
   }
   if (changed || !released.empty()) {
@@ -258,9 +258,10 @@ absl::Status Scheduler::RemoveNode(const std::string& name) {
   log::Info("node removed", {{"node", name}, {"workspaces_lost", absl::StrCat(lost.size())}});
   absl::MutexLock lock(&mu_);
   for (const auto& id : lost) {
-    snapshot_.Release(id);
+    ReleaseInSnapshot(id);
     BumpVersion(id);
   }
+  ++local_changes_;
   snapshot_.RemoveNode(name);
   return absl::OkStatus();
 }
@@ -404,6 +405,7 @@ absl::Status Scheduler::DetectLostNodes() {
   absl::MutexLock lock(&mu_);
   for (const auto& node : lost) {
     log::Warning("node lost: missed heartbeats", {{"node", node}});
+    ++local_changes_;
     (void)snapshot_.SetNodeState(node, core::NodeState::kLost);
   }
   for (const auto& id : lost_workspaces) BumpVersion(id);

@@ -126,7 +126,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       decision = placement::Decide(*cls, catalog.pools, snapshot_);
       if (auto* placed = std::get_if<placement::Placed>(&decision)) {
         // Tentative hold: concurrent decisions on this replica see it.
-        absl::Status held = snapshot_.Hold(w.id, placed->node, placed->gpu_indices, placed->resources);
+        absl::Status held = HoldInSnapshot(w.id, placed->node, placed->gpu_indices, placed->resources);
         if (!held.ok()) {
           // The same id is being placed by a concurrent request: let it win.
           mu_.Unlock();
@@ -168,7 +168,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     auto built = BuildPlacement(*cls, node, pool, placed.gpu_indices);
     if (!built.ok()) {
       absl::MutexLock lock(&mu_);
-      snapshot_.Release(w.id);
+      ReleaseInSnapshot(w.id);
       return finish(built.status(), "error");
     }
     w.state = core::WorkspaceState::kPlaced;
@@ -192,7 +192,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     }
     {
       absl::MutexLock lock(&mu_);
-      snapshot_.Release(w.id);
+      ReleaseInSnapshot(w.id);
     }
     if (!absl::IsAborted(committed)) return finish(committed, "error");
     // Lost a race (another replica, or a node that changed): refresh and
@@ -220,7 +220,7 @@ absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
   if (!status.ok()) return status;
   {
     absl::MutexLock lock(&mu_);
-    snapshot_.Release(id);
+    ReleaseInSnapshot(id);
     pending_.Remove(id);
     BumpVersion(id);
     drain_requested_ = true;  // Freed capacity may place pending work.
@@ -299,7 +299,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     }
     auto* placed = std::get_if<placement::Placed>(&decision);
     if (placed == nullptr) return absl::OkStatus();  // Never: the catalog changed; stays visible.
-    if (!snapshot_.Hold(id, placed->node, placed->gpu_indices, placed->resources).ok()) {
+    if (!HoldInSnapshot(id, placed->node, placed->gpu_indices, placed->resources).ok()) {
       return absl::OkStatus();
     }
     node = snapshot_.FindNode(placed->node)->info;
@@ -308,7 +308,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
   const auto& placed = std::get<placement::Placed>(decision);
   auto release = [&] {
     absl::MutexLock lock(&mu_);
-    snapshot_.Release(id);
+    ReleaseInSnapshot(id);
   };
   std::optional<core::Workspace> stored;
   int64_t quota = -1;
@@ -347,7 +347,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
   absl::Status committed = batcher_.Run(CommitJob(w, cls->gpu.count, quota));
   absl::MutexLock lock(&mu_);
   if (!committed.ok()) {
-    snapshot_.Release(id);
+    ReleaseInSnapshot(id);
     if (absl::IsResourceExhausted(committed)) {
       if (const placement::PendingEntry* entry = pending_.Find(id)) {
         placement::PendingEntry updated = *entry;

@@ -54,6 +54,20 @@ bool Scheduler::stopping() const {
 }
 
 absl::Status Scheduler::LoadAll() {
+  // A change this replica mirrors while we read is newer than the read:
+  // read again rather than install the older picture over it.
+  for (int attempt = 0;; ++attempt) {
+    uint64_t changes_before;
+    {
+      absl::MutexLock lock(&mu_);
+      changes_before = local_changes_;
+    }
+    absl::Status loaded = LoadAllOnce(changes_before, attempt >= 8);
+    if (!absl::IsAborted(loaded)) return loaded;
+  }
+}
+
+absl::Status Scheduler::LoadAllOnce(uint64_t changes_before, bool last_attempt) {
   core::Catalog catalog;
   std::vector<store::StoredNode> nodes;
   std::vector<core::Workspace> active;
@@ -99,6 +113,9 @@ absl::Status Scheduler::LoadAll() {
     }
   }
   absl::MutexLock lock(&mu_);
+  if (local_changes_ != changes_before && !last_attempt) {
+    return absl::AbortedError("changed while reading");
+  }
   snapshot_ = std::move(snapshot);
   catalog_ = std::move(catalog);
   pending_ = std::move(pending);
@@ -173,10 +190,12 @@ void Scheduler::Loop() {
 }
 
 void Scheduler::BumpVersion(const std::string& workspace_id) {
+  ++local_changes_;
   versions_[workspace_id] = next_version_++;
 }
 
 void Scheduler::MirrorNode(const store::StoredNode& node) {
+  ++local_changes_;
   (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
 }
 

@@ -179,8 +179,22 @@ class Scheduler {
  private:
   // scheduler.cc
   absl::Status LoadAll();
+  // One read; ABORTED when local changes happened meanwhile (unless last).
+  absl::Status LoadAllOnce(uint64_t changes_before, bool last_attempt);
   void Loop();
   void BumpVersion(const std::string& workspace_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every change of the snapshot goes through these (or MirrorNode), so
+  // LoadAll can tell that a read it is about to install went stale.
+  absl::Status HoldInSnapshot(absl::string_view workspace, absl::string_view node,
+                              std::vector<int> gpu_indices, const placement::Resources& resources)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++local_changes_;
+    return snapshot_.Hold(workspace, node, std::move(gpu_indices), resources);
+  }
+  void ReleaseInSnapshot(absl::string_view workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    ++local_changes_;
+    snapshot_.Release(workspace);
+  }
   // Mirrors a stored node into the snapshot.
   void MirrorNode(const store::StoredNode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void KickDrain();
@@ -205,6 +219,8 @@ class Scheduler {
   placement::PendingQueue pending_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> versions_ ABSL_GUARDED_BY(mu_);
   int64_t next_version_ ABSL_GUARDED_BY(mu_) = 1;
+  // Changes mirrored into the snapshot by this replica (see LoadAll).
+  uint64_t local_changes_ ABSL_GUARDED_BY(mu_) = 0;
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
   struct NodeUsage {
     std::vector<HeartbeatInput::Usage> usage;

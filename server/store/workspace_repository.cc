@@ -143,7 +143,7 @@ absl::Status CommitPlacement(pqxx::work& txn, const core::Workspace& w) {
   pqxx::result node = txn.exec_params(
       "UPDATE nodes SET held_cpu_millis = held_cpu_millis + $2, "
       "held_memory_bytes = held_memory_bytes + $3 WHERE name = $1 AND state = 'ready' "
-      "RETURNING name",
+      "AND driver_state IN ('ready', 'not_needed') RETURNING name",
       w.node_name, w.cpu_millis, w.memory_bytes);
   if (node.empty()) {
     return absl::AbortedError(absl::StrCat("node ", w.node_name, " no longer takes workspaces"));
