@@ -2,7 +2,7 @@
 # Benchmarks wsched on THIS machine against a baseline measured in the same
 # run (DESIGN.md "Performance"; results and how to read them: docs/performance.md).
 #
-#   loadtest/bench.sh                 # C=8 S=10 ROUNDS=3, about 4-5 minutes
+#   loadtest/bench.sh                 # C=8 S=10 ROUNDS=3: about 4-5 minutes on 2 CPUs
 #   C=32 loadtest/bench.sh
 #
 # All against one private PostgreSQL 15 (fsync on) under a temp dir, with the
@@ -29,7 +29,9 @@
 # Env: C (8), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
-#      steps to skip: place cycle restart decide), KEEP=1 keeps the temp dir.
+#      steps to skip: place cycle restart decide), KEEP=1 keeps the temp dir,
+#      STATEMENTS=1 loads pg_stat_statements and prints the top statements
+#      of every wsched run (diagnosis; it costs some throughput).
 #      Needs wsched-server wschedctl wsched-loadgen placement_benchmark built
 #      in BUILD; PostgreSQL 15, pgbench, curl, python3.
 set -euo pipefail
@@ -44,7 +46,6 @@ MIX=${MIX:-gpu-1x=0.5,standard=0.5}
 RESTART_WORKSPACES=${RESTART_WORKSPACES:-100000}
 RESTART_RUNS=${RESTART_RUNS:-3}
 SKIP=${SKIP:-}
-PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 
 skipping() { [[ " $SKIP " == *" $1 "* ]]; }
 say() { printf "\n=== [%ss] %s\n" "$SECONDS" "$*"; }
@@ -88,11 +89,15 @@ echo "C=$C S=$S MIX=$MIX"
 
 say "PostgreSQL (fsync on)"
 PGPORT=$(free_port)
+if [ "${STATEMENTS:-0}" = 1 ]; then
+  export PG_EXTRA_OPTS="${PG_EXTRA_OPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+fi
 "$ROOT/deploy/local/pg.sh" start "$PGDATA_DIR" "$PGPORT" >/dev/null
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
 "${PSQL[@]}" -At -c "SHOW fsync" | sed 's/^/fsync = /'
 "${PSQL[@]}" -At -c "SHOW synchronous_commit" | sed 's/^/synchronous_commit = /'
 "${PSQL[@]}" -c "CREATE DATABASE wsched" -c "CREATE DATABASE bench"
+[ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "CREATE EXTENSION pg_stat_statements"
 "${PSQL[@]}" -d bench -c "CREATE TABLE t (id int PRIMARY KEY, v bigint NOT NULL); INSERT INTO t VALUES (1, 0);"
 echo 'UPDATE t SET v = v + 1 WHERE id = 1;' >"$WORK/update.sql"
 DB_URL="postgresql://postgres@127.0.0.1:$PGPORT/wsched"
@@ -131,7 +136,7 @@ run_pgbench() {  # run_pgbench NAME: sets TPS
   pid=$!
   # PostgreSQL CPU while pgbench's backends are alive (they exit with it).
   sleep 0.5; c0=$(pg_cpu); t0=$(date +%s.%N)
-  sleep "$(python3 -c "print(max($S - 1.5, 0.2))")"; c1=$(pg_cpu); t1=$(date +%s.%N)
+  sleep "$(python3 -c "print(max($S * 0.75 - 0.5, 0.2))")"; c1=$(pg_cpu); t1=$(date +%s.%N)
   local alive=0; kill -0 "$pid" 2>/dev/null && alive=1
   wait "$pid" || { cat "$WORK/pgbench.$1.log" >&2; die "pgbench failed"; }
   s1=$(pgstats)
@@ -236,7 +241,8 @@ pg_cpu() {
   local pm
   pm=$(head -1 "$PGDATA_DIR/postmaster.pid")
   # shellcheck disable=SC2046
-  cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null |
+  # A backend may exit between pgrep and cat: not an error.
+  { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
     awk -v hz="$(getconf CLK_TCK)" '{s += $14 + $15} END {print s / hz}'
 }
 
@@ -249,6 +255,7 @@ loadgen_phase() {
   scrape "$WORK/metrics.$name.0"
   s0=$(pgstats)
   local srv0 pg0 srv1 pg1 placed
+  [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
   srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu)
   "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name" "$@" \
     | tee "$WORK/$name.out"
@@ -258,6 +265,13 @@ loadgen_phase() {
   s1=$(pgstats)
   metrics_delta "$WORK/metrics.$name.0" "$WORK/metrics.$name.1"
   placed=$(json "$WORK/$name.out" 'd["place"]["placed"]')
+  if [ "${STATEMENTS:-0}" = 1 ]; then
+    "${PSQL[@]}" -d wsched -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+        round(mean_exec_time::numeric, 3) AS mean_ms,
+        left(regexp_replace(query, '\s+', ' ', 'g'), 80) AS statement
+      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+      ORDER BY calls DESC, total_exec_time DESC LIMIT 16"
+  fi
   local unit=placement; [[ "$name" == cycle* ]] && unit="cycle (place + stop)"
   per_op "postgres per $unit" "$s0" "$s1" "$placed" wsched
   python3 - "$(python3 -c "print($srv1 - $srv0)")" "$(python3 -c "print($pg1 - $pg0)")" \

@@ -15,6 +15,8 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
     return absl::AbortedError(absl::StrCat(what_we_did, ": conflicting concurrent change: ", e.what()));
   } catch (const pqxx::check_violation& e) {
     return absl::AbortedError(absl::StrCat(what_we_did, ": capacity guard refused: ", e.what()));
+  } catch (const pqxx::deadlock_detected& e) {
+    return absl::AbortedError(absl::StrCat(what_we_did, ": deadlock (retry): ", e.what()));
   } catch (const pqxx::serialization_failure& e) {
     return absl::AbortedError(absl::StrCat(what_we_did, ": serialization failure: ", e.what()));
   } catch (const pqxx::in_doubt_error& e) {
