@@ -34,6 +34,10 @@ Scheduler::Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOp
 Scheduler::~Scheduler() { Stop(); }
 
 absl::Status Scheduler::Start() {
+  // Listen first, then read: a change committed in between is not missed,
+  // and the first read needs no second one.
+  listener_ = std::make_unique<store::ChangeListener>(db_->url(), [this] { refresh_requested_ = true; });
+  if (!listener_->WaitUntilListening(absl::Seconds(5))) refresh_requested_ = true;
   if (absl::Status loaded = LoadAll(); !loaded.ok()) return loaded;
   loop_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
@@ -46,6 +50,7 @@ void Scheduler::Stop() {
     stopping_ = true;
   }
   if (loop_.joinable()) loop_.join();
+  listener_.reset();
 }
 
 bool Scheduler::stopping() const {
@@ -151,9 +156,6 @@ void Scheduler::KickDrain() {
 }
 
 void Scheduler::Loop() {
-  // Other replicas' commits arrive as notifications; refresh on them.
-  std::atomic<bool> refresh{false};
-  store::ChangeListener listener(db_->url(), [&refresh] { refresh = true; });
   absl::Time next_lost_check = absl::Now();
   absl::Time next_drain = absl::Now();
   const absl::Duration lost_period =
@@ -169,10 +171,10 @@ void Scheduler::Loop() {
       drain_requested_ = false;
     }
     absl::Time now = absl::Now();
-    if (refresh.exchange(false)) {
+    if (refresh_requested_.exchange(false)) {
       if (absl::Status s = LoadAll(); !s.ok()) {
         log::Warning("refresh from the database failed", {{"error", std::string(s.message())}});
-        refresh = true;
+        refresh_requested_ = true;
       }
       drain = true;
     }

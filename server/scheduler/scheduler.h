@@ -10,6 +10,7 @@
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 
 #include <functional>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -29,6 +30,7 @@
 #include "server/metrics/metrics.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/snapshot.h"
+#include "server/store/change_feed.h"
 #include "server/store/commit_batcher.h"
 #include "server/store/database.h"
 #include "server/store/node_repository.h"
@@ -234,6 +236,9 @@ class Scheduler {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex drain_mu_;  // One drain at a time.
+  // Other replicas' commits: set by the change listener, consumed by Loop.
+  std::atomic<bool> refresh_requested_{false};
+  std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
   std::function<std::optional<absl::Duration>(const std::string&)> delay_estimator_;
 };

@@ -39,6 +39,10 @@ void NotifyChange(pqxx::work& txn) {
 ChangeListener::ChangeListener(std::string url, std::function<void()> on_change)
     : url_(std::move(url)), on_change_(std::move(on_change)), thread_([this] { Run(); }) {}
 
+bool ChangeListener::WaitUntilListening(absl::Duration timeout) {
+  return listening_.WaitForNotificationWithTimeout(timeout);
+}
+
 ChangeListener::~ChangeListener() {
   stop_ = true;
   thread_.join();
@@ -49,8 +53,11 @@ void ChangeListener::Run() {
     try {
       pqxx::connection connection(url_);
       Receiver receiver(connection, on_change_);
-      // Anything may have changed while we were not listening.
-      on_change_();
+      if (listening_.HasBeenNotified()) {
+        on_change_();  // A reconnect: anything may have changed meanwhile.
+      } else {
+        listening_.Notify();  // The caller reads its state after this.
+      }
       while (!stop_) connection.await_notification(0, 300'000);
     } catch (const std::exception&) {
       // Database unreachable: retry; refreshes resume when it is back.

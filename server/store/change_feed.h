@@ -8,6 +8,9 @@
 #include <string>
 #include <thread>
 
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+
 #include <pqxx/pqxx>
 
 namespace wsched::store {
@@ -19,11 +22,16 @@ const std::string& ReplicaId();
 void NotifyChange(pqxx::work& txn);
 
 // Calls `on_change` (from its own thread) whenever ANOTHER replica commits a
-// change. Reconnects after errors. Stops on destruction.
+// change, and after every reconnect (changes may have been missed while not
+// listening). Stops on destruction.
 class ChangeListener {
  public:
   ChangeListener(std::string url, std::function<void()> on_change);
   ~ChangeListener();
+
+  // Blocks until the first LISTEN is in place (true) or `timeout` passes.
+  // A caller that reads the state after this misses no change.
+  bool WaitUntilListening(absl::Duration timeout);
   ChangeListener(const ChangeListener&) = delete;
   ChangeListener& operator=(const ChangeListener&) = delete;
 
@@ -32,6 +40,7 @@ class ChangeListener {
   const std::string url_;
   const std::function<void()> on_change_;
   std::atomic<bool> stop_{false};
+  absl::Notification listening_;
   std::thread thread_;
 };
 
