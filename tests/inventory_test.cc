@@ -244,8 +244,9 @@ class InventoryTest : public ::testing::Test {
   // Everything stored about a node ("" when there is no such row).
   std::string StoredNode(const std::string& name) {
     return db_.Query(absl::StrCat(
-        "SELECT info::text || '|' || state || '|' || driver_state || '|' || "
-        "last_heartbeat::text FROM nodes WHERE name = '", name, "'"));
+        "SELECT n.info::text || '|' || n.state || '|' || n.driver_state || '|' || "
+        "n.version::text || '|' || l.last_heartbeat::text FROM nodes n "
+        "JOIN node_liveness l ON l.name = n.name WHERE n.name = '", name, "'"));
   }
 
   testing::TestDatabase db_;

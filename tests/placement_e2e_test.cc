@@ -264,8 +264,14 @@ TEST_F(PlacementTest, AClassThatCanNeverFitFailsAtOnce) {
   // must not queue them. Simulate one written behind the validator's back.
   db_.Query("UPDATE classes SET spec = jsonb_set(spec, '{gpu,count}', '9') WHERE id = 'gpu-1x' "
             "RETURNING id");
-  db_.Query("SELECT pg_notify('wsched_changes', 'another-replica')");
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  // Published as a replica would: a catalog generation and a change-log
+  // entry. The placement reads the generation and catches up first, so no
+  // wait is needed.
+  db_.Query("UPDATE catalog_generation SET generation = generation + 1 RETURNING generation");
+  db_.Query("WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq) "
+            "INSERT INTO change_log (seq, replica, entities, ids, versions) "
+            "SELECT seq, 'another-replica', '{catalog}', '{\"\"}', "
+            "ARRAY[(SELECT generation FROM catalog_generation)] FROM head RETURNING seq");
   v1::Workspace out;
   grpc::Status status = Place("never", "gpu-1x", &out);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);

@@ -47,7 +47,59 @@ Metrics::Metrics()
       pending_to_scale_up_(prometheus::BuildHistogram()
                                .Name("wsched_pending_to_scale_up_seconds")
                                .Help("From the oldest pending workspace to its scale-up signal.")
-                               .Register(*registry_)) {}
+                               .Register(*registry_)),
+      feed_lag_entries_(prometheus::BuildGauge()
+                            .Name("wsched_feed_lag_entries")
+                            .Help("Change-log entries committed but not yet applied by this replica.")
+                            .Register(*registry_)
+                            .Add({})),
+      feed_lag_seconds_(prometheus::BuildGauge()
+                            .Name("wsched_feed_lag_seconds")
+                            .Help("Age of the oldest change-log entry this replica had not applied.")
+                            .Register(*registry_)
+                            .Add({})),
+      feed_deltas_(prometheus::BuildCounter()
+                       .Name("wsched_feed_deltas_applied_total")
+                       .Help("Changes applied from the change feed, by entity.")
+                       .Register(*registry_)),
+      feed_reloads_(prometheus::BuildCounter()
+                        .Name("wsched_feed_full_reloads_total")
+                        .Help("Full reloads of the replica's state, by reason (start, gap).")
+                        .Register(*registry_)),
+      database_up_(prometheus::BuildGauge()
+                       .Name("wsched_database_up")
+                       .Help("1 when this replica's last read of PostgreSQL succeeded, else 0.")
+                       .Register(*registry_)
+                       .Add({})),
+      heartbeats_(prometheus::BuildCounter()
+                      .Name("wsched_heartbeats_total")
+                      .Help("Heartbeats by result: written (node changed) or skipped (liveness only).")
+                      .Register(*registry_)) {
+  for (const char* entity : {"node", "workspace", "catalog", "settings"}) {
+    feed_deltas_.Add({{"entity", entity}});
+  }
+  for (const char* reason : {"start", "gap"}) feed_reloads_.Add({{"reason", reason}});
+  for (const char* result : {"written", "skipped"}) heartbeats_.Add({{"result", result}});
+}
+
+void Metrics::ObserveFeedLag(int64_t entries, absl::Duration behind) {
+  feed_lag_entries_.Set(static_cast<double>(entries));
+  feed_lag_seconds_.Set(absl::ToDoubleSeconds(behind));
+}
+
+void Metrics::FeedDeltasApplied(absl::string_view entity, int64_t count) {
+  feed_deltas_.Add({{"entity", std::string(entity)}}).Increment(static_cast<double>(count));
+}
+
+void Metrics::FeedFullReload(absl::string_view reason) {
+  feed_reloads_.Add({{"reason", std::string(reason)}}).Increment();
+}
+
+void Metrics::SetDatabaseUp(bool up) { database_up_.Set(up ? 1 : 0); }
+
+void Metrics::Heartbeat(absl::string_view result) {
+  heartbeats_.Add({{"result", std::string(result)}}).Increment();
+}
 
 void Metrics::ObserveScalingSignal(absl::string_view pool, absl::string_view direction,
                                    absl::string_view reasons, int current_size, int target_size) {

@@ -40,6 +40,19 @@ class Metrics {
   // From the oldest pending workspace's arrival to the scale-up signal.
   void ObservePendingToScaleUp(absl::string_view pool, absl::Duration wait);
 
+  // ---- replica synchronisation (the change feed) ----
+  // How far this replica is behind the change log after a poll.
+  void ObserveFeedLag(int64_t entries, absl::Duration behind);
+  // Deltas applied from the feed, by entity (node, workspace, catalog, settings).
+  void FeedDeltasApplied(absl::string_view entity, int64_t count);
+  // A full reload of the replica's state: reason is start or gap.
+  void FeedFullReload(absl::string_view reason);
+  // Whether the replica's last read of the database succeeded.
+  void SetDatabaseUp(bool up);
+  // A heartbeat answered: result is written (the node row changed) or
+  // skipped (liveness only, batched).
+  void Heartbeat(absl::string_view result);
+
   // Text exposition of everything (for tests and `wschedctl`).
   std::string Scrape() const;
 
@@ -53,6 +66,12 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& scaling_signals_;
   prometheus::Family<prometheus::Gauge>& pool_size_;
   prometheus::Family<prometheus::Histogram>& pending_to_scale_up_;
+  prometheus::Gauge& feed_lag_entries_;
+  prometheus::Gauge& feed_lag_seconds_;
+  prometheus::Family<prometheus::Counter>& feed_deltas_;
+  prometheus::Family<prometheus::Counter>& feed_reloads_;
+  prometheus::Gauge& database_up_;
+  prometheus::Family<prometheus::Counter>& heartbeats_;
 };
 
 }  // namespace wsched::metrics

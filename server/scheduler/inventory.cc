@@ -25,6 +25,39 @@ void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
   node.driver_detail = readiness.detail;
 }
 
+// The node as a heartbeat leaves it (the lost -> ready return aside).
+store::StoredNode AfterHeartbeat(const store::StoredNode& before, const HeartbeatInput& input,
+                                 const core::Catalog& catalog) {
+  store::StoredNode after = before;
+  if (!input.kernel_version.empty()) after.info.kernel_version = input.kernel_version;
+  after.info.driver_version = input.driver_version;
+  for (auto& gpu : after.info.gpus) {
+    auto it = input.gpu_healthy_by_uuid.find(gpu.uuid);
+    if (it != input.gpu_healthy_by_uuid.end()) gpu.healthy = it->second;
+  }
+  after.driver_history =
+      core::HistoryOnReport(catalog.driver_policy, after.info, after.driver_history, false);
+  EvaluateDriverInto(catalog, after);
+  return after;
+}
+
+// Whether anything the scheduler decides with differs: state, kernel,
+// driver and its readiness, GPU health. Anything else is liveness.
+bool SameForScheduling(const store::StoredNode& a, const store::StoredNode& b) {
+  if (a.state != b.state || a.info.kernel_version != b.info.kernel_version ||
+      a.info.driver_version != b.info.driver_version || a.driver_state != b.driver_state ||
+      a.driver_detail != b.driver_detail ||
+      a.driver_history.verified_kernel != b.driver_history.verified_kernel ||
+      a.driver_history.failed_kernel != b.driver_history.failed_kernel ||
+      a.info.gpus.size() != b.info.gpus.size()) {
+    return false;
+  }
+  for (size_t i = 0; i < a.info.gpus.size(); ++i) {
+    if (a.info.gpus[i].healthy != b.info.gpus[i].healthy) return false;
+  }
+  return true;
+}
+
 // Workspaces on each node (or on `node` alone), CPU and GPU alike: placed,
 // or lost and not yet released. Nodes without any are absent.
 std::map<std::string, int> WorkspaceCounts(pqxx::work& txn, const std::string& node = "") {
@@ -61,6 +94,12 @@ NodeView Scheduler::ViewOf(const store::StoredNode& node) const {
 absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported) {
   if (absl::Status valid = core::ValidateNodeInfo(reported); !valid.ok()) return valid;
   core::Catalog catalog = this->catalog();
+  if (catalog.FindPool(reported.pool) == nullptr) {
+    // Refuse only on the database's word: the pool may have been added on
+    // another replica a moment ago.
+    if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+    catalog = this->catalog();
+  }
   const core::NodePool* pool = catalog.FindPool(reported.pool);
   if (pool == nullptr) {
     return absl::InvalidArgumentError(
@@ -72,8 +111,8 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
   if (info.ephemeral_storage_bytes == 0) info.ephemeral_storage_bytes = pool->shape.ephemeral_storage_bytes;
   if (info.disk_bytes == 0) info.disk_bytes = pool->shape.disk_bytes;
   store::StoredNode stored;
-  std::vector<std::string> released;
   absl::Status status = db_->InTransaction("registering node", [&](pqxx::work& txn) -> absl::Status {
+    store::ChangeSet changes;
     auto existing = store::LoadNode(txn, info.name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     bool first = !existing->has_value();
@@ -86,7 +125,7 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
       }
       // A lost node that registers again comes back empty.
       if (stored.state == core::NodeState::kLost) {
-        released = store::ReleaseLostWorkspaces(txn, info.name);
+        store::ReleaseLostWorkspaces(txn, info.name, changes);
         stored.state = core::NodeState::kReady;
       }
       if (stored.state == core::NodeState::kProvisioning) stored.state = core::NodeState::kReady;
@@ -97,33 +136,48 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
     stored.driver_history =
         core::HistoryOnReport(catalog.driver_policy, info, stored.driver_history, first);
     EvaluateDriverInto(catalog, stored);
-    store::SaveNode(txn, stored);
+    stored.version = store::SaveNode(txn, stored, changes);
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("node registered", {{"node", info.name}, {"pool", info.pool},
                                 {"gpus", absl::StrCat(info.gpus.size())},
                                 {"driver", core::DriverStateName(stored.driver_state)}});
-  NodeView view;
-  {
-    absl::MutexLock lock(&mu_);
-    for (const auto& id : released) {
-      ReleaseInSnapshot(id);
-      BumpVersion(id);
-    }
-    MirrorNode(stored);
-    view = ViewOf(stored);
-    drain_requested_ = true;  // New capacity: place pending work.
-  }
-  return view;
+  absl::MutexLock lock(&mu_);
+  drain_requested_ = true;  // New capacity: place pending work.
+  return ViewOf(stored);
 }
 
 absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input) {
+  HeartbeatResult result;
+  if (TryLivenessOnly(input, result)) {
+    liveness_.Record(input.node_name);
+    metrics_->Heartbeat("skipped");
+    return result;
+  }
+  return WriteHeartbeat(input);
+}
+
+bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result) {
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(input.node_name);
+  // Unknown here (maybe registered elsewhere a moment ago) or lost: the
+  // database decides.
+  if (it == nodes_.end() || it->second.state == core::NodeState::kLost) return false;
+  if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, catalog_))) return false;
+  AccountGpuSeconds(input.node_name, input.usage);
+  result.state = it->second.state;
+  result.pool = it->second.info.pool;
+  return true;
+}
+
+absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& input) {
   core::Catalog catalog = this->catalog();
   HeartbeatResult result;
   store::StoredNode stored;
-  std::vector<std::string> released;
-  bool changed = false;
+  bool written = false;
   absl::Status status = db_->InTransaction("heartbeat", [&](pqxx::work& txn) -> absl::Status {
     auto existing = store::LoadNode(txn, input.node_name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -131,43 +185,30 @@ absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input
       result.reregister = true;
       return absl::OkStatus();
     }
-    stored = **existing;
-    core::DriverState driver_before = stored.driver_state;
-    core::NodeState state_before = stored.state;
-    if (!input.kernel_version.empty()) stored.info.kernel_version = input.kernel_version;
-    stored.info.driver_version = input.driver_version;
-    for (auto& gpu : stored.info.gpus) {
-      auto it = input.gpu_healthy_by_uuid.find(gpu.uuid);
-      if (it != input.gpu_healthy_by_uuid.end() && gpu.healthy != it->second) {
-        gpu.healthy = it->second;
-        changed = true;
-      }
-    }
+    store::ChangeSet changes;
+    stored = AfterHeartbeat(**existing, input, catalog);
     if (stored.state == core::NodeState::kLost) {
-      released = store::ReleaseLostWorkspaces(txn, stored.info.name);
+      store::ReleaseLostWorkspaces(txn, stored.info.name, changes);
       stored.state = core::NodeState::kReady;
     }
-    stored.driver_history =
-        core::HistoryOnReport(catalog.driver_policy, stored.info, stored.driver_history, false);
-    EvaluateDriverInto(catalog, stored);
-    changed = changed || stored.driver_state != driver_before || stored.state != state_before;
-    store::SaveNode(txn, stored);
+    written = !SameForScheduling(**existing, stored);
+    if (!written) {
+      store::RecordHeartbeats(txn, {stored.info.name});  // This replica's picture was behind.
+      return absl::OkStatus();
+    }
+    stored.version = store::SaveNode(txn, stored, changes);
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   if (result.reregister) return result;
+  metrics_->Heartbeat("written");
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
   result.pool = stored.info.pool;
   absl::MutexLock lock(&mu_);
   AccountGpuSeconds(stored.info.name, input.usage);
-  for (const auto& id : released) {
-    ReleaseInSnapshot(id);
-    BumpVersion(id);
-  }
-  if (changed || !released.empty()) {
-    MirrorNode(stored);
-    drain_requested_ = true;
-  }
+  if (written) drain_requested_ = true;
   return result;
 }
 
@@ -232,13 +273,15 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
           absl::StrCat("node ", name, " is lost; it must heartbeat or re-register first"));
     }
     stored.state = state;
-    store::SetNodeState(txn, name, state);
+    store::ChangeSet changes;
+    stored.version = store::SetNodeState(txn, name, state, changes);
     workspaces = WorkspaceCounts(txn, name)[name];
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   absl::MutexLock lock(&mu_);
-  MirrorNode(stored);
   if (state == core::NodeState::kReady) drain_requested_ = true;
   NodeView view = ViewOf(stored);
   view.workspace_count = workspaces;
@@ -251,19 +294,14 @@ absl::Status Scheduler::RemoveNode(const std::string& name) {
     auto existing = store::LoadNode(txn, name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
-    lost = store::DeleteNode(txn, name);
+    store::ChangeSet changes;
+    lost = store::DeleteNode(txn, name, changes);
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   log::Info("node removed", {{"node", name}, {"workspaces_lost", absl::StrCat(lost.size())}});
-  absl::MutexLock lock(&mu_);
-  for (const auto& id : lost) {
-    ReleaseInSnapshot(id);
-    BumpVersion(id);
-  }
-  ++local_changes_;
-  snapshot_.RemoveNode(name);
-  return absl::OkStatus();
+  return CatchUp();
 }
 
 absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
@@ -373,43 +411,34 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
       stored.driver_history.failed_kernel = kernel;
     }
     EvaluateDriverInto(catalog, stored);
-    store::SaveNode(txn, stored);
+    store::ChangeSet changes;
+    stored.version = store::SaveNode(txn, stored, changes);
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("driver install reported", {{"node", name}, {"kernel", kernel},
                                         {"success", success ? "true" : "false"},
                                         {"detail", detail},
                                         {"driver", core::DriverStateName(stored.driver_state)}});
   absl::MutexLock lock(&mu_);
-  MirrorNode(stored);
   drain_requested_ = true;
   return ViewOf(stored);
 }
 
 absl::Status Scheduler::DetectLostNodes() {
   std::vector<std::string> lost;
-  std::vector<std::string> lost_workspaces;
   absl::Status status = db_->InTransaction("detecting lost nodes", [&](pqxx::work& txn) -> absl::Status {
-    lost = store::MarkLostNodes(txn, options_.node_lost_after);
-    for (const auto& node : lost) {
-      for (const auto& row : txn.exec_params(
-               "SELECT id FROM workspaces WHERE node_name = $1 AND state = 'lost'", node)) {
-        lost_workspaces.push_back(row[0].c_str());
-      }
-    }
+    store::ChangeSet changes;
+    lost = store::MarkLostNodes(txn, options_.node_lost_after, changes);
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   if (lost.empty()) return absl::OkStatus();
-  absl::MutexLock lock(&mu_);
-  for (const auto& node : lost) {
-    log::Warning("node lost: missed heartbeats", {{"node", node}});
-    ++local_changes_;
-    (void)snapshot_.SetNodeState(node, core::NodeState::kLost);
-  }
-  for (const auto& id : lost_workspaces) BumpVersion(id);
-  return absl::OkStatus();
+  for (const auto& node : lost) log::Warning("node lost: missed heartbeats", {{"node", node}});
+  return CatchUp();
 }
 
 }  // namespace wsched::scheduler

@@ -1,4 +1,11 @@
 // Placing and stopping workspaces; the pending queue and its drain.
+//
+// The pipeline runs one way: read what must be exact (the workspace's
+// record, settings, quota) -> resolve the class -> decide on the snapshot ->
+// hold tentatively -> commit, guarded by the version the decision saw ->
+// mirror -> answer. A negative answer (refusal, queueing) is given only on
+// state confirmed against the database: the replica catches up with the
+// change feed first and decides again.
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +15,7 @@
 #include "server/placement/decide.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
+#include "server/store/catalog_repository.h"
 #include "server/store/settings_repository.h"
 #include "server/store/workspace_repository.h"
 
@@ -24,40 +32,115 @@ std::string PendingReason(const placement::NotNow& not_now) {
                       absl::StrJoin(not_now.pools, ", "));
 }
 
-// Commits a placement, re-checking the org's GPU quota under a per-org lock
-// so replicas cannot overshoot it together.
-store::CommitBatcher::Job CommitJob(const core::Workspace& workspace, int gpus, int64_t quota) {
-  return [workspace, gpus, quota](pqxx::work& txn) -> absl::Status {
-    if (gpus > 0 && quota >= 0) {
-      store::LockOrg(txn, workspace.org_id);
-      int64_t held = store::OrgGpusHeld(txn, workspace.org_id);
-      if (held + gpus > quota) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "org ", workspace.org_id, " holds ", held, " GPUs of its quota of ", quota,
-            "; class ", workspace.class_id, " needs ", gpus, " more"));
+absl::Status QuotaExceeded(const std::string& org, int64_t held, int64_t quota,
+                           const std::string& class_id, int gpus) {
+  return absl::ResourceExhaustedError(absl::StrCat("org ", org, " holds ", held,
+                                                   " GPUs of its quota of ", quota, "; class ",
+                                                   class_id, " needs ", gpus, " more"));
+}
+
+// Commits a placement decided from `from`, re-checking the org's GPU quota
+// under a per-org lock so replicas cannot overshoot it together. `quota`
+// unset: read it here (queue placements read nothing before).
+store::CommitBatcher::Job CommitJob(const core::Workspace& workspace, int gpus,
+                                    std::optional<int64_t> quota, store::DecidedFrom from,
+                                    int64_t* version) {
+  return [workspace, gpus, quota, from, version](pqxx::work& txn,
+                                                 store::ChangeSet& changes) -> absl::Status {
+    if (gpus > 0) {
+      int64_t limit = quota.value_or(-1);
+      if (!quota) {
+        auto org = store::LoadOrgSettings(txn, workspace.org_id);
+        if (!org.ok()) return org.status();
+        limit = org->gpu_quota;
+      }
+      if (limit >= 0) {
+        store::LockOrg(txn, workspace.org_id);
+        int64_t held = store::OrgGpusHeld(txn, workspace.org_id);
+        if (held + gpus > limit) {
+          return QuotaExceeded(workspace.org_id, held, limit, workspace.class_id, gpus);
+        }
       }
     }
-    return store::CommitPlacement(txn, workspace);
+    auto committed = store::CommitPlacement(txn, workspace, from, changes);
+    if (!committed.ok()) return committed.status();
+    *version = *committed;
+    return absl::OkStatus();
   };
+}
+
+// What a placement reads from the database before deciding.
+struct PlacementInputs {
+  std::optional<store::WorkspaceRow> existing;
+  core::ProjectSettings project;
+  core::OrgSettings org;
+  int64_t org_gpus = 0;
+  int64_t catalog_generation = 0;
+};
+
+absl::StatusOr<PlacementInputs> ReadInputs(store::Database& db, const PlaceRequest& request) {
+  PlacementInputs in;
+  absl::Status read = db.InTransaction("reading placement inputs", [&](pqxx::work& txn) -> absl::Status {
+    auto stored = store::LoadWorkspace(txn, request.workspace_id);
+    if (!stored.ok()) return stored.status();
+    in.existing = std::move(*stored);
+    if (in.existing && IsActive(in.existing->workspace)) return absl::OkStatus();
+    in.catalog_generation = store::CatalogGeneration(txn);
+    auto p = store::LoadProjectSettings(txn, request.project_id);
+    if (!p.ok()) return p.status();
+    in.project = std::move(*p);
+    auto o = store::LoadOrgSettings(txn, request.org_id);
+    if (!o.ok()) return o.status();
+    in.org = std::move(*o);
+    if (in.org.gpu_quota >= 0) in.org_gpus = store::OrgGpusHeld(txn, request.org_id);
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
+  return in;
+}
+
+core::Workspace NewRecord(const PlaceRequest& request, const core::WorkspaceClass& cls,
+                          const core::ClassResolution& resolution) {
+  core::Workspace w;
+  w.id = request.workspace_id;
+  w.org_id = request.org_id;
+  w.project_id = request.project_id;
+  w.user_id = request.user_id;
+  w.class_id = cls.id;
+  w.class_source = core::ClassSourceName(resolution.source);
+  w.explanation = resolution.explanation;
+  w.priority = request.priority;
+  return w;
+}
+
+void SetPlaced(core::Workspace& w, const placement::Placed& placed, const BuiltPlacement& built) {
+  w.state = core::WorkspaceState::kPlaced;
+  w.node_name = placed.node;
+  w.pool = placed.pool;
+  w.cpu_millis = placed.resources.cpu_millis;
+  w.memory_bytes = placed.resources.memory_bytes;
+  w.gpu_indices = placed.gpu_indices;
+  w.gpu_uuids = built.gpu_uuids;
+  w.placement_json = built.placement_json;
+  w.pending_reason.clear();
 }
 
 }  // namespace
 
-absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const core::Workspace& workspace) {
+absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow& row) {
   WorkspaceView view;
-  view.workspace = workspace;
+  view.workspace = row.workspace;
+  view.version = row.version;
   absl::MutexLock lock(&mu_);
-  if (workspace.state == core::WorkspaceState::kPending) {
-    view.queue_position = pending_.Position(workspace.id);
-    if (const auto* entry = pending_.Find(workspace.id)) {
+  if (row.workspace.state == core::WorkspaceState::kPending) {
+    view.queue_position = pending_.Position(row.workspace.id);
+    if (const auto* entry = pending_.Find(row.workspace.id)) {
       view.workspace.pending_reason = entry->reason;
       if (delay_estimator_ && !entry->pools.empty()) {
         view.estimated_wait = delay_estimator_(entry->pools.front());
       }
     }
   }
-  auto it = versions_.find(workspace.id);
-  view.version = it == versions_.end() ? 0 : it->second;
   return view;
 }
 
@@ -68,55 +151,59 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     metrics_->ObservePlacement(class_label, result.ok() ? outcome : "error", absl::Now() - start);
     return result;
   };
+  // Set once this call has caught up with the feed: negative answers wait
+  // for it, positive ones are confirmed by the commit's guards.
+  bool confirmed = false;
+  auto confirm = [&]() -> absl::Status {
+    confirmed = true;
+    return CatchUp();
+  };
   for (int attempt = 0; attempt < options_.place_attempts; ++attempt) {
-    std::optional<core::Workspace> existing;
-    core::ProjectSettings project;
-    core::OrgSettings org;
-    int64_t org_gpus = 0;
-    absl::Status read = db_->InTransaction("reading placement inputs", [&](pqxx::work& txn) -> absl::Status {
-      auto stored = store::LoadWorkspace(txn, request.workspace_id);
-      if (!stored.ok()) return stored.status();
-      existing = std::move(*stored);
-      if (existing && IsActive(*existing)) return absl::OkStatus();
-      auto p = store::LoadProjectSettings(txn, request.project_id);
-      if (!p.ok()) return p.status();
-      project = std::move(*p);
-      auto o = store::LoadOrgSettings(txn, request.org_id);
-      if (!o.ok()) return o.status();
-      org = std::move(*o);
-      if (org.gpu_quota >= 0) org_gpus = store::OrgGpusHeld(txn, request.org_id);
-      return absl::OkStatus();
-    });
-    if (!read.ok()) return finish(read, "error");
+    absl::StatusOr<PlacementInputs> in = ReadInputs(*db_, request);
+    if (!in.ok()) return finish(in.status(), "error");
     // Idempotent: the same id answers with the same placement (or queue slot).
-    if (existing && IsActive(*existing)) {
-      class_label = existing->class_id;
-      return finish(ViewOfStored(*existing), "repeated");
+    if (in->existing && IsActive(in->existing->workspace)) {
+      class_label = in->existing->workspace.class_id;
+      return finish(ViewOfStored(*in->existing), "repeated");
+    }
+    // A lost workspace that still holds its old node's capacity is stopped
+    // (freed) first, then restarted like any stopped one.
+    if (in->existing && !in->existing->released) {
+      if (auto stopped = StopAndMirror(request.workspace_id); !stopped.ok()) {
+        return finish(stopped.status(), "error");
+      }
+      continue;
+    }
+    bool catalog_behind;
+    {
+      absl::MutexLock lock(&mu_);
+      catalog_behind = in->catalog_generation > catalog_generation_;
+    }
+    if (catalog_behind) {
+      if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
     }
 
     core::Catalog catalog = this->catalog();
-    std::string previous = request.restart && existing ? existing->class_id : "";
+    const store::DecidedFrom from{in->existing ? in->existing->version : 0, false};
+    std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
     auto resolution = core::ResolveClass(
-        {request.org_id, request.project_id, request.class_id, previous}, catalog, project, org);
-    if (!resolution.ok()) return finish(resolution.status(), "refused");
+        {request.org_id, request.project_id, request.class_id, previous}, catalog, in->project, in->org);
+    if (!resolution.ok()) {
+      if (!confirmed) {
+        if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
+        continue;
+      }
+      return finish(resolution.status(), "refused");
+    }
     const core::WorkspaceClass* cls = catalog.FindClass(resolution->class_id);
     class_label = cls->id;
-    if (cls->is_gpu() && org.gpu_quota >= 0 && org_gpus + cls->gpu.count > org.gpu_quota) {
-      return finish(absl::ResourceExhaustedError(absl::StrCat(
-                        "org ", request.org_id, " holds ", org_gpus, " GPUs of its quota of ",
-                        org.gpu_quota, "; class ", cls->id, " needs ", cls->gpu.count, " more")),
+    if (cls->is_gpu() && in->org.gpu_quota >= 0 &&
+        in->org_gpus + cls->gpu.count > in->org.gpu_quota) {
+      return finish(QuotaExceeded(request.org_id, in->org_gpus, in->org.gpu_quota, cls->id,
+                                  cls->gpu.count),
                     "refused");
     }
-
-    core::Workspace w;
-    w.id = request.workspace_id;
-    w.org_id = request.org_id;
-    w.project_id = request.project_id;
-    w.user_id = request.user_id;
-    w.class_id = cls->id;
-    w.class_source = core::ClassSourceName(resolution->source);
-    w.explanation = resolution->explanation;
-    w.priority = request.priority;
+    core::Workspace w = NewRecord(request, *cls, *resolution);
 
     placement::Decision decision;
     core::NodeInfo node;
@@ -126,8 +213,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       decision = placement::Decide(*cls, catalog.pools, snapshot_);
       if (auto* placed = std::get_if<placement::Placed>(&decision)) {
         // Tentative hold: concurrent decisions on this replica see it.
-        absl::Status held = HoldInSnapshot(w.id, placed->node, placed->gpu_indices, placed->resources);
-        if (!held.ok()) {
+        if (!HoldTentatively(w.id, placed->node, placed->gpu_indices, placed->resources).ok()) {
           // The same id is being placed by a concurrent request: let it win.
           mu_.Unlock();
           absl::SleepFor(absl::Milliseconds(5));
@@ -138,6 +224,11 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
         pool = *catalog.FindPool(placed->pool);
       }
     }
+    if (!std::holds_alternative<placement::Placed>(decision) && !confirmed) {
+      // Nodes or capacity added on another replica may not have reached us.
+      if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
+      continue;
+    }
     if (auto* never = std::get_if<placement::Never>(&decision)) {
       return finish(absl::FailedPreconditionError(absl::StrCat(
                         "class ", cls->id, " can never be placed: ", never->reason)),
@@ -146,60 +237,51 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
       w.state = core::WorkspaceState::kPending;
       w.pending_reason = PendingReason(*not_now);
-      absl::Status saved = db_->InTransaction("queueing workspace", [&](pqxx::work& txn) {
-        return store::SavePending(txn, w);
+      int64_t version = 0;
+      absl::Status saved = db_->InTransaction("queueing workspace", [&](pqxx::work& txn) -> absl::Status {
+        store::ChangeSet changes;
+        auto written = store::SavePending(txn, w, from, changes);
+        if (!written.ok()) return written.status();
+        version = *written;
+        store::PublishChanges(txn, changes);
+        return absl::OkStatus();
       });
       if (absl::IsAborted(saved)) continue;  // A concurrent request got there first.
       if (!saved.ok()) return finish(saved, "error");
       w.created_at = absl::Now();
-      {
-        absl::MutexLock lock(&mu_);
-        pending_.Upsert({w.id, w.org_id, w.class_id, w.priority, w.created_at, w.pending_reason,
-                         not_now->pools});
-        class_of_workspace_[w.id] = w.class_id;
-        BumpVersion(w.id);
-      }
+      MirrorCommitted(w, version, /*released=*/false);
       log::Info("workspace pending", {{"workspace", w.id}, {"class", w.class_id},
                                       {"reason", w.pending_reason}});
-      return finish(ViewOfStored(w), "pending");
+      return finish(ViewOfStored({w, version, false}), "pending");
     }
 
     const auto& placed = std::get<placement::Placed>(decision);
     auto built = BuildPlacement(*cls, node, pool, placed.gpu_indices);
     if (!built.ok()) {
       absl::MutexLock lock(&mu_);
-      ReleaseInSnapshot(w.id);
+      ReleaseTentative(w.id);
       return finish(built.status(), "error");
     }
-    w.state = core::WorkspaceState::kPlaced;
-    w.node_name = placed.node;
-    w.pool = placed.pool;
-    w.cpu_millis = placed.resources.cpu_millis;
-    w.memory_bytes = placed.resources.memory_bytes;
-    w.gpu_indices = placed.gpu_indices;
-    w.gpu_uuids = built->gpu_uuids;
-    w.placement_json = built->placement_json;
-    absl::Status committed = batcher_.Run(CommitJob(w, cls->gpu.count, org.gpu_quota));
+    SetPlaced(w, placed, *built);
+    int64_t version = 0;
+    absl::Status committed =
+        batcher_.Run(CommitJob(w, cls->gpu.count, in->org.gpu_quota, from, &version));
     if (committed.ok()) {
       w.placed_at = w.created_at = absl::Now();
-      {
-        absl::MutexLock lock(&mu_);
-        pending_.Remove(w.id);
-        class_of_workspace_[w.id] = w.class_id;
-        BumpVersion(w.id);
-      }
-      return finish(ViewOfStored(w), "placed");
+      MirrorCommitted(w, version, /*released=*/false);
+      return finish(ViewOfStored({w, version, false}), "placed");
     }
     {
       absl::MutexLock lock(&mu_);
-      ReleaseInSnapshot(w.id);
+      ReleaseTentative(w.id);
     }
     if (!absl::IsAborted(committed)) return finish(committed, "error");
-    // Lost a race (another replica, or a node that changed): refresh and
-    // retry after a short random pause, so racing replicas spread out.
-    log::Info("placement lost a race; refreshing",
+    // Lost a race (another replica, or a node that changed): apply what the
+    // others committed and retry after a short random pause, so racing
+    // replicas spread out.
+    log::Info("placement lost a race; catching up",
               {{"workspace", w.id}, {"error", std::string(committed.message())}});
-    if (absl::Status s = LoadAll(); !s.ok()) return finish(s, "error");
+    if (absl::Status s = CatchUp(); !s.ok()) return finish(s, "error");
     absl::SleepFor(absl::Milliseconds(1 + absl::ToUnixNanos(absl::Now()) % (5 * (attempt + 1))));
   }
   return finish(absl::AbortedError(absl::StrCat("placing ", request.workspace_id,
@@ -207,29 +289,30 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
                 "error");
 }
 
-absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
-  std::optional<core::Workspace> after;
+absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& id) {
+  absl::StatusOr<store::WorkspaceRow> after;
   absl::Status status = db_->InTransaction("stopping workspace", [&](pqxx::work& txn) -> absl::Status {
-    auto before = store::StopWorkspace(txn, id);
-    if (!before.ok()) return before.status();
-    auto stored = store::LoadWorkspace(txn, id);
-    if (!stored.ok()) return stored.status();
-    after = std::move(*stored);
+    store::ChangeSet changes;
+    after = store::StopWorkspace(txn, id, changes);
+    if (!after.ok()) return after.status();
+    store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  {
-    absl::MutexLock lock(&mu_);
-    ReleaseInSnapshot(id);
-    pending_.Remove(id);
-    BumpVersion(id);
-    drain_requested_ = true;  // Freed capacity may place pending work.
-  }
+  absl::MutexLock lock(&mu_);
+  ApplyWorkspaceLocked(*after);
+  drain_requested_ = true;  // Freed capacity may place pending work.
+  return after;
+}
+
+absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
+  auto after = StopAndMirror(id);
+  if (!after.ok()) return after.status();
   return ViewOfStored(*after);
 }
 
 absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
-  std::optional<core::Workspace> stored;
+  std::optional<store::WorkspaceRow> stored;
   absl::Status status = db_->InTransaction("reading workspace", [&](pqxx::work& txn) -> absl::Status {
     auto loaded = store::LoadWorkspace(txn, id);
     if (!loaded.ok()) return loaded.status();
@@ -254,7 +337,7 @@ absl::StatusOr<std::vector<WorkspaceView>> Scheduler::ListWorkspaces(const std::
   if (!status.ok()) return status;
   std::vector<WorkspaceView> views;
   for (const auto& w : stored) {
-    auto view = ViewOfStored(w);
+    auto view = ViewOfStored({w, 0, false});
     if (view.ok()) views.push_back(std::move(*view));
   }
   return views;
@@ -278,18 +361,20 @@ void Scheduler::DrainPending() {
 }
 
 absl::Status Scheduler::TryPlacePending(const std::string& id) {
-  core::Catalog catalog = this->catalog();
   placement::Decision decision;
   core::NodeInfo node;
   core::NodePool pool;
-  const core::WorkspaceClass* cls = nullptr;
+  core::WorkspaceClass cls;
+  core::Workspace w;
+  store::DecidedFrom from;
   {
     absl::MutexLock lock(&mu_);
     const placement::PendingEntry* entry = pending_.Find(id);
     if (entry == nullptr) return absl::OkStatus();  // Placed or stopped meanwhile.
-    cls = catalog.FindClass(entry->class_id);
-    if (cls == nullptr) return absl::OkStatus();  // Class gone: stays pending, visible.
-    decision = placement::Decide(*cls, catalog.pools, snapshot_);
+    const core::WorkspaceClass* found = catalog_.FindClass(entry->class_id);
+    if (found == nullptr) return absl::OkStatus();  // Class gone: stays pending, visible.
+    cls = *found;
+    decision = placement::Decide(cls, catalog_.pools, snapshot_);
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
       placement::PendingEntry updated = *entry;
       updated.reason = PendingReason(*not_now);
@@ -299,70 +384,52 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     }
     auto* placed = std::get_if<placement::Placed>(&decision);
     if (placed == nullptr) return absl::OkStatus();  // Never: the catalog changed; stays visible.
-    if (!HoldInSnapshot(id, placed->node, placed->gpu_indices, placed->resources).ok()) {
+    if (!HoldTentatively(id, placed->node, placed->gpu_indices, placed->resources).ok()) {
       return absl::OkStatus();
     }
     node = snapshot_.FindNode(placed->node)->info;
-    pool = *catalog.FindPool(placed->pool);
+    pool = *catalog_.FindPool(placed->pool);
+    // The queue placement lands only on the pending record it was decided
+    // for: a stop (or any change) since then bumps the version and wins.
+    from = {versions_[id], /*pending=*/true};
+    w.id = id;
+    w.org_id = entry->org;
+    w.class_id = entry->class_id;
+    w.priority = entry->priority;
+    w.created_at = entry->since;
   }
   const auto& placed = std::get<placement::Placed>(decision);
-  auto release = [&] {
-    absl::MutexLock lock(&mu_);
-    ReleaseInSnapshot(id);
-  };
-  std::optional<core::Workspace> stored;
-  int64_t quota = -1;
-  absl::Status read = db_->InTransaction("reading pending workspace", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::LoadWorkspace(txn, id);
-    if (!loaded.ok()) return loaded.status();
-    stored = std::move(*loaded);
-    if (stored) {
-      auto org = store::LoadOrgSettings(txn, stored->org_id);
-      if (!org.ok()) return org.status();
-      quota = org->gpu_quota;
-    }
-    return absl::OkStatus();
-  });
-  if (!read.ok() || !stored || stored->state != core::WorkspaceState::kPending) {
-    release();
-    absl::MutexLock lock(&mu_);
-    if (read.ok()) pending_.Remove(id);  // No longer pending in the store.
-    return read;
-  }
-  auto built = BuildPlacement(*cls, node, pool, placed.gpu_indices);
+  auto built = BuildPlacement(cls, node, pool, placed.gpu_indices);
   if (!built.ok()) {
-    release();
+    absl::MutexLock lock(&mu_);
+    ReleaseTentative(id);
     return built.status();
   }
-  core::Workspace w = *stored;
-  w.state = core::WorkspaceState::kPlaced;
-  w.node_name = placed.node;
-  w.pool = placed.pool;
-  w.cpu_millis = placed.resources.cpu_millis;
-  w.memory_bytes = placed.resources.memory_bytes;
-  w.gpu_indices = placed.gpu_indices;
-  w.gpu_uuids = built->gpu_uuids;
-  w.placement_json = built->placement_json;
-  w.pending_reason.clear();
-  absl::Status committed = batcher_.Run(CommitJob(w, cls->gpu.count, quota));
-  absl::MutexLock lock(&mu_);
-  if (!committed.ok()) {
-    ReleaseInSnapshot(id);
-    if (absl::IsResourceExhausted(committed)) {
-      if (const placement::PendingEntry* entry = pending_.Find(id)) {
-        placement::PendingEntry updated = *entry;
-        updated.reason = std::string(committed.message());
-        pending_.Upsert(std::move(updated));
-      }
-      return absl::OkStatus();
-    }
-    return committed;
+  SetPlaced(w, placed, *built);
+  int64_t version = 0;
+  absl::Status committed = batcher_.Run(CommitJob(w, cls.gpu.count, std::nullopt, from, &version));
+  if (committed.ok()) {
+    w.placed_at = absl::Now();
+    MirrorCommitted(w, version, /*released=*/false);
+    log::Info("pending workspace placed", {{"workspace", id}, {"node", placed.node}});
+    metrics_->ObservePlacement(cls.id, "placed_from_queue", absl::ZeroDuration());
+    return absl::OkStatus();
   }
-  pending_.Remove(id);
-  BumpVersion(id);
-  log::Info("pending workspace placed", {{"workspace", id}, {"node", placed.node}});
-  metrics_->ObservePlacement(cls->id, "placed_from_queue", absl::ZeroDuration());
-  return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  ReleaseTentative(id);
+  if (absl::IsResourceExhausted(committed)) {
+    if (const placement::PendingEntry* entry = pending_.Find(id)) {
+      placement::PendingEntry updated = *entry;
+      updated.reason = std::string(committed.message());
+      pending_.Upsert(std::move(updated));
+    }
+    return absl::OkStatus();
+  }
+  if (absl::IsAborted(committed)) {
+    follower_->Notify();  // Stopped or changed elsewhere: the feed says how.
+    return absl::OkStatus();
+  }
+  return committed;
 }
 
 }  // namespace wsched::scheduler

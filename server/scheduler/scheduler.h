@@ -1,11 +1,15 @@
 // The stateful heart of one replica: the in-memory snapshot the placement
 // engine decides on, the catalog it decides with, the pending queue, and the
 // watchers of workspace changes. PostgreSQL stays the arbiter: every change
-// is committed first (or raced for, and retried) and mirrored here after.
+// is committed first (or raced for, and retried) and mirrored here after,
+// guarded by the version it was decided from.
 //
-// Methods are grouped by concern in separate files: inventory.cc (nodes),
-// placing.cc (place, stop, pending), scheduler.cc (start-up, refresh,
-// background loops, watch).
+// How the state follows the database is split out: FeedFollower (its own
+// lock and thread) reads the change log and hands deltas to this class;
+// LivenessRecorder (its own lock and thread) batches heartbeats that change
+// nothing. Methods are grouped by concern in separate files: inventory.cc
+// (nodes), placing.cc (place, stop, pending), replica_state.cc (applying
+// deltas and reloads), scheduler.cc (start-up, background loop, watch).
 #ifndef WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 
@@ -20,6 +24,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -28,19 +33,24 @@
 #include "server/core/node.h"
 #include "server/core/workspace.h"
 #include "server/metrics/metrics.h"
+#include "server/scheduler/feed_follower.h"
+#include "server/scheduler/liveness_recorder.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/snapshot.h"
 #include "server/store/change_feed.h"
 #include "server/store/commit_batcher.h"
 #include "server/store/database.h"
 #include "server/store/node_repository.h"
+#include "server/store/workspace_repository.h"
 
 namespace wsched::scheduler {
 
 struct SchedulerOptions {
   absl::Duration heartbeat_interval = absl::Seconds(10);  // Told to agents.
   absl::Duration node_lost_after = absl::Seconds(60);     // Missed heartbeats.
-  absl::Duration refresh_interval = absl::Seconds(2);     // Re-read other replicas' changes.
+  absl::Duration refresh_interval = absl::Seconds(2);     // Retry pending work this often.
+  absl::Duration feed_poll_interval = absl::Seconds(1);   // Read the change log at least this often.
+  absl::Duration feed_retention = absl::Minutes(15);      // Change-log entries kept for followers.
   // One writer: batches never hold node rows at the same time, so they
   // cannot deadlock or wait on each other's locks; requests that arrive
   // during a commit form the next batch (docs/performance.md).
@@ -120,8 +130,11 @@ class Scheduler {
   void Stop();
 
   // ---- catalog (scheduler.cc) ----
-  // Re-reads the catalog (after an apply on this replica, or on a timer).
+  // Brings the catalog up to date (after an apply on this replica).
   absl::Status ReloadCatalog();
+  // Applies every change committed anywhere before the call (read your
+  // writes across replicas); see docs/architecture.md.
+  absl::Status CatchUp();
   core::Catalog catalog() const;
 
   // ---- inventory (inventory.cc) ----
@@ -182,36 +195,49 @@ class Scheduler {
   }
 
  private:
+  class DatabaseFeedSource;
+  class StateSink;
+
   // scheduler.cc
-  absl::Status LoadAll();
-  // One read; ABORTED when local changes happened meanwhile (unless last).
-  absl::Status LoadAllOnce(uint64_t changes_before, bool last_attempt);
   void Loop();
-  void BumpVersion(const std::string& workspace_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Every change of the snapshot goes through these (or MirrorNode), so
-  // LoadAll can tell that a read it is about to install went stale.
-  absl::Status HoldInSnapshot(absl::string_view workspace, absl::string_view node,
-                              std::vector<int> gpu_indices, const placement::Resources& resources)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    ++local_changes_;
-    return snapshot_.Hold(workspace, node, std::move(gpu_indices), resources);
-  }
-  void ReleaseInSnapshot(absl::string_view workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    ++local_changes_;
-    snapshot_.Release(workspace);
-  }
-  // Mirrors a stored node into the snapshot.
-  void MirrorNode(const store::StoredNode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void KickDrain();
+
+  // replica_state.cc: the replica's state as the feed describes it.
+  absl::Status ApplyRecords(const std::vector<store::ChangeRecord>& records);
+  absl::StatusOr<int64_t> ReloadState();
+  // Each mirrors a stored row when it is newer than what this replica knows
+  // (versions never repeat), so local mirrors and feed deltas may arrive in
+  // any order. True when applied.
+  bool ApplyWorkspaceLocked(const store::WorkspaceRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ApplyNodeLocked(const store::StoredNode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Releases uncommitted holds on these GPUs; true when there were any.
+  bool EvictTentativeHoldersLocked(const std::string& node, const std::vector<int>& gpu_indices)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool ForgetNodeLocked(const std::string& name, int64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ApplyCatalogLocked(core::Catalog catalog, int64_t generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  placement::PendingEntry PendingEntryFor(const core::Workspace& w) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A hold taken for a decision before its commit; released only if the
+  // commit fails and no newer picture of the workspace replaced it.
+  absl::Status HoldTentatively(absl::string_view workspace, absl::string_view node,
+                               std::vector<int> gpu_indices, const placement::Resources& resources)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ReleaseTentative(const std::string& workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Mirrors a row this replica just committed.
+  void MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released);
 
   // inventory.cc
   NodeView ViewOf(const store::StoredNode& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void AccountGpuSeconds(const std::string& node, const std::vector<HeartbeatInput::Usage>& usage)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The heartbeat's liveness-only path; false when the node row must change.
+  bool TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result);
+  absl::StatusOr<HeartbeatResult> WriteHeartbeat(const HeartbeatInput& input);
 
   // placing.cc
-  absl::StatusOr<WorkspaceView> ViewOfStored(const core::Workspace& workspace);
+  absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row);
   absl::Status TryPlacePending(const std::string& workspace_id);
+  absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id);
 
   store::Database* const db_;
   metrics::Metrics* const metrics_;
@@ -221,11 +247,16 @@ class Scheduler {
   mutable absl::Mutex mu_;
   placement::Snapshot snapshot_ ABSL_GUARDED_BY(mu_);
   core::Catalog catalog_ ABSL_GUARDED_BY(mu_);
+  int64_t catalog_generation_ ABSL_GUARDED_BY(mu_) = -1;
   placement::PendingQueue pending_ ABSL_GUARDED_BY(mu_);
+  // Stored version of every workspace this replica has seen; also what
+  // watchers wait on.
   absl::flat_hash_map<std::string, int64_t> versions_ ABSL_GUARDED_BY(mu_);
-  int64_t next_version_ ABSL_GUARDED_BY(mu_) = 1;
-  // Changes mirrored into the snapshot by this replica (see LoadAll).
-  uint64_t local_changes_ ABSL_GUARDED_BY(mu_) = 0;
+  absl::flat_hash_set<std::string> tentative_ ABSL_GUARDED_BY(mu_);
+  // The inventory as stored (heartbeats compare against it), and the
+  // version of every node seen, removed ones included.
+  absl::flat_hash_map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
   struct NodeUsage {
     std::vector<HeartbeatInput::Usage> usage;
@@ -236,8 +267,11 @@ class Scheduler {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex drain_mu_;  // One drain at a time.
-  // Other replicas' commits: set by the change listener, consumed by Loop.
-  std::atomic<bool> refresh_requested_{false};
+
+  std::unique_ptr<FeedSource> feed_source_;
+  std::unique_ptr<FeedSink> feed_sink_;
+  std::unique_ptr<FeedFollower> follower_;
+  LivenessRecorder liveness_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
   std::function<std::optional<absl::Duration>(const std::string&)> delay_estimator_;

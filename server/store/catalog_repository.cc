@@ -2,16 +2,22 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
-#include "server/store/change_feed.h"
+#include "server/store/change_log.h"
 
 namespace wsched::store {
 namespace {
 
 constexpr int64_t kCatalogLockKey = 0x77736368'63617461;  // "wschcata"
 
+// Every catalog write ends here: replicas reload the (small) catalog when
+// they see the new generation in the change log.
 void BumpGeneration(pqxx::work& txn) {
-  txn.exec("UPDATE catalog_generation SET generation = generation + 1");
-  NotifyChange(txn);
+  int64_t generation =
+      txn.exec1("UPDATE catalog_generation SET generation = generation + 1 RETURNING generation")[0]
+          .as<int64_t>();
+  ChangeSet changes;
+  changes.Add(Entity::kCatalog, "", generation);
+  PublishChanges(txn, changes);
 }
 
 void UpsertClass(pqxx::work& txn, const core::WorkspaceClass& cls) {

@@ -8,14 +8,13 @@
 namespace wsched::store {
 namespace {
 
-constexpr char kChannel[] = "wsched_changes";
-
 class Receiver : public pqxx::notification_receiver {
  public:
   Receiver(pqxx::connection_base& connection, const std::function<void()>& on_change)
-      : pqxx::notification_receiver(connection, kChannel), on_change_(on_change) {}
+      : pqxx::notification_receiver(connection, kChangeChannel), on_change_(on_change) {}
   void operator()(const std::string& payload, int) override {
-    if (payload != ReplicaId()) on_change_();
+    // "<replica>:<seq>": this replica's own entries are mirrored already.
+    if (payload.compare(0, ReplicaId().size(), ReplicaId()) != 0) on_change_();
   }
 
  private:
@@ -30,10 +29,6 @@ const std::string& ReplicaId() {
     return new std::string(absl::StrFormat("%08x%08x", random(), random()));
   }();
   return *id;
-}
-
-void NotifyChange(pqxx::work& txn) {
-  txn.exec_params("SELECT pg_notify($1, $2)", kChannel, ReplicaId());
 }
 
 ChangeListener::ChangeListener(std::string url, std::function<void()> on_change)

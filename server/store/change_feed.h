@@ -1,5 +1,7 @@
-// Tells other replicas that the shared state changed, so they refresh their
-// snapshots: a NOTIFY on commit, a LISTEN on a dedicated connection.
+// Wakes a replica when another one commits: the change log's entries are
+// announced with a NOTIFY (payload "<replica>:<seq>"), heard on a dedicated
+// LISTEN connection. The entries themselves are read from the change log
+// (change_log.h), so a lost notification delays a replica, never misleads it.
 #ifndef WSCHED_SERVER_STORE_CHANGE_FEED_H_
 #define WSCHED_SERVER_STORE_CHANGE_FEED_H_
 
@@ -15,22 +17,20 @@
 
 namespace wsched::store {
 
-// This process's replica id (random per start), the NOTIFY payload.
+inline constexpr char kChangeChannel[] = "wsched_changes";
+
+// This process's replica id (random per start).
 const std::string& ReplicaId();
 
-// Queues a notification, delivered when `txn` commits.
-void NotifyChange(pqxx::work& txn);
-
-// Calls `on_change` (from its own thread) whenever ANOTHER replica commits a
-// change, and after every reconnect (changes may have been missed while not
-// listening). Stops on destruction.
+// Calls `on_change` (from its own thread) whenever ANOTHER replica publishes
+// a change, and after every reconnect (notifications may have been missed
+// while not listening). Stops on destruction.
 class ChangeListener {
  public:
   ChangeListener(std::string url, std::function<void()> on_change);
   ~ChangeListener();
 
   // Blocks until the first LISTEN is in place (true) or `timeout` passes.
-  // A caller that reads the state after this misses no change.
   bool WaitUntilListening(absl::Duration timeout);
   ChangeListener(const ChangeListener&) = delete;
   ChangeListener& operator=(const ChangeListener&) = delete;

@@ -58,20 +58,25 @@ void CommitBatcher::WriterLoop() {
 
 void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
   absl::Status commit = db_->InTransaction("group commit", [&](pqxx::work& txn) -> absl::Status {
+    ChangeSet published;
     for (auto& pending : batch) {
       // A savepoint per job: a job that loses a race rolls back alone.
       txn.exec("SAVEPOINT job");
       bool ok = false;
+      ChangeSet changes;
       try {
-        pending->result = pending->job(txn);
+        pending->result = pending->job(txn, changes);
         ok = pending->result.ok();
+        if (ok) published.Append(changes);
       } catch (...) {
         pending->result = StatusFromCurrentException("placement commit");
       }
       txn.exec(ok ? "RELEASE SAVEPOINT job" : "ROLLBACK TO SAVEPOINT job");
     }
-    // Proves the transaction is healthy before COMMIT: PostgreSQL answers a
-    // COMMIT of a failed transaction with a silent rollback.
+    // Last: it holds the change-log head until COMMIT. It also proves the
+    // transaction healthy (PostgreSQL answers a COMMIT of a failed
+    // transaction with a silent rollback).
+    PublishChanges(txn, published);
     txn.exec("SELECT 1");
     return absl::OkStatus();
   });

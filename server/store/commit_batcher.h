@@ -17,13 +17,16 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "server/store/change_log.h"
 #include "server/store/database.h"
 
 namespace wsched::store {
 
 class CommitBatcher {
  public:
-  using Job = std::function<absl::Status(pqxx::work&)>;
+  // A job records what it changed in its ChangeSet; the batch publishes the
+  // changes of its successful jobs as one change-log entry, at the end.
+  using Job = std::function<absl::Status(pqxx::work&, ChangeSet&)>;
 
   struct Stats {
     int64_t transactions = 0;

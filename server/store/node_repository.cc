@@ -2,15 +2,16 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
-#include "server/store/change_feed.h"
 
 namespace wsched::store {
 namespace {
 
 constexpr char kNodeColumns[] =
-    "info::text, state, driver_state, driver_detail, driver_verified_kernel, "
-    "driver_failed_kernel, extract(epoch from registered_at)::float8, "
-    "extract(epoch from last_heartbeat)::float8, held_cpu_millis, held_memory_bytes";
+    "n.info::text, n.state, n.driver_state, n.driver_detail, n.driver_verified_kernel, "
+    "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
+    "COALESCE(extract(epoch from l.last_heartbeat)::float8, 0), n.held_cpu_millis, "
+    "n.held_memory_bytes, n.version";
+constexpr char kFrom[] = " FROM nodes n LEFT JOIN node_liveness l ON l.name = n.name ";
 
 absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   StoredNode node;
@@ -30,6 +31,7 @@ absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   node.last_heartbeat = absl::FromUnixMicros(static_cast<int64_t>(row[7].as<double>() * 1e6));
   node.held_cpu_millis = row[8].as<int64_t>();
   node.held_memory_bytes = row[9].as<int64_t>();
+  node.version = row[10].as<int64_t>();
   return node;
 }
 
@@ -38,8 +40,8 @@ absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
 absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::string& name,
                                                    bool for_update) {
   pqxx::result rows = txn.exec_params(
-      absl::StrCat("SELECT ", kNodeColumns, " FROM nodes WHERE name = $1",
-                   for_update ? " FOR UPDATE" : ""),
+      absl::StrCat("SELECT ", kNodeColumns, kFrom, "WHERE n.name = $1",
+                   for_update ? " FOR UPDATE OF n" : ""),
       name);
   if (rows.empty()) return std::optional<StoredNode>();
   auto node = FromRow(rows[0]);
@@ -47,13 +49,9 @@ absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::s
   return std::optional<StoredNode>(std::move(*node));
 }
 
-absl::StatusOr<std::vector<StoredNode>> LoadNodes(pqxx::work& txn, const std::string& pool) {
-  pqxx::result rows =
-      pool.empty()
-          ? txn.exec(absl::StrCat("SELECT ", kNodeColumns, " FROM nodes ORDER BY name"))
-          : txn.exec_params(
-                absl::StrCat("SELECT ", kNodeColumns, " FROM nodes WHERE pool = $1 ORDER BY name"),
-                pool);
+namespace {
+
+absl::StatusOr<std::vector<StoredNode>> NodeRows(const pqxx::result& rows) {
   std::vector<StoredNode> nodes;
   nodes.reserve(rows.size());
   for (const auto& row : rows) {
@@ -64,51 +62,94 @@ absl::StatusOr<std::vector<StoredNode>> LoadNodes(pqxx::work& txn, const std::st
   return nodes;
 }
 
-void SaveNode(pqxx::work& txn, const StoredNode& node) {
-  txn.exec_params(
+// The lost workspaces on `node` get a new version each and are published.
+void PublishWorkspaces(const pqxx::result& rows, ChangeSet& changes) {
+  for (const auto& row : rows) changes.Add(Entity::kWorkspace, row[0].c_str(), row[1].as<int64_t>());
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<StoredNode>> LoadNodes(pqxx::work& txn, const std::string& pool) {
+  return NodeRows(
+      txn.exec_params(absl::StrCat("SELECT ", kNodeColumns, kFrom,
+                                   "WHERE $1 = '' OR n.pool = $1 ORDER BY n.name"),
+                      pool));
+}
+
+absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
+                                                       const std::vector<std::string>& names) {
+  return NodeRows(txn.exec_params(
+      absl::StrCat("SELECT ", kNodeColumns, kFrom, "WHERE n.name = ANY($1::text[])"),
+      TextArray(names)));
+}
+
+int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
+  int64_t version = txn.exec_params1(
       "INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, "
       "driver_verified_kernel, driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes, "
-      "registered_at, last_heartbeat) "
-      "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), now()) "
+      "registered_at, version) "
+      "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), nextval('entity_versions')) "
       "ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
       "state = EXCLUDED.state, driver_state = EXCLUDED.driver_state, "
       "driver_detail = EXCLUDED.driver_detail, "
       "driver_verified_kernel = EXCLUDED.driver_verified_kernel, "
       "driver_failed_kernel = EXCLUDED.driver_failed_kernel, "
       "alloc_cpu_millis = EXCLUDED.alloc_cpu_millis, "
-      "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, last_heartbeat = now()",
+      "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, version = EXCLUDED.version "
+      "RETURNING version",
       node.info.name, node.info.pool, convert::ToJson(convert::ToProto(node.info)),
       core::NodeStateName(node.state), core::DriverStateName(node.driver_state),
       node.driver_detail, node.driver_history.verified_kernel, node.driver_history.failed_kernel,
-      node.info.cpu_millis, node.info.memory_bytes);
-  NotifyChange(txn);
+      node.info.cpu_millis, node.info.memory_bytes)[0].as<int64_t>();
+  txn.exec_params(
+      "INSERT INTO node_liveness (name, last_heartbeat) VALUES ($1, now()) "
+      "ON CONFLICT (name) DO UPDATE SET last_heartbeat = now()",
+      node.info.name);
+  changes.Add(Entity::kNode, node.info.name, version);
+  return version;
 }
 
-void SetNodeState(pqxx::work& txn, const std::string& name, core::NodeState state) {
-  txn.exec_params("UPDATE nodes SET state = $2 WHERE name = $1", name,
-                  core::NodeStateName(state));
-  NotifyChange(txn);
+int64_t SetNodeState(pqxx::work& txn, const std::string& name, core::NodeState state,
+                     ChangeSet& changes) {
+  int64_t version = txn.exec_params1(
+      "UPDATE nodes SET state = $2, version = nextval('entity_versions') WHERE name = $1 "
+      "RETURNING version",
+      name, core::NodeStateName(state))[0].as<int64_t>();
+  changes.Add(Entity::kNode, name, version);
+  return version;
 }
 
-std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout) {
+int64_t RecordHeartbeats(pqxx::work& txn, const std::vector<std::string>& names) {
+  return txn
+      .exec_params("UPDATE node_liveness SET last_heartbeat = now() WHERE name = ANY($1::text[])",
+                   TextArray(names))
+      .affected_rows();
+}
+
+std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout,
+                                       ChangeSet& changes) {
   std::vector<std::string> lost;
   for (const auto& row : txn.exec_params(
-           "UPDATE nodes SET state = 'lost' WHERE state <> 'lost' AND "
-           "last_heartbeat < now() - make_interval(secs => $1) RETURNING name",
+           "UPDATE nodes n SET state = 'lost', version = nextval('entity_versions') "
+           "FROM node_liveness l WHERE l.name = n.name AND n.state <> 'lost' AND "
+           "l.last_heartbeat < now() - make_interval(secs => $1) RETURNING n.name, n.version",
            absl::ToDoubleSeconds(timeout))) {
     lost.push_back(row[0].c_str());
+    changes.Add(Entity::kNode, row[0].c_str(), row[1].as<int64_t>());
   }
-  if (!lost.empty()) NotifyChange(txn);
-  for (const std::string& name : lost) {
-    txn.exec_params(
-        "UPDATE workspaces SET state = 'lost', pending_reason = 'node ' || $1 || ' was lost' "
-        "WHERE node_name = $1 AND state = 'placed'",
-        name);
-  }
+  if (lost.empty()) return lost;
+  PublishWorkspaces(
+      txn.exec_params(
+          "UPDATE workspaces SET state = 'lost', pending_reason = 'node ' || node_name || "
+          "' was lost', version = nextval('entity_versions') "
+          "WHERE node_name = ANY($1::text[]) AND state = 'placed' RETURNING id, version",
+          TextArray(lost)),
+      changes);
   return lost;
 }
 
-std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::string& node) {
+std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::string& node,
+                                               ChangeSet& changes) {
   std::vector<std::string> ids;
   for (const auto& row : txn.exec_params(
            "SELECT id, cpu_millis, memory_bytes FROM workspaces "
@@ -120,23 +161,28 @@ std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::strin
         "UPDATE nodes SET held_cpu_millis = held_cpu_millis - $2, "
         "held_memory_bytes = held_memory_bytes - $3 WHERE name = $1",
         node, row[1].as<int64_t>(), row[2].as<int64_t>());
-    txn.exec_params("UPDATE workspaces SET stopped_at = now() WHERE id = $1", row[0].c_str());
+    PublishWorkspaces(
+        txn.exec_params("UPDATE workspaces SET stopped_at = now(), "
+                        "version = nextval('entity_versions') WHERE id = $1 RETURNING id, version",
+                        row[0].c_str()),
+        changes);
   }
   return ids;
 }
 
-std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name) {
+std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, ChangeSet& changes) {
   std::vector<std::string> ids;
-  for (const auto& row : txn.exec_params(
-           "UPDATE workspaces SET state = 'lost', stopped_at = COALESCE(stopped_at, now()), "
-           "pending_reason = 'node ' || $1 || ' was removed' "
-           "WHERE node_name = $1 AND state IN ('placed', 'lost') RETURNING id",
-           name)) {
-    ids.push_back(row[0].c_str());
-  }
+  pqxx::result lost = txn.exec_params(
+      "UPDATE workspaces SET state = 'lost', stopped_at = COALESCE(stopped_at, now()), "
+      "pending_reason = 'node ' || $1 || ' was removed', version = nextval('entity_versions') "
+      "WHERE node_name = $1 AND state IN ('placed', 'lost') RETURNING id, version",
+      name);
+  for (const auto& row : lost) ids.push_back(row[0].c_str());
+  PublishWorkspaces(lost, changes);
   txn.exec_params("DELETE FROM gpu_holds WHERE node_name = $1", name);
   txn.exec_params("DELETE FROM nodes WHERE name = $1", name);
-  NotifyChange(txn);
+  // No row carries it any more: a fresh version tells followers to forget it.
+  changes.Add(Entity::kNode, name, NextVersion(txn));
   return ids;
 }
 

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
+#include "server/store/change_log.h"
 
 namespace wsched::store {
 
@@ -25,6 +26,7 @@ struct StoredNode {
   absl::Time last_heartbeat;
   int64_t held_cpu_millis = 0;
   int64_t held_memory_bytes = 0;
+  int64_t version = 0;  // Changes with everything above but liveness and holds.
 };
 
 // nullopt when unknown. `for_update` locks the row for the transaction.
@@ -32,25 +34,37 @@ absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::s
                                                    bool for_update);
 // All nodes, or those of one pool, by name.
 absl::StatusOr<std::vector<StoredNode>> LoadNodes(pqxx::work& txn, const std::string& pool = "");
+// The nodes of `names` that exist, in no particular order.
+absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
+                                                       const std::vector<std::string>& names);
 
-// Inserts or updates everything but the held capacity; sets last_heartbeat
-// to the database's now().
-void SaveNode(pqxx::work& txn, const StoredNode& node);
+// Inserts or updates everything but the held capacity, records liveness
+// (the database's now()) and returns the new version.
+int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes);
 
-void SetNodeState(pqxx::work& txn, const std::string& name, core::NodeState state);
+// Cordon, drain, uncordon. Returns the new version.
+int64_t SetNodeState(pqxx::work& txn, const std::string& name, core::NodeState state,
+                     ChangeSet& changes);
+
+// Liveness of nodes whose heartbeat changed nothing else: one statement for
+// all of them, no node row rewritten, nothing published. Returns how many
+// of them exist.
+int64_t RecordHeartbeats(pqxx::work& txn, const std::vector<std::string>& names);
 
 // Marks nodes whose last heartbeat is older than `timeout` lost (by the
 // database clock, so replicas agree) and their placed workspaces lost.
 // Returns the nodes newly marked.
-std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout);
+std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout,
+                                       ChangeSet& changes);
 
 // A lost node came back (re-registered or heartbeat): it returns empty, so
 // the holds of its lost workspaces are released. Returns their ids.
-std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::string& node);
+std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::string& node,
+                                               ChangeSet& changes);
 
 // Deletes the node; its placed workspaces become lost and every hold on it
 // is released. Returns the workspaces that were on it.
-std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name);
+std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, ChangeSet& changes);
 
 // GPU UUID -> holding workspace id, for every held GPU of `node` ("" = all).
 std::vector<std::pair<std::string, std::string>> GpuHolders(pqxx::work& txn,

@@ -1,5 +1,8 @@
 #include "server/store/settings_repository.h"
 
+#include "absl/strings/str_cat.h"
+#include "server/store/change_log.h"
+
 #include <nlohmann/json.hpp>
 
 namespace wsched::store {
@@ -49,6 +52,18 @@ absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::st
   return settings;
 }
 
+namespace {
+
+// Settings are read from the database by every decision that uses them;
+// the change is published so followers (and caches) can tell it happened.
+void PublishSettings(pqxx::work& txn, std::string key) {
+  ChangeSet changes;
+  changes.Add(Entity::kSettings, std::move(key), NextVersion(txn));
+  PublishChanges(txn, changes);
+}
+
+}  // namespace
+
 absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings) {
   txn.exec_params(
       "INSERT INTO project_settings (project_id, org_id, default_class, denied_classes) "
@@ -57,6 +72,7 @@ absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& s
       "denied_classes = EXCLUDED.denied_classes, updated_at = now()",
       settings.project_id, settings.org_id, settings.default_class,
       nlohmann::json(settings.denied_classes).dump());
+  PublishSettings(txn, absl::StrCat("project:", settings.project_id));
   return absl::OkStatus();
 }
 
@@ -68,6 +84,7 @@ absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings)
       "gpu_quota = EXCLUDED.gpu_quota, updated_at = now()",
       settings.org_id, settings.default_class, nlohmann::json(settings.allowed_classes).dump(),
       settings.gpu_quota);
+  PublishSettings(txn, absl::StrCat("org:", settings.org_id));
   return absl::OkStatus();
 }
 

@@ -4,7 +4,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "server/store/change_feed.h"
 
 namespace wsched::store {
 namespace {
@@ -16,14 +15,16 @@ constexpr char kColumns[] =
     "extract(epoch from w.created_at)::float8, "
     "COALESCE(extract(epoch from w.placed_at)::float8, 0), "
     "COALESCE((SELECT string_agg(h.gpu_index::text || '/' || h.gpu_uuid, ',' ORDER BY "
-    "h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), '')";
+    "h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), ''), w.version, "
+    "w.stopped_at IS NOT NULL";
 
 absl::Time FromEpoch(const pqxx::field& field) {
   return absl::FromUnixMicros(static_cast<int64_t>(field.as<double>() * 1e6));
 }
 
-absl::StatusOr<core::Workspace> FromRow(const pqxx::row& row) {
-  core::Workspace w;
+absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
+  WorkspaceRow out;
+  core::Workspace& w = out.workspace;
   w.id = row[0].c_str();
   w.org_id = row[1].c_str();
   w.project_id = row[2].c_str();
@@ -50,11 +51,13 @@ absl::StatusOr<core::Workspace> FromRow(const pqxx::row& row) {
     w.gpu_indices.push_back(index);
     w.gpu_uuids.push_back(parts.second);
   }
-  return w;
+  out.version = row[18].as<int64_t>();
+  out.released = row[19].as<bool>();
+  return out;
 }
 
-absl::StatusOr<std::vector<core::Workspace>> Rows(const pqxx::result& rows) {
-  std::vector<core::Workspace> out;
+absl::StatusOr<std::vector<WorkspaceRow>> Rows(const pqxx::result& rows) {
+  std::vector<WorkspaceRow> out;
   out.reserve(rows.size());
   for (const auto& row : rows) {
     auto w = FromRow(row);
@@ -64,80 +67,104 @@ absl::StatusOr<std::vector<core::Workspace>> Rows(const pqxx::result& rows) {
   return out;
 }
 
-// Inserts the record, or revives a stopped/lost one under the same id.
-// Zero rows means the id is pending or placed already.
-bool UpsertRecord(pqxx::work& txn, const core::Workspace& w, bool placed) {
+// Writes a new record (from.version 0) or restarts the released record of
+// exactly version `from.version`. Returns the new version; 0 when the record
+// is not the one the decision saw (active, or changed since).
+int64_t WriteRecord(pqxx::work& txn, const core::Workspace& w, DecidedFrom from, bool placed) {
+  const std::string columns =
+      "org_id, project_id, user_id, class_id, class_source, explanation, state, priority, "
+      "node_name, pool, cpu_millis, memory_bytes, gpu_count, placement, pending_reason, placed_at";
+  const std::string values =
+      "$2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), $12, $13, $14, "
+      "NULLIF($15, '')::jsonb, $16, CASE WHEN $17 THEN now() END";
+  std::string sql =
+      from.version == 0
+          ? absl::StrCat("INSERT INTO workspaces (id, ", columns, ", version) SELECT $1, ", values,
+                         ", nextval('entity_versions') WHERE $18::bigint = 0 "
+                         "ON CONFLICT (id) DO NOTHING RETURNING version")
+          : absl::StrCat("UPDATE workspaces SET (", columns, ", created_at, stopped_at, version) = (",
+                         values, ", now(), NULL, nextval('entity_versions')) WHERE id = $1 AND "
+                         "version = $18 AND stopped_at IS NOT NULL RETURNING version");
   pqxx::result rows = txn.exec_params(
-      "INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
-      "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
-      "placement, pending_reason, placed_at) "
-      "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, NULLIF($10, ''), NULLIF($11, ''), $12, $13, "
-      "$14, NULLIF($15, '')::jsonb, $16, CASE WHEN $17 THEN now() END) "
-      "ON CONFLICT (id) DO UPDATE SET org_id = EXCLUDED.org_id, "
-      "project_id = EXCLUDED.project_id, user_id = EXCLUDED.user_id, "
-      "class_id = EXCLUDED.class_id, class_source = EXCLUDED.class_source, "
-      "explanation = EXCLUDED.explanation, state = EXCLUDED.state, "
-      "priority = EXCLUDED.priority, node_name = EXCLUDED.node_name, pool = EXCLUDED.pool, "
-      "cpu_millis = EXCLUDED.cpu_millis, memory_bytes = EXCLUDED.memory_bytes, "
-      "gpu_count = EXCLUDED.gpu_count, placement = EXCLUDED.placement, "
-      "pending_reason = EXCLUDED.pending_reason, placed_at = EXCLUDED.placed_at, "
-      "created_at = now(), stopped_at = NULL "
-      "WHERE workspaces.state IN ('stopped', 'lost') "
-      "   OR (workspaces.state = 'pending' AND EXCLUDED.state = 'placed') "
-      "RETURNING id",
-      w.id, w.org_id, w.project_id, w.user_id, w.class_id, w.class_source, w.explanation,
+      sql, w.id, w.org_id, w.project_id, w.user_id, w.class_id, w.class_source, w.explanation,
       core::WorkspaceStateName(w.state), w.priority, w.node_name, w.pool, w.cpu_millis,
-      w.memory_bytes, static_cast<int>(w.gpu_indices.size()), w.placement_json,
-      w.pending_reason, placed);
-  return !rows.empty();
+      w.memory_bytes, static_cast<int>(w.gpu_indices.size()), w.placement_json, w.pending_reason,
+      placed, from.version);
+  return rows.empty() ? 0 : rows[0][0].as<int64_t>();
+}
+
+// Moves exactly the pending record of version `from.version` to placed.
+int64_t PlacePendingRecord(pqxx::work& txn, const core::Workspace& w, DecidedFrom from) {
+  pqxx::result rows = txn.exec_params(
+      "UPDATE workspaces SET state = 'placed', node_name = $2, pool = $3, cpu_millis = $4, "
+      "memory_bytes = $5, gpu_count = $6, placement = NULLIF($7, '')::jsonb, pending_reason = '', "
+      "placed_at = now(), version = nextval('entity_versions') "
+      "WHERE id = $1 AND state = 'pending' AND version = $8 RETURNING version",
+      w.id, w.node_name, w.pool, w.cpu_millis, w.memory_bytes,
+      static_cast<int>(w.gpu_indices.size()), w.placement_json, from.version);
+  return rows.empty() ? 0 : rows[0][0].as<int64_t>();
+}
+
+absl::Status MovedOn(const std::string& id) {
+  return absl::AbortedError(
+      absl::StrCat("workspace ", id, " was changed by another request since this decision"));
 }
 
 }  // namespace
 
-absl::StatusOr<std::optional<core::Workspace>> LoadWorkspace(pqxx::work& txn,
-                                                             const std::string& id) {
+absl::StatusOr<std::optional<WorkspaceRow>> LoadWorkspace(pqxx::work& txn,
+                                                         const std::string& id) {
   pqxx::result rows =
       txn.exec_params(absl::StrCat("SELECT ", kColumns, " FROM workspaces w WHERE w.id = $1"), id);
-  if (rows.empty()) return std::optional<core::Workspace>();
+  if (rows.empty()) return std::optional<WorkspaceRow>();
   auto w = FromRow(rows[0]);
   if (!w.ok()) return w.status();
-  return std::optional<core::Workspace>(std::move(*w));
+  return std::optional<WorkspaceRow>(std::move(*w));
 }
 
-absl::StatusOr<std::vector<core::Workspace>> LoadWorkspacesInState(
-    pqxx::work& txn, const std::vector<core::WorkspaceState>& states) {
-  std::vector<std::string> names;
-  for (auto state : states) names.push_back(absl::StrCat("'", core::WorkspaceStateName(state), "'"));
-  return Rows(txn.exec(absl::StrCat("SELECT ", kColumns, " FROM workspaces w WHERE w.state IN (",
-                                    absl::StrJoin(names, ","), ") AND w.stopped_at IS NULL "
-                                    "ORDER BY w.created_at, w.id")));
+absl::StatusOr<std::vector<WorkspaceRow>> LoadWorkspaces(pqxx::work& txn,
+                                                        const std::vector<std::string>& ids) {
+  return Rows(txn.exec_params(
+      absl::StrCat("SELECT ", kColumns, " FROM workspaces w WHERE w.id = ANY($1::text[])"),
+      TextArray(ids)));
+}
+
+absl::StatusOr<std::vector<WorkspaceRow>> LoadActiveWorkspaces(pqxx::work& txn) {
+  return Rows(txn.exec(absl::StrCat(
+      "SELECT ", kColumns, " FROM workspaces w WHERE w.state IN ('pending', 'placed', 'lost') "
+      "AND w.stopped_at IS NULL ORDER BY w.created_at, w.id")));
 }
 
 absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
                                                             const std::string& node,
                                                             const std::string& pool,
                                                             const std::string& state) {
-  return Rows(txn.exec_params(
+  auto rows = Rows(txn.exec_params(
       absl::StrCat("SELECT ", kColumns,
                    " FROM workspaces w WHERE ($1 = '' OR w.node_name = $1) AND "
                    "($2 = '' OR w.pool = $2) AND ($3 = '' OR w.state = $3) "
                    "ORDER BY w.created_at, w.id LIMIT 10000"),
       node, pool, state));
+  if (!rows.ok()) return rows.status();
+  std::vector<core::Workspace> out;
+  out.reserve(rows->size());
+  for (auto& row : *rows) out.push_back(std::move(row.workspace));
+  return out;
 }
 
-absl::Status SavePending(pqxx::work& txn, const core::Workspace& workspace) {
-  if (!UpsertRecord(txn, workspace, /*placed=*/false)) {
-    return absl::AbortedError(absl::StrCat("workspace ", workspace.id, " is already active"));
-  }
-  NotifyChange(txn);
-  return absl::OkStatus();
+absl::StatusOr<int64_t> SavePending(pqxx::work& txn, const core::Workspace& workspace,
+                                    DecidedFrom from, ChangeSet& changes) {
+  int64_t version = WriteRecord(txn, workspace, from, /*placed=*/false);
+  if (version == 0) return MovedOn(workspace.id);
+  changes.Add(Entity::kWorkspace, workspace.id, version);
+  return version;
 }
 
-absl::Status CommitPlacement(pqxx::work& txn, const core::Workspace& w) {
-  if (!UpsertRecord(txn, w, /*placed=*/true)) {
-    return absl::AbortedError(
-        absl::StrCat("workspace ", w.id, " was placed or changed by another request"));
-  }
+absl::StatusOr<int64_t> CommitPlacement(pqxx::work& txn, const core::Workspace& w,
+                                        DecidedFrom from, ChangeSet& changes) {
+  int64_t version = from.pending ? PlacePendingRecord(txn, w, from)
+                                 : WriteRecord(txn, w, from, /*placed=*/true);
+  if (version == 0) return MovedOn(w.id);
   // Guarded capacity: the check constraints refuse an overcommit, and the
   // state guard refuses a node that stopped taking work since the decision.
   pqxx::result node = txn.exec_params(
@@ -155,34 +182,35 @@ absl::Status CommitPlacement(pqxx::work& txn, const core::Workspace& w) {
         "VALUES ($1, $2, $3, $4)",
         w.gpu_uuids[i], w.node_name, w.gpu_indices[i], w.id);
   }
-  NotifyChange(txn);
-  return absl::OkStatus();
+  changes.Add(Entity::kWorkspace, w.id, version);
+  return version;
 }
 
-absl::StatusOr<std::optional<core::Workspace>> StopWorkspace(pqxx::work& txn,
-                                                             const std::string& id) {
+absl::StatusOr<WorkspaceRow> StopWorkspace(pqxx::work& txn, const std::string& id,
+                                           ChangeSet& changes) {
   pqxx::result rows = txn.exec_params(
       absl::StrCat("SELECT ", kColumns, " FROM workspaces w WHERE w.id = $1 FOR UPDATE"), id);
   if (rows.empty()) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));
-  auto before = FromRow(rows[0]);
-  if (!before.ok()) return before.status();
-  if (before->state == core::WorkspaceState::kStopped) return std::optional<core::Workspace>();
-  bool holds_capacity = before->state == core::WorkspaceState::kPlaced ||
-                        (before->state == core::WorkspaceState::kLost &&
-                         txn.exec_params("SELECT 1 FROM workspaces WHERE id = $1 AND "
-                                         "stopped_at IS NULL AND node_name IS NOT NULL",
-                                         id).size() == 1);
+  auto row = FromRow(rows[0]);
+  if (!row.ok()) return row.status();
+  core::Workspace& w = row->workspace;
+  if (w.state == core::WorkspaceState::kStopped) return row;
+  bool holds_capacity = !row->released && (w.state == core::WorkspaceState::kPlaced ||
+                                           w.state == core::WorkspaceState::kLost);
   txn.exec_params("DELETE FROM gpu_holds WHERE workspace_id = $1", id);
   if (holds_capacity) {
     txn.exec_params(
         "UPDATE nodes SET held_cpu_millis = GREATEST(held_cpu_millis - $2, 0), "
         "held_memory_bytes = GREATEST(held_memory_bytes - $3, 0) WHERE name = $1",
-        before->node_name, before->cpu_millis, before->memory_bytes);
+        w.node_name, w.cpu_millis, w.memory_bytes);
   }
-  txn.exec_params(
-      "UPDATE workspaces SET state = 'stopped', stopped_at = now() WHERE id = $1", id);
-  NotifyChange(txn);
-  return std::optional<core::Workspace>(std::move(*before));
+  row->version = txn.exec_params1(
+      "UPDATE workspaces SET state = 'stopped', stopped_at = COALESCE(stopped_at, now()), "
+      "version = nextval('entity_versions') WHERE id = $1 RETURNING version", id)[0].as<int64_t>();
+  w.state = core::WorkspaceState::kStopped;
+  row->released = true;
+  changes.Add(Entity::kWorkspace, id, row->version);
+  return row;
 }
 
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id) {

@@ -13,16 +13,32 @@
 
 #include "absl/status/statusor.h"
 #include "server/core/workspace.h"
+#include "server/store/change_log.h"
 
 namespace wsched::store {
 
-absl::StatusOr<std::optional<core::Workspace>> LoadWorkspace(pqxx::work& txn,
-                                                             const std::string& id);
+// A stored workspace with what the store guards it by.
+struct WorkspaceRow {
+  core::Workspace workspace;
+  int64_t version = 0;    // Changes on every transition (entity_versions).
+  bool released = false;  // stopped_at is set: it holds nothing any more.
+};
 
-// Workspaces in the given states (placed/lost rebuild the snapshot; pending
-// refill the queue), oldest first.
-absl::StatusOr<std::vector<core::Workspace>> LoadWorkspacesInState(
-    pqxx::work& txn, const std::vector<core::WorkspaceState>& states);
+// What a transition was decided from: the version the deciding replica saw
+// (0: no row). Every write below lands only on exactly that record, so a
+// decision made on a stale picture is refused with ABORTED.
+struct DecidedFrom {
+  int64_t version = 0;
+  bool pending = false;  // The record was pending (a queue placement).
+};
+
+absl::StatusOr<std::optional<WorkspaceRow>> LoadWorkspace(pqxx::work& txn, const std::string& id);
+// The rows of `ids` that exist, in no particular order.
+absl::StatusOr<std::vector<WorkspaceRow>> LoadWorkspaces(pqxx::work& txn,
+                                                        const std::vector<std::string>& ids);
+// Pending, placed, and lost-but-still-holding workspaces (what a replica
+// mirrors), oldest first.
+absl::StatusOr<std::vector<WorkspaceRow>> LoadActiveWorkspaces(pqxx::work& txn);
 
 // Filtered listing for operators.
 absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
@@ -30,21 +46,26 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
                                                             const std::string& pool,
                                                             const std::string& state);
 
-// Records a new (or restarted: previously stopped/lost) workspace as pending.
-// ABORTED when the id is already pending or placed (a concurrent request).
-absl::Status SavePending(pqxx::work& txn, const core::Workspace& workspace);
+// Records a new workspace (from.version 0) or restarts a released one
+// (stopped, or lost and let go) as pending. Returns the new version;
+// ABORTED when the record is not the one the decision saw.
+absl::StatusOr<int64_t> SavePending(pqxx::work& txn, const core::Workspace& workspace,
+                                    DecidedFrom from, ChangeSet& changes);
 
-// Places `workspace` (fields node_name, pool, cpu, memory, gpus, placement):
-// from pending, or as a new/restarted record. ABORTED when a GPU is held,
-// the node lacks capacity or is not ready, or the workspace was placed or
-// stopped meanwhile.
-absl::Status CommitPlacement(pqxx::work& txn, const core::Workspace& workspace);
+// Places `workspace` (node_name, pool, cpu, memory, gpus, placement): a new
+// record, a restart of a released one, or the pending record `from` names
+// (a queue placement lands only on the pending record it was decided for).
+// ABORTED when the record moved on (stopped, placed elsewhere), a GPU is
+// held, the node lacks capacity or stopped taking work.
+absl::StatusOr<int64_t> CommitPlacement(pqxx::work& txn, const core::Workspace& workspace,
+                                        DecidedFrom from, ChangeSet& changes);
 
-// Stops a pending, placed or lost workspace and frees what it holds.
-// Returns the workspace as it was before, nullopt when it was already
-// stopped; NOT_FOUND when unknown.
-absl::StatusOr<std::optional<core::Workspace>> StopWorkspace(pqxx::work& txn,
-                                                             const std::string& id);
+// Stops a pending, placed or lost workspace, whatever its version (a stop
+// wins over any placement racing with it), and frees what it holds.
+// Returns the row after; unchanged when it was stopped already. NOT_FOUND
+// when unknown.
+absl::StatusOr<WorkspaceRow> StopWorkspace(pqxx::work& txn, const std::string& id,
+                                           ChangeSet& changes);
 
 // GPUs the org's workspaces hold now.
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id);

@@ -1,0 +1,93 @@
+// Keeps one replica's state in step with the change log: reads the entries
+// committed after its position and hands them to the state as deltas; a
+// full reload only at start and when entries were missed (a gap: pruned
+// before this replica read them). Cost follows the change rate, not the
+// fleet size (DESIGN.md "Replica synchronisation").
+//
+// The follower owns only its position and its own lock; what the entries
+// mean is the sink's business, where they come from the source's, so both
+// are replaced by fakes in unit tests.
+#ifndef WSCHED_SERVER_SCHEDULER_FEED_FOLLOWER_H_
+#define WSCHED_SERVER_SCHEDULER_FEED_FOLLOWER_H_
+
+#include <cstdint>
+#include <functional>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "server/metrics/metrics.h"
+#include "server/store/change_log.h"
+
+namespace wsched::scheduler {
+
+class FeedSource {
+ public:
+  virtual ~FeedSource() = default;
+  // Entries with seq > `after` (ascending, at most `limit`) and the head.
+  virtual absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) = 0;
+};
+
+class FeedSink {
+ public:
+  virtual ~FeedSink() = default;
+  // Applies committed entries, in order. On error nothing is assumed
+  // applied: the same entries come again.
+  virtual absl::Status Apply(const std::vector<store::ChangeRecord>& records) = 0;
+  // Rebuilds everything from the database; returns the log position the
+  // rebuilt state reflects.
+  virtual absl::StatusOr<int64_t> Reload() = 0;
+};
+
+class FeedFollower {
+ public:
+  using Clock = std::function<absl::Time()>;
+
+  FeedFollower(FeedSource* source, FeedSink* sink, metrics::Metrics* metrics, Clock clock,
+               int batch_limit = 512);
+  ~FeedFollower();  // Stops the background thread.
+  FeedFollower(const FeedFollower&) = delete;
+  FeedFollower& operator=(const FeedFollower&) = delete;
+
+  // Applies everything committed before the call (the first call reloads).
+  // Callers use it to read their own writes: after CatchUp, every change
+  // committed anywhere before it began is in the sink.
+  absl::Status CatchUp();
+
+  // Follows in the background: CatchUp on every Notify() and at least once
+  // per `poll` (a lost notification delays, never loses, a change).
+  void StartFollowing(absl::Duration poll);
+  // Ends the background thread; CatchUp still works.
+  void StopFollowing();
+  void Notify();
+
+  // -1 before the first load.
+  int64_t position() const;
+
+ private:
+  absl::Status CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ReloadLocked(absl::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Run(absl::Duration poll);
+
+  FeedSource* const source_;
+  FeedSink* const sink_;
+  metrics::Metrics* const metrics_;
+  const Clock clock_;
+  const int batch_limit_;
+
+  mutable absl::Mutex mu_;  // One catch-up at a time.
+  int64_t position_ ABSL_GUARDED_BY(mu_) = -1;
+
+  absl::Mutex wake_mu_;
+  bool notified_ ABSL_GUARDED_BY(wake_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_FEED_FOLLOWER_H_

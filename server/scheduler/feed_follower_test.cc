@@ -1,0 +1,175 @@
+#include "server/scheduler/feed_follower.h"
+
+#include <deque>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace wsched::scheduler {
+namespace {
+
+using store::ChangeRecord;
+using store::Entity;
+
+// The change log as a vector; entries before `oldest` are pruned.
+class FakeSource : public FeedSource {
+ public:
+  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) override {
+    reads++;
+    if (!up) return absl::UnavailableError("database down");
+    store::FeedRead read;
+    read.head = log.empty() ? pruned_head : log.back().seq;
+    for (const auto& record : log) {
+      if (record.seq > after && static_cast<int>(read.records.size()) < limit) {
+        read.records.push_back(record);
+      }
+    }
+    return read;
+  }
+  void Append(Entity entity, std::string id, int64_t version, absl::Time at = absl::UnixEpoch()) {
+    int64_t seq = log.empty() ? pruned_head + 1 : log.back().seq + 1;
+    log.push_back({seq, "other", at, {{entity, std::move(id), version}}});
+  }
+  void PruneThrough(int64_t seq) {
+    while (!log.empty() && log.front().seq <= seq) {
+      pruned_head = log.front().seq;
+      log.pop_front();
+    }
+  }
+  std::deque<ChangeRecord> log;
+  int64_t pruned_head = 0;
+  bool up = true;
+  int reads = 0;
+};
+
+class FakeSink : public FeedSink {
+ public:
+  explicit FakeSink(FakeSource* source) : source_(source) {}
+  absl::Status Apply(const std::vector<ChangeRecord>& records) override {
+    if (fail_apply) return absl::UnavailableError("apply failed");
+    for (const auto& r : records) applied.push_back(r.seq);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<int64_t> Reload() override {
+    reloads++;
+    return source_->log.empty() ? source_->pruned_head : source_->log.back().seq;
+  }
+  std::vector<int64_t> applied;
+  int reloads = 0;
+  bool fail_apply = false;
+
+ private:
+  FakeSource* source_;
+};
+
+class FeedFollowerTest : public ::testing::Test {
+ protected:
+  FeedFollowerTest() : sink_(&source_), follower_(&source_, &sink_, &metrics_, [this] { return now_; }, 2) {}
+
+  bool MetricHas(const std::string& line) { return metrics_.Scrape().find(line) != std::string::npos; }
+
+  FakeSource source_;
+  FakeSink sink_;
+  metrics::Metrics metrics_;
+  absl::Time now_ = absl::UnixEpoch() + absl::Seconds(100);
+  FeedFollower follower_;
+};
+
+TEST_F(FeedFollowerTest, FirstCatchUpReloadsOnceThenAppliesOnlyDeltas) {
+  source_.Append(Entity::kNode, "n1", 1);
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_EQ(sink_.reloads, 1);
+  EXPECT_EQ(follower_.position(), 1);
+  EXPECT_TRUE(MetricHas("wsched_feed_full_reloads_total{reason=\"start\"} 1"));
+
+  source_.Append(Entity::kWorkspace, "w1", 2);
+  source_.Append(Entity::kWorkspace, "w2", 3);
+  source_.Append(Entity::kNode, "n1", 4);
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  // Batches of two (the limit), in order, no second reload.
+  EXPECT_THAT(sink_.applied, ::testing::ElementsAre(2, 3, 4));
+  EXPECT_EQ(sink_.reloads, 1);
+  EXPECT_EQ(follower_.position(), 4);
+  EXPECT_TRUE(MetricHas("wsched_feed_deltas_applied_total{entity=\"workspace\"} 2"));
+  EXPECT_TRUE(MetricHas("wsched_feed_deltas_applied_total{entity=\"node\"} 1"));
+}
+
+TEST_F(FeedFollowerTest, NothingNewCostsOneReadAndNoApply) {
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  int reads = source_.reads;
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_EQ(source_.reads, reads + 1);
+  EXPECT_TRUE(sink_.applied.empty());
+}
+
+TEST_F(FeedFollowerTest, MissedEntriesAreDetectedAsAGapAndReloaded) {
+  ASSERT_TRUE(follower_.CatchUp().ok());  // Position 0.
+  for (int i = 1; i <= 5; ++i) source_.Append(Entity::kWorkspace, "w", i);
+  source_.PruneThrough(3);  // Entries 1-3 gone before this replica read them.
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_EQ(sink_.reloads, 2);
+  EXPECT_TRUE(sink_.applied.empty());  // The reload covered them.
+  EXPECT_EQ(follower_.position(), 5);
+  EXPECT_TRUE(MetricHas("wsched_feed_full_reloads_total{reason=\"gap\"} 1"));
+}
+
+TEST_F(FeedFollowerTest, EverythingPrunedWhileAwayIsAGapToo) {
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  source_.Append(Entity::kNode, "n", 1);
+  source_.PruneThrough(1);  // The log is empty, but the head moved on.
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_EQ(sink_.reloads, 2);
+  EXPECT_EQ(follower_.position(), 1);
+}
+
+TEST_F(FeedFollowerTest, HeadBehindPositionMeansARestoredDatabase) {
+  source_.Append(Entity::kNode, "n", 1);
+  source_.Append(Entity::kNode, "n", 2);
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  source_.log.clear();
+  source_.pruned_head = 0;
+  source_.Append(Entity::kNode, "n", 1);  // Head 1 < position 2.
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_EQ(sink_.reloads, 2);
+  EXPECT_EQ(follower_.position(), 1);
+}
+
+TEST_F(FeedFollowerTest, FailedApplyKeepsThePositionAndRetriesTheSameEntries) {
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  source_.Append(Entity::kWorkspace, "w", 1);
+  sink_.fail_apply = true;
+  EXPECT_FALSE(follower_.CatchUp().ok());
+  EXPECT_EQ(follower_.position(), 0);
+  sink_.fail_apply = false;
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_THAT(sink_.applied, ::testing::ElementsAre(1));
+}
+
+TEST_F(FeedFollowerTest, DatabaseDownIsReportedAndRecovers) {
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  source_.up = false;
+  EXPECT_TRUE(absl::IsUnavailable(follower_.CatchUp()));
+  EXPECT_TRUE(MetricHas("wsched_database_up 0"));
+  source_.up = true;
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_TRUE(MetricHas("wsched_database_up 1"));
+}
+
+TEST_F(FeedFollowerTest, LagIsMeasuredAgainstTheInjectedClock) {
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  // Three entries, the oldest written 7 s before "now"; with a batch limit
+  // of two, the first poll sees the whole lag.
+  source_.Append(Entity::kNode, "a", 1, now_ - absl::Seconds(7));
+  source_.Append(Entity::kNode, "b", 2, now_ - absl::Seconds(1));
+  source_.Append(Entity::kNode, "c", 3, now_);
+  sink_.fail_apply = true;
+  EXPECT_FALSE(follower_.CatchUp().ok());
+  EXPECT_TRUE(MetricHas("wsched_feed_lag_entries 3"));
+  EXPECT_TRUE(MetricHas("wsched_feed_lag_seconds 7"));
+  sink_.fail_apply = false;
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_TRUE(MetricHas("wsched_feed_lag_entries 0"));
+}
+
+}  // namespace
+}  // namespace wsched::scheduler

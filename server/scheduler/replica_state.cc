@@ -1,0 +1,274 @@
+// The replica's state as the database describes it: deltas from the change
+// log, the full reload (at start, or after a gap), and the version rule that
+// lets local mirrors and feed deltas arrive in any order.
+#include "server/scheduler/replica_state.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/log/log.h"
+#include "server/placement/resources.h"
+#include "server/store/catalog_repository.h"
+
+namespace wsched::scheduler {
+namespace {
+
+// What a placed workspace holds besides GPUs: CPU and memory as stored, the
+// rest from its class (the store keeps only what it guards).
+placement::Resources HeldResources(const core::Workspace& w, const core::Catalog& catalog) {
+  placement::Resources held;
+  if (const core::WorkspaceClass* cls = catalog.FindClass(w.class_id)) held = placement::RequestOf(*cls);
+  held.cpu_millis = w.cpu_millis;
+  held.memory_bytes = w.memory_bytes;
+  return held;
+}
+
+bool HoldsCapacity(const store::WorkspaceRow& row) {
+  const core::Workspace& w = row.workspace;
+  return !w.node_name.empty() && !row.released &&
+         (w.state == core::WorkspaceState::kPlaced || w.state == core::WorkspaceState::kLost);
+}
+
+int64_t KnownVersion(const absl::flat_hash_map<std::string, int64_t>& versions,
+                     const std::string& id) {
+  auto it = versions.find(id);
+  return it == versions.end() ? 0 : it->second;
+}
+
+}  // namespace
+
+absl::StatusOr<store::FeedRead> Scheduler::DatabaseFeedSource::ReadSince(int64_t after, int limit) {
+  store::FeedRead read;
+  absl::Status status = db_->InTransaction("reading the change log", [&](pqxx::work& txn) {
+    read = store::ReadChangesSince(txn, after, limit);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return read;
+}
+
+absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& records) {
+  // Only what this replica does not know yet is read back: its own entries
+  // (mirrored already at commit) and repeats cost nothing.
+  bool catalog_changed = false;
+  absl::flat_hash_map<std::string, int64_t> nodes;  // name -> newest version in the entries
+  std::vector<std::string> workspace_ids;
+  {
+    absl::MutexLock lock(&mu_);
+    absl::flat_hash_set<std::string> seen;
+    for (const auto& record : records) {
+      for (const auto& change : record.changes) {
+        switch (change.entity) {
+          case store::Entity::kCatalog:
+            catalog_changed |= change.version > catalog_generation_;
+            break;
+          case store::Entity::kNode:
+            if (change.version > KnownVersion(node_versions_, change.id)) {
+              nodes[change.id] = std::max(nodes[change.id], change.version);
+            }
+            break;
+          case store::Entity::kWorkspace:
+            if (change.version > KnownVersion(versions_, change.id) && seen.insert(change.id).second) {
+              workspace_ids.push_back(change.id);
+            }
+            break;
+          case store::Entity::kSettings:
+            break;  // Read from the database by every decision that uses them.
+        }
+      }
+    }
+  }
+  if (!catalog_changed && nodes.empty() && workspace_ids.empty()) return absl::OkStatus();
+
+  std::optional<core::Catalog> catalog;
+  int64_t generation = 0;
+  std::vector<store::StoredNode> node_rows;
+  std::vector<store::WorkspaceRow> workspace_rows;
+  std::vector<std::string> node_names;
+  for (const auto& [name, version] : nodes) node_names.push_back(name);
+  absl::Status read = db_->InTransaction("applying the change feed", [&](pqxx::work& txn) -> absl::Status {
+    if (catalog_changed) {
+      auto loaded = store::LoadCatalog(txn);
+      if (!loaded.ok()) return loaded.status();
+      catalog = std::move(*loaded);
+      generation = store::CatalogGeneration(txn);
+    }
+    if (!node_names.empty()) {
+      auto loaded = store::LoadNodesByName(txn, node_names);
+      if (!loaded.ok()) return loaded.status();
+      node_rows = std::move(*loaded);
+    }
+    if (!workspace_ids.empty()) {
+      auto loaded = store::LoadWorkspaces(txn, workspace_ids);
+      if (!loaded.ok()) return loaded.status();
+      workspace_rows = std::move(*loaded);
+    }
+    return absl::OkStatus();
+  });
+  if (!read.ok()) return read;
+
+  absl::MutexLock lock(&mu_);
+  // Catalog first: holds take their resources from classes, pending work
+  // its pools.
+  if (catalog) ApplyCatalogLocked(std::move(*catalog), generation);
+  for (const auto& node : node_rows) {
+    ApplyNodeLocked(node);
+    nodes.erase(node.info.name);
+  }
+  for (const auto& [name, version] : nodes) ForgetNodeLocked(name, version);  // Removed.
+  for (const auto& row : workspace_rows) ApplyWorkspaceLocked(row);
+  drain_requested_ = true;  // Freed or new capacity may place pending work.
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> Scheduler::ReloadState() {
+  int64_t position = 0;
+  int64_t generation = 0;
+  core::Catalog catalog;
+  std::vector<store::StoredNode> nodes;
+  std::vector<store::WorkspaceRow> active;
+  absl::Status status = db_->InTransaction("loading cluster state", [&](pqxx::work& txn) -> absl::Status {
+    // One snapshot of the database: the log position and the rows agree.
+    txn.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    position = store::FeedHead(txn);
+    generation = store::CatalogGeneration(txn);
+    auto loaded_catalog = store::LoadCatalog(txn);
+    if (!loaded_catalog.ok()) return loaded_catalog.status();
+    catalog = std::move(*loaded_catalog);
+    auto loaded_nodes = store::LoadNodes(txn);
+    if (!loaded_nodes.ok()) return loaded_nodes.status();
+    nodes = std::move(*loaded_nodes);
+    auto loaded_workspaces = store::LoadActiveWorkspaces(txn);
+    if (!loaded_workspaces.ok()) return loaded_workspaces.status();
+    active = std::move(*loaded_workspaces);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+
+  absl::MutexLock lock(&mu_);
+  snapshot_ = placement::Snapshot();
+  pending_ = placement::PendingQueue();
+  nodes_.clear();
+  tentative_.clear();  // Decisions in flight re-check at commit, as always.
+  catalog_ = std::move(catalog);
+  catalog_generation_ = generation;
+  for (const auto& node : nodes) {
+    node_versions_[node.info.name] = node.version;
+    nodes_[node.info.name] = node;
+    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
+  }
+  for (const auto& row : active) {
+    // A reload may go back to an older picture than a local mirror: the
+    // database's word is final here, and later entries bring it forward.
+    versions_[row.workspace.id] = 0;
+    ApplyWorkspaceLocked(row);
+  }
+  return position;
+}
+
+bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
+  const core::Workspace& w = row.workspace;
+  int64_t& known = versions_[w.id];
+  if (row.version <= known) return false;
+  known = row.version;
+  tentative_.erase(w.id);
+  snapshot_.Release(w.id);
+  pending_.Remove(w.id);
+  class_of_workspace_[w.id] = w.class_id;
+  if (w.state == core::WorkspaceState::kPending) {
+    pending_.Upsert(PendingEntryFor(w));
+  } else if (HoldsCapacity(row)) {
+    absl::Status held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, catalog_));
+    if (!held.ok() && EvictTentativeHoldersLocked(w.node_name, w.gpu_indices)) {
+      held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, catalog_));
+    }
+    if (!held.ok()) {
+      log::Warning("stored hold does not fit the snapshot",
+                   {{"workspace", w.id}, {"error", std::string(held.message())}});
+    }
+  }
+  return true;
+}
+
+bool Scheduler::EvictTentativeHoldersLocked(const std::string& node,
+                                            const std::vector<int>& gpu_indices) {
+  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
+  if (mirrored == nullptr) return false;
+  std::vector<std::string> evict;
+  for (int index : gpu_indices) {
+    int pos = mirrored->PositionOf(index);
+    if (pos < 0) continue;
+    const std::string& holder = mirrored->gpus[pos].holder;
+    if (!holder.empty() && tentative_.contains(holder)) evict.push_back(holder);
+  }
+  // The database's word beats an uncommitted decision, which its commit
+  // will refuse anyway (the GPU's primary key).
+  for (const auto& holder : evict) {
+    tentative_.erase(holder);
+    snapshot_.Release(holder);
+  }
+  return !evict.empty();
+}
+
+bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
+  int64_t& known = node_versions_[node.info.name];
+  if (node.version <= known) return false;
+  known = node.version;
+  nodes_[node.info.name] = node;
+  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
+  return true;
+}
+
+bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
+  int64_t& known = node_versions_[name];
+  if (version <= known) return false;
+  known = version;
+  nodes_.erase(name);
+  snapshot_.RemoveNode(name);
+  return true;
+}
+
+void Scheduler::ApplyCatalogLocked(core::Catalog catalog, int64_t generation) {
+  if (generation <= catalog_generation_) return;
+  catalog_ = std::move(catalog);
+  catalog_generation_ = generation;
+  // Pools that would hold pending work may have changed with the catalog.
+  std::vector<placement::PendingEntry> entries;
+  for (const auto* entry : pending_.Ordered()) entries.push_back(*entry);
+  for (auto& entry : entries) {
+    entry.pools.clear();
+    if (const core::WorkspaceClass* cls = catalog_.FindClass(entry.class_id)) {
+      for (const auto& pool : catalog_.pools) {
+        if (pool.Matches(cls->pool_selector)) entry.pools.push_back(pool.id);
+      }
+    }
+    pending_.Upsert(std::move(entry));
+  }
+}
+
+placement::PendingEntry Scheduler::PendingEntryFor(const core::Workspace& w) const {
+  std::vector<std::string> pools;
+  if (const core::WorkspaceClass* cls = catalog_.FindClass(w.class_id)) {
+    for (const auto& pool : catalog_.pools) {
+      if (pool.Matches(cls->pool_selector)) pools.push_back(pool.id);
+    }
+  }
+  return {w.id, w.org_id, w.class_id, w.priority, w.created_at, w.pending_reason, std::move(pools)};
+}
+
+absl::Status Scheduler::HoldTentatively(absl::string_view workspace, absl::string_view node,
+                                        std::vector<int> gpu_indices,
+                                        const placement::Resources& resources) {
+  absl::Status held = snapshot_.Hold(workspace, node, std::move(gpu_indices), resources);
+  if (held.ok()) tentative_.insert(std::string(workspace));
+  return held;
+}
+
+void Scheduler::ReleaseTentative(const std::string& workspace) {
+  if (tentative_.erase(workspace) > 0) snapshot_.Release(workspace);
+}
+
+void Scheduler::MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released) {
+  absl::MutexLock lock(&mu_);
+  ApplyWorkspaceLocked({workspace, version, released});
+}
+
+}  // namespace wsched::scheduler

@@ -1,0 +1,33 @@
+// The two ends the FeedFollower connects for a Scheduler: the change log in
+// PostgreSQL (source) and the scheduler's in-memory state (sink).
+#ifndef WSCHED_SERVER_SCHEDULER_REPLICA_STATE_H_
+#define WSCHED_SERVER_SCHEDULER_REPLICA_STATE_H_
+
+#include "server/scheduler/scheduler.h"
+
+namespace wsched::scheduler {
+
+class Scheduler::DatabaseFeedSource : public FeedSource {
+ public:
+  explicit DatabaseFeedSource(store::Database* db) : db_(db) {}
+  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) override;
+
+ private:
+  store::Database* const db_;
+};
+
+class Scheduler::StateSink : public FeedSink {
+ public:
+  explicit StateSink(Scheduler* scheduler) : scheduler_(scheduler) {}
+  absl::Status Apply(const std::vector<store::ChangeRecord>& records) override {
+    return scheduler_->ApplyRecords(records);
+  }
+  absl::StatusOr<int64_t> Reload() override { return scheduler_->ReloadState(); }
+
+ private:
+  Scheduler* const scheduler_;
+};
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_REPLICA_STATE_H_
