@@ -37,6 +37,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "loadtest/fake_cluster.h"
+#include "loadtest/latency.h"
 #include "nlohmann/json.hpp"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
@@ -162,29 +163,6 @@ struct Tally {
     return n;
   }
 };
-
-struct Percentiles {
-  double p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
-};
-
-// Nearest-rank percentiles, in milliseconds.
-Percentiles Summarize(std::vector<int64_t>& ns) {
-  Percentiles p;
-  if (ns.empty()) return p;
-  std::sort(ns.begin(), ns.end());
-  auto rank = [&](double q) {
-    size_t index = static_cast<size_t>(std::ceil(q * static_cast<double>(ns.size())));
-    return static_cast<double>(ns[std::clamp<size_t>(index, 1, ns.size()) - 1]) / 1e6;
-  };
-  p.p50 = rank(0.50);
-  p.p90 = rank(0.90);
-  p.p99 = rank(0.99);
-  p.max = static_cast<double>(ns.back()) / 1e6;
-  double sum = 0;
-  for (int64_t v : ns) sum += static_cast<double>(v);
-  p.mean = sum / static_cast<double>(ns.size()) / 1e6;
-  return p;
-}
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server, int index) {
   grpc::ChannelArguments args;
