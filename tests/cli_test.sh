@@ -15,10 +15,10 @@ PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
 DB=cli_test_$$
 WORK=$(mktemp -d /tmp/wsched-cli-test-XXXXXX)
 
-ADMIN=admin-token-0123456789
+ADMIN=admin-token-0123456789abcdef
 CP=control-plane-token-0123456789
 OWNER=owner-p42-token-0123456789
-AGENT_TOKEN=agent-token-0123456789
+AGENT_TOKEN=agent-token-0123456789abcdef
 
 passed=0
 failed=0

@@ -4,6 +4,7 @@
 // that changes nothing writes no node row and publishes nothing.
 #include <atomic>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -105,13 +106,20 @@ TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
     // Capacity frees on B and C (their queues drain onto it) while A stops
     // every pending workspace, from several clients at once.
     std::atomic<int> errors{0};
+    std::mutex mu;
+    std::string first_error;
+    auto failed = [&](const std::string& id, const grpc::Status& status) {
+      errors++;
+      std::lock_guard<std::mutex> lock(mu);
+      if (first_error.empty()) first_error = id + ": " + status.error_message();
+    };
     std::vector<std::thread> clients;
     for (int t = 0; t < 4; ++t) {
       clients.emplace_back([&, t] {
         for (size_t i = t; i < pending_ids.size(); i += 4) {
           v1::Workspace out;
           grpc::Status status = Stop(a.channel(), pending_ids[i], &out);
-          if (!status.ok() || out.state() != v1::WORKSPACE_STATE_STOPPED) errors++;
+          if (!status.ok() || out.state() != v1::WORKSPACE_STATE_STOPPED) failed(pending_ids[i], status);
         }
       });
     }
@@ -119,11 +127,11 @@ TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
       for (size_t i = 0; i < placed_ids.size(); ++i) {
         v1::Workspace out;
         grpc::Status status = Stop(others[i % 2], placed_ids[i], &out);
-        if (!status.ok() || out.state() != v1::WORKSPACE_STATE_STOPPED) errors++;
+        if (!status.ok() || out.state() != v1::WORKSPACE_STATE_STOPPED) failed(placed_ids[i], status);
       }
     });
     for (auto& client : clients) client.join();
-    EXPECT_EQ(errors.load(), 0);
+    EXPECT_EQ(errors.load(), 0) << first_error;
 
     // Queue placements decided before a stop must not land after it. Watch
     // for longer than a drain period: every stopped workspace stays

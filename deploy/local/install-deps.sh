@@ -12,6 +12,7 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   util-linux procps
+  clang-14
 )
 
 missing=()

@@ -38,6 +38,11 @@ struct Workspace {
 };
 
 const char* WorkspaceStateName(WorkspaceState state);
+
+// Pending or placed: a repeated PlaceWorkspace answers with what it has.
+inline bool IsActive(const Workspace& w) {
+  return w.state == WorkspaceState::kPending || w.state == WorkspaceState::kPlaced;
+}
 std::optional<WorkspaceState> ParseWorkspaceState(absl::string_view name);
 
 }  // namespace wsched::core

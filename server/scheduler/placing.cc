@@ -15,16 +15,9 @@
 #include "server/placement/decide.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
-#include "server/store/catalog_repository.h"
-#include "server/store/settings_repository.h"
-#include "server/store/workspace_repository.h"
 
 namespace wsched::scheduler {
 namespace {
-
-bool IsActive(const core::Workspace& w) {
-  return w.state == core::WorkspaceState::kPending || w.state == core::WorkspaceState::kPlaced;
-}
 
 std::string PendingReason(const placement::NotNow& not_now) {
   if (not_now.pools.empty()) return not_now.reason;
@@ -37,66 +30,6 @@ absl::Status QuotaExceeded(const std::string& org, int64_t held, int64_t quota,
   return absl::ResourceExhaustedError(absl::StrCat("org ", org, " holds ", held,
                                                    " GPUs of its quota of ", quota, "; class ",
                                                    class_id, " needs ", gpus, " more"));
-}
-
-// Commits a placement decided from `from`, re-checking the org's GPU quota
-// under a per-org lock so replicas cannot overshoot it together. `quota`
-// unset: read it here (queue placements read nothing before).
-store::CommitBatcher::Job CommitJob(const core::Workspace& workspace, int gpus,
-                                    std::optional<int64_t> quota, store::DecidedFrom from,
-                                    int64_t* version) {
-  return [workspace, gpus, quota, from, version](pqxx::work& txn,
-                                                 store::ChangeSet& changes) -> absl::Status {
-    if (gpus > 0) {
-      int64_t limit = quota.value_or(-1);
-      if (!quota) {
-        auto org = store::LoadOrgSettings(txn, workspace.org_id);
-        if (!org.ok()) return org.status();
-        limit = org->gpu_quota;
-      }
-      if (limit >= 0) {
-        store::LockOrg(txn, workspace.org_id);
-        int64_t held = store::OrgGpusHeld(txn, workspace.org_id);
-        if (held + gpus > limit) {
-          return QuotaExceeded(workspace.org_id, held, limit, workspace.class_id, gpus);
-        }
-      }
-    }
-    auto committed = store::CommitPlacement(txn, workspace, from, changes);
-    if (!committed.ok()) return committed.status();
-    *version = *committed;
-    return absl::OkStatus();
-  };
-}
-
-// What a placement reads from the database before deciding.
-struct PlacementInputs {
-  std::optional<store::WorkspaceRow> existing;
-  core::ProjectSettings project;
-  core::OrgSettings org;
-  int64_t org_gpus = 0;
-  int64_t catalog_generation = 0;
-};
-
-absl::StatusOr<PlacementInputs> ReadInputs(store::Database& db, const PlaceRequest& request) {
-  PlacementInputs in;
-  absl::Status read = db.InTransaction("reading placement inputs", [&](pqxx::work& txn) -> absl::Status {
-    auto stored = store::LoadWorkspace(txn, request.workspace_id);
-    if (!stored.ok()) return stored.status();
-    in.existing = std::move(*stored);
-    if (in.existing && IsActive(in.existing->workspace)) return absl::OkStatus();
-    in.catalog_generation = store::CatalogGeneration(txn);
-    auto p = store::LoadProjectSettings(txn, request.project_id);
-    if (!p.ok()) return p.status();
-    in.project = std::move(*p);
-    auto o = store::LoadOrgSettings(txn, request.org_id);
-    if (!o.ok()) return o.status();
-    in.org = std::move(*o);
-    if (in.org.gpu_quota >= 0) in.org_gpus = store::OrgGpusHeld(txn, request.org_id);
-    return absl::OkStatus();
-  });
-  if (!read.ok()) return read;
-  return in;
 }
 
 core::Workspace NewRecord(const PlaceRequest& request, const core::WorkspaceClass& cls,
@@ -145,10 +78,10 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
 }
 
 absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
-  absl::Time start = absl::Now();
+  absl::Time start = clock_();
   std::string class_label = "unresolved";
   auto finish = [&](absl::StatusOr<WorkspaceView> result, absl::string_view outcome) {
-    metrics_->ObservePlacement(class_label, result.ok() ? outcome : "error", absl::Now() - start);
+    metrics_->ObservePlacement(class_label, result.ok() ? outcome : "error", clock_() - start);
     return result;
   };
   // Set once this call has caught up with the feed: negative answers wait
@@ -159,10 +92,10 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     return CatchUp();
   };
   for (int attempt = 0; attempt < options_.place_attempts; ++attempt) {
-    absl::StatusOr<PlacementInputs> in = ReadInputs(*db_, request);
+    absl::StatusOr<PlacementInputs> in = placement_->ReadInputs(request);
     if (!in.ok()) return finish(in.status(), "error");
     // Idempotent: the same id answers with the same placement (or queue slot).
-    if (in->existing && IsActive(in->existing->workspace)) {
+    if (in->existing && core::IsActive(in->existing->workspace)) {
       class_label = in->existing->workspace.class_id;
       return finish(ViewOfStored(*in->existing), "repeated");
     }
@@ -237,18 +170,11 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
       w.state = core::WorkspaceState::kPending;
       w.pending_reason = PendingReason(*not_now);
-      int64_t version = 0;
-      absl::Status saved = db_->InTransaction("queueing workspace", [&](pqxx::work& txn) -> absl::Status {
-        store::ChangeSet changes;
-        auto written = store::SavePending(txn, w, from, changes);
-        if (!written.ok()) return written.status();
-        version = *written;
-        store::PublishChanges(txn, changes);
-        return absl::OkStatus();
-      });
-      if (absl::IsAborted(saved)) continue;  // A concurrent request got there first.
-      if (!saved.ok()) return finish(saved, "error");
-      w.created_at = absl::Now();
+      absl::StatusOr<int64_t> saved = placement_->SavePending(w, from);
+      if (absl::IsAborted(saved.status())) continue;  // A concurrent request got there first.
+      if (!saved.ok()) return finish(saved.status(), "error");
+      const int64_t version = *saved;
+      w.created_at = clock_();
       MirrorCommitted(w, version, /*released=*/false);
       log::Info("workspace pending", {{"workspace", w.id}, {"class", w.class_id},
                                       {"reason", w.pending_reason}});
@@ -263,26 +189,25 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       return finish(built.status(), "error");
     }
     SetPlaced(w, placed, *built);
-    int64_t version = 0;
-    absl::Status committed =
-        batcher_.Run(CommitJob(w, cls->gpu.count, in->org.gpu_quota, from, &version));
+    absl::StatusOr<int64_t> committed =
+        placement_->CommitPlacement(w, cls->gpu.count, in->org.gpu_quota, from);
     if (committed.ok()) {
-      w.placed_at = w.created_at = absl::Now();
-      MirrorCommitted(w, version, /*released=*/false);
-      return finish(ViewOfStored({w, version, false}), "placed");
+      w.placed_at = w.created_at = clock_();
+      MirrorCommitted(w, *committed, /*released=*/false);
+      return finish(ViewOfStored({w, *committed, false}), "placed");
     }
     {
       absl::MutexLock lock(&mu_);
       ReleaseTentative(w.id);
     }
-    if (!absl::IsAborted(committed)) return finish(committed, "error");
+    if (!absl::IsAborted(committed.status())) return finish(committed.status(), "error");
     // Lost a race (another replica, or a node that changed): apply what the
     // others committed and retry after a short random pause, so racing
     // replicas spread out.
     log::Info("placement lost a race; catching up",
-              {{"workspace", w.id}, {"error", std::string(committed.message())}});
+              {{"workspace", w.id}, {"error", std::string(committed.status().message())}});
     if (absl::Status s = CatchUp(); !s.ok()) return finish(s, "error");
-    absl::SleepFor(absl::Milliseconds(1 + absl::ToUnixNanos(absl::Now()) % (5 * (attempt + 1))));
+    absl::SleepFor(absl::Milliseconds(1 + absl::ToUnixNanos(clock_()) % (5 * (attempt + 1))));
   }
   return finish(absl::AbortedError(absl::StrCat("placing ", request.workspace_id,
                                                 " kept losing races; retry the request")),
@@ -290,15 +215,13 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
 }
 
 absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& id) {
-  absl::StatusOr<store::WorkspaceRow> after;
-  absl::Status status = db_->InTransaction("stopping workspace", [&](pqxx::work& txn) -> absl::Status {
-    store::ChangeSet changes;
-    after = store::StopWorkspace(txn, id, changes);
-    if (!after.ok()) return after.status();
-    store::PublishChanges(txn, changes);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  // A stop always wins: a deadlock or serialization failure (ABORTED) is
+  // the database's to resolve, not the caller's to retry.
+  absl::StatusOr<store::WorkspaceRow> after = placement_->Stop(id);
+  for (int attempt = 1; absl::IsAborted(after.status()) && attempt < options_.place_attempts; ++attempt) {
+    after = placement_->Stop(id);
+  }
+  if (!after.ok()) return after.status();
   absl::MutexLock lock(&mu_);
   ApplyWorkspaceLocked(*after);
   drain_requested_ = true;  // Freed capacity may place pending work.
@@ -312,16 +235,10 @@ absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
 }
 
 absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
-  std::optional<store::WorkspaceRow> stored;
-  absl::Status status = db_->InTransaction("reading workspace", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::LoadWorkspace(txn, id);
-    if (!loaded.ok()) return loaded.status();
-    stored = std::move(*loaded);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  if (!stored) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));
-  return ViewOfStored(*stored);
+  absl::StatusOr<std::optional<store::WorkspaceRow>> stored = placement_->LoadWorkspace(id);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));
+  return ViewOfStored(**stored);
 }
 
 absl::StatusOr<std::vector<WorkspaceView>> Scheduler::ListWorkspaces(const std::string& node,
@@ -406,30 +323,29 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     return built.status();
   }
   SetPlaced(w, placed, *built);
-  int64_t version = 0;
-  absl::Status committed = batcher_.Run(CommitJob(w, cls.gpu.count, std::nullopt, from, &version));
+  absl::StatusOr<int64_t> committed = placement_->CommitPlacement(w, cls.gpu.count, std::nullopt, from);
   if (committed.ok()) {
-    w.placed_at = absl::Now();
-    MirrorCommitted(w, version, /*released=*/false);
+    w.placed_at = clock_();
+    MirrorCommitted(w, *committed, /*released=*/false);
     log::Info("pending workspace placed", {{"workspace", id}, {"node", placed.node}});
     metrics_->ObservePlacement(cls.id, "placed_from_queue", absl::ZeroDuration());
     return absl::OkStatus();
   }
   absl::MutexLock lock(&mu_);
   ReleaseTentative(id);
-  if (absl::IsResourceExhausted(committed)) {
+  if (absl::IsResourceExhausted(committed.status())) {
     if (const placement::PendingEntry* entry = pending_.Find(id)) {
       placement::PendingEntry updated = *entry;
-      updated.reason = std::string(committed.message());
+      updated.reason = std::string(committed.status().message());
       pending_.Upsert(std::move(updated));
     }
     return absl::OkStatus();
   }
-  if (absl::IsAborted(committed)) {
+  if (absl::IsAborted(committed.status())) {
     follower_->Notify();  // Stopped or changed elsewhere: the feed says how.
     return absl::OkStatus();
   }
-  return committed;
+  return committed.status();
 }
 
 }  // namespace wsched::scheduler

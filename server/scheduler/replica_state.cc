@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/placement/resources.h"
-#include "server/store/catalog_repository.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -34,16 +33,6 @@ int64_t KnownVersion(const absl::flat_hash_map<std::string, int64_t>& versions,
 }
 
 }  // namespace
-
-absl::StatusOr<store::FeedRead> Scheduler::DatabaseFeedSource::ReadSince(int64_t after, int limit) {
-  store::FeedRead read;
-  absl::Status status = db_->InTransaction("reading the change log", [&](pqxx::work& txn) {
-    read = store::ReadChangesSince(txn, after, limit);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return read;
-}
 
 absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& records) {
   // Only what this replica does not know yet is read back: its own entries
@@ -78,90 +67,48 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
   }
   if (!catalog_changed && nodes.empty() && workspace_ids.empty()) return absl::OkStatus();
 
-  std::optional<core::Catalog> catalog;
-  int64_t generation = 0;
-  std::vector<store::StoredNode> node_rows;
-  std::vector<store::WorkspaceRow> workspace_rows;
   std::vector<std::string> node_names;
   for (const auto& [name, version] : nodes) node_names.push_back(name);
-  absl::Status read = db_->InTransaction("applying the change feed", [&](pqxx::work& txn) -> absl::Status {
-    if (catalog_changed) {
-      auto loaded = store::LoadCatalog(txn);
-      if (!loaded.ok()) return loaded.status();
-      catalog = std::move(*loaded);
-      generation = store::CatalogGeneration(txn);
-    }
-    if (!node_names.empty()) {
-      auto loaded = store::LoadNodesByName(txn, node_names);
-      if (!loaded.ok()) return loaded.status();
-      node_rows = std::move(*loaded);
-    }
-    if (!workspace_ids.empty()) {
-      auto loaded = store::LoadWorkspaces(txn, workspace_ids);
-      if (!loaded.ok()) return loaded.status();
-      workspace_rows = std::move(*loaded);
-    }
-    return absl::OkStatus();
-  });
-  if (!read.ok()) return read;
+  absl::StatusOr<StateStore::Rows> rows = state_->Load(catalog_changed, node_names, workspace_ids);
+  if (!rows.ok()) return rows.status();
 
   absl::MutexLock lock(&mu_);
   // Catalog first: holds take their resources from classes, pending work
   // its pools.
-  if (catalog) ApplyCatalogLocked(std::move(*catalog), generation);
-  for (const auto& node : node_rows) {
+  if (rows->catalog) ApplyCatalogLocked(std::move(*rows->catalog), rows->catalog_generation);
+  for (const auto& node : rows->nodes) {
     ApplyNodeLocked(node);
     nodes.erase(node.info.name);
   }
   for (const auto& [name, version] : nodes) ForgetNodeLocked(name, version);  // Removed.
-  for (const auto& row : workspace_rows) ApplyWorkspaceLocked(row);
+  for (const auto& row : rows->workspaces) ApplyWorkspaceLocked(row);
   drain_requested_ = true;  // Freed or new capacity may place pending work.
   return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> Scheduler::ReloadState() {
-  int64_t position = 0;
-  int64_t generation = 0;
-  core::Catalog catalog;
-  std::vector<store::StoredNode> nodes;
-  std::vector<store::WorkspaceRow> active;
-  absl::Status status = db_->InTransaction("loading cluster state", [&](pqxx::work& txn) -> absl::Status {
-    // One snapshot of the database: the log position and the rows agree.
-    txn.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    position = store::FeedHead(txn);
-    generation = store::CatalogGeneration(txn);
-    auto loaded_catalog = store::LoadCatalog(txn);
-    if (!loaded_catalog.ok()) return loaded_catalog.status();
-    catalog = std::move(*loaded_catalog);
-    auto loaded_nodes = store::LoadNodes(txn);
-    if (!loaded_nodes.ok()) return loaded_nodes.status();
-    nodes = std::move(*loaded_nodes);
-    auto loaded_workspaces = store::LoadActiveWorkspaces(txn);
-    if (!loaded_workspaces.ok()) return loaded_workspaces.status();
-    active = std::move(*loaded_workspaces);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<StateStore::Everything> all = state_->LoadAll();
+  if (!all.ok()) return all.status();
 
   absl::MutexLock lock(&mu_);
   snapshot_ = placement::Snapshot();
   pending_ = placement::PendingQueue();
   nodes_.clear();
   tentative_.clear();  // Decisions in flight re-check at commit, as always.
-  catalog_ = std::move(catalog);
-  catalog_generation_ = generation;
-  for (const auto& node : nodes) {
+  catalog_ = std::move(all->catalog);
+  catalog_generation_ = all->catalog_generation;
+  for (const auto& node : all->nodes) {
     node_versions_[node.info.name] = node.version;
     nodes_[node.info.name] = node;
     (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
   }
-  for (const auto& row : active) {
+  for (const auto& row : all->active) {
     // A reload may go back to an older picture than a local mirror: the
     // database's word is final here, and later entries bring it forward.
     versions_[row.workspace.id] = 0;
     ApplyWorkspaceLocked(row);
   }
-  return position;
+  return all->position;
 }
 
 bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {

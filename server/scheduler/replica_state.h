@@ -1,20 +1,10 @@
-// The two ends the FeedFollower connects for a Scheduler: the change log in
-// PostgreSQL (source) and the scheduler's in-memory state (sink).
+// The FeedFollower's sink for a Scheduler: its in-memory state.
 #ifndef WSCHED_SERVER_SCHEDULER_REPLICA_STATE_H_
 #define WSCHED_SERVER_SCHEDULER_REPLICA_STATE_H_
 
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::scheduler {
-
-class Scheduler::DatabaseFeedSource : public FeedSource {
- public:
-  explicit DatabaseFeedSource(store::Database* db) : db_(db) {}
-  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) override;
-
- private:
-  store::Database* const db_;
-};
 
 class Scheduler::StateSink : public FeedSink {
  public:

@@ -7,31 +7,53 @@
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/placement/resources.h"
+#include "server/scheduler/database_stores.h"
 #include "server/scheduler/replica_state.h"
 #include "server/store/change_feed.h"
 
 namespace wsched::scheduler {
 
+struct Scheduler::OwnedStores {
+  OwnedStores(store::Database* db, const SchedulerOptions& options)
+      : placement(db, options.commit_writers, options.max_commit_batch), state(db), feed(db) {}
+  DatabasePlacementStore placement;
+  DatabaseStateStore state;
+  DatabaseFeedSource feed;
+};
+
 Scheduler::Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOptions options)
-    : db_(db),
+    : Scheduler(std::make_unique<OwnedStores>(db, options), db, metrics, options) {}
+
+Scheduler::Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db,
+                     metrics::Metrics* metrics, SchedulerOptions options)
+    : Scheduler({db, &owned->placement, &owned->state, &owned->feed}, metrics, options,
+                [] { return absl::Now(); }) {
+  owned_ = std::move(owned);
+}
+
+Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
+                     Clock clock)
+    : db_(stores.db),
+      placement_(stores.placement),
+      state_(stores.state),
+      feed_source_(stores.feed),
       metrics_(metrics),
       options_(options),
-      batcher_(db, options.commit_writers, options.max_commit_batch),
-      liveness_([db](const std::vector<std::string>& nodes) {
+      clock_(std::move(clock)),
+      liveness_([db = stores.db](const std::vector<std::string>& nodes) {
         return db->InTransaction("recording node liveness", [&](pqxx::work& txn) {
           store::RecordHeartbeats(txn, nodes);
           return absl::OkStatus();
         });
       }) {
-  feed_source_ = std::make_unique<DatabaseFeedSource>(db);
   feed_sink_ = std::make_unique<StateSink>(this);
-  follower_ = std::make_unique<FeedFollower>(feed_source_.get(), feed_sink_.get(), metrics,
-                                             [] { return absl::Now(); });
+  follower_ = std::make_unique<FeedFollower>(feed_source_, feed_sink_.get(), metrics, clock_);
 }
 
 Scheduler::~Scheduler() { Stop(); }
 
 absl::Status Scheduler::Start() {
+  if (db_ == nullptr) return absl::FailedPreconditionError("a scheduler without a database cannot run");
   // Listen first, then load: an entry committed in between is read from the
   // log after the load, not missed.
   listener_ = std::make_unique<store::ChangeListener>(db_->url(), [this] { follower_->Notify(); });

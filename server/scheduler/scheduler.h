@@ -35,10 +35,10 @@
 #include "server/metrics/metrics.h"
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/liveness_recorder.h"
+#include "server/scheduler/stores.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/snapshot.h"
 #include "server/store/change_feed.h"
-#include "server/store/commit_batcher.h"
 #include "server/store/database.h"
 #include "server/store/node_repository.h"
 #include "server/store/workspace_repository.h"
@@ -102,12 +102,6 @@ struct DriverWork {
   std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
 };
 
-struct PlaceRequest {
-  std::string workspace_id, org_id, project_id, user_id, class_id;
-  bool restart = false;
-  int priority = 0;
-};
-
 // A workspace with what the answer adds while it waits.
 struct WorkspaceView {
   core::Workspace workspace;
@@ -116,9 +110,22 @@ struct WorkspaceView {
   int64_t version = 0;  // Bumped on every change seen by this replica.
 };
 
+// What the scheduler reads and writes. Without `db` (unit tests) there is
+// no inventory, listener or background loop: placement and the feed only.
+struct SchedulerStores {
+  store::Database* db = nullptr;
+  PlacementStore* placement = nullptr;
+  StateStore* state = nullptr;
+  FeedSource* feed = nullptr;
+};
+
 class Scheduler {
  public:
+  using Clock = std::function<absl::Time()>;
+  // On PostgreSQL: builds the database stores over `db`.
   Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOptions options);
+  Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
+            Clock clock);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -187,7 +194,6 @@ class Scheduler {
   std::vector<GpuUsageSample> GpuUsage() const;
   // Seconds GPUs were held and busy, by class, since start.
   std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const;
-  store::CommitBatcher::Stats commit_stats() const { return batcher_.stats(); }
   // How long pending work on a pool may wait ("time to GPU"); set once by
   // the scaling controller before serving.
   void SetDelayEstimator(std::function<std::optional<absl::Duration>(const std::string& pool)> fn) {
@@ -195,8 +201,10 @@ class Scheduler {
   }
 
  private:
-  class DatabaseFeedSource;
   class StateSink;
+  struct OwnedStores;  // The database stores of the first constructor.
+  Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db, metrics::Metrics* metrics,
+            SchedulerOptions options);
 
   // scheduler.cc
   void Loop();
@@ -239,10 +247,14 @@ class Scheduler {
   absl::Status TryPlacePending(const std::string& workspace_id);
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id);
 
+  std::unique_ptr<OwnedStores> owned_;
   store::Database* const db_;
+  PlacementStore* const placement_;
+  StateStore* const state_;
+  FeedSource* const feed_source_;
   metrics::Metrics* const metrics_;
   const SchedulerOptions options_;
-  store::CommitBatcher batcher_;
+  const Clock clock_;
 
   mutable absl::Mutex mu_;
   placement::Snapshot snapshot_ ABSL_GUARDED_BY(mu_);
@@ -268,7 +280,6 @@ class Scheduler {
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex drain_mu_;  // One drain at a time.
 
-  std::unique_ptr<FeedSource> feed_source_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;
   LivenessRecorder liveness_;

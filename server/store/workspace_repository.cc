@@ -162,19 +162,22 @@ absl::StatusOr<int64_t> SavePending(pqxx::work& txn, const core::Workspace& work
 
 absl::StatusOr<int64_t> CommitPlacement(pqxx::work& txn, const core::Workspace& w,
                                         DecidedFrom from, ChangeSet& changes) {
-  int64_t version = from.pending ? PlacePendingRecord(txn, w, from)
-                                 : WriteRecord(txn, w, from, /*placed=*/true);
-  if (version == 0) return MovedOn(w.id);
-  // Guarded capacity: the check constraints refuse an overcommit, and the
-  // state guard refuses a node that stopped taking work since the decision.
+  // The node row first (see StopWorkspace), and the guard: it refuses a node
+  // that stopped taking work since the decision.
   pqxx::result node = txn.exec_params(
-      "UPDATE nodes SET held_cpu_millis = held_cpu_millis + $2, "
-      "held_memory_bytes = held_memory_bytes + $3 WHERE name = $1 AND state = 'ready' "
-      "AND driver_state IN ('ready', 'not_needed') RETURNING name",
-      w.node_name, w.cpu_millis, w.memory_bytes);
+      "SELECT 1 FROM nodes WHERE name = $1 AND state = 'ready' "
+      "AND driver_state IN ('ready', 'not_needed') FOR UPDATE", w.node_name);
   if (node.empty()) {
     return absl::AbortedError(absl::StrCat("node ", w.node_name, " no longer takes workspaces"));
   }
+  int64_t version = from.pending ? PlacePendingRecord(txn, w, from)
+                                 : WriteRecord(txn, w, from, /*placed=*/true);
+  if (version == 0) return MovedOn(w.id);
+  // Guarded capacity: the check constraints refuse an overcommit.
+  txn.exec_params(
+      "UPDATE nodes SET held_cpu_millis = held_cpu_millis + $2, "
+      "held_memory_bytes = held_memory_bytes + $3 WHERE name = $1",
+      w.node_name, w.cpu_millis, w.memory_bytes);
   for (size_t i = 0; i < w.gpu_indices.size(); ++i) {
     // The primary key on gpu_uuid makes a second holder impossible.
     txn.exec_params(
@@ -188,6 +191,10 @@ absl::StatusOr<int64_t> CommitPlacement(pqxx::work& txn, const core::Workspace& 
 
 absl::StatusOr<WorkspaceRow> StopWorkspace(pqxx::work& txn, const std::string& id,
                                            ChangeSet& changes) {
+  // Lock order: node row, then workspace row, as placements take them, so
+  // a stop and a group commit never wait on each other in a cycle.
+  txn.exec_params("SELECT 1 FROM nodes WHERE name = (SELECT node_name FROM workspaces "
+                  "WHERE id = $1) FOR UPDATE", id);
   pqxx::result rows = txn.exec_params(
       absl::StrCat("SELECT ", kColumns, " FROM workspaces w WHERE w.id = $1 FOR UPDATE"), id);
   if (rows.empty()) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));

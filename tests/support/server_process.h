@@ -13,10 +13,10 @@
 namespace wsched::testing {
 
 // Tokens the test tokens file defines, one per role.
-inline constexpr char kAdminToken[] = "admin-token-0123456789";
+inline constexpr char kAdminToken[] = "admin-token-0123456789abcdef";
 inline constexpr char kControlPlaneToken[] = "control-plane-token-0123456789";
 inline constexpr char kOwnerToken[] = "owner-p42-token-0123456789";  // o-1 / p-42
-inline constexpr char kAgentToken[] = "agent-token-0123456789";
+inline constexpr char kAgentToken[] = "agent-token-0123456789abcdef";
 inline constexpr char kActuatorToken[] = "actuator-token-0123456789";
 
 struct ServerConfig {

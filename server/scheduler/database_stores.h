@@ -1,0 +1,52 @@
+// The scheduler's store interfaces over PostgreSQL (server/store).
+#ifndef WSCHED_SERVER_SCHEDULER_DATABASE_STORES_H_
+#define WSCHED_SERVER_SCHEDULER_DATABASE_STORES_H_
+
+#include "server/scheduler/feed_follower.h"
+#include "server/scheduler/stores.h"
+#include "server/store/commit_batcher.h"
+#include "server/store/database.h"
+
+namespace wsched::scheduler {
+
+class DatabasePlacementStore : public PlacementStore {
+ public:
+  DatabasePlacementStore(store::Database* db, int commit_writers, int max_commit_batch)
+      : db_(db), batcher_(db, commit_writers, max_commit_batch) {}
+  absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) override;
+  absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override;
+  absl::StatusOr<int64_t> SavePending(const core::Workspace& workspace,
+                                      store::DecidedFrom from) override;
+  absl::StatusOr<int64_t> CommitPlacement(const core::Workspace& workspace, int gpus,
+                                          std::optional<int64_t> quota,
+                                          store::DecidedFrom from) override;
+  absl::StatusOr<store::WorkspaceRow> Stop(const std::string& id) override;
+
+ private:
+  store::Database* const db_;
+  store::CommitBatcher batcher_;
+};
+
+class DatabaseStateStore : public StateStore {
+ public:
+  explicit DatabaseStateStore(store::Database* db) : db_(db) {}
+  absl::StatusOr<Rows> Load(bool catalog, const std::vector<std::string>& nodes,
+                            const std::vector<std::string>& workspaces) override;
+  absl::StatusOr<Everything> LoadAll() override;
+
+ private:
+  store::Database* const db_;
+};
+
+class DatabaseFeedSource : public FeedSource {
+ public:
+  explicit DatabaseFeedSource(store::Database* db) : db_(db) {}
+  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) override;
+
+ private:
+  store::Database* const db_;
+};
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_DATABASE_STORES_H_

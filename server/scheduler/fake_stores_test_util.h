@@ -1,0 +1,218 @@
+// An in-memory database for the scheduler's unit tests: the same guards as
+// PostgreSQL's (record versions, one holder per GPU, node readiness), and a
+// change log that "other replicas" write to as well.
+#ifndef WSCHED_SERVER_SCHEDULER_FAKE_STORES_TEST_UTIL_H_
+#define WSCHED_SERVER_SCHEDULER_FAKE_STORES_TEST_UTIL_H_
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "server/scheduler/feed_follower.h"
+#include "server/scheduler/stores.h"
+
+namespace wsched::scheduler::testing {
+
+class FakeDatabase : public PlacementStore, public StateStore, public FeedSource {
+ public:
+  // Runs inside every CommitPlacement before its guards: where a test lets
+  // "another replica" commit first.
+  std::function<void(const core::Workspace&)> before_commit;
+  int commits = 0;  // CommitPlacement calls, refused ones included.
+
+  // ---- what other replicas (and the test) do ----
+  void SetCatalog(core::Catalog catalog) {
+    absl::MutexLock lock(&mu_);
+    catalog_ = std::move(catalog);
+    ++generation_;
+    Publish("other", {{store::Entity::kCatalog, "", generation_}});
+  }
+  void AddNode(const core::NodeInfo& info) {
+    absl::MutexLock lock(&mu_);
+    store::StoredNode& node = nodes_[info.name];
+    node.info = info;
+    node.state = core::NodeState::kReady;
+    node.driver_state = core::DriverState::kReady;
+    node.version = ++versions_;
+    Publish("other", {{store::Entity::kNode, info.name, node.version}});
+  }
+  // Another replica placed `id` on `node`'s GPUs `gpus`.
+  void PlaceElsewhere(const std::string& id, const std::string& node, std::vector<int> gpus) {
+    absl::MutexLock lock(&mu_);
+    store::WorkspaceRow& row = rows_[id];
+    row.workspace.id = id;
+    row.workspace.org_id = "o";
+    row.workspace.class_id = "gpu-1x";
+    row.workspace.state = core::WorkspaceState::kPlaced;
+    row.workspace.node_name = node;
+    row.workspace.gpu_indices = gpus;
+    for (int g : gpus) {
+      row.workspace.gpu_uuids.push_back(absl::StrCat("GPU-", node, "-", g));
+      holds_[row.workspace.gpu_uuids.back()] = id;
+    }
+    row.version = ++versions_;
+    Publish("other", {{store::Entity::kWorkspace, id, row.version}});
+  }
+  // Another replica stopped `id` (as StopWorkspace: whatever its version).
+  void StopElsewhere(const std::string& id) {
+    absl::MutexLock lock(&mu_);
+    StopLocked(id, "other");
+  }
+  store::WorkspaceRow Row(const std::string& id) {
+    absl::MutexLock lock(&mu_);
+    return rows_[id];
+  }
+  std::string HolderOf(const std::string& gpu_uuid) {
+    absl::MutexLock lock(&mu_);
+    auto it = holds_.find(gpu_uuid);
+    return it == holds_.end() ? "" : it->second;
+  }
+  int64_t head() {
+    absl::MutexLock lock(&mu_);
+    return log_.empty() ? 0 : log_.back().seq;
+  }
+
+  // ---- PlacementStore ----
+  absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) override {
+    absl::MutexLock lock(&mu_);
+    PlacementInputs in;
+    if (auto it = rows_.find(request.workspace_id); it != rows_.end()) in.existing = it->second;
+    in.catalog_generation = generation_;
+    in.project.project_id = request.project_id;
+    in.org.org_id = request.org_id;
+    return in;
+  }
+  absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override {
+    absl::MutexLock lock(&mu_);
+    auto it = rows_.find(id);
+    if (it == rows_.end()) return std::optional<store::WorkspaceRow>();
+    return std::optional<store::WorkspaceRow>(it->second);
+  }
+  absl::StatusOr<int64_t> SavePending(const core::Workspace& w, store::DecidedFrom from) override {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status ok = GuardLocked(w.id, from); !ok.ok()) return ok;
+    return WriteLocked(w, false);
+  }
+  absl::StatusOr<int64_t> CommitPlacement(const core::Workspace& w, int gpus,
+                                          std::optional<int64_t> quota,
+                                          store::DecidedFrom from) override {
+    if (before_commit) before_commit(w);
+    absl::MutexLock lock(&mu_);
+    ++commits;
+    if (absl::Status ok = GuardLocked(w.id, from); !ok.ok()) return ok;
+    auto node = nodes_.find(w.node_name);
+    if (node == nodes_.end() || node->second.state != core::NodeState::kReady) {
+      return absl::AbortedError(absl::StrCat("node ", w.node_name, " no longer takes workspaces"));
+    }
+    for (const auto& uuid : w.gpu_uuids) {
+      if (holds_.contains(uuid)) return absl::AbortedError(absl::StrCat("GPU ", uuid, " is held"));
+    }
+    for (const auto& uuid : w.gpu_uuids) holds_[uuid] = w.id;
+    return WriteLocked(w, true);
+  }
+  absl::StatusOr<store::WorkspaceRow> Stop(const std::string& id) override {
+    absl::MutexLock lock(&mu_);
+    if (!rows_.contains(id)) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));
+    return StopLocked(id, "self");
+  }
+
+  // ---- StateStore ----
+  absl::StatusOr<Rows> Load(bool catalog, const std::vector<std::string>& nodes,
+                            const std::vector<std::string>& workspaces) override {
+    absl::MutexLock lock(&mu_);
+    Rows rows;
+    if (catalog) {
+      rows.catalog = catalog_;
+      rows.catalog_generation = generation_;
+    }
+    for (const auto& name : nodes) {
+      if (auto it = nodes_.find(name); it != nodes_.end()) rows.nodes.push_back(it->second);
+    }
+    for (const auto& id : workspaces) {
+      if (auto it = rows_.find(id); it != rows_.end()) rows.workspaces.push_back(it->second);
+    }
+    return rows;
+  }
+  absl::StatusOr<Everything> LoadAll() override {
+    absl::MutexLock lock(&mu_);
+    ++reloads;
+    Everything all;
+    all.position = log_.empty() ? 0 : log_.back().seq;
+    all.catalog = catalog_;
+    all.catalog_generation = generation_;
+    for (const auto& [name, node] : nodes_) all.nodes.push_back(node);
+    for (const auto& [id, row] : rows_) {
+      if (row.workspace.state != core::WorkspaceState::kStopped) all.active.push_back(row);
+    }
+    return all;
+  }
+  int reloads = 0;
+
+  // ---- FeedSource ----
+  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) override {
+    absl::MutexLock lock(&mu_);
+    store::FeedRead read;
+    read.head = log_.empty() ? 0 : log_.back().seq;
+    for (const auto& record : log_) {
+      if (record.seq > after && static_cast<int>(read.records.size()) < limit) {
+        read.records.push_back(record);
+      }
+    }
+    return read;
+  }
+
+ private:
+  void Publish(const std::string& replica, std::vector<store::Change> changes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    int64_t seq = log_.empty() ? 1 : log_.back().seq + 1;
+    log_.push_back({seq, replica, absl::UnixEpoch(), std::move(changes)});
+  }
+  // The version guard of store/workspace_repository.h.
+  absl::Status GuardLocked(const std::string& id, store::DecidedFrom from)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    auto it = rows_.find(id);
+    int64_t version = it == rows_.end() ? 0 : it->second.version;
+    bool pending = it != rows_.end() && it->second.workspace.state == core::WorkspaceState::kPending;
+    if (version != from.version || (from.pending && !pending) ||
+        (!from.pending && it != rows_.end() && !it->second.released)) {
+      return absl::AbortedError(absl::StrCat("workspace ", id, " changed since this decision"));
+    }
+    return absl::OkStatus();
+  }
+  int64_t WriteLocked(const core::Workspace& w, bool placed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    store::WorkspaceRow& row = rows_[w.id];
+    row.workspace = w;
+    row.workspace.state = placed ? core::WorkspaceState::kPlaced : core::WorkspaceState::kPending;
+    row.released = false;
+    row.version = ++versions_;
+    Publish("self", {{store::Entity::kWorkspace, w.id, row.version}});
+    return row.version;
+  }
+  store::WorkspaceRow StopLocked(const std::string& id, const std::string& replica)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    store::WorkspaceRow& row = rows_[id];
+    if (row.workspace.state == core::WorkspaceState::kStopped) return row;
+    for (const auto& uuid : row.workspace.gpu_uuids) holds_.erase(uuid);
+    row.workspace.state = core::WorkspaceState::kStopped;
+    row.released = true;
+    row.version = ++versions_;
+    Publish(replica, {{store::Entity::kWorkspace, id, row.version}});
+    return row;
+  }
+
+  absl::Mutex mu_;
+  core::Catalog catalog_ ABSL_GUARDED_BY(mu_);
+  int64_t generation_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t versions_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, store::WorkspaceRow> rows_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::string> holds_ ABSL_GUARDED_BY(mu_);  // GPU uuid -> workspace.
+  std::vector<store::ChangeRecord> log_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace wsched::scheduler::testing
+
+#endif  // WSCHED_SERVER_SCHEDULER_FAKE_STORES_TEST_UTIL_H_

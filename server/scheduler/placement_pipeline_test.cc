@@ -1,0 +1,151 @@
+// The placement pipeline against an in-memory database with PostgreSQL's
+// guards and a fake clock: lost races, stops racing queue placements, and
+// negative answers that wait for the feed.
+#include <variant>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/placement/test_nodes.h"
+#include "server/scheduler/fake_stores_test_util.h"
+#include "server/scheduler/scheduler.h"
+
+namespace wsched::scheduler {
+namespace {
+
+using placement::testing::FakeGpuNode;
+using placement::testing::GpuClass;
+using placement::testing::GpuPool;
+
+core::Catalog OneGpuCatalog(int gpus_per_node) {
+  core::Catalog catalog;
+  core::WorkspaceClass cls = GpuClass("gpu-1x", 1);
+  cls.is_default = true;
+  catalog.classes = {cls};
+  catalog.pools = {GpuPool("gpu-h100", "h100", gpus_per_node)};
+  return catalog;
+}
+
+class PlacementPipelineTest : public ::testing::Test {
+ protected:
+  void Start(int gpus_per_node = 8) {
+    db_.SetCatalog(OneGpuCatalog(gpus_per_node));
+    db_.AddNode(FakeGpuNode("g1", "gpu-h100", "h100", gpus_per_node));
+    scheduler_ = std::make_unique<Scheduler>(SchedulerStores{nullptr, &db_, &db_, &db_}, &metrics_,
+                                             SchedulerOptions{}, [this] { return now_; });
+    ASSERT_TRUE(scheduler_->CatchUp().ok());  // The first catch-up is the start-up load.
+    ASSERT_EQ(db_.reloads, 1);
+  }
+
+  absl::StatusOr<WorkspaceView> Place(const std::string& id, const std::string& cls = "gpu-1x") {
+    return scheduler_->Place({id, "o", "p", "u", cls});
+  }
+
+  testing::FakeDatabase db_;
+  metrics::Metrics metrics_;
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  std::unique_ptr<Scheduler> scheduler_;
+};
+
+TEST_F(PlacementPipelineTest, LostRaceCatchesUpWithTheFeedAndRetriesOnAnotherGpu) {
+  Start();
+  std::vector<int> taken;
+  db_.before_commit = [&](const core::Workspace& w) {
+    if (!taken.empty()) return;
+    taken = w.gpu_indices;  // Another replica commits the same GPU first.
+    db_.PlaceElsewhere("theirs", w.node_name, w.gpu_indices);
+  };
+  auto placed = Place("mine");
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_EQ(db_.commits, 2);
+  ASSERT_EQ(placed->workspace.gpu_indices.size(), 1u);
+  EXPECT_NE(placed->workspace.gpu_indices, taken);
+  EXPECT_EQ(db_.HolderOf(absl::StrCat("GPU-g1-", taken[0])), "theirs");
+  EXPECT_EQ(db_.HolderOf(placed->workspace.gpu_uuids[0]), "mine");
+  EXPECT_EQ(db_.reloads, 1);  // Deltas, not a reload.
+}
+
+TEST_F(PlacementPipelineTest, StopWinsOverAQueuePlacementDecidedBeforeIt) {
+  Start(/*gpus_per_node=*/1);
+  ASSERT_EQ(Place("first")->workspace.state, core::WorkspaceState::kPlaced);
+  auto queued = Place("queued");
+  ASSERT_TRUE(queued.ok());
+  ASSERT_EQ(queued->workspace.state, core::WorkspaceState::kPending);
+
+  // The GPU frees; this replica's queue decides "queued" onto it, but
+  // another replica stops "queued" before the commit lands.
+  ASSERT_TRUE(scheduler_->StopWorkspace("first").ok());
+  db_.before_commit = [&](const core::Workspace& w) {
+    if (w.id == "queued") db_.StopElsewhere("queued");
+  };
+  scheduler_->DrainPending();
+  EXPECT_EQ(db_.commits, 2);  // The queue placement was tried, and refused.
+  EXPECT_EQ(db_.Row("queued").workspace.state, core::WorkspaceState::kStopped);
+  EXPECT_EQ(db_.HolderOf("GPU-g1-0"), "");
+
+  ASSERT_TRUE(scheduler_->CatchUp().ok());
+  EXPECT_TRUE(scheduler_->Pending().empty());
+  auto seen = scheduler_->GetWorkspace("queued");
+  ASSERT_TRUE(seen.ok());
+  EXPECT_EQ(seen->workspace.state, core::WorkspaceState::kStopped);
+  // The GPU is free in this replica's snapshot too: the next one gets it.
+  db_.before_commit = nullptr;
+  EXPECT_EQ(Place("next")->workspace.state, core::WorkspaceState::kPlaced);
+}
+
+TEST_F(PlacementPipelineTest, AStoppedWorkspaceComesBackOnlyThroughAnExplicitPlace) {
+  Start(/*gpus_per_node=*/1);
+  ASSERT_EQ(Place("holder")->workspace.state, core::WorkspaceState::kPlaced);
+  ASSERT_EQ(Place("waiting")->workspace.state, core::WorkspaceState::kPending);
+  ASSERT_TRUE(scheduler_->StopWorkspace("waiting").ok());
+  ASSERT_TRUE(scheduler_->StopWorkspace("holder").ok());
+  scheduler_->DrainPending();  // Nothing is pending: the free GPU stays free.
+  EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kStopped);
+  EXPECT_EQ(db_.HolderOf("GPU-g1-0"), "");
+
+  auto restarted = Place("waiting");
+  ASSERT_TRUE(restarted.ok()) << restarted.status();
+  EXPECT_EQ(restarted->workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_EQ(db_.HolderOf("GPU-g1-0"), "waiting");
+}
+
+TEST_F(PlacementPipelineTest, AClassAddedOnAnotherReplicaIsUsedAtOnce) {
+  Start();
+  core::Catalog catalog = OneGpuCatalog(8);
+  catalog.classes.push_back(GpuClass("gpu-2x", 2));
+  db_.SetCatalog(catalog);  // Not applied here yet: no follower thread runs.
+  auto placed = Place("two", "gpu-2x");
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  EXPECT_EQ(placed->workspace.gpu_indices.size(), 2u);
+  // An unknown class is refused, after catching up.
+  EXPECT_TRUE(absl::IsNotFound(Place("x", "no-such-class").status()));
+}
+
+TEST_F(PlacementPipelineTest, QueuesOnlyAfterCatchingUpWithNodesAddedElsewhere) {
+  Start(/*gpus_per_node=*/1);
+  ASSERT_EQ(Place("a")->workspace.node_name, "g1");
+  db_.AddNode(FakeGpuNode("g2", "gpu-h100", "h100", 1));  // Registered on another replica.
+  auto placed = Place("b");
+  ASSERT_TRUE(placed.ok());
+  EXPECT_EQ(placed->workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_EQ(placed->workspace.node_name, "g2");
+  // Full now, and confirmed so: pending, with this replica's picture current.
+  auto pending = Place("c");
+  ASSERT_TRUE(pending.ok());
+  EXPECT_EQ(pending->workspace.state, core::WorkspaceState::kPending);
+  EXPECT_EQ(pending->queue_position, 1);
+}
+
+TEST_F(PlacementPipelineTest, RepeatingAPlacementAnswersTheSameWithoutANewCommit) {
+  Start();
+  auto first = Place("same");
+  ASSERT_TRUE(first.ok());
+  auto again = Place("same");
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->workspace.gpu_indices, first->workspace.gpu_indices);
+  EXPECT_EQ(again->version, first->version);
+  EXPECT_EQ(db_.commits, 1);
+}
+
+}  // namespace
+}  // namespace wsched::scheduler
