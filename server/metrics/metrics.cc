@@ -74,12 +74,45 @@ Metrics::Metrics()
       heartbeats_(prometheus::BuildCounter()
                       .Name("wsched_heartbeats_total")
                       .Help("Heartbeats by result: written (node changed) or skipped (liveness only).")
-                      .Register(*registry_)) {
+                      .Register(*registry_)),
+      batch_writes_(prometheus::BuildHistogram()
+                        .Name("wsched_commit_batch_writes")
+                        .Help("Workspace writes (placements, queue placements, stops) per group commit.")
+                        .Register(*registry_)
+                        .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16, 32, 64, 128})),
+      batch_statements_(prometheus::BuildHistogram()
+                            .Name("wsched_commit_batch_statements")
+                            .Help("SQL statements per group commit (BEGIN and COMMIT not counted).")
+                            .Register(*registry_)
+                            .Add({}, prometheus::Histogram::BucketBoundaries{2, 4, 6, 8, 10, 12, 16, 24})),
+      batch_duration_(prometheus::BuildHistogram()
+                          .Name("wsched_commit_batch_duration_seconds")
+                          .Help("Group commit time from BEGIN to COMMIT.")
+                          .Register(*registry_)
+                          .Add({}, LatencyBuckets())),
+      batch_wait_(prometheus::BuildHistogram()
+                      .Name("wsched_commit_queue_wait_seconds")
+                      .Help("How long a batch's oldest write waited before the batch began.")
+                      .Register(*registry_)
+                      .Add({}, LatencyBuckets())),
+      batches_(prometheus::BuildCounter()
+                   .Name("wsched_commit_batches_total")
+                   .Help("Group commits by result (committed, failed).")
+                   .Register(*registry_)) {
   for (const char* entity : {"node", "workspace", "catalog", "settings"}) {
     feed_deltas_.Add({{"entity", entity}});
   }
   for (const char* reason : {"start", "gap"}) feed_reloads_.Add({{"reason", reason}});
   for (const char* result : {"written", "skipped"}) heartbeats_.Add({{"result", result}});
+}
+
+void Metrics::ObserveCommitBatch(int writes, int statements, absl::Duration duration,
+                                 absl::Duration oldest_wait, bool committed) {
+  batch_writes_.Observe(writes);
+  batch_statements_.Observe(statements);
+  batch_duration_.Observe(absl::ToDoubleSeconds(duration));
+  batch_wait_.Observe(absl::ToDoubleSeconds(oldest_wait));
+  batches_.Add({{"result", committed ? "committed" : "failed"}}).Increment();
 }
 
 void Metrics::ObserveFeedLag(int64_t entries, absl::Duration behind) {

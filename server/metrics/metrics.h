@@ -53,6 +53,12 @@ class Metrics {
   // skipped (liveness only, batched).
   void Heartbeat(absl::string_view result);
 
+  // ---- group commit ----
+  // One batch: how many writes, statements, BEGIN-to-COMMIT time, how long
+  // its oldest write waited in the queue, and whether it committed.
+  void ObserveCommitBatch(int writes, int statements, absl::Duration duration,
+                          absl::Duration oldest_wait, bool committed);
+
   // Text exposition of everything (for tests and `wschedctl`).
   std::string Scrape() const;
 
@@ -72,6 +78,11 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& feed_reloads_;
   prometheus::Gauge& database_up_;
   prometheus::Family<prometheus::Counter>& heartbeats_;
+  prometheus::Histogram& batch_writes_;
+  prometheus::Histogram& batch_statements_;
+  prometheus::Histogram& batch_duration_;
+  prometheus::Histogram& batch_wait_;
+  prometheus::Family<prometheus::Counter>& batches_;
 };
 
 }  // namespace wsched::metrics

@@ -6,29 +6,6 @@
 #include "server/store/settings_repository.h"
 
 namespace wsched::scheduler {
-namespace {
-
-// Re-checks the org's GPU quota under a per-org lock, so replicas cannot
-// overshoot it together.
-absl::Status CheckQuota(pqxx::work& txn, const core::Workspace& w, int gpus,
-                        std::optional<int64_t> quota) {
-  if (gpus == 0) return absl::OkStatus();
-  int64_t limit = quota.value_or(-1);
-  if (!quota) {
-    auto org = store::LoadOrgSettings(txn, w.org_id);
-    if (!org.ok()) return org.status();
-    limit = org->gpu_quota;
-  }
-  if (limit < 0) return absl::OkStatus();
-  store::LockOrg(txn, w.org_id);
-  int64_t held = store::OrgGpusHeld(txn, w.org_id);
-  if (held + gpus <= limit) return absl::OkStatus();
-  return absl::ResourceExhaustedError(absl::StrCat("org ", w.org_id, " holds ", held,
-                                                   " GPUs of its quota of ", limit, "; class ",
-                                                   w.class_id, " needs ", gpus, " more"));
-}
-
-}  // namespace
 
 absl::StatusOr<PlacementInputs> DatabasePlacementStore::ReadInputs(const PlaceRequest& request) {
   PlacementInputs in;
@@ -38,10 +15,10 @@ absl::StatusOr<PlacementInputs> DatabasePlacementStore::ReadInputs(const PlaceRe
     in.existing = std::move(*stored);
     if (in.existing && core::IsActive(in.existing->workspace)) return absl::OkStatus();
     in.catalog_generation = store::CatalogGeneration(txn);
-    auto p = store::LoadProjectSettings(txn, request.project_id);
+    auto p = store::LoadProjectSettings(txn, request.project_id, &in.project_version);
     if (!p.ok()) return p.status();
     in.project = std::move(*p);
-    auto o = store::LoadOrgSettings(txn, request.org_id);
+    auto o = store::LoadOrgSettings(txn, request.org_id, &in.org_version);
     if (!o.ok()) return o.status();
     in.org = std::move(*o);
     if (in.org.gpu_quota >= 0) in.org_gpus = store::OrgGpusHeld(txn, request.org_id);
@@ -62,50 +39,6 @@ absl::StatusOr<std::optional<store::WorkspaceRow>> DatabasePlacementStore::LoadW
   });
   if (!status.ok()) return status;
   return row;
-}
-
-absl::StatusOr<int64_t> DatabasePlacementStore::SavePending(const core::Workspace& workspace,
-                                                            store::DecidedFrom from) {
-  int64_t version = 0;
-  absl::Status saved = db_->InTransaction("queueing workspace", [&](pqxx::work& txn) -> absl::Status {
-    store::ChangeSet changes;
-    auto written = store::SavePending(txn, workspace, from, changes);
-    if (!written.ok()) return written.status();
-    version = *written;
-    store::PublishChanges(txn, changes);
-    return absl::OkStatus();
-  });
-  if (!saved.ok()) return saved;
-  return version;
-}
-
-absl::StatusOr<int64_t> DatabasePlacementStore::CommitPlacement(const core::Workspace& workspace,
-                                                                int gpus,
-                                                                std::optional<int64_t> quota,
-                                                                store::DecidedFrom from) {
-  int64_t version = 0;
-  absl::Status committed = batcher_.Run([&](pqxx::work& txn, store::ChangeSet& changes) -> absl::Status {
-    if (absl::Status within = CheckQuota(txn, workspace, gpus, quota); !within.ok()) return within;
-    auto written = store::CommitPlacement(txn, workspace, from, changes);
-    if (!written.ok()) return written.status();
-    version = *written;
-    return absl::OkStatus();
-  });
-  if (!committed.ok()) return committed;
-  return version;
-}
-
-absl::StatusOr<store::WorkspaceRow> DatabasePlacementStore::Stop(const std::string& id) {
-  absl::StatusOr<store::WorkspaceRow> after;
-  absl::Status status = db_->InTransaction("stopping workspace", [&](pqxx::work& txn) -> absl::Status {
-    store::ChangeSet changes;
-    after = store::StopWorkspace(txn, id, changes);
-    if (!after.ok()) return after.status();
-    store::PublishChanges(txn, changes);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return after;
 }
 
 absl::StatusOr<StateStore::Rows> DatabaseStateStore::Load(bool catalog,

@@ -11,16 +11,12 @@ namespace wsched::scheduler {
 
 class DatabasePlacementStore : public PlacementStore {
  public:
-  DatabasePlacementStore(store::Database* db, int commit_writers, int max_commit_batch)
-      : db_(db), batcher_(db, commit_writers, max_commit_batch) {}
+  DatabasePlacementStore(store::Database* db, store::CommitBatcher::Options options,
+                         store::CommitBatcher::Observer observer)
+      : db_(db), batcher_(db, options, std::move(observer)) {}
   absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) override;
   absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override;
-  absl::StatusOr<int64_t> SavePending(const core::Workspace& workspace,
-                                      store::DecidedFrom from) override;
-  absl::StatusOr<int64_t> CommitPlacement(const core::Workspace& workspace, int gpus,
-                                          std::optional<int64_t> quota,
-                                          store::DecidedFrom from) override;
-  absl::StatusOr<store::WorkspaceRow> Stop(const std::string& id) override;
+  store::WriteOutcome Write(store::WorkspaceWrite write) override { return batcher_.Run(std::move(write)); }
 
  private:
   store::Database* const db_;

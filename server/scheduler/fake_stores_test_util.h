@@ -18,10 +18,10 @@ namespace wsched::scheduler::testing {
 
 class FakeDatabase : public PlacementStore, public StateStore, public FeedSource {
  public:
-  // Runs inside every CommitPlacement before its guards: where a test lets
-  // "another replica" commit first.
+  // Runs inside every placement's commit before its guards: where a test
+  // lets "another replica" commit first.
   std::function<void(const core::Workspace&)> before_commit;
-  int commits = 0;  // CommitPlacement calls, refused ones included.
+  int commits = 0;  // Placement commits, refused ones included.
 
   // ---- what other replicas (and the test) do ----
   void SetCatalog(core::Catalog catalog) {
@@ -91,32 +91,37 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     if (it == rows_.end()) return std::optional<store::WorkspaceRow>();
     return std::optional<store::WorkspaceRow>(it->second);
   }
-  absl::StatusOr<int64_t> SavePending(const core::Workspace& w, store::DecidedFrom from) override {
-    absl::MutexLock lock(&mu_);
-    if (absl::Status ok = GuardLocked(w.id, from); !ok.ok()) return ok;
-    return WriteLocked(w, false);
-  }
-  absl::StatusOr<int64_t> CommitPlacement(const core::Workspace& w, int gpus,
-                                          std::optional<int64_t> quota,
-                                          store::DecidedFrom from) override {
+  store::WriteOutcome Write(store::WorkspaceWrite write) override {
+    using Kind = store::WorkspaceWrite::Kind;
+    const core::Workspace& w = write.workspace;
+    if (write.kind == Kind::kStop) {
+      absl::MutexLock lock(&mu_);
+      if (!rows_.contains(w.id)) return {absl::NotFoundError(absl::StrCat("workspace ", w.id, " does not exist"))};
+      store::WorkspaceRow row = StopLocked(w.id, "self");
+      return {absl::OkStatus(), row.version, row};
+    }
+    if (write.kind == Kind::kSavePending) {
+      absl::MutexLock lock(&mu_);
+      if (absl::Status ok = GuardLocked(w.id, write.from); !ok.ok()) return {ok};
+      return {absl::OkStatus(), WriteLocked(w, false)};
+    }
     if (before_commit) before_commit(w);
     absl::MutexLock lock(&mu_);
     ++commits;
-    if (absl::Status ok = GuardLocked(w.id, from); !ok.ok()) return ok;
+    if (write.kind == Kind::kQueuePlace) write.from.pending = true;
+    if (absl::Status ok = GuardLocked(w.id, write.from); !ok.ok()) return {ok};
+    if (write.catalog_generation && *write.catalog_generation != generation_) {
+      return {absl::AbortedError("the catalog changed since this decision")};
+    }
     auto node = nodes_.find(w.node_name);
     if (node == nodes_.end() || node->second.state != core::NodeState::kReady) {
-      return absl::AbortedError(absl::StrCat("node ", w.node_name, " no longer takes workspaces"));
+      return {absl::AbortedError(absl::StrCat("node ", w.node_name, " no longer takes workspaces"))};
     }
     for (const auto& uuid : w.gpu_uuids) {
-      if (holds_.contains(uuid)) return absl::AbortedError(absl::StrCat("GPU ", uuid, " is held"));
+      if (holds_.contains(uuid)) return {absl::AbortedError(absl::StrCat("GPU ", uuid, " is held"))};
     }
     for (const auto& uuid : w.gpu_uuids) holds_[uuid] = w.id;
-    return WriteLocked(w, true);
-  }
-  absl::StatusOr<store::WorkspaceRow> Stop(const std::string& id) override {
-    absl::MutexLock lock(&mu_);
-    if (!rows_.contains(id)) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));
-    return StopLocked(id, "self");
+    return {absl::OkStatus(), WriteLocked(w, true)};
   }
 
   // ---- StateStore ----

@@ -166,7 +166,7 @@ bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& re
   // Unknown here (maybe registered elsewhere a moment ago) or lost: the
   // database decides.
   if (it == nodes_.end() || it->second.state == core::NodeState::kLost) return false;
-  if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, catalog_))) return false;
+  if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, *catalog_))) return false;
   AccountGpuSeconds(input.node_name, input.usage);
   result.state = it->second.state;
   result.pool = it->second.info.pool;

@@ -77,6 +77,36 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
   return view;
 }
 
+absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request, bool read) {
+  if (!read) {
+    std::optional<CachedSettings> cached = settings_.Get(request.project_id, request.org_id);
+    bool known;
+    int64_t generation;
+    {
+      absl::MutexLock lock(&mu_);
+      known = versions_.contains(request.workspace_id);
+      generation = catalog_generation_;
+    }
+    // The hot path: a workspace this replica has never seen (new, as far as
+    // it can tell: if not, the commit's guard says so and the next attempt
+    // reads), cached settings, no GPU quota to count.
+    if (cached && !known && cached->org.gpu_quota < 0) {
+      PlacementInputs in;
+      in.project = std::move(cached->project);
+      in.project_version = cached->project_version;
+      in.org = std::move(cached->org);
+      in.org_version = cached->org_version;
+      in.catalog_generation = generation;
+      return in;
+    }
+  }
+  absl::StatusOr<PlacementInputs> in = placement_->ReadInputs(request);
+  if (in.ok() && !(in->existing && core::IsActive(in->existing->workspace))) {
+    settings_.Put({in->project, in->project_version, in->org, in->org_version});
+  }
+  return in;
+}
+
 absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
   absl::Time start = clock_();
   std::string class_label = "unresolved";
@@ -91,8 +121,9 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     confirmed = true;
     return CatchUp();
   };
+  bool read = false;  // After a refused commit: read what memory may have wrong.
   for (int attempt = 0; attempt < options_.place_attempts; ++attempt) {
-    absl::StatusOr<PlacementInputs> in = placement_->ReadInputs(request);
+    absl::StatusOr<PlacementInputs> in = InputsFor(request, read);
     if (!in.ok()) return finish(in.status(), "error");
     // Idempotent: the same id answers with the same placement (or queue slot).
     if (in->existing && core::IsActive(in->existing->workspace)) {
@@ -105,30 +136,37 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       if (auto stopped = StopAndMirror(request.workspace_id); !stopped.ok()) {
         return finish(stopped.status(), "error");
       }
+      read = true;
       continue;
     }
-    bool catalog_behind;
+    std::shared_ptr<const core::Catalog> catalog;
+    int64_t generation;
     {
       absl::MutexLock lock(&mu_);
-      catalog_behind = in->catalog_generation > catalog_generation_;
+      generation = catalog_generation_;
     }
-    if (catalog_behind) {
+    if (in->catalog_generation > generation) {
       if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
     }
+    {
+      absl::MutexLock lock(&mu_);
+      catalog = catalog_;
+      generation = catalog_generation_;
+    }
 
-    core::Catalog catalog = this->catalog();
-    const store::DecidedFrom from{in->existing ? in->existing->version : 0, false};
     std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
     auto resolution = core::ResolveClass(
-        {request.org_id, request.project_id, request.class_id, previous}, catalog, in->project, in->org);
+        {request.org_id, request.project_id, request.class_id, previous}, *catalog, in->project,
+        in->org);
     if (!resolution.ok()) {
       if (!confirmed) {
         if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
+        read = true;
         continue;
       }
       return finish(resolution.status(), "refused");
     }
-    const core::WorkspaceClass* cls = catalog.FindClass(resolution->class_id);
+    const core::WorkspaceClass* cls = catalog->FindClass(resolution->class_id);
     class_label = cls->id;
     if (cls->is_gpu() && in->org.gpu_quota >= 0 &&
         in->org_gpus + cls->gpu.count > in->org.gpu_quota) {
@@ -143,7 +181,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     core::NodePool pool;
     {
       absl::MutexLock lock(&mu_);
-      decision = placement::Decide(*cls, catalog.pools, snapshot_);
+      decision = placement::Decide(*cls, catalog->pools, snapshot_);
       if (auto* placed = std::get_if<placement::Placed>(&decision)) {
         // Tentative hold: concurrent decisions on this replica see it.
         if (!HoldTentatively(w.id, placed->node, placed->gpu_indices, placed->resources).ok()) {
@@ -151,10 +189,11 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
           mu_.Unlock();
           absl::SleepFor(absl::Milliseconds(5));
           mu_.Lock();
+          read = true;
           continue;
         }
         node = snapshot_.FindNode(placed->node)->info;
-        pool = *catalog.FindPool(placed->pool);
+        pool = *catalog->FindPool(placed->pool);
       }
     }
     if (!std::holds_alternative<placement::Placed>(decision) && !confirmed) {
@@ -167,18 +206,29 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
                         "class ", cls->id, " can never be placed: ", never->reason)),
                     "never");
     }
+    // What the decision rests on, for the commit to confirm.
+    store::WorkspaceWrite write;
+    write.from = {in->existing ? in->existing->version : 0, false};
+    write.catalog_generation = generation;
+    write.project_settings_version = in->project_version;
+    write.org_settings_version = in->org_version;
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
       w.state = core::WorkspaceState::kPending;
       w.pending_reason = PendingReason(*not_now);
-      absl::StatusOr<int64_t> saved = placement_->SavePending(w, from);
-      if (absl::IsAborted(saved.status())) continue;  // A concurrent request got there first.
-      if (!saved.ok()) return finish(saved.status(), "error");
-      const int64_t version = *saved;
+      write.kind = store::WorkspaceWrite::Kind::kSavePending;
+      write.workspace = w;
+      store::WriteOutcome saved = placement_->Write(std::move(write));
+      if (absl::IsAborted(saved.status)) {  // Something changed meanwhile: read, retry.
+        read = true;
+        if (absl::Status s = CatchUp(); !s.ok()) return finish(s, "error");
+        continue;
+      }
+      if (!saved.status.ok()) return finish(saved.status, "error");
       w.created_at = clock_();
-      MirrorCommitted(w, version, /*released=*/false);
+      MirrorCommitted(w, saved.version, /*released=*/false);
       log::Info("workspace pending", {{"workspace", w.id}, {"class", w.class_id},
                                       {"reason", w.pending_reason}});
-      return finish(ViewOfStored({w, version, false}), "pending");
+      return finish(ViewOfStored({w, saved.version, false}), "pending");
     }
 
     const auto& placed = std::get<placement::Placed>(decision);
@@ -189,23 +239,26 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       return finish(built.status(), "error");
     }
     SetPlaced(w, placed, *built);
-    absl::StatusOr<int64_t> committed =
-        placement_->CommitPlacement(w, cls->gpu.count, in->org.gpu_quota, from);
-    if (committed.ok()) {
+    write.kind = store::WorkspaceWrite::Kind::kPlace;
+    write.workspace = w;
+    store::WriteOutcome committed = placement_->Write(std::move(write));
+    if (committed.status.ok()) {
       w.placed_at = w.created_at = clock_();
-      MirrorCommitted(w, *committed, /*released=*/false);
-      return finish(ViewOfStored({w, *committed, false}), "placed");
+      MirrorCommitted(w, committed.version, /*released=*/false);
+      return finish(ViewOfStored({w, committed.version, false}), "placed");
     }
     {
       absl::MutexLock lock(&mu_);
       ReleaseTentative(w.id);
     }
-    if (!absl::IsAborted(committed.status())) return finish(committed.status(), "error");
+    if (absl::IsResourceExhausted(committed.status)) return finish(committed.status, "refused");
+    if (!absl::IsAborted(committed.status)) return finish(committed.status, "error");
     // Lost a race (another replica, or a node that changed): apply what the
     // others committed and retry after a short random pause, so racing
     // replicas spread out.
     log::Info("placement lost a race; catching up",
-              {{"workspace", w.id}, {"error", std::string(committed.status().message())}});
+              {{"workspace", w.id}, {"error", std::string(committed.status.message())}});
+    read = true;
     if (absl::Status s = CatchUp(); !s.ok()) return finish(s, "error");
     absl::SleepFor(absl::Milliseconds(1 + absl::ToUnixNanos(clock_()) % (5 * (attempt + 1))));
   }
@@ -215,17 +268,21 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
 }
 
 absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& id) {
-  // A stop always wins: a deadlock or serialization failure (ABORTED) is
-  // the database's to resolve, not the caller's to retry.
-  absl::StatusOr<store::WorkspaceRow> after = placement_->Stop(id);
-  for (int attempt = 1; absl::IsAborted(after.status()) && attempt < options_.place_attempts; ++attempt) {
-    after = placement_->Stop(id);
+  // A stop always wins: a refused batch (a deadlock, say) is the
+  // database's to resolve, not the caller's to retry.
+  store::WorkspaceWrite stop;
+  stop.kind = store::WorkspaceWrite::Kind::kStop;
+  stop.workspace.id = id;
+  store::WriteOutcome after = placement_->Write(stop);
+  for (int attempt = 1; absl::IsAborted(after.status) && attempt < options_.place_attempts;
+       ++attempt) {
+    after = placement_->Write(stop);
   }
-  if (!after.ok()) return after.status();
+  if (!after.status.ok()) return after.status;
   absl::MutexLock lock(&mu_);
-  ApplyWorkspaceLocked(*after);
+  ApplyWorkspaceLocked(*after.row);
   drain_requested_ = true;  // Freed capacity may place pending work.
-  return after;
+  return *after.row;
 }
 
 absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
@@ -284,14 +341,15 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
   core::WorkspaceClass cls;
   core::Workspace w;
   store::DecidedFrom from;
+  int64_t generation = 0;
   {
     absl::MutexLock lock(&mu_);
     const placement::PendingEntry* entry = pending_.Find(id);
     if (entry == nullptr) return absl::OkStatus();  // Placed or stopped meanwhile.
-    const core::WorkspaceClass* found = catalog_.FindClass(entry->class_id);
+    const core::WorkspaceClass* found = catalog_->FindClass(entry->class_id);
     if (found == nullptr) return absl::OkStatus();  // Class gone: stays pending, visible.
     cls = *found;
-    decision = placement::Decide(cls, catalog_.pools, snapshot_);
+    decision = placement::Decide(cls, catalog_->pools, snapshot_);
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
       placement::PendingEntry updated = *entry;
       updated.reason = PendingReason(*not_now);
@@ -305,7 +363,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
       return absl::OkStatus();
     }
     node = snapshot_.FindNode(placed->node)->info;
-    pool = *catalog_.FindPool(placed->pool);
+    pool = *catalog_->FindPool(placed->pool);
     // The queue placement lands only on the pending record it was decided
     // for: a stop (or any change) since then bumps the version and wins.
     from = {versions_[id], /*pending=*/true};
@@ -314,6 +372,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     w.class_id = entry->class_id;
     w.priority = entry->priority;
     w.created_at = entry->since;
+    generation = catalog_generation_;
   }
   const auto& placed = std::get<placement::Placed>(decision);
   auto built = BuildPlacement(cls, node, pool, placed.gpu_indices);
@@ -323,29 +382,34 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     return built.status();
   }
   SetPlaced(w, placed, *built);
-  absl::StatusOr<int64_t> committed = placement_->CommitPlacement(w, cls.gpu.count, std::nullopt, from);
-  if (committed.ok()) {
+  store::WorkspaceWrite write;
+  write.kind = store::WorkspaceWrite::Kind::kQueuePlace;
+  write.workspace = w;
+  write.from = from;
+  write.catalog_generation = generation;
+  store::WriteOutcome committed = placement_->Write(std::move(write));
+  if (committed.status.ok()) {
     w.placed_at = clock_();
-    MirrorCommitted(w, *committed, /*released=*/false);
+    MirrorCommitted(w, committed.version, /*released=*/false);
     log::Info("pending workspace placed", {{"workspace", id}, {"node", placed.node}});
     metrics_->ObservePlacement(cls.id, "placed_from_queue", absl::ZeroDuration());
     return absl::OkStatus();
   }
   absl::MutexLock lock(&mu_);
   ReleaseTentative(id);
-  if (absl::IsResourceExhausted(committed.status())) {
+  if (absl::IsResourceExhausted(committed.status)) {
     if (const placement::PendingEntry* entry = pending_.Find(id)) {
       placement::PendingEntry updated = *entry;
-      updated.reason = std::string(committed.status().message());
+      updated.reason = std::string(committed.status.message());
       pending_.Upsert(std::move(updated));
     }
     return absl::OkStatus();
   }
-  if (absl::IsAborted(committed.status())) {
+  if (absl::IsAborted(committed.status)) {
     follower_->Notify();  // Stopped or changed elsewhere: the feed says how.
     return absl::OkStatus();
   }
-  return committed.status();
+  return committed.status;
 }
 
 }  // namespace wsched::scheduler

@@ -60,7 +60,8 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
             }
             break;
           case store::Entity::kSettings:
-            break;  // Read from the database by every decision that uses them.
+            settings_.Invalidate(change.id);  // Read again on next use; commits confirm versions.
+            break;
         }
       }
     }
@@ -95,7 +96,8 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
   pending_ = placement::PendingQueue();
   nodes_.clear();
   tentative_.clear();  // Decisions in flight re-check at commit, as always.
-  catalog_ = std::move(all->catalog);
+  settings_.Clear();
+  catalog_ = std::make_shared<const core::Catalog>(std::move(all->catalog));
   catalog_generation_ = all->catalog_generation;
   for (const auto& node : all->nodes) {
     node_versions_[node.info.name] = node.version;
@@ -123,9 +125,9 @@ bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   if (w.state == core::WorkspaceState::kPending) {
     pending_.Upsert(PendingEntryFor(w));
   } else if (HoldsCapacity(row)) {
-    absl::Status held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, catalog_));
+    absl::Status held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, *catalog_));
     if (!held.ok() && EvictTentativeHoldersLocked(w.node_name, w.gpu_indices)) {
-      held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, catalog_));
+      held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, *catalog_));
     }
     if (!held.ok()) {
       log::Warning("stored hold does not fit the snapshot",
@@ -175,30 +177,29 @@ bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
 
 void Scheduler::ApplyCatalogLocked(core::Catalog catalog, int64_t generation) {
   if (generation <= catalog_generation_) return;
-  catalog_ = std::move(catalog);
+  catalog_ = std::make_shared<const core::Catalog>(std::move(catalog));
   catalog_generation_ = generation;
   // Pools that would hold pending work may have changed with the catalog.
   std::vector<placement::PendingEntry> entries;
   for (const auto* entry : pending_.Ordered()) entries.push_back(*entry);
   for (auto& entry : entries) {
-    entry.pools.clear();
-    if (const core::WorkspaceClass* cls = catalog_.FindClass(entry.class_id)) {
-      for (const auto& pool : catalog_.pools) {
-        if (pool.Matches(cls->pool_selector)) entry.pools.push_back(pool.id);
-      }
-    }
+    entry.pools = PoolsFor(entry.class_id);
     pending_.Upsert(std::move(entry));
   }
 }
 
-placement::PendingEntry Scheduler::PendingEntryFor(const core::Workspace& w) const {
+std::vector<std::string> Scheduler::PoolsFor(const std::string& class_id) const {
   std::vector<std::string> pools;
-  if (const core::WorkspaceClass* cls = catalog_.FindClass(w.class_id)) {
-    for (const auto& pool : catalog_.pools) {
+  if (const core::WorkspaceClass* cls = catalog_->FindClass(class_id)) {
+    for (const auto& pool : catalog_->pools) {
       if (pool.Matches(cls->pool_selector)) pools.push_back(pool.id);
     }
   }
-  return {w.id, w.org_id, w.class_id, w.priority, w.created_at, w.pending_reason, std::move(pools)};
+  return pools;
+}
+
+placement::PendingEntry Scheduler::PendingEntryFor(const core::Workspace& w) const {
+  return {w.id, w.org_id, w.class_id, w.priority, w.created_at, w.pending_reason, PoolsFor(w.class_id)};
 }
 
 absl::Status Scheduler::HoldTentatively(absl::string_view workspace, absl::string_view node,

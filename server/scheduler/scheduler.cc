@@ -14,15 +14,21 @@
 namespace wsched::scheduler {
 
 struct Scheduler::OwnedStores {
-  OwnedStores(store::Database* db, const SchedulerOptions& options)
-      : placement(db, options.commit_writers, options.max_commit_batch), state(db), feed(db) {}
+  OwnedStores(store::Database* db, metrics::Metrics* metrics, const SchedulerOptions& options)
+      : placement(db, {options.max_commit_batch, options.max_commit_wait},
+                  [metrics](const store::CommitBatcher::BatchReport& batch) {
+                    metrics->ObserveCommitBatch(batch.writes, batch.statements, batch.duration,
+                                                batch.oldest_wait, batch.committed);
+                  }),
+        state(db),
+        feed(db) {}
   DatabasePlacementStore placement;
   DatabaseStateStore state;
   DatabaseFeedSource feed;
 };
 
 Scheduler::Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOptions options)
-    : Scheduler(std::make_unique<OwnedStores>(db, options), db, metrics, options) {}
+    : Scheduler(std::make_unique<OwnedStores>(db, metrics, options), db, metrics, options) {}
 
 Scheduler::Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db,
                      metrics::Metrics* metrics, SchedulerOptions options)
@@ -96,7 +102,7 @@ absl::Status Scheduler::ReloadCatalog() {
 
 core::Catalog Scheduler::catalog() const {
   absl::MutexLock lock(&mu_);
-  return catalog_;
+  return *catalog_;
 }
 
 void Scheduler::KickDrain() {
@@ -169,7 +175,7 @@ std::vector<Scheduler::PendingDemand> Scheduler::Pending() const {
 void Scheduler::WithSnapshot(
     const std::function<void(const placement::Snapshot&, const core::Catalog&)>& fn) const {
   absl::MutexLock lock(&mu_);
-  fn(snapshot_, catalog_);
+  fn(snapshot_, *catalog_);
 }
 
 std::map<std::string, std::pair<double, double>> Scheduler::GpuSecondsByClass() const {

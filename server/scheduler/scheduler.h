@@ -35,6 +35,7 @@
 #include "server/metrics/metrics.h"
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/liveness_recorder.h"
+#include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/snapshot.h"
@@ -54,8 +55,8 @@ struct SchedulerOptions {
   // One writer: batches never hold node rows at the same time, so they
   // cannot deadlock or wait on each other's locks; requests that arrive
   // during a commit form the next batch (docs/performance.md).
-  int commit_writers = 1;
-  int max_commit_batch = 64;
+  int max_commit_batch = 128;
+  absl::Duration max_commit_wait = absl::ZeroDuration();  // See store::CommitBatcher::Options.
   int place_attempts = 10;  // Decide + commit rounds before giving up on races.
 };
 
@@ -225,6 +226,9 @@ class Scheduler {
   void ApplyCatalogLocked(core::Catalog catalog, int64_t generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   placement::PendingEntry PendingEntryFor(const core::Workspace& w) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Pools whose labels the class's selector matches, in catalog order.
+  std::vector<std::string> PoolsFor(const std::string& class_id) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A hold taken for a decision before its commit; released only if the
   // commit fails and no newer picture of the workspace replaced it.
   absl::Status HoldTentatively(absl::string_view workspace, absl::string_view node,
@@ -243,6 +247,9 @@ class Scheduler {
   absl::StatusOr<HeartbeatResult> WriteHeartbeat(const HeartbeatInput& input);
 
   // placing.cc
+  // What a placement decides with: from memory on the hot path (a workspace
+  // this replica never saw, cached settings), else (`read`) from the database.
+  absl::StatusOr<PlacementInputs> InputsFor(const PlaceRequest& request, bool read);
   absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row);
   absl::Status TryPlacePending(const std::string& workspace_id);
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id);
@@ -258,7 +265,9 @@ class Scheduler {
 
   mutable absl::Mutex mu_;
   placement::Snapshot snapshot_ ABSL_GUARDED_BY(mu_);
-  core::Catalog catalog_ ABSL_GUARDED_BY(mu_);
+  // Replaced, never changed in place: a decision keeps the one it began with.
+  std::shared_ptr<const core::Catalog> catalog_ ABSL_GUARDED_BY(mu_) =
+      std::make_shared<const core::Catalog>();
   int64_t catalog_generation_ ABSL_GUARDED_BY(mu_) = -1;
   placement::PendingQueue pending_ ABSL_GUARDED_BY(mu_);
   // Stored version of every workspace this replica has seen; also what
@@ -283,6 +292,7 @@ class Scheduler {
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;
   LivenessRecorder liveness_;
+  SettingsCache settings_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
   std::function<std::optional<absl::Duration>(const std::string&)> delay_estimator_;

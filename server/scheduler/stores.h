@@ -16,6 +16,7 @@
 #include "server/core/workspace.h"
 #include "server/store/node_repository.h"
 #include "server/store/workspace_repository.h"
+#include "server/store/write_batch.h"
 
 namespace wsched::scheduler {
 
@@ -32,27 +33,23 @@ struct PlacementInputs {
   std::optional<store::WorkspaceRow> existing;
   core::ProjectSettings project;
   core::OrgSettings org;
-  int64_t org_gpus = 0;
+  int64_t project_version = 0;  // Of the settings rows; 0: none stored.
+  int64_t org_version = 0;
+  int64_t org_gpus = 0;  // Read only when the org has a GPU quota.
   int64_t catalog_generation = 0;
 };
 
 class PlacementStore {
  public:
   virtual ~PlacementStore() = default;
+  // The slow path: what a placement needs that this replica does not know.
   virtual absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) = 0;
   virtual absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) = 0;
-  // Each returns the record's new version; ABORTED when the record is not
-  // the one `from` names, a GPU is held or the node refuses (see
-  // store/workspace_repository.h).
-  virtual absl::StatusOr<int64_t> SavePending(const core::Workspace& workspace,
-                                              store::DecidedFrom from) = 0;
-  // Group-committed. `quota` unset: read the org's quota in the commit.
-  // RESOURCE_EXHAUSTED when the org's GPU quota would be exceeded.
-  virtual absl::StatusOr<int64_t> CommitPlacement(const core::Workspace& workspace, int gpus,
-                                                  std::optional<int64_t> quota,
-                                                  store::DecidedFrom from) = 0;
-  // Always wins; the row after.
-  virtual absl::StatusOr<store::WorkspaceRow> Stop(const std::string& id) = 0;
+  // Group-committed with whatever else is being written, under every guard
+  // of store/write_batch.h: ABORTED when the record is not the one the
+  // decision saw, a GPU is held, the node refuses, or the catalog or
+  // settings changed; RESOURCE_EXHAUSTED over the org's GPU quota.
+  virtual store::WriteOutcome Write(store::WorkspaceWrite write) = 0;
 };
 
 // What applying the feed and reloading read.

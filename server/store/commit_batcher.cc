@@ -1,88 +1,83 @@
 #include "server/store/commit_batcher.h"
 
+#include "absl/time/clock.h"
 #include "server/store/pg_status.h"
 
 namespace wsched::store {
 
-CommitBatcher::CommitBatcher(Database* db, int writers, int max_batch)
-    : db_(db), max_batch_(max_batch) {
-  for (int i = 0; i < writers; ++i) writers_.emplace_back([this] { WriterLoop(); });
-}
+CommitBatcher::CommitBatcher(Database* db, Options options, Observer observer)
+    : db_(db), options_(options), observer_(std::move(observer)), writer_([this] { WriterLoop(); }) {}
 
 CommitBatcher::~CommitBatcher() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  for (auto& writer : writers_) writer.join();
+  writer_.join();
 }
 
-absl::Status CommitBatcher::Run(Job job) {
+WriteOutcome CommitBatcher::Run(WorkspaceWrite write) {
   auto pending = std::make_shared<Pending>();
-  pending->job = std::move(job);
+  pending->write = std::move(write);
+  pending->queued = absl::Now();
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return absl::UnavailableError("shutting down");
+    if (stopping_) return {absl::UnavailableError("shutting down")};
     queue_.push_back(pending);
   }
   pending->done.WaitForNotification();
-  return pending->result;
-}
-
-CommitBatcher::Stats CommitBatcher::stats() const {
-  absl::MutexLock lock(&mu_);
-  return stats_;
+  return std::move(pending->outcome);
 }
 
 void CommitBatcher::WriterLoop() {
+  auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
+  auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return stopping_ || static_cast<int>(queue_.size()) >= options_.max_batch;
+  };
   while (true) {
     std::vector<std::shared_ptr<Pending>> batch;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(
-          +[](CommitBatcher* self) ABSL_EXCLUSIVE_LOCKS_REQUIRED(self->mu_) {
-            return self->stopping_ || !self->queue_.empty();
-          },
-          this));
+      mu_.Await(absl::Condition(&ready));
       if (queue_.empty()) return;  // Stopping and drained.
-      while (!queue_.empty() && static_cast<int>(batch.size()) < max_batch_) {
+      if (options_.max_wait > absl::ZeroDuration()) {
+        mu_.AwaitWithDeadline(absl::Condition(&full), queue_.front()->queued + options_.max_wait);
+      }
+      while (!queue_.empty() && static_cast<int>(batch.size()) < options_.max_batch) {
         batch.push_back(std::move(queue_.front()));
         queue_.pop_front();
       }
-      stats_.transactions++;
-      stats_.jobs += batch.size();
     }
     CommitBatch(batch);
   }
 }
 
 void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
+  const absl::Time start = absl::Now();
+  std::vector<WorkspaceWrite> writes;
+  writes.reserve(batch.size());
+  for (const auto& pending : batch) writes.push_back(pending->write);
+  std::vector<WriteOutcome> outcomes;
+  BatchStatements stats;
   absl::Status commit = db_->InTransaction("group commit", [&](pqxx::work& txn) -> absl::Status {
-    ChangeSet published;
-    for (auto& pending : batch) {
-      // A savepoint per job: a job that loses a race rolls back alone.
-      txn.exec("SAVEPOINT job");
-      bool ok = false;
-      ChangeSet changes;
-      try {
-        pending->result = pending->job(txn, changes);
-        ok = pending->result.ok();
-        if (ok) published.Append(changes);
-      } catch (...) {
-        pending->result = StatusFromCurrentException("placement commit");
-      }
-      txn.exec(ok ? "RELEASE SAVEPOINT job" : "ROLLBACK TO SAVEPOINT job");
-    }
-    // Last: it holds the change-log head until COMMIT. It also proves the
-    // transaction healthy (PostgreSQL answers a COMMIT of a failed
-    // transaction with a silent rollback).
-    PublishChanges(txn, published);
-    txn.exec("SELECT 1");
+    ChangeSet changes;
+    outcomes = ApplyWrites(txn, writes, changes, stats);
+    // Last: it holds the change-log head until COMMIT.
+    PublishChanges(txn, changes);
+    stats.statements += changes.empty() ? 0 : 2;
     return absl::OkStatus();
   });
-  for (auto& pending : batch) {
-    if (!commit.ok() && pending->result.ok()) pending->result = commit;
-    pending->done.Notify();
+  if (observer_) {
+    observer_({static_cast<int>(batch.size()), stats.statements, absl::Now() - start,
+               start - batch.front()->queued, commit.ok()});
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (commit.ok()) {
+      batch[i]->outcome = std::move(outcomes[i]);
+    } else {
+      batch[i]->outcome = {commit};
+    }
+    batch[i]->done.Notify();
   }
 }
 

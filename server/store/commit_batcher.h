@@ -1,7 +1,9 @@
-// Group commit: placements that arrive together are committed together, in
-// one transaction, so throughput is not capped at one fsync per placement
-// (the LevelDB DBImpl::Write idea). Each job runs in its own savepoint, so a
-// job that loses a race rolls back alone and the rest still commit.
+// Group commit: workspace writes that arrive together are committed
+// together, in one transaction of a fixed handful of set-based statements
+// (write_batch.h), so throughput is not capped at one commit per placement
+// (the LevelDB DBImpl::Write idea). One writer thread: batches never hold
+// node rows at the same time, so they cannot deadlock or wait on each
+// other's locks; writes that arrive during a commit form the next batch.
 #ifndef WSCHED_SERVER_STORE_COMMIT_BATCHER_H_
 #define WSCHED_SERVER_STORE_COMMIT_BATCHER_H_
 
@@ -11,46 +13,48 @@
 #include <thread>
 #include <vector>
 
-#include <pqxx/pqxx>
-
 #include "absl/base/thread_annotations.h"
-#include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "server/store/change_log.h"
+#include "absl/time/time.h"
 #include "server/store/database.h"
+#include "server/store/write_batch.h"
 
 namespace wsched::store {
 
 class CommitBatcher {
  public:
-  // A job records what it changed in its ChangeSet; the batch publishes the
-  // changes of its successful jobs as one change-log entry, at the end.
-  using Job = std::function<absl::Status(pqxx::work&, ChangeSet&)>;
-
-  struct Stats {
-    int64_t transactions = 0;
-    int64_t jobs = 0;
+  struct Options {
+    int max_batch = 128;
+    // How long a batch's first write waits for company when the writer is
+    // idle. Zero: batches form only from writes that arrive during the
+    // previous commit (lowest latency at low load).
+    absl::Duration max_wait = absl::ZeroDuration();
   };
+  // Told once per committed (or failed) batch.
+  struct BatchReport {
+    int writes = 0;
+    int statements = 0;
+    absl::Duration duration;       // BEGIN to COMMIT.
+    absl::Duration oldest_wait;    // Queued before the batch began, at most.
+    bool committed = false;
+  };
+  using Observer = std::function<void(const BatchReport&)>;
 
-  // `writers` threads each take whatever is queued (up to max_batch) and
-  // commit it; more than one lets a batch fill while another commits.
-  CommitBatcher(Database* db, int writers, int max_batch);
+  CommitBatcher(Database* db, Options options, Observer observer = nullptr);
   ~CommitBatcher();  // Stops after draining the queue.
   CommitBatcher(const CommitBatcher&) = delete;
   CommitBatcher& operator=(const CommitBatcher&) = delete;
 
-  // Runs `job` in the next batch and waits for the commit. The job's own
-  // error rolls back only its savepoint; a failed commit fails every job of
-  // the batch.
-  absl::Status Run(Job job);
-
-  Stats stats() const;
+  // Runs `write` in the next batch and waits for the commit. A failed
+  // commit fails every write of the batch (UNAVAILABLE or ABORTED).
+  WriteOutcome Run(WorkspaceWrite write);
 
  private:
   struct Pending {
-    Job job;
-    absl::Status result;
+    WorkspaceWrite write;
+    WriteOutcome outcome;
+    absl::Time queued;
     absl::Notification done;
   };
 
@@ -58,12 +62,12 @@ class CommitBatcher {
   void CommitBatch(std::vector<std::shared_ptr<Pending>>& batch);
 
   Database* const db_;
-  const int max_batch_;
-  mutable absl::Mutex mu_;
+  const Options options_;
+  const Observer observer_;
+  absl::Mutex mu_;
   std::deque<std::shared_ptr<Pending>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  Stats stats_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> writers_;
+  std::thread writer_;
 };
 
 }  // namespace wsched::store

@@ -22,13 +22,15 @@ std::vector<std::string> JsonList(const char* text) {
 }  // namespace
 
 absl::StatusOr<core::ProjectSettings> LoadProjectSettings(pqxx::work& txn,
-                                                          const std::string& project_id) {
+                                                          const std::string& project_id,
+                                                          int64_t* version) {
   core::ProjectSettings settings;
   settings.project_id = project_id;
   pqxx::result rows = txn.exec_params(
-      "SELECT org_id, default_class, denied_classes::text FROM project_settings "
+      "SELECT org_id, default_class, denied_classes::text, version FROM project_settings "
       "WHERE project_id = $1",
       project_id);
+  if (version != nullptr) *version = rows.empty() ? 0 : rows[0][3].as<int64_t>();
   if (!rows.empty()) {
     settings.org_id = rows[0][0].c_str();
     settings.default_class = rows[0][1].c_str();
@@ -37,13 +39,15 @@ absl::StatusOr<core::ProjectSettings> LoadProjectSettings(pqxx::work& txn,
   return settings;
 }
 
-absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::string& org_id) {
+absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::string& org_id,
+                                                  int64_t* version) {
   core::OrgSettings settings;
   settings.org_id = org_id;
   pqxx::result rows = txn.exec_params(
-      "SELECT default_class, allowed_classes::text, gpu_quota FROM org_settings "
+      "SELECT default_class, allowed_classes::text, gpu_quota, version FROM org_settings "
       "WHERE org_id = $1",
       org_id);
+  if (version != nullptr) *version = rows.empty() ? 0 : rows[0][3].as<int64_t>();
   if (!rows.empty()) {
     settings.default_class = rows[0][0].c_str();
     settings.allowed_classes = JsonList(rows[0][1].c_str());
@@ -54,37 +58,39 @@ absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::st
 
 namespace {
 
-// Settings are read from the database by every decision that uses them;
-// the change is published so followers (and caches) can tell it happened.
-void PublishSettings(pqxx::work& txn, std::string key) {
+// Replicas cache settings; the change tells them to drop the entry, and
+// the version lets a group commit confirm a decision used current ones.
+void PublishSettings(pqxx::work& txn, std::string key, int64_t version) {
   ChangeSet changes;
-  changes.Add(Entity::kSettings, std::move(key), NextVersion(txn));
+  changes.Add(Entity::kSettings, std::move(key), version);
   PublishChanges(txn, changes);
 }
 
 }  // namespace
 
 absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings) {
-  txn.exec_params(
+  int64_t version = txn.exec_params1(
       "INSERT INTO project_settings (project_id, org_id, default_class, denied_classes) "
       "VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (project_id) DO UPDATE SET "
       "org_id = EXCLUDED.org_id, default_class = EXCLUDED.default_class, "
-      "denied_classes = EXCLUDED.denied_classes, updated_at = now()",
+      "denied_classes = EXCLUDED.denied_classes, updated_at = now(), "
+      "version = nextval('entity_versions') RETURNING version",
       settings.project_id, settings.org_id, settings.default_class,
-      nlohmann::json(settings.denied_classes).dump());
-  PublishSettings(txn, absl::StrCat("project:", settings.project_id));
+      nlohmann::json(settings.denied_classes).dump())[0].as<int64_t>();
+  PublishSettings(txn, absl::StrCat("project:", settings.project_id), version);
   return absl::OkStatus();
 }
 
 absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings) {
-  txn.exec_params(
+  int64_t version = txn.exec_params1(
       "INSERT INTO org_settings (org_id, default_class, allowed_classes, gpu_quota) "
       "VALUES ($1, $2, $3::jsonb, $4) ON CONFLICT (org_id) DO UPDATE SET "
       "default_class = EXCLUDED.default_class, allowed_classes = EXCLUDED.allowed_classes, "
-      "gpu_quota = EXCLUDED.gpu_quota, updated_at = now()",
+      "gpu_quota = EXCLUDED.gpu_quota, updated_at = now(), "
+      "version = nextval('entity_versions') RETURNING version",
       settings.org_id, settings.default_class, nlohmann::json(settings.allowed_classes).dump(),
-      settings.gpu_quota);
-  PublishSettings(txn, absl::StrCat("org:", settings.org_id));
+      settings.gpu_quota)[0].as<int64_t>();
+  PublishSettings(txn, absl::StrCat("org:", settings.org_id), version);
   return absl::OkStatus();
 }
 

@@ -12,10 +12,12 @@
 namespace wsched::store {
 
 // Settings of a project; defaults (no default class, empty deny-list) when
-// none are stored.
+// none are stored. `version`, when given, gets the row's version (0: none).
 absl::StatusOr<core::ProjectSettings> LoadProjectSettings(pqxx::work& txn,
-                                                          const std::string& project_id);
-absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::string& org_id);
+                                                          const std::string& project_id,
+                                                          int64_t* version = nullptr);
+absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::string& org_id,
+                                                  int64_t* version = nullptr);
 
 absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings);
 absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings);

@@ -1,7 +1,8 @@
-// Stored workspaces and the GPUs and capacity they hold. The writes here are
-// where PostgreSQL arbitrates: a GPU has one holder (primary key), a node's
-// held capacity stays within its allocatable (check constraints), and a
-// pending workspace is placed once (state guard).
+// Stored workspaces and the GPUs they hold: reads, and the row types the
+// store guards by. The writes are the group commit's (write_batch.h), where
+// PostgreSQL arbitrates: a GPU has one holder (primary key), a node's held
+// capacity stays within its allocatable (check constraints), and every
+// transition lands only on the record version it was decided from.
 #ifndef WSCHED_SERVER_STORE_WORKSPACE_REPOSITORY_H_
 #define WSCHED_SERVER_STORE_WORKSPACE_REPOSITORY_H_
 
@@ -46,32 +47,13 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
                                                             const std::string& pool,
                                                             const std::string& state);
 
-// Records a new workspace (from.version 0) or restarts a released one
-// (stopped, or lost and let go) as pending. Returns the new version;
-// ABORTED when the record is not the one the decision saw.
-absl::StatusOr<int64_t> SavePending(pqxx::work& txn, const core::Workspace& workspace,
-                                    DecidedFrom from, ChangeSet& changes);
-
-// Places `workspace` (node_name, pool, cpu, memory, gpus, placement): a new
-// record, a restart of a released one, or the pending record `from` names
-// (a queue placement lands only on the pending record it was decided for).
-// ABORTED when the record moved on (stopped, placed elsewhere), a GPU is
-// held, the node lacks capacity or stopped taking work.
-absl::StatusOr<int64_t> CommitPlacement(pqxx::work& txn, const core::Workspace& workspace,
-                                        DecidedFrom from, ChangeSet& changes);
-
-// Stops a pending, placed or lost workspace, whatever its version (a stop
-// wins over any placement racing with it), and frees what it holds.
-// Returns the row after; unchanged when it was stopped already. NOT_FOUND
-// when unknown.
-absl::StatusOr<WorkspaceRow> StopWorkspace(pqxx::work& txn, const std::string& id,
-                                           ChangeSet& changes);
+// For the store's own statements: the columns of a WorkspaceRow (table
+// alias `w`), and the rows of a result selected with them.
+extern const char kWorkspaceColumns[];
+absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRows(const pqxx::result& rows);
 
 // GPUs the org's workspaces hold now.
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id);
-
-// Serializes quota checks of one org across replicas for the transaction.
-void LockOrg(pqxx::work& txn, const std::string& org_id);
 
 }  // namespace wsched::store
 
