@@ -2,8 +2,8 @@
 # Benchmarks wsched on THIS machine against a baseline measured in the same
 # run (DESIGN.md "Performance"; results and how to read them: docs/performance.md).
 #
-#   loadtest/bench.sh                 # C=8 S=10 ROUNDS=3: about 4-5 minutes on 2 CPUs
-#   C=32 loadtest/bench.sh
+#   loadtest/bench.sh                 # C="16 64" S=10 ROUNDS=3: about 10 minutes on 2 CPUs
+#   C=32 loadtest/bench.sh            # one concurrency
 #
 # All against one private PostgreSQL 15 (fsync on) under a temp dir, with the
 # steps interleaved because a shared machine's disk and CPUs drift:
@@ -15,6 +15,12 @@
 #        between rounds while the server is down). Latency is cross-checked
 #        against the server's /metrics.
 #     c. wsched-loadgen with --stop_after_place (place + stop cycles).
+#     d. two replicas (two wsched-server processes on the database), the
+#        same load split between them (C/2 each), placements summed.
+#   Every wsched run ends with the SQL invariants checked: every GPU hold
+#   belongs to a placed workspace, and each node's held CPU and memory equal
+#   the sum of the placed workspaces on it.
+#   All of it for each concurrency in C (a list), with its own pgbench runs.
 #   Each wsched run gets a fresh wsched-server and reports, from PostgreSQL's
 #   own counters, commits and WAL fsyncs per placement and deadlocks, and the
 #   CPU used per placement by the server, PostgreSQL and the load generator.
@@ -26,10 +32,10 @@
 #       RESTART_RUNS times, timed from exec to gRPC health SERVING;
 #     decide: placement_benchmark, the Decide cases at 100 / 1,000 / 10,000 nodes.
 #
-# Env: C (8), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
+# Env: C ("16 64"), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
-#      steps to skip: place cycle restart decide), KEEP=1 keeps the temp dir,
+#      steps to skip: place cycle two restart decide), KEEP=1 keeps the temp dir,
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
 #      of every wsched run (diagnosis; it costs some throughput).
 #      Needs wsched-server wschedctl wsched-loadgen placement_benchmark built
@@ -39,7 +45,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build-load}
 BIN=$BUILD/bin
-C=${C:-8}
+C_VALUES=${C:-16 64}
+C=${C_VALUES%% *}
 S=${S:-10}
 ROUNDS=${ROUNDS:-3}
 MIX=${MIX:-gpu-1x=0.5,standard=0.5}
@@ -68,9 +75,11 @@ PGDATA_DIR=$WORK/pgdata
 SERVER_PID=
 cleanup() {
   set +e
-  if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then
-    kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
-  fi
+  for pid in "$SERVER_PID" "${SERVER_B_PID:-}"; do
+    if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
+      kill -TERM "$pid"; wait "$pid" 2>/dev/null
+    fi
+  done
   "$ROOT/deploy/local/pg.sh" stop "$PGDATA_DIR" >/dev/null 2>&1
   if [ "${KEEP:-0}" = 1 ]; then echo "kept $WORK"; else rm -rf "$WORK"; fi
 }
@@ -85,7 +94,7 @@ say "machine"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  cpus: $(nproc)  kernel: $(uname -r)"
 grep -m1 'model name' /proc/cpuinfo || true
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "C=$C S=$S MIX=$MIX"
+echo "C=$C_VALUES S=$S MIX=$MIX"
 
 say "PostgreSQL (fsync on)"
 PGPORT=$(free_port)
@@ -198,6 +207,38 @@ stop_server() {
   SERVER_PID=
 }
 
+# A second replica on the same database, for the two-replica phase.
+GRPC_PORT_B=$(free_port)
+SERVER_B=127.0.0.1:$GRPC_PORT_B
+SERVER_B_PID=
+start_server_b() {
+  "$BIN/wsched-server" --listen="$SERVER_B" --database_url="$DB_URL" --metrics_listen= \
+    --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" \
+    --node_lost_after=1h >"$1" 2>&1 &
+  SERVER_B_PID=$!
+  local deadline=$((SECONDS + 120))
+  until "$BIN/wschedctl" --server="$SERVER_B" health >/dev/null 2>&1; do
+    kill -0 "$SERVER_B_PID" 2>/dev/null || { cat "$1" >&2; die "second wsched-server exited"; }
+    [ $SECONDS -lt $deadline ] || die "second wsched-server not SERVING after 120 s"
+    sleep 0.02
+  done
+}
+
+# The store's invariants after a run (server down): every GPU hold belongs to
+# a placed workspace; held capacity equals what the placed workspaces hold.
+check_invariants() {
+  local bad
+  bad=$("${PSQL[@]}" -d wsched -At -c "SELECT
+      (SELECT count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id
+        WHERE w.state <> 'placed') +
+      (SELECT count(*) FROM nodes n LEFT JOIN (SELECT node_name, sum(cpu_millis) AS cpu,
+              sum(memory_bytes) AS mem FROM workspaces WHERE state = 'placed' GROUP BY node_name) s
+        ON s.node_name = n.name
+        WHERE n.held_cpu_millis <> COALESCE(s.cpu, 0) OR n.held_memory_bytes <> COALESCE(s.mem, 0))")
+  if [ "$bad" = 0 ]; then echo "SQL invariants: hold"; else echo "SQL INVARIANTS VIOLATED: $bad rows"; INVARIANTS_BROKEN=1; fi
+}
+INVARIANTS_BROKEN=0
+
 scrape() { curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" >"$1"; }
 
 # Server-side PlaceWorkspace latency for result="placed" between two scrapes:
@@ -274,6 +315,7 @@ loadgen_phase() {
   fi
   local unit=placement; [[ "$name" == cycle* ]] && unit="cycle (place + stop)"
   per_op "postgres per $unit" "$s0" "$s1" "$placed" wsched
+  check_invariants
   python3 - "$(python3 -c "print($srv1 - $srv0)")" "$(python3 -c "print($pg1 - $pg0)")" \
     "$(json "$WORK/$name.out" 'd["client_cpu_s"]')" "$placed" \
     "$(json "$WORK/$name.out" 'd["seconds"]')" "$(nproc)" "$unit" <<'EOF'
@@ -294,42 +336,126 @@ empty_cluster() {
     -c "VACUUM ANALYZE gpu_holds, workspaces, nodes"
 }
 
+# summarize: the summary of the current concurrency's rounds.
+summarize() {
+  echo "=== summary (C=$C, S=${S}s, $ROUNDS rounds, mix $MIX, $(nproc) CPUs, fsync on)"
+  python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${TWO_LIST[*]:-}" <<'EOF'
+import json, os, statistics, sys
+work, tps, place, cycle, two = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:6]]
+print("pgbench one-row UPDATE tps: " + ", ".join("%.1f" % t for t in tps))
+def rows(rates, kind, key):
+    ratios = []
+    for i, rate in enumerate(rates):
+        base = (tps[i] + tps[i + 1]) / 2
+        ratios.append(rate / base)
+        d = json.loads(open("%s/%s%d.out" % (work, kind, i + 1)).read().strip().splitlines()[-1])
+        l = d["place"]["latency_ms"]
+        errors = sum(d["place"]["errors"].values()) + sum(d.get("stop", {}).get("errors", {}).values())
+        print("  round %d: %7.1f %s (pgbench around it %.1f) = %.2fx   place p50 %.2f p90 %.2f p99 %.2f max %.2f ms, errors %d"
+              % (i + 1, rate, key, base, rate / base, l["p50"], l.get("p90", 0), l["p99"], l["max"], errors))
+    if ratios:
+        print("  median ratio %.2fx (min %.2fx, max %.2fx)" % (statistics.median(ratios), min(ratios), max(ratios)))
+if place:
+    print("wsched PlaceWorkspace only (placements/s):")
+    rows(place, "place", "placements/s")
+if cycle:
+    print("wsched place + stop cycles (requests/s, 2 per cycle):")
+    rows(cycle, "cycle", "requests/s")
+if two:
+    print("wsched two replicas, PlaceWorkspace, load split (placements/s, both together):")
+    rows(two, "two", "placements/s")
+    if place:
+        print("  two replicas / one replica: %.2fx (medians)" % (statistics.median(two) / statistics.median(place)))
+EOF
+}
+
+# two_phase NAME: a fresh pair of replicas, the load split between them.
+two_phase() {
+  local name=$1 half=$(( (C + 1) / 2 ))
+  start_server "$WORK/server.$name.a.log"
+  wait_serving >/dev/null
+  start_server_b "$WORK/server.$name.b.log"
+  local srv0 srvb0 pg0 srv1 srvb1 pg1
+  srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu)
+  "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a" >"$WORK/$name.a.out" &
+  local pid_a=$!
+  "$BIN/wsched-loadgen" --server="$SERVER_B" --token="$CP_TOKEN" --concurrency="$half" \
+    --duration="${S}s" --mix="$MIX" --run_id="${name}b" >"$WORK/$name.b.out"
+  wait "$pid_a"
+  srv1=$(proc_cpu "$SERVER_PID"); srvb1=$(proc_cpu "$SERVER_B_PID"); pg1=$(pg_cpu)
+  kill -TERM "$SERVER_B_PID"; wait "$SERVER_B_PID" 2>/dev/null || true
+  SERVER_B_PID=
+  stop_server
+  python3 - "$WORK/$name.a.out" "$WORK/$name.b.out" "$(python3 -c "print($srv1 - $srv0 + $srvb1 - $srvb0)")" \
+    "$(python3 -c "print($pg1 - $pg0)")" >"$WORK/$name.out" <<'EOF'
+import json, sys
+a, b = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[1:3])
+placed = a["place"]["placed"] + b["place"]["placed"]
+errors = dict(a["place"]["errors"])
+for k, v in b["place"]["errors"].items():
+    errors[k] = errors.get(k, 0) + v
+print("replica A %.1f + replica B %.1f placements/s; p99 A %.2f ms, B %.2f ms; CPU per placement: "
+      "servers %.2f ms, postgres %.2f ms" % (a["placements_per_s"], b["placements_per_s"],
+      a["place"]["latency_ms"]["p99"], b["place"]["latency_ms"]["p99"],
+      float(sys.argv[3]) / max(placed, 1) * 1e3, float(sys.argv[4]) / max(placed, 1) * 1e3))
+worst = max((a, b), key=lambda d: d["place"]["latency_ms"]["p99"])
+print(json.dumps({"placements_per_s": a["placements_per_s"] + b["placements_per_s"],
+                  "place": {"placed": placed, "pending": a["place"]["pending"] + b["place"]["pending"],
+                            "errors": errors, "latency_ms": worst["place"]["latency_ms"]}}))
+EOF
+  head -1 "$WORK/$name.out"
+  check_invariants
+}
+
+SUMMARIES=()
+NODES_SET=${NODES:-}
+for C in $C_VALUES; do
 TPS_LIST=()
 PLACE_LIST=()
 CYCLE_LIST=()
-say "pgbench 1: one-row UPDATE, -c $C -j $C -T $S"
+TWO_LIST=()
+say "C=$C: pgbench 1: one-row UPDATE, -c $C -j $C -T $S"
 run_pgbench 1
 TPS_LIST+=("$TPS")
-if ! skipping place || ! skipping cycle; then
+if [ -z "${NODES_DONE:-}" ] && { ! skipping place || ! skipping cycle || ! skipping two; }; then
   # Room for 2 x the first pgbench tps (at least 500/s) x S placements per
   # round; a CPU node holds 7 "standard", a GPU node 8 "gpu-1x". A round
   # warns if anything went pending.
   BASE=${TPS%.*}; [ "${BASE:-0}" -ge 500 ] || BASE=500
-  NODES=${NODES:-$(( (BASE * S * 2 + 6) / 7 ))}
-  say "wsched-server (catalog classes/saas.yaml): registering $NODES fake nodes"
+  NODES_SET=${NODES_SET:-$(( (BASE * S * 2 + 6) / 7 ))}
+  say "wsched-server (catalog classes/saas.yaml): registering $NODES_SET fake nodes"
   start_server "$WORK/server.setup.log"
   echo "up / SERVING after $(wait_serving) s (empty store)"
-  "${LOADGEN[@]}" --concurrency="$C" --mix="$MIX" --setup_nodes="$NODES" --setup_only --run_id=n \
+  "${LOADGEN[@]}" --concurrency="$C" --mix="$MIX" --setup_nodes="$NODES_SET" --setup_only --run_id=n \
     | grep '^setup:'
   stop_server
+  NODES_DONE=1
 fi
 for round in $(seq 1 "$ROUNDS"); do
   if ! skipping place; then
     empty_cluster
-    say "round $round: wsched-loadgen PlaceWorkspace, concurrency $C, ${S}s, mix $MIX"
+    say "C=$C round $round: wsched-loadgen PlaceWorkspace, concurrency $C, ${S}s, mix $MIX"
     loadgen_phase "place$round"
     PLACE_LIST+=("$(json "$WORK/place$round.out" 'd["placements_per_s"]')")
     [ "$(json "$WORK/place$round.out" 'd["place"]["pending"]')" = 0 ] \
       || echo "WARNING: some placements went pending (capacity ran out); set NODES higher"
   fi
   if ! skipping cycle; then
-    say "round $round: wsched-loadgen place + stop cycles, concurrency $C, ${S}s, mix $MIX"
+    say "C=$C round $round: wsched-loadgen place + stop cycles, concurrency $C, ${S}s, mix $MIX"
     loadgen_phase "cycle$round" --stop_after_place
     CYCLE_LIST+=("$(json "$WORK/cycle$round.out" 'd["requests_per_s"]')")
   fi
-  say "pgbench $((round + 1)): one-row UPDATE, -c $C -j $C -T $S"
+  if ! skipping two; then
+    empty_cluster
+    say "C=$C round $round: two replicas, PlaceWorkspace, concurrency $(( (C + 1) / 2 )) on each, ${S}s"
+    two_phase "two$round"
+    TWO_LIST+=("$(json "$WORK/two$round.out" 'd["placements_per_s"]')")
+  fi
+  say "C=$C: pgbench $((round + 1)): one-row UPDATE, -c $C -j $C -T $S"
   run_pgbench $((round + 1))
   TPS_LIST+=("$TPS")
+done
+SUMMARIES+=("$(summarize)")
 done
 
 # --- restart with RESTART_WORKSPACES stored workspaces ------------------------
@@ -450,30 +576,9 @@ EOF
 fi
 
 # --- summary -------------------------------------------------------------------
-say "summary (C=$C, S=${S}s, $ROUNDS rounds, mix $MIX, $(nproc) CPUs, fsync on)"
-python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${RESTART_TIMES[*]:-}" <<'EOF'
-import json, os, statistics, sys
-work, tps, place, cycle, restarts = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:6]]
-print("pgbench one-row UPDATE tps: " + ", ".join("%.1f" % t for t in tps))
-def rows(rates, kind, key):
-    ratios = []
-    for i, rate in enumerate(rates):
-        base = (tps[i] + tps[i + 1]) / 2
-        ratios.append(rate / base)
-        d = json.loads(open("%s/%s%d.out" % (work, kind, i + 1)).read().strip().splitlines()[-1])
-        l = d["place"]["latency_ms"]
-        errors = sum(d["place"]["errors"].values()) + sum(d.get("stop", {}).get("errors", {}).values())
-        print("  round %d: %7.1f %s (pgbench around it %.1f) = %.2fx   place p50 %.2f p90 %.2f p99 %.2f max %.2f ms, errors %d"
-              % (i + 1, rate, key, base, rate / base, l["p50"], l["p90"], l["p99"], l["max"], errors))
-    if ratios:
-        print("  median ratio %.2fx (min %.2fx, max %.2fx)" % (statistics.median(ratios), min(ratios), max(ratios)))
-if place:
-    print("wsched PlaceWorkspace only (placements/s):")
-    rows(place, "place", "placements/s")
-if cycle:
-    print("wsched place + stop cycles (requests/s, 2 per cycle):")
-    rows(cycle, "cycle", "requests/s")
-if restarts:
-    print("restart to SERVING (s): " + ", ".join("%.3f" % r for r in restarts))
-EOF
+for summary in "${SUMMARIES[@]}"; do
+  printf "\n%s\n" "$summary"
+done
+[ -n "${RESTART_TIMES[*]:-}" ] && echo "restart to SERVING (s): ${RESTART_TIMES[*]}"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$INVARIANTS_BROKEN" = 0 ] || die "SQL invariants were violated (see above)"

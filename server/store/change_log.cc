@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/store/change_feed.h"
+#include "server/store/prepared.h"
 
 namespace wsched::store {
 namespace {
@@ -63,12 +64,14 @@ int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes) {
   }
   // Incrementing the head locks it until COMMIT: entries get their seq in
   // commit order, and a rollback returns the number (no gaps).
-  int64_t seq = txn.exec_params1(
+  int64_t seq = ExecPrepared(
+      txn, "publish_changes",
       "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq) "
       "INSERT INTO change_log (seq, replica, entities, ids, versions) "
       "SELECT seq, $1, $2::text[], $3::text[], $4::bigint[] FROM head RETURNING seq",
-      ReplicaId(), TextArray(entities), TextArray(ids), TextArray(versions))[0].as<int64_t>();
-  txn.exec_params("SELECT pg_notify($1, $2)", kChangeChannel, absl::StrCat(ReplicaId(), ":", seq));
+      ReplicaId(), TextArray(entities), TextArray(ids), TextArray(versions))[0][0].as<int64_t>();
+  ExecPrepared(txn, "publish_notify", "SELECT pg_notify($1, $2)", kChangeChannel,
+               absl::StrCat(ReplicaId(), ":", seq));
   return seq;
 }
 

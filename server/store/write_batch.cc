@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "server/store/prepared.h"
 
 namespace wsched::store {
 namespace {
@@ -61,10 +62,11 @@ class Batch {
   }
 
  private:
+  // Every statement is prepared: the batch runs the same handful each time.
   template <typename... Args>
-  pqxx::result Exec(const std::string& sql, Args&&... args) {
+  pqxx::result Exec(const char* name, const std::string& sql, Args&&... args) {
     ++stats_.statements;
-    return txn_.exec_params(sql, std::forward<Args>(args)...);
+    return ExecPrepared(txn_, name, sql, std::forward<Args>(args)...);
   }
 
   // Nodes first, by name, then records (the order every writer uses, see
@@ -77,6 +79,7 @@ class Batch {
       if (w.kind == Kind::kStop) stops.push_back(w.workspace.id);
     }
     for (const auto& row : Exec(
+             "batch_lock_nodes",
              "SELECT name, state = 'ready' AND driver_state IN ('ready', 'not_needed'), "
              "alloc_cpu_millis - held_cpu_millis, alloc_memory_bytes - held_memory_bytes "
              "FROM nodes WHERE name = ANY($1::text[]) OR name IN (SELECT node_name FROM workspaces "
@@ -84,7 +87,7 @@ class Batch {
              TextArray(nodes), TextArray(stops))) {
       current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
     }
-    auto rows = WorkspaceRows(Exec(absl::StrCat("SELECT ", kWorkspaceColumns,
+    auto rows = WorkspaceRows(Exec("batch_lock_records", absl::StrCat("SELECT ", kWorkspaceColumns,
                                                 " FROM workspaces w WHERE w.id = ANY($1::text[]) "
                                                 "ORDER BY w.id FOR UPDATE"),
                                    TextArray(ids)));
@@ -107,6 +110,7 @@ class Batch {
     if (!any_decision) return;
     // The catalog generation, settings versions and GPU quotas, in one read.
     for (const auto& row : Exec(
+             "batch_guards",
              "SELECT 'catalog', '', generation FROM catalog_generation "
              "UNION ALL SELECT 'project', project_id, version FROM project_settings "
              "WHERE project_id = ANY($1::text[]) "
@@ -122,7 +126,7 @@ class Batch {
       if (kind == "quota") current_.quotas[row[1].c_str()] = value;
     }
     if (!uuids.empty()) {
-      for (const auto& row : Exec("SELECT gpu_uuid FROM gpu_holds WHERE gpu_uuid = ANY($1::text[])",
+      for (const auto& row : Exec("batch_held_gpus", "SELECT gpu_uuid FROM gpu_holds WHERE gpu_uuid = ANY($1::text[])",
                                   TextArray(uuids))) {
         current_.held_gpus.insert(row[0].c_str());
       }
@@ -133,10 +137,11 @@ class Batch {
     std::vector<std::string> limited;
     for (const auto& [org, quota] : current_.quotas) limited.push_back(org);
     std::sort(limited.begin(), limited.end());
-    Exec("SELECT pg_advisory_xact_lock(hashtextextended('org:' || o, 0)) "
+    Exec("batch_lock_orgs", "SELECT pg_advisory_xact_lock(hashtextextended('org:' || o, 0)) "
          "FROM unnest($1::text[]) WITH ORDINALITY AS t(o, n) ORDER BY n",
          TextArray(limited));
     for (const auto& row : Exec(
+             "batch_org_gpus",
              "SELECT w.org_id, count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "
              "WHERE w.org_id = ANY($1::text[]) GROUP BY w.org_id",
              TextArray(limited))) {
@@ -239,12 +244,13 @@ class Batch {
     for (size_t i : stops_) ids.push_back(writes_[i].workspace.id);
     absl::flat_hash_map<std::string, int64_t> versions;
     for (const auto& row : Exec(
+             "batch_stop",
              "UPDATE workspaces SET state = 'stopped', stopped_at = COALESCE(stopped_at, now()), "
              "version = nextval('entity_versions') WHERE id = ANY($1::text[]) RETURNING id, version",
              TextArray(ids))) {
       versions[row[0].c_str()] = row[1].as<int64_t>();
     }
-    Exec("DELETE FROM gpu_holds WHERE workspace_id = ANY($1::text[])", TextArray(ids));
+    Exec("batch_stop_holds", "DELETE FROM gpu_holds WHERE workspace_id = ANY($1::text[])", TextArray(ids));
     for (size_t i : stops_) {
       WorkspaceRow row = current_.records[writes_[i].workspace.id];
       const core::Workspace& w = row.workspace;
@@ -270,7 +276,7 @@ class Batch {
       (w.kind == Kind::kQueuePlace ? queued : w.from.version == 0 ? fresh : restarts).push_back(i);
     }
     if (!fresh.empty()) {
-      Record(fresh, "INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
+      Record(fresh, "batch_insert", "INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
                     "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
                     "placement, pending_reason, placed_at, version) "
                     "SELECT u.id, u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
@@ -279,7 +285,7 @@ class Batch {
                     "nextval('entity_versions') FROM ", " ON CONFLICT (id) DO NOTHING RETURNING id, version");
     }
     if (!restarts.empty()) {
-      Record(restarts, "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
+      Record(restarts, "batch_restart", "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
                        "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
                        "placement, pending_reason, placed_at, created_at, stopped_at, version) = "
                        "(u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
@@ -289,7 +295,7 @@ class Batch {
              " WHERE w.id = u.id RETURNING w.id, w.version");
     }
     if (!queued.empty()) {
-      Record(queued, "UPDATE workspaces w SET state = 'placed', node_name = u.node, pool = u.pool, "
+      Record(queued, "batch_queue_place", "UPDATE workspaces w SET state = 'placed', node_name = u.node, pool = u.pool, "
                      "cpu_millis = u.cpu, memory_bytes = u.mem, gpu_count = u.gpus, "
                      "placement = NULLIF(u.placement, '')::jsonb, pending_reason = '', placed_at = now(), "
                      "version = nextval('entity_versions') FROM ",
@@ -300,7 +306,8 @@ class Batch {
   // One statement for the writes `indices`: `head` + the writes as a set
   // (alias u) + `tail`, which must return (id, version). A write it does not
   // return lost to a concurrent insert of the same id.
-  void Record(const std::vector<size_t>& indices, const std::string& head, const std::string& tail) {
+  void Record(const std::vector<size_t>& indices, const char* name, const std::string& head,
+              const std::string& tail) {
     std::vector<std::string> id, org, project, user, cls, source, why, state, node, pool, placement, reason;
     std::vector<int64_t> priority, cpu, mem, gpus;
     std::vector<bool> placed;
@@ -327,7 +334,7 @@ class Batch {
     }
     absl::flat_hash_map<std::string, int64_t> versions;
     for (const auto& row : Exec(
-             absl::StrCat(head,
+             name, absl::StrCat(head,
                           "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
                           "$6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], "
                           "$12::bigint[], $13::bigint[], $14::int[], $15::text[], $16::text[], "
@@ -369,7 +376,7 @@ class Batch {
     }
     if (!uuids.empty()) {
       // The primary key on gpu_uuid stays the last word on a second holder.
-      Exec("INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id) "
+      Exec("batch_holds", "INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id) "
            "SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])",
            TextArray(uuids), TextArray(nodes), NumberArray(indices), TextArray(holders));
     }
@@ -383,7 +390,7 @@ class Batch {
     }
     if (names.empty()) return;
     // The check constraints stay the last word on an overcommit.
-    Exec("UPDATE nodes n SET held_cpu_millis = GREATEST(n.held_cpu_millis + d.cpu, 0), "
+    Exec("batch_capacity", "UPDATE nodes n SET held_cpu_millis = GREATEST(n.held_cpu_millis + d.cpu, 0), "
          "held_memory_bytes = GREATEST(n.held_memory_bytes + d.mem, 0) "
          "FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(name, cpu, mem) WHERE n.name = d.name",
          TextArray(names), NumberArray(cpu), NumberArray(mem));
