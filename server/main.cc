@@ -6,6 +6,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/grpc/server.h"
 #include "server/log/log.h"
@@ -37,6 +38,10 @@ ABSL_FLAG(absl::Duration, default_node_start_time, absl::Minutes(5),
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("wsched-server: the workspace-class scheduler service");
+  // Abseil's mutex deadlock detector records every lock order in a global
+  // graph: a cost on every hot-path lock. Lock discipline is checked at compile
+  // time instead (clang -Wthread-safety, tests/lint/thread_safety.py).
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(argc, argv);
   wsched::grpc_api::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);

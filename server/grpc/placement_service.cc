@@ -36,7 +36,11 @@ v1::ClassSource SourceFromName(const std::string& name) {
 
 absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
   const core::Workspace& w = view.workspace;
-  if (!w.placement_json.empty() && w.state != core::WorkspaceState::kStopped) {
+  if (!view.placement_binary.empty()) {
+    if (!out->ParseFromString(view.placement_binary)) {
+      return absl::InternalError("placement of " + w.id + " does not parse");
+    }
+  } else if (!w.placement_json.empty() && w.state != core::WorkspaceState::kStopped) {
     if (absl::Status s = convert::FromJson(w.placement_json, out); !s.ok()) return s;
   }
   out->set_id(w.id);

@@ -55,6 +55,7 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
     for (const auto& path : vfio->device_paths) v->add_device_paths(path);
     for (const auto& arg : vfio->cloud_hypervisor_args) v->add_cloud_hypervisor_args(arg);
     built.placement_json = convert::ToJson(out);
+    built.placement_binary = out.SerializeAsString();
     return built;
   }
   // Extra devices (fuse, tun) are merged into the GPU edits, never over them.
@@ -67,6 +68,7 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
     for (const auto& name : cdi->device_names) c->add_device_names(name);
   }
   built.placement_json = convert::ToJson(out);
+  built.placement_binary = out.SerializeAsString();
   return built;
 }
 

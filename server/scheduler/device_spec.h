@@ -17,6 +17,9 @@ namespace wsched::scheduler {
 struct BuiltPlacement {
   std::vector<std::string> gpu_uuids;  // Parallel to the indices asked for.
   std::string placement_json;          // v1.Workspace with gpus and device_spec set.
+  // The same message serialized, for the answer: parsing it back costs a
+  // fraction of parsing the JSON.
+  std::string placement_binary;
 };
 
 // CDI for container isolation, VFIO for VM isolation (never an unsafe group

@@ -245,7 +245,9 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     if (committed.status.ok()) {
       w.placed_at = w.created_at = clock_();
       MirrorCommitted(w, committed.version, /*released=*/false);
-      return finish(ViewOfStored({w, committed.version, false}), "placed");
+      absl::StatusOr<WorkspaceView> view = ViewOfStored({w, committed.version, false});
+      if (view.ok()) view->placement_binary = std::move(built->placement_binary);
+      return finish(std::move(view), "placed");
     }
     {
       absl::MutexLock lock(&mu_);

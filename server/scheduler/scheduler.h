@@ -108,7 +108,10 @@ struct WorkspaceView {
   core::Workspace workspace;
   int queue_position = 0;  // 1-based; 0 when not pending.
   std::optional<absl::Duration> estimated_wait;
-  int64_t version = 0;  // Bumped on every change seen by this replica.
+  int64_t version = 0;  // The stored record's version (every change bumps it).
+  // The placement as a serialized v1.Workspace when it was just built here
+  // (else only workspace.placement_json, the stored JSON, has it).
+  std::string placement_binary;
 };
 
 // What the scheduler reads and writes. Without `db` (unit tests) there is

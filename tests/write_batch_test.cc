@@ -1,0 +1,175 @@
+// The group commit's statements against a real PostgreSQL: every guard of
+// store/write_batch.h refuses exactly the write that fails it, and the rest
+// of the batch commits.
+#include "server/store/write_batch.h"
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/store/migrations.h"
+#include "tests/support/test_database.h"
+
+namespace wsched {
+namespace {
+
+using Kind = store::WorkspaceWrite::Kind;
+using ::testing::HasSubstr;
+
+class WriteBatchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    connection_ = std::make_unique<pqxx::connection>(db_.url());
+    ASSERT_TRUE(store::ApplyMigrations(*connection_, store::EmbeddedMigrations()).ok());
+    // One ready node with 8 CPUs and two GPUs' worth of holds possible.
+    db_.Query("INSERT INTO nodes (name, pool, info, state, driver_state, alloc_cpu_millis, "
+              "alloc_memory_bytes) VALUES ('n1', 'p', '{}', 'ready', 'ready', 8000, 64000) RETURNING name");
+  }
+
+  store::WorkspaceWrite Place(const std::string& id, int64_t cpu, std::vector<int> gpus = {}) {
+    store::WorkspaceWrite write;
+    write.kind = Kind::kPlace;
+    core::Workspace& w = write.workspace;
+    w.id = id;
+    w.org_id = "o";
+    w.project_id = "p";
+    w.user_id = "u";
+    w.class_id = "c";
+    w.class_source = "request";
+    w.state = core::WorkspaceState::kPlaced;
+    w.node_name = "n1";
+    w.pool = "p";
+    w.cpu_millis = cpu;
+    w.memory_bytes = 1000;
+    w.placement_json = "{\"gpus\": []}";
+    for (int g : gpus) {
+      w.gpu_indices.push_back(g);
+      w.gpu_uuids.push_back(absl::StrCat("GPU-n1-", g));
+    }
+    return write;
+  }
+
+  std::vector<store::WriteOutcome> Run(const std::vector<store::WorkspaceWrite>& writes,
+                                       int* statements = nullptr) {
+    pqxx::work txn(*connection_);
+    store::ChangeSet changes;
+    store::BatchStatements stats;
+    auto out = store::ApplyWrites(txn, writes, changes, stats);
+    store::PublishChanges(txn, changes);
+    txn.commit();
+    if (statements) *statements = stats.statements;
+    return out;
+  }
+
+  testing::TestDatabase db_;
+  std::unique_ptr<pqxx::connection> connection_;
+};
+
+TEST_F(WriteBatchTest, ABatchCommitsWhatPassesAndRefusesEachFailureAlone) {
+  auto first = Run({Place("a", 2000, {0})});
+  ASSERT_TRUE(first[0].status.ok()) << first[0].status;
+
+  auto out = Run({
+      Place("b", 2000, {1}),  // Fits.
+      Place("c", 1000, {0}),  // GPU 0 is a's.
+      Place("a", 1000),       // a exists: the decision thought it new.
+      Place("d", 5000),       // 2000 + 2000 + 5000 > 8000 CPUs.
+      Place("e", 1000, {1}),  // GPU 1 went to b earlier in this batch.
+  });
+  EXPECT_TRUE(out[0].status.ok()) << out[0].status;
+  EXPECT_THAT(out[1].status.message(), HasSubstr("GPU GPU-n1-0 is held"));
+  EXPECT_THAT(out[2].status.message(), HasSubstr("workspace a was changed"));
+  EXPECT_THAT(out[3].status.message(), HasSubstr("no room"));
+  EXPECT_THAT(out[4].status.message(), HasSubstr("GPU GPU-n1-1 is held"));
+  for (int i = 1; i < 5; ++i) EXPECT_TRUE(absl::IsAborted(out[i].status)) << i;
+
+  EXPECT_EQ(db_.Query("SELECT string_agg(id, ',' ORDER BY id) FROM workspaces"), "a,b");
+  EXPECT_EQ(db_.Query("SELECT string_agg(workspace_id, ',' ORDER BY gpu_index) FROM gpu_holds"), "a,b");
+  EXPECT_EQ(db_.Query("SELECT held_cpu_millis FROM nodes"), "4000");
+  // One change-log entry for the batch, naming what it wrote.
+  EXPECT_EQ(db_.Query("SELECT array_to_string(ids, ',') FROM change_log ORDER BY seq DESC LIMIT 1"), "b");
+}
+
+TEST_F(WriteBatchTest, AFixedHandfulOfStatementsWhateverTheBatchSize) {
+  int small = 0, large = 0;
+  Run({Place("s0", 100)}, &small);
+  std::vector<store::WorkspaceWrite> many;
+  for (int i = 0; i < 40; ++i) many.push_back(Place(absl::StrCat("m", i), 100));
+  auto out = Run(many, &large);
+  for (const auto& o : out) EXPECT_TRUE(o.status.ok()) << o.status;
+  EXPECT_EQ(small, large);
+  EXPECT_LE(large, 8);
+}
+
+TEST_F(WriteBatchTest, StopsWinAndFreeWhatTheyHeld) {
+  ASSERT_TRUE(Run({Place("a", 3000, {0, 1})})[0].status.ok());
+  store::WorkspaceWrite stop;
+  stop.kind = Kind::kStop;
+  stop.workspace.id = "a";
+  store::WorkspaceWrite missing = stop;
+  missing.workspace.id = "nope";
+  auto out = Run({stop, missing});
+  ASSERT_TRUE(out[0].status.ok()) << out[0].status;
+  EXPECT_EQ(out[0].row->workspace.state, core::WorkspaceState::kStopped);
+  EXPECT_TRUE(absl::IsNotFound(out[1].status));
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM gpu_holds"), "0");
+  EXPECT_EQ(db_.Query("SELECT held_cpu_millis FROM nodes"), "0");
+  // Stopping again changes nothing and answers the same record.
+  auto again = Run({stop});
+  ASSERT_TRUE(again[0].status.ok());
+  EXPECT_EQ(again[0].version, out[0].version);
+}
+
+TEST_F(WriteBatchTest, AQueuePlacementLandsOnlyOnThePendingRecordItWasDecidedFor) {
+  store::WorkspaceWrite pending = Place("q", 1000);
+  pending.kind = Kind::kSavePending;
+  auto saved = Run({pending});
+  ASSERT_TRUE(saved[0].status.ok());
+
+  store::WorkspaceWrite stale = Place("q", 1000, {0});
+  stale.kind = Kind::kQueuePlace;
+  stale.from = {saved[0].version - 1, true};
+  EXPECT_TRUE(absl::IsAborted(Run({stale})[0].status));
+
+  store::WorkspaceWrite stop;
+  stop.kind = Kind::kStop;
+  stop.workspace.id = "q";
+  store::WorkspaceWrite current = stale;
+  current.from = {saved[0].version, true};
+  // The stop comes first in the batch: it wins, the queue placement is refused.
+  auto out = Run({stop, current});
+  EXPECT_TRUE(out[0].status.ok());
+  EXPECT_TRUE(absl::IsAborted(out[1].status));
+  EXPECT_EQ(db_.Query("SELECT state FROM workspaces WHERE id = 'q'"), "stopped");
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM gpu_holds"), "0");
+}
+
+TEST_F(WriteBatchTest, DecisionsOnAnOldCatalogOrOldSettingsAreRefused) {
+  db_.Query("UPDATE catalog_generation SET generation = 5 RETURNING generation");
+  db_.Query("INSERT INTO project_settings (project_id, org_id) VALUES ('p', 'o') RETURNING project_id");
+  const int64_t project_version = std::stoll(db_.Query("SELECT version FROM project_settings"));
+
+  store::WorkspaceWrite old_catalog = Place("x", 100);
+  old_catalog.catalog_generation = 4;
+  store::WorkspaceWrite old_settings = Place("y", 100);
+  old_settings.project_settings_version = project_version - 1;
+  store::WorkspaceWrite no_org_row_assumed = Place("z", 100);
+  no_org_row_assumed.org_settings_version = 0;  // Right: o has no row.
+  no_org_row_assumed.catalog_generation = 5;
+  no_org_row_assumed.project_settings_version = project_version;
+  auto out = Run({old_catalog, old_settings, no_org_row_assumed});
+  EXPECT_THAT(out[0].status.message(), HasSubstr("catalog changed"));
+  EXPECT_THAT(out[1].status.message(), HasSubstr("settings changed"));
+  EXPECT_TRUE(out[2].status.ok()) << out[2].status;
+}
+
+TEST_F(WriteBatchTest, TheOrgGpuQuotaIsCountedAcrossTheBatch) {
+  db_.Query("INSERT INTO org_settings (org_id, gpu_quota) VALUES ('o', 2) RETURNING org_id");
+  ASSERT_TRUE(Run({Place("a", 100, {0})})[0].status.ok());
+  auto out = Run({Place("b", 100, {1}), Place("c", 100, {2})});
+  EXPECT_TRUE(out[0].status.ok()) << out[0].status;
+  EXPECT_TRUE(absl::IsResourceExhausted(out[1].status));
+  EXPECT_THAT(out[1].status.message(), HasSubstr("org o holds 2 GPUs of its quota of 2"));
+}
+
+}  // namespace
+}  // namespace wsched
