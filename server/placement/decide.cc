@@ -21,7 +21,8 @@ struct Candidate {
 
 // The best node of one pool for the class, if any fits now.
 std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core::NodePool& pool,
-                                    const Resources& request, const Snapshot& snapshot) {
+                                    const Resources& request, const Snapshot& snapshot,
+                                    const AvoidNodes* avoid) {
   const CapacityIndex* index = snapshot.ReadyIndex(pool.id);
   if (index == nullptr) return std::nullopt;
   const GpuView view = ViewFor(cls, pool);
@@ -31,6 +32,7 @@ std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core:
   index->FindFirst(view, count, request.cpu_millis, [&](NodeId id, const PackingScore& score) {
     const SnapshotNode& node = snapshot.node(id);
     if (!Covers(node.free, request)) return false;
+    if (avoid != nullptr && avoid->contains(node.info.name)) return false;
     std::optional<std::vector<int>> gpus = ChooseGpus(node.FreeUnits(view), count);
     if (!gpus) return false;  // Enough GPUs, but not in whole IOMMU groups.
     found = Candidate{score, 0, &pool, id, std::move(*gpus)};
@@ -88,8 +90,10 @@ std::string WhyNotNowInPool(const core::WorkspaceClass& cls, const core::NodePoo
 
 }  // namespace
 
-Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
-                const Snapshot& snapshot) {
+namespace {
+
+Decision DecideWith(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
+                    const Snapshot& snapshot, const AvoidNodes* avoid) {
   PoolPlan plan = PlanPools(cls, pools);
   if (plan.empty()) return Never{WhyNoPool(cls, pools)};
 
@@ -97,7 +101,7 @@ Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePoo
   for (const auto& tier : plan.tiers) {
     std::optional<Candidate> best;
     for (size_t rank = 0; rank < tier.size(); ++rank) {
-      std::optional<Candidate> candidate = BestInPool(cls, *tier[rank], request, snapshot);
+      std::optional<Candidate> candidate = BestInPool(cls, *tier[rank], request, snapshot, avoid);
       if (!candidate) continue;
       candidate->pool_rank = rank;
       if (!best || std::pair(candidate->score, candidate->pool_rank) <
@@ -121,6 +125,22 @@ Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePoo
   }
   not_now.reason = absl::StrJoin(reasons, "; ");
   return not_now;
+}
+
+}  // namespace
+
+Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
+                const Snapshot& snapshot) {
+  return DecideWith(cls, pools, snapshot, nullptr);
+}
+
+Decision DecideAvoiding(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
+                        const Snapshot& snapshot, const AvoidNodes& avoid) {
+  if (!avoid.empty()) {
+    Decision decision = DecideWith(cls, pools, snapshot, &avoid);
+    if (std::holds_alternative<Placed>(decision)) return decision;
+  }
+  return DecideWith(cls, pools, snapshot, nullptr);
 }
 
 const char* DecisionKind(const Decision& decision) {

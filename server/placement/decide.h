@@ -6,6 +6,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
 #include "server/placement/resources.h"
@@ -45,6 +46,16 @@ using Decision = std::variant<Placed, NotNow, Never>;
 // lookup, not a scan of its nodes.
 Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
                 const Snapshot& snapshot);
+
+// Nodes a decision should keep off while others fit (by name).
+using AvoidNodes = absl::flat_hash_set<std::string>;
+
+// The same, but placing on a node in `avoid` only when no other node fits:
+// a replica that just lost a race for a node leaves it to the winner for a
+// moment instead of losing again (several replicas would otherwise all
+// pack onto the same fullest node).
+Decision DecideAvoiding(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
+                        const Snapshot& snapshot, const AvoidNodes& avoid);
 
 // "placed", "not_now", "never": for metrics labels and logs.
 const char* DecisionKind(const Decision& decision);

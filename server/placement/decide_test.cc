@@ -319,3 +319,26 @@ TEST_F(DecideTest, DecideDoesNotChangeTheSnapshot) {
 
 }  // namespace
 }  // namespace wsched::placement
+
+namespace wsched::placement {
+namespace {
+
+TEST(DecideAvoidingTest, KeepsOffAvoidedNodesWhileOthersFitThenFallsBack) {
+  Snapshot snapshot;
+  std::vector<core::NodePool> pools = {testing::GpuPool("gpu-h100", "h100")};
+  ASSERT_TRUE(snapshot.UpsertNode(testing::FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady,
+                                  core::DriverState::kReady).ok());
+  ASSERT_TRUE(snapshot.UpsertNode(testing::FakeGpuNode("g2", "gpu-h100"), core::NodeState::kReady,
+                                  core::DriverState::kReady).ok());
+  core::WorkspaceClass cls = testing::GpuClass("gpu-1", 1);
+  // Packing makes g1 the fullest: plain decisions all go there.
+  ASSERT_TRUE(snapshot.Hold("w0", "g1", {0}, RequestOf(cls)).ok());
+  EXPECT_EQ(std::get<Placed>(Decide(cls, pools, snapshot)).node, "g1");
+  // Avoiding g1: g2, though it packs worse.
+  EXPECT_EQ(std::get<Placed>(DecideAvoiding(cls, pools, snapshot, {"g1"})).node, "g2");
+  // Avoiding both: still placed (avoidance never turns a fit into a wait).
+  EXPECT_EQ(std::get<Placed>(DecideAvoiding(cls, pools, snapshot, {"g1", "g2"})).node, "g1");
+}
+
+}  // namespace
+}  // namespace wsched::placement

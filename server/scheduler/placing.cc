@@ -19,6 +19,10 @@
 namespace wsched::scheduler {
 namespace {
 
+// Long enough for the winner's commit to reach this replica through the
+// feed, short enough that packing resumes at once.
+constexpr absl::Duration kContendedFor = absl::Milliseconds(200);
+
 std::string PendingReason(const placement::NotNow& not_now) {
   if (not_now.pools.empty()) return not_now.reason;
   return absl::StrCat(not_now.reason, "; scale-up requested for pool ",
@@ -75,6 +79,27 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
     }
   }
   return view;
+}
+
+placement::Decision Scheduler::DecideLocked(const core::WorkspaceClass& cls,
+                                            const core::Catalog& catalog) {
+  if (contended_.empty()) return placement::Decide(cls, catalog.pools, snapshot_);
+  const absl::Time now = clock_();
+  placement::AvoidNodes avoid;
+  for (auto it = contended_.begin(); it != contended_.end();) {
+    if (it->second <= now) {
+      contended_.erase(it++);
+    } else {
+      avoid.insert(it->first);
+      ++it;
+    }
+  }
+  return placement::DecideAvoiding(cls, catalog.pools, snapshot_, avoid);
+}
+
+void Scheduler::MarkContended(const std::string& node) {
+  absl::MutexLock lock(&mu_);
+  contended_[node] = clock_() + kContendedFor;
 }
 
 absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request, bool read) {
@@ -181,7 +206,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     core::NodePool pool;
     {
       absl::MutexLock lock(&mu_);
-      decision = placement::Decide(*cls, catalog->pools, snapshot_);
+      decision = DecideLocked(*cls, *catalog);
       if (auto* placed = std::get_if<placement::Placed>(&decision)) {
         // Tentative hold: concurrent decisions on this replica see it.
         if (!HoldTentatively(w.id, placed->node, placed->gpu_indices, placed->resources).ok()) {
@@ -260,6 +285,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     // replicas spread out.
     log::Info("placement lost a race; catching up",
               {{"workspace", w.id}, {"error", std::string(committed.status.message())}});
+    MarkContended(w.node_name);
     read = true;
     if (absl::Status s = CatchUp(); !s.ok()) return finish(s, "error");
     absl::SleepFor(absl::Milliseconds(1 + absl::ToUnixNanos(clock_()) % (5 * (attempt + 1))));
@@ -351,7 +377,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     const core::WorkspaceClass* found = catalog_->FindClass(entry->class_id);
     if (found == nullptr) return absl::OkStatus();  // Class gone: stays pending, visible.
     cls = *found;
-    decision = placement::Decide(cls, catalog_->pools, snapshot_);
+    decision = DecideLocked(cls, *catalog_);
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
       placement::PendingEntry updated = *entry;
       updated.reason = PendingReason(*not_now);
@@ -408,6 +434,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     return absl::OkStatus();
   }
   if (absl::IsAborted(committed.status)) {
+    contended_[w.node_name] = clock_() + kContendedFor;
     follower_->Notify();  // Stopped or changed elsewhere: the feed says how.
     return absl::OkStatus();
   }

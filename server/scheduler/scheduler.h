@@ -37,6 +37,7 @@
 #include "server/scheduler/liveness_recorder.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
+#include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/snapshot.h"
 #include "server/store/change_feed.h"
@@ -238,6 +239,10 @@ class Scheduler {
                                std::vector<int> gpu_indices, const placement::Resources& resources)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseTentative(const std::string& workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Decide, keeping off nodes recently lost to another replica.
+  placement::Decision DecideLocked(const core::WorkspaceClass& cls, const core::Catalog& catalog)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void MarkContended(const std::string& node);
   // Mirrors a row this replica just committed.
   void MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released);
 
@@ -277,6 +282,9 @@ class Scheduler {
   // watchers wait on.
   absl::flat_hash_map<std::string, int64_t> versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> tentative_ ABSL_GUARDED_BY(mu_);
+  // Nodes this replica just lost a commit race on, until when: decisions
+  // keep off them while other nodes fit (placement::DecideAvoiding).
+  absl::flat_hash_map<std::string, absl::Time> contended_ ABSL_GUARDED_BY(mu_);
   // The inventory as stored (heartbeats compare against it), and the
   // version of every node seen, removed ones included.
   absl::flat_hash_map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);
