@@ -82,8 +82,8 @@ class Batch {
              "batch_lock_nodes",
              "SELECT name, state = 'ready' AND driver_state IN ('ready', 'not_needed'), "
              "alloc_cpu_millis - held_cpu_millis, alloc_memory_bytes - held_memory_bytes "
-             "FROM nodes WHERE name = ANY($1::text[]) OR name IN (SELECT node_name FROM workspaces "
-             "WHERE id = ANY($2::text[])) ORDER BY name FOR UPDATE",
+             "FROM nodes WHERE name = ANY($1::text[] || ARRAY(SELECT node_name FROM workspaces "
+             "WHERE id = ANY($2::text[]) AND node_name IS NOT NULL)) ORDER BY name FOR UPDATE",
              TextArray(nodes), TextArray(stops))) {
       current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
     }
