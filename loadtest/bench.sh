@@ -298,7 +298,8 @@ loadgen_phase() {
   local srv0 pg0 srv1 pg1 placed
   [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
   srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu)
-  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name" "$@" \
+  # Workspace ids never repeat across phases: a known id is a restart.
+  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" \
     | tee "$WORK/$name.out"
   srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu)
   scrape "$WORK/metrics.$name.1"
@@ -377,10 +378,10 @@ two_phase() {
   start_server_b "$WORK/server.$name.b.log"
   local srv0 srvb0 pg0 srv1 srvb1 pg1
   srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu)
-  "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a" >"$WORK/$name.a.out" &
+  "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a-c$C" >"$WORK/$name.a.out" &
   local pid_a=$!
   "$BIN/wsched-loadgen" --server="$SERVER_B" --token="$CP_TOKEN" --concurrency="$half" \
-    --duration="${S}s" --mix="$MIX" --run_id="${name}b" >"$WORK/$name.b.out"
+    --duration="${S}s" --mix="$MIX" --run_id="${name}b-c$C" >"$WORK/$name.b.out"
   wait "$pid_a"
   srv1=$(proc_cpu "$SERVER_PID"); srvb1=$(proc_cpu "$SERVER_B_PID"); pg1=$(pg_cpu)
   kill -TERM "$SERVER_B_PID"; wait "$SERVER_B_PID" 2>/dev/null || true
