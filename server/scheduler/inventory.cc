@@ -161,15 +161,19 @@ absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input
 }
 
 bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result) {
-  absl::MutexLock lock(&mu_);
-  auto it = nodes_.find(input.node_name);
-  // Unknown here (maybe registered elsewhere a moment ago) or lost: the
-  // database decides.
-  if (it == nodes_.end() || it->second.state == core::NodeState::kLost) return false;
-  if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, *catalog_))) return false;
-  AccountGpuSeconds(input.node_name, input.usage);
-  result.state = it->second.state;
-  result.pool = it->second.info.pool;
+  absl::flat_hash_map<std::string, std::string> holders;
+  {
+    absl::MutexLock lock(&mu_);
+    auto it = nodes_.find(input.node_name);
+    // Unknown here (maybe registered elsewhere a moment ago) or lost: the
+    // database decides.
+    if (it == nodes_.end() || it->second.state == core::NodeState::kLost) return false;
+    if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, *catalog_))) return false;
+    holders = HolderClassesLocked(input.node_name);
+    result.state = it->second.state;
+    result.pool = it->second.info.pool;
+  }
+  usage_.Record(input.node_name, input.usage, holders);
   return true;
 }
 
@@ -206,42 +210,38 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
   if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
   result.pool = stored.info.pool;
-  absl::MutexLock lock(&mu_);
-  AccountGpuSeconds(stored.info.name, input.usage);
-  if (written) drain_requested_ = true;
+  absl::flat_hash_map<std::string, std::string> holders;
+  {
+    absl::MutexLock lock(&mu_);
+    holders = HolderClassesLocked(stored.info.name);
+    if (written) drain_requested_ = true;
+  }
+  usage_.Record(stored.info.name, input.usage, holders);
   return result;
 }
 
-void Scheduler::AccountGpuSeconds(const std::string& node,
-                                  const std::vector<HeartbeatInput::Usage>& usage) {
-  absl::Time now = absl::Now();
-  NodeUsage& previous = usage_[node];
+absl::flat_hash_map<std::string, std::string> Scheduler::HolderClassesLocked(
+    const std::string& node) const {
+  absl::flat_hash_map<std::string, std::string> holders;
   const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
-  if (mirrored != nullptr && previous.sampled_at != absl::Time()) {
-    // Held and busy time since the last sample, charged to the holder's class.
-    double seconds = absl::ToDoubleSeconds(now - previous.sampled_at);
-    for (size_t i = 0; i < mirrored->gpus.size(); ++i) {
-      const std::string& holder = mirrored->gpus[i].holder;
-      if (holder.empty()) continue;
-      auto cls = class_of_workspace_.find(holder);
-      auto& [held, busy] = gpu_seconds_[cls == class_of_workspace_.end() ? "unknown" : cls->second];
-      held += seconds;
-      for (const auto& sample : previous.usage) {
-        if (sample.uuid == mirrored->info.gpus[i].uuid) busy += seconds * sample.utilization_percent / 100.0;
-      }
-    }
+  if (mirrored == nullptr) return holders;
+  for (size_t i = 0; i < mirrored->gpus.size() && i < mirrored->info.gpus.size(); ++i) {
+    const std::string& holder = mirrored->gpus[i].holder;
+    if (holder.empty()) continue;
+    auto cls = class_of_workspace_.find(holder);
+    holders[mirrored->info.gpus[i].uuid] = cls == class_of_workspace_.end() ? "unknown" : cls->second;
   }
-  previous.usage = usage;
-  previous.sampled_at = now;
+  return holders;
 }
 
 std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
+  const auto latest = usage_.Latest();  // Its lock, then ours: never both.
   absl::MutexLock lock(&mu_);
   std::vector<GpuUsageSample> samples;
-  for (const auto& [node_name, usage] : usage_) {
+  for (const auto& [node_name, usage] : latest) {
     const placement::SnapshotNode* node = snapshot_.FindNode(node_name);
     if (node == nullptr) continue;
-    for (const auto& sample : usage.usage) {
+    for (const auto& sample : usage) {
       for (size_t i = 0; i < node->info.gpus.size(); ++i) {
         const core::Gpu& gpu = node->info.gpus[i];
         if (gpu.uuid != sample.uuid) continue;

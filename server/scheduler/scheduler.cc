@@ -51,7 +51,8 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
           store::RecordHeartbeats(txn, nodes);
           return absl::OkStatus();
         });
-      }) {
+      }),
+      usage_(clock_) {
   feed_sink_ = std::make_unique<StateSink>(this);
   follower_ = std::make_unique<FeedFollower>(feed_source_, feed_sink_.get(), metrics, clock_);
 }
@@ -179,8 +180,7 @@ void Scheduler::WithSnapshot(
 }
 
 std::map<std::string, std::pair<double, double>> Scheduler::GpuSecondsByClass() const {
-  absl::MutexLock lock(&mu_);
-  return gpu_seconds_;
+  return usage_.SecondsByClass();
 }
 
 }  // namespace wsched::scheduler

@@ -37,6 +37,7 @@
 #include "server/scheduler/liveness_recorder.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
+#include "server/scheduler/usage_accounting.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/snapshot.h"
@@ -86,11 +87,7 @@ struct HeartbeatInput {
   std::string kernel_version;  // Empty: unchanged.
   std::string driver_version;
   std::map<std::string, bool> gpu_healthy_by_uuid;
-  struct Usage {
-    std::string uuid;
-    int utilization_percent = 0;
-    int64_t memory_used_bytes = 0;
-  };
+  using Usage = GpuUsage;
   std::vector<Usage> usage;
 };
 
@@ -248,7 +245,8 @@ class Scheduler {
 
   // inventory.cc
   NodeView ViewOf(const store::StoredNode& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void AccountGpuSeconds(const std::string& node, const std::vector<HeartbeatInput::Usage>& usage)
+  // GPU UUID -> class of its holder, for the node's held GPUs.
+  absl::flat_hash_map<std::string, std::string> HolderClassesLocked(const std::string& node) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The heartbeat's liveness-only path; false when the node row must change.
   bool TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result);
@@ -290,12 +288,7 @@ class Scheduler {
   absl::flat_hash_map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
-  struct NodeUsage {
-    std::vector<HeartbeatInput::Usage> usage;
-    absl::Time sampled_at;
-  };
-  absl::flat_hash_map<std::string, NodeUsage> usage_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::pair<double, double>> gpu_seconds_ ABSL_GUARDED_BY(mu_);
+
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex drain_mu_;  // One drain at a time.
@@ -304,6 +297,7 @@ class Scheduler {
   std::unique_ptr<FeedFollower> follower_;
   LivenessRecorder liveness_;
   SettingsCache settings_;
+  UsageAccounting usage_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
   std::function<std::optional<absl::Duration>(const std::string&)> delay_estimator_;
