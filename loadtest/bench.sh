@@ -65,9 +65,8 @@ for tool in pgbench psql curl python3; do
   command -v "$tool" >/dev/null || die "$tool not found"
 done
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=loadtest/lib.sh
+. "$ROOT/loadtest/lib.sh"
 
 WORK=$(mktemp -d /tmp/wsched-bench.XXXXXX)
 chmod 755 "$WORK"  # PostgreSQL runs as an unprivileged user when we are root.
@@ -144,8 +143,8 @@ run_pgbench() {  # run_pgbench NAME: sets TPS
     >"$WORK/pgbench.$1.log" 2>&1 &
   pid=$!
   # PostgreSQL CPU while pgbench's backends are alive (they exit with it).
-  sleep 0.5; c0=$(pg_cpu); t0=$(date +%s.%N)
-  sleep "$(python3 -c "print(max($S * 0.75 - 0.5, 0.2))")"; c1=$(pg_cpu); t1=$(date +%s.%N)
+  sleep 0.5; c0=$(pg_cpu "$PGDATA_DIR"); t0=$(date +%s.%N)
+  sleep "$(python3 -c "print(max($S * 0.75 - 0.5, 0.2))")"; c1=$(pg_cpu "$PGDATA_DIR"); t1=$(date +%s.%N)
   local alive=0; kill -0 "$pid" 2>/dev/null && alive=1
   wait "$pid" || { cat "$WORK/pgbench.$1.log" >&2; die "pgbench failed"; }
   s1=$(pgstats)
@@ -158,13 +157,7 @@ run_pgbench() {  # run_pgbench NAME: sets TPS
 }
 
 # --- wsched-server ---------------------------------------------------------
-CP_TOKEN=cp-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-AGENT_TOKEN=agent-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-cat >"$WORK/tokens.yaml" <<EOF
-tokens:
-  - {name: bench-cp, token: $CP_TOKEN, role: control-plane}
-  - {name: bench-agent, token: $AGENT_TOKEN, role: agent}
-EOF
+write_tokens "$WORK/tokens.yaml" bench
 GRPC_PORT=$(free_port)
 METRICS_PORT=$(free_port)
 SERVER=127.0.0.1:$GRPC_PORT
@@ -216,12 +209,7 @@ start_server_b() {
     --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" \
     --node_lost_after=1h >"$1" 2>&1 &
   SERVER_B_PID=$!
-  local deadline=$((SECONDS + 120))
-  until "$BIN/wschedctl" --server="$SERVER_B" health >/dev/null 2>&1; do
-    kill -0 "$SERVER_B_PID" 2>/dev/null || { cat "$1" >&2; die "second wsched-server exited"; }
-    [ $SECONDS -lt $deadline ] || die "second wsched-server not SERVING after 120 s"
-    sleep 0.02
-  done
+  wait_healthy "$SERVER_B" "$SERVER_B_PID" "$1"
 }
 
 # The store's invariants after a run (server down): every GPU hold belongs to
@@ -275,18 +263,6 @@ print("server /metrics wsched_placement_duration_seconds{result=\"placed\"}: cou
 EOF
 }
 
-# CPU seconds (user + system) of a process, and of the PostgreSQL cluster
-# (postmaster and its children alive at the time).
-proc_cpu() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
-pg_cpu() {
-  local pm
-  pm=$(head -1 "$PGDATA_DIR/postmaster.pid")
-  # shellcheck disable=SC2046
-  # A backend may exit between pgrep and cat: not an error.
-  { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
-    awk -v hz="$(getconf CLK_TCK)" '{s += $14 + $15} END {print s / hz}'
-}
-
 # loadgen_phase NAME ARGS...: fresh server, one loadgen run, server stopped
 # (so PostgreSQL has published its counters), commits/fsyncs per placement.
 loadgen_phase() {
@@ -297,11 +273,11 @@ loadgen_phase() {
   s0=$(pgstats)
   local srv0 pg0 srv1 pg1 placed
   [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
-  srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu)
+  srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   # Workspace ids never repeat across phases: a known id is a restart.
   "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" \
     | tee "$WORK/$name.out"
-  srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu)
+  srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
   scrape "$WORK/metrics.$name.1"
   stop_server
   s1=$(pgstats)
@@ -377,13 +353,13 @@ two_phase() {
   wait_serving >/dev/null
   start_server_b "$WORK/server.$name.b.log"
   local srv0 srvb0 pg0 srv1 srvb1 pg1
-  srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu)
+  srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a-c$C" >"$WORK/$name.a.out" &
   local pid_a=$!
   "$BIN/wsched-loadgen" --server="$SERVER_B" --token="$CP_TOKEN" --concurrency="$half" \
     --duration="${S}s" --mix="$MIX" --run_id="${name}b-c$C" >"$WORK/$name.b.out"
   wait "$pid_a"
-  srv1=$(proc_cpu "$SERVER_PID"); srvb1=$(proc_cpu "$SERVER_B_PID"); pg1=$(pg_cpu)
+  srv1=$(proc_cpu "$SERVER_PID"); srvb1=$(proc_cpu "$SERVER_B_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
   kill -TERM "$SERVER_B_PID"; wait "$SERVER_B_PID" 2>/dev/null || true
   SERVER_B_PID=
   stop_server

@@ -26,7 +26,6 @@ RATE=${RATE:-1000}
 S=${S:-15}
 WORKSPACES=${WORKSPACES:-6000}
 PLACE_C=${PLACE_C:-2}
-TICK=$(getconf CLK_TCK)
 
 die() { echo "replica_heartbeats.sh: $*" >&2; exit 1; }
 say() { printf "\n=== [%ss] %s\n" "$SECONDS" "$*"; }
@@ -35,9 +34,8 @@ for tool in wsched-server wschedctl wsched-loadgen wsched-heartbeat-load; do
 done
 for tool in psql curl python3; do command -v "$tool" >/dev/null || die "$tool not found"; done
 
-free_port() {
-  python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+# shellcheck source=loadtest/lib.sh
+. "$ROOT/loadtest/lib.sh"
 
 WORK=$(mktemp -d /tmp/wsched-hb.XXXXXX)
 chmod 755 "$WORK"
@@ -62,15 +60,8 @@ PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
 "${PSQL[@]}" -c "CREATE DATABASE wsched"
 echo "fsync = $("${PSQL[@]}" -At -c 'SHOW fsync')"
 DB_URL="postgresql://postgres@127.0.0.1:$PGPORT/wsched"
-POSTMASTER=$(head -1 "$WORK/pgdata/postmaster.pid")
 
-CP_TOKEN=cp-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-AGENT_TOKEN=agent-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-cat >"$WORK/tokens.yaml" <<TOKENS
-tokens:
-  - {name: hb-cp, token: $CP_TOKEN, role: control-plane}
-  - {name: hb-agent, token: $AGENT_TOKEN, role: agent}
-TOKENS
+write_tokens "$WORK/tokens.yaml" hb
 
 start_replica() {  # start_replica NAME: sets <NAME>_PID, <NAME>_ADDR, <NAME>_METRICS
   local name=$1 port metrics
@@ -83,26 +74,13 @@ start_replica() {  # start_replica NAME: sets <NAME>_PID, <NAME>_ADDR, <NAME>_ME
   printf -v "${name}_PID" %s "$!"
   printf -v "${name}_ADDR" %s "127.0.0.1:$port"
   printf -v "${name}_METRICS" %s "$metrics"
-  local deadline=$((SECONDS + 60))
-  until "$BIN/wschedctl" --server="127.0.0.1:$port" health >/dev/null 2>&1; do
-    kill -0 "$!" 2>/dev/null || { cat "$WORK/$name.log" >&2; die "replica $name exited"; }
-    [ $SECONDS -lt $deadline ] || die "replica $name not SERVING after 60 s"
-    sleep 0.05
-  done
+  wait_healthy "127.0.0.1:$port" "$!" "$WORK/$name.log"
 }
 
-ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-pg_ticks() {  # The postmaster and its children (backends, WAL writer, ...).
-  local total=0 pid
-  for pid in $POSTMASTER $(pgrep -P "$POSTMASTER"); do
-    [ -r "/proc/$pid/stat" ] && total=$((total + $(ticks "$pid")))
-  done
-  echo "$total"
-}
 metric() {  # metric PORT NAME{LABELS}: the sample's value (0 when absent)
   curl -s "http://127.0.0.1:$1/metrics" | awk -v m="$2" '$1 == m {print $2; found=1} END {if (!found) print 0}'
 }
-cores() { python3 -c "print('%.3f' % (($2 - $1) / $TICK / $3))" "$1" "$2" "$3"; }
+cores() { python3 -c "print('%.3f' % (($2 - $1) / $3))" "$1" "$2" "$3"; }
 
 say "two replicas"
 start_replica A
@@ -122,9 +100,9 @@ sleep 2
 # phase's load (started by the caller) runs.
 window() {
   local b0 a0 p0 b1 a1 p1
-  b0=$(ticks "$B_PID"); a0=$(ticks "$A_PID"); p0=$(pg_ticks)
+  b0=$(proc_cpu "$B_PID"); a0=$(proc_cpu "$A_PID"); p0=$(pg_cpu "$WORK/pgdata")
   sleep "$S"
-  b1=$(ticks "$B_PID"); a1=$(ticks "$A_PID"); p1=$(pg_ticks)
+  b1=$(proc_cpu "$B_PID"); a1=$(proc_cpu "$A_PID"); p1=$(pg_cpu "$WORK/pgdata")
   printf "%-12s B %s cores   A %s cores   PostgreSQL %s cores\n" "$1" \
     "$(cores "$b0" "$b1" "$S")" "$(cores "$a0" "$a1" "$S")" "$(cores "$p0" "$p1" "$S")"
   eval "CPU_B_$2=$(cores "$b0" "$b1" "$S")"
