@@ -17,7 +17,26 @@ ABSL_FLAG(std::string, database_url, "",
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; empty disables it");
 ABSL_FLAG(std::string, catalog, "", "catalog YAML file or directory; applied at start and on SIGHUP");
-ABSL_FLAG(std::string, auth_tokens_file, "", "YAML file mapping bearer tokens to roles");
+ABSL_FLAG(std::string, auth_tokens_file, "",
+          "YAML file mapping bearer-token hashes and client-certificate identities to roles; "
+          "re-read on SIGHUP and when it changes");
+ABSL_FLAG(bool, require_hashed_tokens, false,
+          "refuse clear-text token: entries in the tokens file (default: warn about them)");
+ABSL_FLAG(absl::Duration, auth_reload_interval, absl::Seconds(5),
+          "how often the tokens file is checked for changes; 0 = only on SIGHUP");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain to serve TLS with (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA bundle for client certificates (mutual TLS); their identities map to roles "
+          "through the identities: list of the tokens file");
+ABSL_FLAG(bool, tls_require_client_cert, false,
+          "with --tls_client_ca: refuse connections without a client certificate");
+ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
+          "how often the TLS certificate, key and client CA files are re-read");
+ABSL_FLAG(int, max_receive_message_size, 4 << 20,
+          "largest request in bytes; larger ones fail with RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_concurrent_calls_per_principal, 64,
+          "in-flight calls one agent or project-owner principal may have; 0 = unlimited");
 ABSL_FLAG(bool, allow_unauthenticated, false, "development only: every caller is admin");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
@@ -49,7 +68,17 @@ int main(int argc, char** argv) {
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.catalog_path = absl::GetFlag(FLAGS_catalog);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
+  options.require_hashed_tokens = absl::GetFlag(FLAGS_require_hashed_tokens);
+  options.auth_reload_interval = absl::GetFlag(FLAGS_auth_reload_interval);
   options.allow_unauthenticated = absl::GetFlag(FLAGS_allow_unauthenticated);
+  options.tls.cert_path = absl::GetFlag(FLAGS_tls_cert);
+  options.tls.key_path = absl::GetFlag(FLAGS_tls_key);
+  options.tls.client_ca_path = absl::GetFlag(FLAGS_tls_client_ca);
+  options.tls.require_client_cert = absl::GetFlag(FLAGS_tls_require_client_cert);
+  options.tls.reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
+  options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_size);
+  options.max_concurrent_calls_per_principal =
+      absl::GetFlag(FLAGS_max_concurrent_calls_per_principal);
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.database_connections = absl::GetFlag(FLAGS_database_connections);

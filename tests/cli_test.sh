@@ -234,5 +234,33 @@ if $have_node; then
   check "node get after remove" 1 "NOT_FOUND" "$ADMIN" node get h100-a
 fi
 
+# --- tokens (local, no server) ------------------------------------------------------
+# token create: the token on line 1, its entry on line 2; the entry holds the
+# token's SHA-256 as sha256sum prints it; token hash gives the same entry.
+created=$("$CTL" token create --role=agent --pools=gpu-h100 --name=h100 2>/dev/null) || created=
+token=$(sed -n 1p <<<"$created")
+entry=$(sed -n 2p <<<"$created")
+want=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
+if [[ ${#token} -eq 43 && $entry == "  - {name: h100, sha256: $want, role: agent, pools: [gpu-h100]}" ]]; then
+  passed=$((passed + 1))
+else
+  fail "token create prints a 43-character token and its sha256 entry (got: $created)"
+fi
+if [[ $(printf '%s\n' "$token" | "$CTL" token hash --role=agent --pools=gpu-h100 --name=h100) == "$entry" ]]; then
+  passed=$((passed + 1))
+else
+  fail "token hash of the created token prints the same entry"
+fi
+check "token create needs a known role" 2 "unknown role" "" token create --role=root
+check "token create checks scopes like the server" 2 "a project-owner needs orgs or projects" "" \
+  token create --role=project-owner
+rc=0
+printf 'short\n' | "$CTL" token hash --role=admin >"$WORK/out" 2>&1 || rc=$?
+if [[ $rc -eq 2 ]] && grep -q "fewer than 22" "$WORK/out"; then
+  passed=$((passed + 1))
+else
+  fail "token hash refuses a short token (exit $rc)"
+fi
+
 echo "cli_test: $passed passed, $failed failed"
 [[ $failed -eq 0 ]]

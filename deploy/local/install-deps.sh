@@ -12,6 +12,8 @@ PACKAGES=(
   libyaml-cpp-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   util-linux procps
+  openssl libssl-dev libclang-rt-14-dev
+  prometheus python3-yaml
   clang-14
 )
 

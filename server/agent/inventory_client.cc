@@ -19,10 +19,8 @@ absl::Status ToAbsl(const grpc::Status& status) {
 
 class GrpcInventoryClient final : public InventoryClient {
  public:
-  explicit GrpcInventoryClient(const GrpcClientOptions& options)
-      : options_(options),
-        stub_(wsched::v1::InventoryService::NewStub(
-            grpc::CreateChannel(options.server, Credentials(options)))) {}
+  GrpcInventoryClient(const GrpcClientOptions& options, std::shared_ptr<grpc::Channel> channel)
+      : options_(options), stub_(wsched::v1::InventoryService::NewStub(std::move(channel))) {}
 
   absl::StatusOr<wsched::v1::RegisterNodeResponse> RegisterNode(
       const wsched::v1::RegisterNodeRequest& request) override {
@@ -45,13 +43,6 @@ class GrpcInventoryClient final : public InventoryClient {
   }
 
  private:
-  static std::shared_ptr<grpc::ChannelCredentials> Credentials(const GrpcClientOptions& options) {
-    if (!options.tls) return grpc::InsecureChannelCredentials();
-    grpc::SslCredentialsOptions ssl;
-    ssl.pem_root_certs = options.tls_ca_pem;
-    return grpc::SslCredentials(ssl);
-  }
-
   void Prepare(grpc::ClientContext& context) const {
     context.set_deadline(std::chrono::system_clock::now() +
                          absl::ToChronoMilliseconds(options_.rpc_timeout));
@@ -66,8 +57,11 @@ class GrpcInventoryClient final : public InventoryClient {
 
 }  // namespace
 
-std::unique_ptr<InventoryClient> NewGrpcInventoryClient(const GrpcClientOptions& options) {
-  return std::make_unique<GrpcInventoryClient>(options);
+absl::StatusOr<std::unique_ptr<InventoryClient>> NewGrpcInventoryClient(
+    const GrpcClientOptions& options) {
+  auto channel = grpc_api::CreateClientChannel(options.server, options.tls);
+  if (!channel.ok()) return channel.status();
+  return std::make_unique<GrpcInventoryClient>(options, *std::move(channel));
 }
 
 }  // namespace wsched::agent

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "server/grpc/channel_credentials.h"
 #include "wsched/v1/inventory.pb.h"
 
 namespace wsched::agent {
@@ -25,14 +26,17 @@ struct GrpcClientOptions {
   std::string server;  // host:port
   // Sent as "authorization: Bearer <token>" on every call; empty: none.
   std::string token;
-  bool tls = false;
-  // PEM roots for TLS; empty: the system's.
-  std::string tls_ca_pem;
+  // TLS (and, with a certificate, mutual TLS) as wschedctl does it; the
+  // files are re-read while the agent runs, so rotated node certificates
+  // are used from the next connection on.
+  grpc_api::ClientTlsOptions tls;
   // Per call, so a hung server cannot stall heartbeats or shutdown.
   absl::Duration rpc_timeout = absl::Seconds(10);
 };
 
-std::unique_ptr<InventoryClient> NewGrpcInventoryClient(const GrpcClientOptions& options);
+// Fails for unreadable TLS files or a certificate without its key.
+absl::StatusOr<std::unique_ptr<InventoryClient>> NewGrpcInventoryClient(
+    const GrpcClientOptions& options);
 
 }  // namespace wsched::agent
 

@@ -35,7 +35,13 @@ ABSL_FLAG(std::string, server, "", "wsched server host:port");
 ABSL_FLAG(std::string, token, "", "Bearer token of the agent role (prefer --token_file)");
 ABSL_FLAG(std::string, token_file, "", "File holding the bearer token (not visible in ps)");
 ABSL_FLAG(bool, tls, false, "Connect with TLS");
-ABSL_FLAG(std::string, tls_ca_file, "", "PEM CA bundle for --tls; default: system roots");
+ABSL_FLAG(std::string, tls_ca_file, "",
+          "PEM CA bundle to verify the server with; default: system roots (implies --tls)");
+ABSL_FLAG(std::string, tls_cert_file, "",
+          "PEM client certificate of this node, for mutual TLS instead of a token (implies --tls)");
+ABSL_FLAG(std::string, tls_key_file, "", "PEM private key of --tls_cert_file");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "Name the server certificate must carry, when --server names it otherwise");
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
           "Heartbeat interval until the server suggests one");
 ABSL_FLAG(std::string, nvidia_smi, "nvidia-smi",
@@ -51,7 +57,7 @@ constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
 absl::StatusOr<std::string> ReadLocalFile(const std::string& path) {
-  // Agent-side files (token, CA), not the node's: no root applies.
+  // Agent-side files (the token), not the node's: no root applies.
   return wsched::agent::RootedFs("/").ReadFile(path);
 }
 
@@ -89,13 +95,12 @@ absl::StatusOr<wsched::agent::GrpcClientOptions> ClientOptions() {
     if (!token.ok()) return token.status();
     client.token = std::string(absl::StripAsciiWhitespace(*token));
   }
-  client.tls = absl::GetFlag(FLAGS_tls);
-  if (std::string path = absl::GetFlag(FLAGS_tls_ca_file); !path.empty()) {
-    absl::StatusOr<std::string> pem = ReadLocalFile(path);
-    if (!pem.ok()) return pem.status();
-    client.tls_ca_pem = *std::move(pem);
-  }
-  if (!client.token.empty() && !client.tls) {
+  client.tls.tls = absl::GetFlag(FLAGS_tls);
+  client.tls.ca_path = absl::GetFlag(FLAGS_tls_ca_file);
+  client.tls.cert_path = absl::GetFlag(FLAGS_tls_cert_file);
+  client.tls.key_path = absl::GetFlag(FLAGS_tls_key_file);
+  client.tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  if (!client.token.empty() && !client.tls.enabled()) {
     Log("warning: sending the bearer token without --tls");
   }
   return client;
@@ -187,9 +192,13 @@ int main(int argc, char** argv) {
   // Leaked on purpose: the detached signal thread may touch it until exit.
   wsched::agent::StopSignal& stop = *new wsched::agent::StopSignal;
   if (!once) StartSignalThread(stop);
-  std::unique_ptr<wsched::agent::InventoryClient> client =
+  absl::StatusOr<std::unique_ptr<wsched::agent::InventoryClient>> client =
       wsched::agent::NewGrpcInventoryClient(*client_options);
-  wsched::agent::Agent agent(options, *client, stop);
+  if (!client.ok()) {
+    Log(client.status().ToString());
+    return kExitUsage;
+  }
+  wsched::agent::Agent agent(options, **client, stop);
   if (once) {
     absl::Status status = agent.RunOnce();
     if (!status.ok()) {

@@ -1,5 +1,7 @@
 #include "server/agent/nvidia_smi.h"
 
+#include <limits>
+
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -66,11 +68,14 @@ absl::StatusOr<GpuUsage> ParseLine(int line_number, absl::string_view line) {
   }
   usage.utilization_percent = static_cast<int>(utilization);
   int64_t used_mib = 0, total_mib = 0;
-  if (!ParseCount(fields[5], used_mib)) {
+  // A count that would overflow as bytes is as malformed as a word here
+  // (signed overflow is undefined; found by tests/fuzz/agent_parsers_fuzz.cc).
+  constexpr int64_t kMaxMiB = std::numeric_limits<int64_t>::max() / kMiB;
+  if (!ParseCount(fields[5], used_mib) || used_mib > kMaxMiB) {
     return LineError(line_number, line,
                      absl::StrCat("memory.used \"", fields[5], "\" is not a MiB count"));
   }
-  if (!ParseCount(fields[6], total_mib)) {
+  if (!ParseCount(fields[6], total_mib) || total_mib > kMaxMiB) {
     return LineError(line_number, line,
                      absl::StrCat("memory.total \"", fields[6], "\" is not a MiB count"));
   }

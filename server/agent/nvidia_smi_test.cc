@@ -83,6 +83,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadLine{"NegativeMemory", "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, -2, 3",
                 "memory.used"},
         BadLine{"FractionalMemory", "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 3.5",
+                "memory.total"},
+        // Regression (agent_parsers_fuzz): MiB * 2^20 overflowed int64.
+        BadLine{"MemoryOverflowingAsBytes",
+                "1, GPU-bbbb, 00000000:AB:00.0, NVIDIA H100, 1, 2, 4257000000000000006",
                 "memory.total"}),
     [](const ::testing::TestParamInfo<BadLine>& info) { return std::string(info.param.name); });
 

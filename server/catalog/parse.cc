@@ -11,6 +11,7 @@
 #include "server/catalog/builtin_devices.h"
 #include "server/catalog/closest_name.h"
 #include "server/catalog/units.h"
+#include "server/catalog/yaml_documents.h"
 #include "server/catalog/yaml_fields.h"
 #include "server/core/quantity.h"
 #include "yaml-cpp/yaml.h"
@@ -322,31 +323,31 @@ void ReadCatalogYaml(absl::string_view yaml_text, absl::string_view file, core::
     MarkAllIncomplete(diagnostics);
     return;
   }
-  std::vector<YAML::Node> documents;
+  YamlDocuments documents;
   try {
-    documents = YAML::LoadAll(std::string(yaml_text));
+    documents = LoadYamlDocuments(std::string(yaml_text));
   } catch (const YAML::Exception& e) {
     diagnostics.ParseError(PositionPath(file, e.mark), e.msg);
     MarkAllIncomplete(diagnostics);
     return;
   }
-  if (documents.size() > 1) {
+  if (documents.count > 1) {
     // yaml-cpp's Load() would silently keep only the first document.
-    diagnostics.ParseError(name, absl::StrCat("holds ", documents.size(),
+    diagnostics.ParseError(name, absl::StrCat("holds ", documents.count,
                                               " YAML documents; put one catalog in each file"));
     MarkAllIncomplete(diagnostics);
     return;
   }
-  if (documents.empty() || documents[0].IsNull()) return;  // An empty file adds nothing.
-  if (!documents[0].IsMap()) {
+  if (documents.count == 0 || documents.first.IsNull()) return;  // An empty file adds nothing.
+  if (!documents.first.IsMap()) {
     diagnostics.ParseError(name,
                            absl::StrCat("must be a map with classes, pools and driver_policy, got ",
-                                        DescribeNode(documents[0])));
+                                        DescribeNode(documents.first)));
     MarkAllIncomplete(diagnostics);
     return;
   }
   const std::string root = file.empty() ? "" : absl::StrCat(file, ": ");
-  const MapFields top(Field{documents[0], root}, kTopKeys, diagnostics);
+  const MapFields top(Field{documents.first, root}, kTopKeys, diagnostics);
   ReadSection(top, "classes", "class", file, ReadClass, catalog.classes, sources.classes,
               diagnostics);
   ReadSection(top, "pools", "pool", file, ReadPool, catalog.pools, sources.pools, diagnostics);

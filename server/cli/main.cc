@@ -18,10 +18,18 @@
 #include "server/cli/scaling_commands.h"
 #include "server/cli/server_info.h"
 #include "server/cli/settings_commands.h"
+#include "server/cli/token_commands.h"
 #include "server/cli/workspace_commands.h"
+#include "server/grpc/channel_credentials.h"
 
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "wsched-server gRPC address");
 ABSL_FLAG(std::string, token, "", "bearer token (default: $WSCHED_TOKEN)");
+ABSL_FLAG(bool, tls, false, "connect with TLS (verifying the server against --tls_ca or system roots)");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the server with (implies --tls)");
+ABSL_FLAG(std::string, tls_cert, "", "PEM client certificate for mutual TLS (implies --tls)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "name the server certificate must carry, when --server is an IP or another name");
 ABSL_FLAG(bool, dry_run, false, "catalog apply: validate and print the diff, change nothing");
 ABSL_FLAG(std::string, output, "table", "table (for people) or json (the response, for scripts)");
 ABSL_FLAG(std::string, pool, "", "nodes, workspaces: only this pool");
@@ -37,10 +45,17 @@ ABSL_FLAG(int, priority, 0, "place: queue priority 0..100, higher first");
 ABSL_FLAG(std::string, default, "", "org set: the org's default class (empty clears it)");
 ABSL_FLAG(std::string, allow, "", "org set: comma-separated allowed classes (empty = all)");
 ABSL_FLAG(int64_t, gpu_quota, -1, "org set: max GPUs the org holds at once; -1 = unlimited");
+ABSL_FLAG(std::string, role, "", "token create|hash: admin, control-plane, project-owner, agent, actuator");
+ABSL_FLAG(std::string, name, "", "token create|hash: the entry's name (default: ROLE-<hash prefix>)");
+ABSL_FLAG(std::vector<std::string>, orgs, {}, "token create|hash: project-owner orgs, comma-separated");
+ABSL_FLAG(std::vector<std::string>, projects, {},
+          "token create|hash: project-owner projects, comma-separated");
+ABSL_FLAG(std::vector<std::string>, pools, {}, "token create|hash: agent pools, comma-separated");
 
 namespace {
 
 constexpr char kUsage[] = R"(wschedctl COMMAND [ARGS] [--server=HOST:PORT] [--token=T] [--output=json]
+          [--tls] [--tls_ca=CA.pem] [--tls_cert=CERT.pem --tls_key=KEY.pem]
 
 Server:
   health                      health check of the server (SERVING or not)
@@ -87,6 +102,13 @@ Class settings:
 Scaling:
   scaling                     per pool: current -> target size, reasons, nodes to remove
   scaling watch [POOL...]     stream the scaling signals
+
+Tokens (local, no server):
+  token create --role=R [--name=N] [--orgs=..] [--projects=..] [--pools=..]
+                              a new random token (line 1) and its sha256 entry for
+                              the tokens file (line 2)
+  token hash --role=R [--name=N] [scopes] < FILE
+                              the sha256 entry for an existing token read from stdin
 
 Exit status: 0 ok, 1 the call failed, 2 bad usage.
 )";
@@ -137,9 +159,19 @@ int main(int argc, char** argv) {
     std::cerr << "--output must be table or json, not \"" << output << "\"\n";
     return 2;
   }
+  wsched::grpc_api::ClientTlsOptions tls;
+  tls.tls = absl::GetFlag(FLAGS_tls);
+  tls.ca_path = absl::GetFlag(FLAGS_tls_ca);
+  tls.cert_path = absl::GetFlag(FLAGS_tls_cert);
+  tls.key_path = absl::GetFlag(FLAGS_tls_key);
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  auto channel = wsched::grpc_api::CreateClientChannel(absl::GetFlag(FLAGS_server), tls);
+  if (!channel.ok()) {
+    std::cerr << "--tls_*: " << channel.status().message() << "\n";
+    return 2;
+  }
   wsched::cli::Client client;
-  client.channel =
-      grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
+  client.channel = *std::move(channel);
   client.token = absl::GetFlag(FLAGS_token);
   if (client.token.empty() && std::getenv("WSCHED_TOKEN") != nullptr) {
     client.token = std::getenv("WSCHED_TOKEN");
@@ -161,10 +193,16 @@ int main(int argc, char** argv) {
   options.default_class = IfGiven(given, FLAGS_default, "default");
   options.allow = IfGiven(given, FLAGS_allow, "allow");
   options.gpu_quota = IfGiven(given, FLAGS_gpu_quota, "gpu_quota");
+  options.role = absl::GetFlag(FLAGS_role);
+  options.name = absl::GetFlag(FLAGS_name);
+  options.orgs = absl::GetFlag(FLAGS_orgs);
+  options.projects = absl::GetFlag(FLAGS_projects);
+  options.pools = absl::GetFlag(FLAGS_pools);
 
   namespace cli = wsched::cli;
   const std::string command = positional[1];
   const std::vector<std::string> args(positional.begin() + 2, positional.end());
+  if (command == "token") return cli::TokenCommand(args, options, std::cin);
   if (command == "health") return cli::Health(client);
   if (command == "rpcs") return cli::ListRpcs(client);
   if (command == "catalog") return cli::CatalogCommand(client, args, options.dry_run);

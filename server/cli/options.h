@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace wsched::cli {
 
@@ -28,6 +29,12 @@ struct Options {
   std::optional<std::string> default_class;
   std::optional<std::string> allow;
   std::optional<int64_t> gpu_quota;
+  // `token create|hash`: the entry's role, name and scopes.
+  std::string role;
+  std::string name;
+  std::vector<std::string> orgs;
+  std::vector<std::string> projects;
+  std::vector<std::string> pools;
 };
 
 }  // namespace wsched::cli

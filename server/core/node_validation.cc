@@ -72,10 +72,14 @@ absl::Status ValidateNodeInfo(const NodeInfo& node, absl::string_view prefix) {
       errors.Add(at + ".iommu_group_members", absl::StrCat("at most ", kMaxIommuGroupMembers));
     }
     for (size_t m = 0; m < gpu.iommu_group_members.size() && m < kMaxIommuGroupMembers; ++m) {
-      if (!IsPciAddress(gpu.iommu_group_members[m].address)) {
-        errors.Add(absl::StrCat(at, ".iommu_group_members[", m, "].pci_address"),
-                   "is not a PCI address (dddd:bb:dd.f)");
+      const PciDevice& member = gpu.iommu_group_members[m];
+      std::string member_at = absl::StrCat(at, ".iommu_group_members[", m, "]");
+      if (!IsPciAddress(member.address)) {
+        errors.Add(member_at + ".pci_address", "is not a PCI address (dddd:bb:dd.f)");
       }
+      // Shown to operators and stored: bounded like every reported string.
+      CheckText(errors, member_at + ".pci_class", member.pci_class, 16, false);
+      CheckText(errors, member_at + ".vendor", member.vendor, 16, false);
     }
   }
   if (node.control_devices.size() > kMaxControlDevices) {
@@ -89,6 +93,10 @@ absl::Status ValidateNodeInfo(const NodeInfo& node, absl::string_view prefix) {
     }
     if (device.type != 'c' && device.type != 'b') errors.Add(at + ".type", "must be \"c\" or \"b\"");
     if (device.major < 0 || device.minor < 0) errors.Add(at, "major and minor must be >= 0");
+    if (device.permissions.empty() || device.permissions.size() > 3 ||
+        device.permissions.find_first_not_of("rwm") != std::string::npos) {
+      errors.Add(at + ".permissions", "must combine r, w and m");
+    }
   }
   if (errors.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(errors.Joined());

@@ -43,5 +43,23 @@ TEST(ValidateNodeInfo, ReportsEveryBadFieldWithItsPath) {
   EXPECT_THAT(message, HasSubstr("node.gpus[0].pci_address: \"3b:00.0\" is not a PCI address"));
 }
 
+// Regression: the IOMMU group members' class and vendor, and a control
+// device's permissions, were stored as reported, unbounded.
+TEST(ValidateNodeInfo, BoundsGroupMembersAndControlDevicePermissions) {
+  NodeInfo node = GoodNode();
+  node.gpus[0].iommu_group_members.push_back(
+      {.address = "0000:0f:00.0", .pci_class = std::string(100000, 'c'), .vendor = "0x10de"});
+  node.control_devices.push_back({"/dev/nvidiactl", 'c', 195, 255, "rwmrwmrwm"});
+  absl::Status status = ValidateNodeInfo(node);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("node.gpus[0].iommu_group_members[0].pci_class: must be at most 16"));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("node.control_devices[0].permissions: must combine r, w and m"));
+  node.gpus[0].iommu_group_members[0].pci_class = "0x060400";
+  node.control_devices[0].permissions = "rw";
+  EXPECT_TRUE(ValidateNodeInfo(node).ok()) << ValidateNodeInfo(node);
+}
+
 }  // namespace
 }  // namespace wsched::core

@@ -4,12 +4,12 @@
 #include <sstream>
 
 #include <google/protobuf/descriptor.h>
-#include <yaml-cpp/yaml.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/grpc/peer_identity.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -65,101 +65,27 @@ const std::vector<MethodRoles>& MethodTable() {
   return *table;
 }
 
-absl::StatusOr<Role> ParseRole(const std::string& text) {
-  if (text == "admin") return Role::kAdmin;
-  if (text == "control-plane") return Role::kControlPlane;
-  if (text == "project-owner") return Role::kProjectOwner;
-  if (text == "agent") return Role::kAgent;
-  if (text == "actuator") return Role::kActuator;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown role \"", text, "\"; one of admin, control-plane, project-owner, agent, actuator"));
-}
-
-std::set<std::string> StringSet(const YAML::Node& node) {
-  std::set<std::string> out;
-  if (node) {
-    for (const auto& item : node) out.insert(item.as<std::string>());
-  }
-  return out;
-}
-
-bool InScope(const std::set<std::string>& scope, const std::string& value) {
-  return scope.empty() || scope.count(value) > 0;
-}
-
 }  // namespace
 
-const char* RoleName(Role role) {
-  switch (role) {
-    case Role::kAdmin: return "admin";
-    case Role::kControlPlane: return "control-plane";
-    case Role::kProjectOwner: return "project-owner";
-    case Role::kAgent: return "agent";
-    case Role::kActuator: return "actuator";
-  }
-  return "unknown";
-}
-
-bool Principal::CoversProject(const std::string& org_id, const std::string& project_id) const {
-  if (Has(Role::kAdmin) || Has(Role::kControlPlane)) return true;
-  return projects.count(project_id) > 0 || (orgs.count(org_id) > 0 && projects.empty());
-}
-
-bool Principal::CoversOrg(const std::string& org_id) const {
-  if (Has(Role::kAdmin) || Has(Role::kControlPlane)) return true;
-  return orgs.count(org_id) > 0;
-}
-
-bool Principal::CoversPool(const std::string& pool) const {
-  if (Has(Role::kAdmin)) return true;
-  return InScope(pools, pool);
-}
-
-absl::StatusOr<Authenticator> Authenticator::FromYamlFile(const std::string& path) {
+absl::StatusOr<Authenticator> Authenticator::FromYamlFile(const std::string& path,
+                                                          const CredentialOptions& options) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read tokens file ", path));
   std::stringstream text;
   text << in.rdbuf();
-  auto result = FromYaml(text.str());
+  auto result = FromYaml(text.str(), options);
   if (!result.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", result.status().message()));
   }
   return result;
 }
 
-absl::StatusOr<Authenticator> Authenticator::FromYaml(const std::string& text) {
+absl::StatusOr<Authenticator> Authenticator::FromYaml(const std::string& text,
+                                                      const CredentialOptions& options) {
+  auto table = CredentialTable::Parse(text, options);
+  if (!table.ok()) return table.status();
   Authenticator auth;
-  try {
-    YAML::Node root = YAML::Load(text);
-    if (!root["tokens"] || !root["tokens"].IsSequence()) {
-      return absl::InvalidArgumentError("tokens: must be a list");
-    }
-    int i = 0;
-    for (const auto& entry : root["tokens"]) {
-      std::string where = absl::StrCat("tokens[", i++, "]");
-      std::string token = entry["token"] ? entry["token"].as<std::string>() : "";
-      if (token.size() < 16) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ".token: must be >= 16 characters"));
-      }
-      Principal principal;
-      principal.name = entry["name"] ? entry["name"].as<std::string>() : where;
-      auto role = ParseRole(entry["role"] ? entry["role"].as<std::string>() : "");
-      if (!role.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".role: ", role.status().message()));
-      principal.roles.insert(*role);
-      principal.orgs = StringSet(entry["orgs"]);
-      principal.projects = StringSet(entry["projects"]);
-      principal.pools = StringSet(entry["pools"]);
-      if (*role == Role::kProjectOwner && principal.orgs.empty() && principal.projects.empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(where, ": a project-owner needs orgs or projects"));
-      }
-      if (!auth.by_token_.emplace(token, principal).second) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ".token: duplicate token"));
-      }
-    }
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("tokens file: ", e.what()));
-  }
+  auth.table_ = *std::move(table);
   return auth;
 }
 
@@ -169,7 +95,7 @@ Authenticator Authenticator::AllowAll() {
   return auth;
 }
 
-absl::StatusOr<Principal> Authenticator::Authorize(const grpc::ServerContextBase& context,
+absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& caller,
                                                    const std::string& method) const {
   auto roles = RolesForMethod(method);
   if (!roles.ok()) return absl::PermissionDeniedError(roles.status().message());
@@ -179,24 +105,48 @@ absl::StatusOr<Principal> Authenticator::Authorize(const grpc::ServerContextBase
     dev.roles = {Role::kAdmin, Role::kControlPlane, Role::kActuator, Role::kAgent};
     return dev;
   }
-  const auto& metadata = context.client_metadata();
-  auto it = metadata.find("authorization");
-  if (it == metadata.end()) {
-    return absl::UnauthenticatedError("missing authorization metadata (Bearer token)");
+  std::optional<Principal> principal;
+  if (caller.authorization.has_value()) {
+    absl::string_view value = *caller.authorization;
+    if (!absl::ConsumePrefix(&value, "Bearer ")) {
+      return absl::UnauthenticatedError("authorization must be \"Bearer <token>\"");
+    }
+    if (value.size() > kMaxTokenLength) return absl::UnauthenticatedError("unknown token");
+    const Principal* found = table_.FindToken(Sha256(value));
+    if (found == nullptr) return absl::UnauthenticatedError("unknown token");
+    principal = *found;
+  } else if (!caller.certificate_identities.empty()) {
+    principal = table_.FindIdentity(caller.certificate_identities);
+    if (!principal) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "client certificate identity ", absl::StrJoin(caller.certificate_identities, ", "),
+          " is not in the identities of the tokens file"));
+    }
+  } else {
+    return absl::UnauthenticatedError(
+        "missing authorization metadata (Bearer token) or client certificate");
   }
-  absl::string_view value(it->second.data(), it->second.size());
-  if (!absl::ConsumePrefix(&value, "Bearer ")) {
-    return absl::UnauthenticatedError("authorization must be \"Bearer <token>\"");
-  }
-  auto principal = by_token_.find(std::string(value));
-  if (principal == by_token_.end()) return absl::UnauthenticatedError("unknown token");
   for (Role role : *roles) {
-    if (principal->second.Has(role)) return principal->second;
+    if (principal->Has(role)) return *principal;
   }
   std::vector<std::string> names;
   for (Role role : *roles) names.push_back(RoleName(role));
-  return absl::PermissionDeniedError(absl::StrCat(principal->second.name, " may not call ", method,
+  return absl::PermissionDeniedError(absl::StrCat(principal->name, " may not call ", method,
                                                   "; it needs role ", absl::StrJoin(names, " or ")));
+}
+
+absl::StatusOr<Principal> Authenticator::Authorize(const grpc::ServerContextBase& context,
+                                                   const std::string& method) const {
+  CallerCredentials caller;
+  const auto& metadata = context.client_metadata();
+  if (auto it = metadata.find("authorization"); it != metadata.end()) {
+    caller.authorization = std::string(it->second.data(), it->second.size());
+  } else if (auto auth_context = context.auth_context(); auth_context != nullptr) {
+    // Only without a token: a token decides, and the hot path (the control
+    // plane's tokens) need not build the certificate's identity list.
+    caller.certificate_identities = CertificateIdentities(*auth_context);
+  }
+  return Authorize(caller, method);
 }
 
 absl::StatusOr<std::vector<Role>> RolesForMethod(const std::string& method) {
@@ -204,6 +154,12 @@ absl::StatusOr<std::vector<Role>> RolesForMethod(const std::string& method) {
     if (method == entry.method) return entry.roles;
   }
   return absl::NotFoundError(absl::StrCat("no access decision for ", method));
+}
+
+std::vector<std::string> MethodsInTable() {
+  std::vector<std::string> out;
+  for (const MethodRoles& entry : MethodTable()) out.push_back(entry.method);
+  return out;
 }
 
 absl::Status CheckMethodTableCovers(const std::vector<std::string>& service_names) {

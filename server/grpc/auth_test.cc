@@ -1,5 +1,12 @@
 #include "server/grpc/auth.h"
 
+#include <map>
+#include <set>
+
+#include <google/protobuf/descriptor.h>
+
+#include "absl/strings/str_cat.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "grpc/health/v1/health.pb.h"
@@ -50,14 +57,14 @@ TEST(Authenticator, RejectsBadTokenFiles) {
   EXPECT_THAT(std::string(Authenticator::FromYaml("tokens: [{token: short, role: admin}]")
                               .status()
                               .message()),
-              HasSubstr("tokens[0].token: must be >= 16 characters"));
+              HasSubstr("tokens[0].token: must be >= 22 characters"));
   EXPECT_THAT(std::string(Authenticator::FromYaml(
-                              "tokens: [{token: aaaaaaaaaaaaaaaaaaaa, role: root}]")
+                              "tokens: [{token: aaaaaaaaaaaaaaaaaaaaaaaa, role: root}]")
                               .status()
                               .message()),
               HasSubstr("tokens[0].role: unknown role \"root\""));
   EXPECT_THAT(std::string(Authenticator::FromYaml(
-                              "tokens: [{token: aaaaaaaaaaaaaaaaaaaa, role: project-owner}]")
+                              "tokens: [{token: aaaaaaaaaaaaaaaaaaaaaaaa, role: project-owner}]")
                               .status()
                               .message()),
               HasSubstr("a project-owner needs orgs or projects"));
@@ -77,6 +84,166 @@ TEST(Principal, ScopesLimitProjectOwnersAndAgents) {
   agent.pools = {"gpu-h100"};
   EXPECT_TRUE(agent.CoversPool("gpu-h100"));
   EXPECT_FALSE(agent.CoversPool("cpu"));
+}
+
+// The decision for every RPC, written out independently of auth.cc: a change
+// to the table must change this test too, in the same review.
+const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
+  using R = Role;
+  static const auto* expected = new std::map<std::string, std::set<Role>>{
+      {"/wsched.v1.ClassService/ListClasses", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.ClassService/GetClass", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.ClassService/UpdateClass", {R::kAdmin}},
+      {"/wsched.v1.ClassService/DeleteClass", {R::kAdmin}},
+      {"/wsched.v1.ClassService/ApplyCatalog", {R::kAdmin}},
+      {"/wsched.v1.ClassService/GetCatalog", {R::kAdmin, R::kControlPlane}},
+      {"/wsched.v1.SettingsService/GetProjectSettings",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/SetProjectSettings", {R::kAdmin, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/GetOrgSettings",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/SetOrgSettings", {R::kAdmin}},
+      {"/wsched.v1.SettingsService/ResolveClass", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.InventoryService/RegisterNode", {R::kAgent, R::kAdmin}},
+      {"/wsched.v1.InventoryService/Heartbeat", {R::kAgent, R::kAdmin}},
+      {"/wsched.v1.InventoryService/CordonNode", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/DrainNode", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/UncordonNode", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/RemoveNode", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/GetNode", {R::kAdmin, R::kControlPlane, R::kAgent}},
+      {"/wsched.v1.InventoryService/ListNodes", {R::kAdmin, R::kControlPlane}},
+      {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
+      {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin}},
+      {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
+      {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
+      {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
+      {"/wsched.v1.PlacementService/ListWorkspaces", {R::kControlPlane, R::kAdmin}},
+      {"/wsched.v1.PlacementService/WatchWorkspace", {R::kControlPlane}},
+      {"/wsched.v1.ScalingService/GetScalingState", {R::kActuator, R::kAdmin, R::kControlPlane}},
+      {"/wsched.v1.ScalingService/WatchScalingSignals", {R::kActuator, R::kAdmin}},
+      {"/wsched.v1.ScalingService/ReportActuator", {R::kActuator}},
+  };
+  return *expected;
+}
+
+// One token entry and one certificate identity per role.
+Authenticator EveryRole() {
+  std::string yaml = "tokens:\n";
+  std::string identities = "identities:\n";
+  for (Role role : kAllRoles) {
+    std::string scope = role == Role::kProjectOwner ? ", projects: [p-42]"
+                        : role == Role::kAgent      ? ", pools: [gpu-h100]"
+                                                    : "";
+    absl::StrAppend(&yaml, "  - {name: t-", RoleName(role), ", sha256: ",
+                    ToHex(Sha256(absl::StrCat("token-of-role-", RoleName(role), "-0123456789"))),
+                    ", role: ", RoleName(role), scope, "}\n");
+    absl::StrAppend(&identities, "  - {name: c-", RoleName(role), ", identity: \"*.",
+                    RoleName(role), ".certs.example\", role: ", RoleName(role), scope, "}\n");
+  }
+  auto auth = Authenticator::FromYaml(yaml + identities);
+  EXPECT_TRUE(auth.ok()) << auth.status();
+  return *auth;
+}
+
+TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
+  // Links every service's descriptors (see the first test).
+  for (const auto* descriptor :
+       {v1::ListClassesRequest::descriptor(), v1::ResolveClassRequest::descriptor(),
+        v1::ListNodesRequest::descriptor(), v1::PlaceWorkspaceRequest::descriptor(),
+        v1::ScalingState::descriptor()}) {
+    ASSERT_NE(descriptor, nullptr);
+  }
+  std::vector<std::string> served;
+  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
+  for (const char* name : {"wsched.v1.ClassService", "wsched.v1.SettingsService",
+                           "wsched.v1.InventoryService", "wsched.v1.PlacementService",
+                           "wsched.v1.ScalingService"}) {
+    const auto* service = pool->FindServiceByName(name);
+    ASSERT_NE(service, nullptr);
+    for (int i = 0; i < service->method_count(); ++i) {
+      served.push_back(absl::StrCat("/", name, "/", service->method(i)->name()));
+    }
+  }
+  ASSERT_EQ(served.size(), ExpectedDecisions().size()) << "an RPC was added or removed";
+  Authenticator auth = EveryRole();
+  int checked = 0;
+  for (const std::string& method : served) {
+    auto expected = ExpectedDecisions().find(method);
+    ASSERT_NE(expected, ExpectedDecisions().end()) << method << " has no expected decision";
+    for (Role role : kAllRoles) {
+      CallerCredentials by_token;
+      by_token.authorization =
+          absl::StrCat("Bearer token-of-role-", RoleName(role), "-0123456789");
+      CallerCredentials by_cert;
+      by_cert.certificate_identities = {absl::StrCat("node-1.", RoleName(role), ".certs.example")};
+      for (const CallerCredentials& caller : {by_token, by_cert}) {
+        auto principal = auth.Authorize(caller, method);
+        bool allowed = expected->second.count(role) > 0;
+        EXPECT_EQ(principal.ok(), allowed) << method << " as " << RoleName(role) << ": "
+                                           << principal.status();
+        if (!allowed) {
+          EXPECT_EQ(principal.status().code(), absl::StatusCode::kPermissionDenied) << method;
+          EXPECT_THAT(std::string(principal.status().message()), HasSubstr("may not call"));
+        }
+        ++checked;
+      }
+    }
+  }
+  EXPECT_EQ(checked, 30 * 5 * 2);
+}
+
+TEST(Authenticator, UnknownCallersAreUnauthenticated) {
+  Authenticator auth = EveryRole();
+  const std::string method = "/wsched.v1.ClassService/ListClasses";
+  CallerCredentials nobody;
+  EXPECT_THAT(std::string(auth.Authorize(nobody, method).status().message()),
+              HasSubstr("missing authorization metadata (Bearer token) or client certificate"));
+  CallerCredentials wrong_token;
+  wrong_token.authorization = "Bearer not-a-token-of-this-server-0000";
+  EXPECT_EQ(auth.Authorize(wrong_token, method).status().code(),
+            absl::StatusCode::kUnauthenticated);
+  CallerCredentials not_bearer;
+  not_bearer.authorization = "Basic dXNlcjpwYXNz";
+  EXPECT_THAT(std::string(auth.Authorize(not_bearer, method).status().message()),
+              HasSubstr("Bearer <token>"));
+  CallerCredentials stranger;
+  stranger.certificate_identities = {"laptop.example"};
+  auto refused = auth.Authorize(stranger, method);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_THAT(std::string(refused.status().message()),
+              HasSubstr("client certificate identity laptop.example is not in the identities"));
+}
+
+TEST(Authenticator, AWrongTokenIsNotRescuedByACertificate) {
+  Authenticator auth = EveryRole();
+  CallerCredentials both;
+  both.authorization = "Bearer not-a-token-of-this-server-0000";
+  both.certificate_identities = {"node-1.admin.certs.example"};
+  EXPECT_EQ(auth.Authorize(both, "/wsched.v1.ClassService/ListClasses").status().code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
+TEST(Authenticator, ScopesComeFromTheMatchingEntry) {
+  Authenticator auth = EveryRole();
+  CallerCredentials node;
+  node.certificate_identities = {"node-9.agent.certs.example"};
+  auto principal = auth.Authorize(node, "/wsched.v1.InventoryService/Heartbeat");
+  ASSERT_TRUE(principal.ok());
+  EXPECT_EQ(principal->name, "c-agent/node-9.agent.certs.example");
+  EXPECT_TRUE(principal->CoversPool("gpu-h100"));
+  EXPECT_FALSE(principal->CoversPool("gpu-a100"));
+  EXPECT_TRUE(principal->ConcurrencyLimited());
+}
+
+TEST(Principal, OnlyAgentsAndProjectOwnersAreConcurrencyLimited) {
+  for (Role role : kAllRoles) {
+    Principal principal;
+    principal.roles = {role};
+    EXPECT_EQ(principal.ConcurrencyLimited(),
+              role == Role::kAgent || role == Role::kProjectOwner)
+        << RoleName(role);
+  }
 }
 
 }  // namespace

@@ -8,14 +8,12 @@
 #include "server/convert/convert.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/handler.h"
-#include "server/grpc/request_checks.h"
 #include "server/store/catalog_repository.h"
 
 namespace wsched::grpc_api {
 namespace {
 
 constexpr char kService[] = "wsched.v1.ClassService";
-constexpr size_t kMaxCatalogBytes = 4 << 20;
 
 v1::CatalogChange::Kind ToProto(catalog::ChangeKind kind) {
   switch (kind) {
@@ -46,7 +44,7 @@ core::Catalog WithClass(core::Catalog catalog, const core::WorkspaceClass& cls) 
 grpc::Status ClassServiceImpl::ListClasses(grpc::ServerContext* context,
                                            const v1::ListClassesRequest* request,
                                            v1::ListClassesResponse* response) {
-  return Handle(context_, context, kService, "ListClasses", [&](const Principal&) {
+  return Handle(context_, context, kService, "ListClasses", *request, [&](const Principal&) {
     return context_.db->InTransaction("listing classes", [&](pqxx::work& txn) -> absl::Status {
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
@@ -62,8 +60,8 @@ grpc::Status ClassServiceImpl::ListClasses(grpc::ServerContext* context,
 grpc::Status ClassServiceImpl::GetClass(grpc::ServerContext* context,
                                         const v1::GetClassRequest* request,
                                         v1::WorkspaceClass* response) {
-  return Handle(context_, context, kService, "GetClass", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckClassId(request->id(), "id"); !s.ok()) return s;
+  return Handle(context_, context, kService, "GetClass", *request,
+                [&](const Principal&) -> absl::Status {
     return context_.db->InTransaction("reading class", [&](pqxx::work& txn) -> absl::Status {
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
@@ -78,11 +76,8 @@ grpc::Status ClassServiceImpl::GetClass(grpc::ServerContext* context,
 grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
                                            const v1::UpdateClassRequest* request,
                                            v1::WorkspaceClass* response) {
-  return Handle(context_, context, kService, "UpdateClass", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckClassId(request->class_().id(), "class.id"); !s.ok()) return s;
-    if (request->expected_version() < 0) {
-      return absl::InvalidArgumentError("expected_version: must be >= 0 (0 = create)");
-    }
+  return Handle(context_, context, kService, "UpdateClass", *request,
+                [&](const Principal&) -> absl::Status {
     core::WorkspaceClass cls = convert::FromProto(request->class_());
     absl::Status status = context_.db->InTransaction("updating class", [&](pqxx::work& txn) -> absl::Status {
       store::LockCatalog(txn);
@@ -106,8 +101,8 @@ grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
 grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
                                            const v1::DeleteClassRequest* request,
                                            v1::DeleteClassResponse* response) {
-  return Handle(context_, context, kService, "DeleteClass", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckClassId(request->id(), "id"); !s.ok()) return s;
+  return Handle(context_, context, kService, "DeleteClass", *request,
+                [&](const Principal&) -> absl::Status {
     absl::Status status = context_.db->InTransaction("deleting class", [&](pqxx::work& txn) -> absl::Status {
       store::LockCatalog(txn);
       auto catalog = store::LoadCatalog(txn);
@@ -137,10 +132,8 @@ grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
 grpc::Status ClassServiceImpl::ApplyCatalog(grpc::ServerContext* context,
                                             const v1::ApplyCatalogRequest* request,
                                             v1::ApplyCatalogResponse* response) {
-  return Handle(context_, context, kService, "ApplyCatalog", [&](const Principal&) -> absl::Status {
-    if (request->yaml().size() > kMaxCatalogBytes) {
-      return absl::InvalidArgumentError(absl::StrCat("yaml: at most ", kMaxCatalogBytes, " bytes"));
-    }
+  return Handle(context_, context, kService, "ApplyCatalog", *request,
+                [&](const Principal&) -> absl::Status {
     auto result = ApplyCheckedCatalog(*context_.db, catalog::CheckCatalogText(request->yaml()),
                                       request->dry_run());
     context_.metrics->CatalogApplied(result.ok(), /*from_reload=*/false);
@@ -161,7 +154,7 @@ grpc::Status ClassServiceImpl::ApplyCatalog(grpc::ServerContext* context,
 grpc::Status ClassServiceImpl::GetCatalog(grpc::ServerContext* context,
                                           const v1::GetCatalogRequest* request,
                                           v1::GetCatalogResponse* response) {
-  return Handle(context_, context, kService, "GetCatalog", [&](const Principal&) {
+  return Handle(context_, context, kService, "GetCatalog", *request, [&](const Principal&) {
     return context_.db->InTransaction("reading catalog", [&](pqxx::work& txn) -> absl::Status {
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();

@@ -1,25 +1,38 @@
 // The shape every RPC handler shares: authorize against the method table,
-// run the body (which returns absl::Status), map the status once.
+// limit, validate, run the body (which returns absl::Status), map the
+// status once.
 #ifndef WSCHED_SERVER_GRPC_HANDLER_H_
 #define WSCHED_SERVER_GRPC_HANDLER_H_
 
+#include <optional>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
 #include "server/grpc/auth.h"
+#include "server/grpc/request_validation.h"
 #include "server/grpc/services.h"
 #include "server/grpc/status.h"
 
 namespace wsched::grpc_api {
 
-// `body` is called as body(const Principal&) -> absl::Status.
-template <typename Body>
+// `body` is called as body(const Principal&) -> absl::Status. Order:
+// who is calling, may they call this, are they within their concurrency
+// limit, is the request well-formed (request_validation.h), then the body.
+template <typename Request, typename Body>
 grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* context,
-                    const char* service, const char* method, Body&& body) {
+                    const char* service, const char* method, const Request& request,
+                    Body&& body) {
   auto principal = services.auth->Authorize(*context, absl::StrCat("/", service, "/", method));
   if (!principal.ok()) return ToGrpc(principal.status());
+  std::optional<ConcurrencyLimiter::Slot> slot;
+  if (services.limiter != nullptr && principal->ConcurrencyLimited()) {
+    auto acquired = services.limiter->Acquire(principal->name);
+    if (!acquired.ok()) return ToGrpc(acquired.status());
+    slot.emplace(*std::move(acquired));
+  }
+  if (absl::Status valid = ValidateRequest(request); !valid.ok()) return ToGrpc(valid);
   return ToGrpc(body(*principal));
 }
 

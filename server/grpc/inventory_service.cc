@@ -55,13 +55,6 @@ void ToProto(const scheduler::NodeView& view, v1::Node* out) {
   out->set_workspace_count(view.workspace_count);
 }
 
-absl::Status CheckNodeName(const std::string& name, const char* field) {
-  if (!core::IsDnsSubdomain(name)) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": must be a node name (DNS subdomain)"));
-  }
-  return absl::OkStatus();
-}
-
 absl::Status NotYourPool(const Principal& who, const std::string& pool) {
   return absl::PermissionDeniedError(
       absl::StrCat(who.name, " may only report nodes of its pools, not pool ", pool));
@@ -72,7 +65,8 @@ absl::Status NotYourPool(const Principal& who, const std::string& pool) {
 grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
                                                 const v1::RegisterNodeRequest* request,
                                                 v1::RegisterNodeResponse* response) {
-  return Handle(context_, context, kService, "RegisterNode", [&](const Principal& who) -> absl::Status {
+  return Handle(context_, context, kService, "RegisterNode", *request,
+                [&](const Principal& who) -> absl::Status {
     core::NodeInfo info = convert::FromProto(request->node());
     if (!who.CoversPool(info.pool)) return NotYourPool(who, info.pool);
     auto view = context_.scheduler->RegisterNode(info);
@@ -87,11 +81,8 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
                                              const v1::HeartbeatRequest* request,
                                              v1::HeartbeatResponse* response) {
-  return Handle(context_, context, kService, "Heartbeat", [&](const Principal& who) -> absl::Status {
-    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
-    if (request->gpu_usage_size() > 64 || request->gpu_health_by_uuid_size() > 64) {
-      return absl::InvalidArgumentError("gpu_usage, gpu_health_by_uuid: at most 64 entries");
-    }
+  return Handle(context_, context, kService, "Heartbeat", *request,
+                [&](const Principal& who) -> absl::Status {
     scheduler::HeartbeatInput input;
     input.node_name = request->node_name();
     input.kernel_version = request->kernel_version();
@@ -101,11 +92,6 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     }
     for (int i = 0; i < request->gpu_usage_size(); ++i) {
       const auto& usage = request->gpu_usage(i);
-      if (usage.utilization_percent() < 0 || usage.utilization_percent() > 100 ||
-          usage.memory_used_bytes() < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "gpu_usage[", i, "]: utilization_percent must be 0..100 and memory_used_bytes >= 0"));
-      }
       input.usage.push_back({usage.uuid(), usage.utilization_percent(), usage.memory_used_bytes()});
     }
     // Scope check needs the node's pool: read it first for scoped agents.
@@ -126,8 +112,8 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::SetState(grpc::ServerContext* context, const char* method,
                                             const v1::NodeNameRequest* request,
                                             core::NodeState state, v1::Node* response) {
-  return Handle(context_, context, kService, method, [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+  return Handle(context_, context, kService, method, *request,
+                [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->SetNodeAdminState(request->node_name(), state);
     if (!view.ok()) return view.status();
     ToProto(*view, response);
@@ -156,8 +142,8 @@ grpc::Status InventoryServiceImpl::UncordonNode(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::RemoveNode(grpc::ServerContext* context,
                                               const v1::NodeNameRequest* request,
                                               v1::Empty* response) {
-  return Handle(context_, context, kService, "RemoveNode", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+  return Handle(context_, context, kService, "RemoveNode", *request,
+                [&](const Principal&) -> absl::Status {
     return context_.scheduler->RemoveNode(request->node_name());
   });
 }
@@ -165,8 +151,8 @@ grpc::Status InventoryServiceImpl::RemoveNode(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
                                            const v1::NodeNameRequest* request,
                                            v1::Node* response) {
-  return Handle(context_, context, kService, "GetNode", [&](const Principal& who) -> absl::Status {
-    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
+  return Handle(context_, context, kService, "GetNode", *request,
+                [&](const Principal& who) -> absl::Status {
     auto view = context_.scheduler->GetNode(request->node_name());
     if (!view.ok()) return view.status();
     if (!who.CoversPool(view->node.info.pool)) return NotYourPool(who, view->node.info.pool);
@@ -178,10 +164,8 @@ grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::ListNodes(grpc::ServerContext* context,
                                              const v1::ListNodesRequest* request,
                                              v1::ListNodesResponse* response) {
-  return Handle(context_, context, kService, "ListNodes", [&](const Principal&) -> absl::Status {
-    if (!request->pool().empty() && !core::IsDnsLabel(request->pool())) {
-      return absl::InvalidArgumentError("pool: must be a pool id (a DNS label)");
-    }
+  return Handle(context_, context, kService, "ListNodes", *request,
+                [&](const Principal&) -> absl::Status {
     auto views = context_.scheduler->ListNodes(request->pool());
     if (!views.ok()) return views.status();
     for (const auto& view : *views) ToProto(view, response->add_nodes());
@@ -192,7 +176,8 @@ grpc::Status InventoryServiceImpl::ListNodes(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
                                              const v1::ListPoolsRequest* request,
                                              v1::ListPoolsResponse* response) {
-  return Handle(context_, context, kService, "ListPools", [&](const Principal&) -> absl::Status {
+  return Handle(context_, context, kService, "ListPools", *request,
+                [&](const Principal&) -> absl::Status {
     auto pools = context_.scheduler->ListPools();
     if (!pools.ok()) return pools.status();
     for (const auto& view : *pools) {
@@ -210,7 +195,8 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
                                                   const v1::ListDriverWorkRequest* request,
                                                   v1::ListDriverWorkResponse* response) {
-  return Handle(context_, context, kService, "ListDriverWork", [&](const Principal&) -> absl::Status {
+  return Handle(context_, context, kService, "ListDriverWork", *request,
+                [&](const Principal&) -> absl::Status {
     auto work = context_.scheduler->ListDriverWork();
     if (!work.ok()) return work.status();
     for (const auto& item : work->first) {
@@ -230,14 +216,8 @@ grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
 grpc::Status InventoryServiceImpl::ReportDriverInstall(
     grpc::ServerContext* context, const v1::ReportDriverInstallRequest* request,
     v1::Node* response) {
-  return Handle(context_, context, kService, "ReportDriverInstall", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckNodeName(request->node_name(), "node_name"); !s.ok()) return s;
-    if (request->kernel_version().empty() || !core::IsBoundedText(request->kernel_version(), 128)) {
-      return absl::InvalidArgumentError("kernel_version: is required (<= 128 printable characters)");
-    }
-    if (!core::IsBoundedText(request->detail(), 1024)) {
-      return absl::InvalidArgumentError("detail: at most 1024 printable characters");
-    }
+  return Handle(context_, context, kService, "ReportDriverInstall", *request,
+                [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->ReportDriverInstall(
         request->node_name(), request->kernel_version(), request->success(), request->detail());
     if (!view.ok()) return view.status();

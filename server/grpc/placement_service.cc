@@ -6,7 +6,6 @@
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
 #include "server/grpc/handler.h"
-#include "server/grpc/request_checks.h"
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::grpc_api {
@@ -72,19 +71,8 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
 grpc::Status PlacementServiceImpl::PlaceWorkspace(grpc::ServerContext* context,
                                                   const v1::PlaceWorkspaceRequest* request,
                                                   v1::Workspace* response) {
-  return Handle(context_, context, kService, "PlaceWorkspace", [&](const Principal&) -> absl::Status {
-    for (const auto& [value, field] : {std::pair{&request->workspace_id(), "workspace_id"},
-                                       std::pair{&request->org_id(), "org_id"},
-                                       std::pair{&request->project_id(), "project_id"},
-                                       std::pair{&request->user_id(), "user_id"}}) {
-      if (absl::Status s = CheckId(*value, field); !s.ok()) return s;
-    }
-    if (!request->class_id().empty()) {
-      if (absl::Status s = CheckClassId(request->class_id(), "class_id"); !s.ok()) return s;
-    }
-    if (request->priority() < 0 || request->priority() > 100) {
-      return absl::InvalidArgumentError("priority: must be 0..100");
-    }
+  return Handle(context_, context, kService, "PlaceWorkspace", *request,
+                [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->Place({request->workspace_id(), request->org_id(),
                                            request->project_id(), request->user_id(),
                                            request->class_id(), request->restart(),
@@ -97,8 +85,8 @@ grpc::Status PlacementServiceImpl::PlaceWorkspace(grpc::ServerContext* context,
 grpc::Status PlacementServiceImpl::StopWorkspace(grpc::ServerContext* context,
                                                  const v1::StopWorkspaceRequest* request,
                                                  v1::Workspace* response) {
-  return Handle(context_, context, kService, "StopWorkspace", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckId(request->workspace_id(), "workspace_id"); !s.ok()) return s;
+  return Handle(context_, context, kService, "StopWorkspace", *request,
+                [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->StopWorkspace(request->workspace_id());
     if (!view.ok()) return view.status();
     return ToProto(*view, response);
@@ -108,8 +96,8 @@ grpc::Status PlacementServiceImpl::StopWorkspace(grpc::ServerContext* context,
 grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
                                                 const v1::GetWorkspaceRequest* request,
                                                 v1::Workspace* response) {
-  return Handle(context_, context, kService, "GetWorkspace", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckId(request->workspace_id(), "workspace_id"); !s.ok()) return s;
+  return Handle(context_, context, kService, "GetWorkspace", *request,
+                [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->GetWorkspace(request->workspace_id());
     if (!view.ok()) return view.status();
     return ToProto(*view, response);
@@ -119,7 +107,8 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
 grpc::Status PlacementServiceImpl::ListWorkspaces(grpc::ServerContext* context,
                                                   const v1::ListWorkspacesRequest* request,
                                                   v1::ListWorkspacesResponse* response) {
-  return Handle(context_, context, kService, "ListWorkspaces", [&](const Principal&) -> absl::Status {
+  return Handle(context_, context, kService, "ListWorkspaces", *request,
+                [&](const Principal&) -> absl::Status {
     std::string state;
     if (request->state() != v1::WORKSPACE_STATE_UNSPECIFIED) {
       state = absl::AsciiStrToLower(v1::WorkspaceState_Name(request->state()).substr(16));
@@ -136,8 +125,8 @@ grpc::Status PlacementServiceImpl::ListWorkspaces(grpc::ServerContext* context,
 grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
                                                   const v1::WatchWorkspaceRequest* request,
                                                   grpc::ServerWriter<v1::Workspace>* writer) {
-  return Handle(context_, context, kService, "WatchWorkspace", [&](const Principal&) -> absl::Status {
-    if (absl::Status s = CheckId(request->workspace_id(), "workspace_id"); !s.ok()) return s;
+  return Handle(context_, context, kService, "WatchWorkspace", *request,
+                [&](const Principal&) -> absl::Status {
     int64_t seen = -1;
     while (!context->IsCancelled() && !context_.scheduler->stopping()) {
       auto view = context_.scheduler->GetWorkspace(request->workspace_id());

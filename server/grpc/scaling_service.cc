@@ -4,7 +4,6 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/validation.h"
 #include "server/grpc/handler.h"
 #include "server/scheduler/scaling_controller.h"
 
@@ -28,7 +27,7 @@ const char* ReportState(v1::ActuatorReport::InstanceState state) {
 grpc::Status ScalingServiceImpl::GetScalingState(grpc::ServerContext* context,
                                                  const v1::GetScalingStateRequest* request,
                                                  v1::ScalingState* response) {
-  return Handle(context_, context, kService, "GetScalingState", [&](const Principal&) {
+  return Handle(context_, context, kService, "GetScalingState", *request, [&](const Principal&) {
     scheduler::ScalingController::State state = controller_->Current();
     for (auto& signal : state.pools) *response->add_pools() = std::move(signal);
     response->set_leader(state.leader);
@@ -39,8 +38,8 @@ grpc::Status ScalingServiceImpl::GetScalingState(grpc::ServerContext* context,
 grpc::Status ScalingServiceImpl::WatchScalingSignals(grpc::ServerContext* context,
                                                      const v1::WatchScalingSignalsRequest* request,
                                                      grpc::ServerWriter<v1::PoolSignal>* writer) {
-  return Handle(context_, context, kService, "WatchScalingSignals", [&](const Principal&) -> absl::Status {
-    if (request->pools_size() > 1000) return absl::InvalidArgumentError("pools: at most 1000");
+  return Handle(context_, context, kService, "WatchScalingSignals", *request,
+                [&](const Principal&) -> absl::Status {
     std::set<std::string> wanted(request->pools().begin(), request->pools().end());
     // Level-triggered: the full current state first, then every change.
     std::map<std::string, int64_t> sent;
@@ -66,21 +65,9 @@ grpc::Status ScalingServiceImpl::WatchScalingSignals(grpc::ServerContext* contex
 grpc::Status ScalingServiceImpl::ReportActuator(grpc::ServerContext* context,
                                                 const v1::ActuatorReport* request,
                                                 v1::ActuatorReportResponse* response) {
-  return Handle(context_, context, kService, "ReportActuator", [&](const Principal&) -> absl::Status {
-    if (!core::IsDnsLabel(request->pool())) {
-      return absl::InvalidArgumentError("pool: must be a pool id (a DNS label)");
-    }
+  return Handle(context_, context, kService, "ReportActuator", *request,
+                [&](const Principal&) -> absl::Status {
     const char* state = ReportState(request->state());
-    if (state == nullptr) {
-      return absl::InvalidArgumentError(
-          "state: must be CREATING, RUNNING, FAILED or OUT_OF_RESOURCES");
-    }
-    if (request->instances() < 0 || request->generation() < 0) {
-      return absl::InvalidArgumentError("instances, generation: must be >= 0");
-    }
-    if (!core::IsBoundedText(request->detail(), 1024)) {
-      return absl::InvalidArgumentError("detail: at most 1024 printable characters");
-    }
     return controller_->Report({0, request->pool(), request->generation(), state,
                                 request->instances(), request->detail()});
   });

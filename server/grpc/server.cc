@@ -12,7 +12,9 @@
 #include <prometheus/exposer.h>
 
 #include "absl/strings/str_cat.h"
-#include "server/grpc/auth.h"
+#include "server/grpc/concurrency_limiter.h"
+#include "server/grpc/live_authenticator.h"
+#include "server/grpc/tls_server.h"
 #include "server/grpc/metrics_interceptor.h"
 #include "server/grpc/services.h"
 #include "server/log/log.h"
@@ -23,16 +25,37 @@
 namespace wsched::grpc_api {
 namespace {
 
-absl::StatusOr<Authenticator> LoadAuth(const ServerOptions& options) {
+absl::StatusOr<std::unique_ptr<LiveAuthenticator>> LoadAuth(const ServerOptions& options) {
   if (!options.auth_tokens_file.empty()) {
-    return Authenticator::FromYamlFile(options.auth_tokens_file);
+    return LiveAuthenticator::Open(options.auth_tokens_file,
+                                   {.require_hashed_tokens = options.require_hashed_tokens},
+                                   options.auth_reload_interval);
   }
   if (options.allow_unauthenticated) {
     log::Warning("authentication disabled (--allow_unauthenticated): every caller is admin");
-    return Authenticator::AllowAll();
+    return LiveAuthenticator::AllowAll();
   }
   return absl::InvalidArgumentError(
       "--auth_tokens_file is required (or --allow_unauthenticated for local development)");
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ListenCredentials(
+    const ServerOptions& options) {
+  auto credentials = MakeServerCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  if (!TlsEnabled(options.tls)) {
+    log::Warning("serving plaintext gRPC: tokens cross the network in clear text; "
+                 "use --tls_cert/--tls_key (docs/security.md)");
+    return credentials;
+  }
+  auto served = DescribeCertificate(options.tls.cert_path);
+  log::Info("serving TLS",
+            {{"certificate", served.ok() ? *served : std::string(served.status().message())},
+             {"client_certificates", options.tls.client_ca_path.empty() ? "not requested"
+                                     : options.tls.require_client_cert ? "required"
+                                                                       : "verified when sent"},
+             {"reload_interval", absl::FormatDuration(options.tls.reload_interval)}});
+  return credentials;
 }
 
 absl::Status Migrate(store::Database& db) {
@@ -64,6 +87,11 @@ absl::Status RunServer(const ServerOptions& options) {
 
   auto auth = LoadAuth(options);
   if (!auth.ok()) return auth.status();
+  auto credentials = ListenCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+  if (options.max_receive_message_bytes < 64 << 10) {
+    return absl::InvalidArgumentError("--max_receive_message_size: must be >= 65536 bytes");
+  }
   if (options.database_url.empty()) {
     return absl::InvalidArgumentError("--database_url is required (postgresql://...)");
   }
@@ -85,7 +113,9 @@ absl::Status RunServer(const ServerOptions& options) {
 
   ServiceContext context;
   context.db = db->get();
-  context.auth = &*auth;
+  context.auth = auth->get();
+  ConcurrencyLimiter limiter(options.max_concurrent_calls_per_principal);
+  context.limiter = &limiter;
   context.metrics = &metrics;
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
@@ -107,7 +137,8 @@ absl::Status RunServer(const ServerOptions& options) {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(options.listen, *credentials, &port);
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   (*services)->RegisterAll(builder);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<MetricsInterceptorFactory>(&metrics));
@@ -125,6 +156,9 @@ absl::Status RunServer(const ServerOptions& options) {
     int signal = 0;
     sigwait(&signals, &signal);
     if (signal == SIGHUP) {
+      // The tokens file logs its own outcome; a bad one keeps the old one.
+      (void)(*auth)->Reload();
+      if (options.catalog_path.empty()) continue;
       absl::Status reloaded = (*services)->ReloadCatalog();
       if (!reloaded.ok()) {
         log::Error("catalog reload rejected; the running catalog stays",

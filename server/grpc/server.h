@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "server/grpc/tls_server.h"
 
 namespace wsched::grpc_api {
 
@@ -16,7 +17,17 @@ struct ServerOptions {
   std::string metrics_listen = "127.0.0.1:9464";  // Empty: no metrics endpoint.
   std::string catalog_path;                       // Applied at start and on SIGHUP.
   std::string auth_tokens_file;
+  // Refuse clear-text `token:` entries instead of warning about them.
+  bool require_hashed_tokens = false;
+  // How often the tokens file is checked for changes (0: only on SIGHUP).
+  absl::Duration auth_reload_interval = absl::Seconds(5);
   bool allow_unauthenticated = false;
+  // Plaintext when tls.cert_path is empty.
+  TlsServerOptions tls;
+  // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
+  int max_receive_message_bytes = 4 << 20;
+  // In-flight calls per agent or project-owner principal; 0: unlimited.
+  int max_concurrent_calls_per_principal = 64;
   std::string port_file;  // Receives the bound gRPC port (for --listen=...:0).
   absl::Duration shutdown_grace = absl::Seconds(10);
   int database_connections = 8;

@@ -10,7 +10,8 @@
 #include <prometheus/collectable.h>
 
 #include "absl/status/statusor.h"
-#include "server/grpc/auth.h"
+#include "server/grpc/concurrency_limiter.h"
+#include "server/grpc/live_authenticator.h"
 #include "server/metrics/metrics.h"
 #include "server/scheduler/scaling_controller.h"
 #include "server/scheduler/scheduler.h"
@@ -21,7 +22,9 @@ namespace wsched::grpc_api {
 // Shared, long-lived dependencies handed to each service. Not owned.
 struct ServiceContext {
   store::Database* db = nullptr;
-  const Authenticator* auth = nullptr;
+  const LiveAuthenticator* auth = nullptr;
+  // Caps in-flight calls of agent and project-owner principals; may be null.
+  ConcurrencyLimiter* limiter = nullptr;
   metrics::Metrics* metrics = nullptr;
   scheduler::Scheduler* scheduler = nullptr;  // Set by Services::Create.
   absl::Duration heartbeat_interval = absl::Seconds(10);

@@ -4,7 +4,6 @@
 #include "server/convert/convert.h"
 #include "server/core/class_resolution.h"
 #include "server/grpc/handler.h"
-#include "server/grpc/request_checks.h"
 #include "server/store/catalog_repository.h"
 #include "server/store/settings_repository.h"
 
@@ -58,9 +57,8 @@ absl::Status DenyProject(const Principal& who, const std::string& project_id) {
 grpc::Status SettingsServiceImpl::GetProjectSettings(grpc::ServerContext* context,
                                                      const v1::GetProjectSettingsRequest* request,
                                                      v1::ProjectSettings* response) {
-  return Handle(context_, context, kService, "GetProjectSettings",
+  return Handle(context_, context, kService, "GetProjectSettings", *request,
                 [&](const Principal& who) -> absl::Status {
-    if (absl::Status s = CheckId(request->project_id(), "project_id"); !s.ok()) return s;
     return context_.db->InTransaction("reading project settings", [&](pqxx::work& txn) -> absl::Status {
       auto settings = store::LoadProjectSettings(txn, request->project_id());
       if (!settings.ok()) return settings.status();
@@ -76,17 +74,9 @@ grpc::Status SettingsServiceImpl::GetProjectSettings(grpc::ServerContext* contex
 grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* context,
                                                      const v1::SetProjectSettingsRequest* request,
                                                      v1::ProjectSettings* response) {
-  return Handle(context_, context, kService, "SetProjectSettings",
+  return Handle(context_, context, kService, "SetProjectSettings", *request,
                 [&](const Principal& who) -> absl::Status {
     const v1::ProjectSettings& in = request->settings();
-    if (absl::Status s = CheckId(in.project_id(), "settings.project_id"); !s.ok()) return s;
-    if (absl::Status s = CheckId(in.org_id(), "settings.org_id"); !s.ok()) return s;
-    if (!in.default_class().empty()) {
-      if (absl::Status s = CheckClassId(in.default_class(), "settings.default_class"); !s.ok()) return s;
-    }
-    if (absl::Status s = CheckClassIdList(in.denied_classes(), "settings.denied_classes"); !s.ok()) {
-      return s;
-    }
     if (!who.CoversProject(in.org_id(), in.project_id())) return DenyProject(who, in.project_id());
     return context_.db->InTransaction("saving project settings", [&](pqxx::work& txn) -> absl::Status {
       auto stored = store::LoadProjectSettings(txn, in.project_id());
@@ -114,9 +104,8 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
 grpc::Status SettingsServiceImpl::GetOrgSettings(grpc::ServerContext* context,
                                                  const v1::GetOrgSettingsRequest* request,
                                                  v1::OrgSettings* response) {
-  return Handle(context_, context, kService, "GetOrgSettings",
+  return Handle(context_, context, kService, "GetOrgSettings", *request,
                 [&](const Principal& who) -> absl::Status {
-    if (absl::Status s = CheckId(request->org_id(), "org_id"); !s.ok()) return s;
     if (!who.CoversOrg(request->org_id())) {
       return absl::PermissionDeniedError(
           absl::StrCat(who.name, " may not access org ", request->org_id()));
@@ -133,19 +122,9 @@ grpc::Status SettingsServiceImpl::GetOrgSettings(grpc::ServerContext* context,
 grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
                                                  const v1::SetOrgSettingsRequest* request,
                                                  v1::OrgSettings* response) {
-  return Handle(context_, context, kService, "SetOrgSettings",
+  return Handle(context_, context, kService, "SetOrgSettings", *request,
                 [&](const Principal&) -> absl::Status {
     const v1::OrgSettings& in = request->settings();
-    if (absl::Status s = CheckId(in.org_id(), "settings.org_id"); !s.ok()) return s;
-    if (!in.default_class().empty()) {
-      if (absl::Status s = CheckClassId(in.default_class(), "settings.default_class"); !s.ok()) return s;
-    }
-    if (absl::Status s = CheckClassIdList(in.allowed_classes(), "settings.allowed_classes"); !s.ok()) {
-      return s;
-    }
-    if (in.gpu_quota() < core::kUnlimitedGpuQuota) {
-      return absl::InvalidArgumentError("settings.gpu_quota: must be >= 0, or -1 for unlimited");
-    }
     return context_.db->InTransaction("saving org settings", [&](pqxx::work& txn) -> absl::Status {
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
@@ -165,16 +144,8 @@ grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
 grpc::Status SettingsServiceImpl::ResolveClass(grpc::ServerContext* context,
                                                const v1::ResolveClassRequest* request,
                                                v1::ResolveClassResponse* response) {
-  return Handle(context_, context, kService, "ResolveClass",
+  return Handle(context_, context, kService, "ResolveClass", *request,
                 [&](const Principal& who) -> absl::Status {
-    if (absl::Status s = CheckId(request->org_id(), "org_id"); !s.ok()) return s;
-    if (absl::Status s = CheckId(request->project_id(), "project_id"); !s.ok()) return s;
-    for (const auto& [value, field] : {std::pair{&request->requested_class(), "requested_class"},
-                                       std::pair{&request->previous_class(), "previous_class"}}) {
-      if (!value->empty()) {
-        if (absl::Status s = CheckClassId(*value, field); !s.ok()) return s;
-      }
-    }
     if (!who.CoversProject(request->org_id(), request->project_id())) {
       return DenyProject(who, request->project_id());
     }

@@ -119,7 +119,11 @@ void Authorize(grpc::ClientContext& context, const std::string& token) {
 }
 
 ServerProcess::ServerProcess(ServerConfig config) : dir_(MakeTempDir()) {
-  WriteTokensFile(dir_ + "/tokens.yaml");
+  if (config.tokens_yaml.empty()) {
+    WriteTokensFile(tokens_path());
+  } else {
+    std::ofstream(tokens_path()) << config.tokens_yaml;
+  }
   if (config.metrics) metrics_port_ = FreePort();
   std::vector<std::string> args = {
       WSCHED_SERVER_BINARY,

@@ -27,6 +27,8 @@ struct ServerConfig {
   std::string listen = "127.0.0.1:0";
   // Serve /metrics (costs ~2 s at shutdown: the HTTP server's poll loop).
   bool metrics = false;
+  // Contents of the tokens file; empty: the tokens above, one per role.
+  std::string tokens_yaml;
 };
 
 class ServerProcess {
@@ -42,6 +44,8 @@ class ServerProcess {
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
   std::string address() const;
+  // The --auth_tokens_file the server reads (tests rewrite it to reload).
+  std::string tokens_path() const { return dir_ + "/tokens.yaml"; }
   std::shared_ptr<grpc::Channel> channel() const { return channel_; }
   pid_t pid() const { return pid_; }
   // Server's stderr so far.

@@ -1,0 +1,309 @@
+#include "server/grpc/credentials_file.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "server/core/validation.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+constexpr size_t kMaxNameLength = 64;
+constexpr size_t kMaxScopeEntries = 1000;
+constexpr size_t kMaxScopeValueLength = 128;
+
+absl::Status Invalid(const std::string& where, absl::string_view message) {
+  return absl::InvalidArgumentError(absl::StrCat(where, ": ", message));
+}
+
+// A scalar's text; InvalidArgument naming `where` for a list or a map.
+absl::StatusOr<std::string> Scalar(const YAML::Node& node, const std::string& where) {
+  if (!node.IsScalar()) return Invalid(where, "must be a string");
+  return node.Scalar();
+}
+
+absl::Status CheckKeys(const YAML::Node& entry, const std::set<std::string>& allowed,
+                       const std::string& where) {
+  for (const auto& item : entry) {
+    std::string key = item.first.IsScalar() ? item.first.Scalar() : "?";
+    if (allowed.count(key) == 0) {
+      return Invalid(absl::StrCat(where, ".", key.substr(0, 40)),
+                     absl::StrCat("unknown key; one of ", absl::StrJoin(allowed, ", ")));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::set<std::string>> Scope(const YAML::Node& entry, const char* key,
+                                            const std::string& where) {
+  std::set<std::string> out;
+  const YAML::Node node = entry[key];
+  if (!node) return out;
+  std::string path = absl::StrCat(where, ".", key);
+  if (!node.IsSequence()) return Invalid(path, "must be a list");
+  if (node.size() > kMaxScopeEntries) {
+    return Invalid(path, absl::StrCat("at most ", kMaxScopeEntries, " entries"));
+  }
+  for (size_t i = 0; i < node.size(); ++i) {
+    std::string item_path = absl::StrCat(path, "[", i, "]");
+    auto value = Scalar(node[i], item_path);
+    if (!value.ok()) return value.status();
+    if (value->empty() || !core::IsBoundedText(*value, kMaxScopeValueLength)) {
+      return Invalid(item_path, absl::StrCat("must be 1..", kMaxScopeValueLength,
+                                             " printable characters"));
+    }
+    out.insert(*value);
+  }
+  return out;
+}
+
+// name, role and scopes, shared by token and identity entries. `where`
+// becomes "tokens[2] (ops)" once the name is known.
+absl::StatusOr<Principal> ParsePrincipal(const YAML::Node& entry, std::string& where) {
+  Principal principal;
+  principal.name = where;
+  if (entry["name"]) {
+    auto name = Scalar(entry["name"], where + ".name");
+    if (!name.ok()) return name.status();
+    if (name->empty() || !core::IsBoundedText(*name, kMaxNameLength)) {
+      return Invalid(where + ".name", absl::StrCat("must be 1..", kMaxNameLength,
+                                                   " printable characters"));
+    }
+    principal.name = *name;
+    where = absl::StrCat(where, " (", *name, ")");
+  }
+  if (!entry["role"]) return Invalid(where + ".role", "is required");
+  auto role_text = Scalar(entry["role"], where + ".role");
+  if (!role_text.ok()) return role_text.status();
+  auto role = ParseRole(*role_text);
+  if (!role.ok()) return Invalid(where + ".role", role.status().message());
+  principal.roles.insert(*role);
+  for (auto [key, scope] : {std::pair{"orgs", &principal.orgs},
+                            std::pair{"projects", &principal.projects},
+                            std::pair{"pools", &principal.pools}}) {
+    auto values = Scope(entry, key, where);
+    if (!values.ok()) return values.status();
+    *scope = *std::move(values);
+  }
+  if (*role == Role::kProjectOwner) {
+    if (principal.orgs.empty() && principal.projects.empty()) {
+      return Invalid(where, "a project-owner needs orgs or projects");
+    }
+  } else if (!principal.orgs.empty() || !principal.projects.empty()) {
+    // Only project owners are scoped by org/project; on another role the
+    // lists would look like a limit that is not there.
+    return Invalid(where, absl::StrCat("orgs and projects only scope project-owner entries, not ",
+                                       *role_text));
+  }
+  if (*role != Role::kAgent && !principal.pools.empty()) {
+    return Invalid(where, absl::StrCat("pools only scope agent entries, not ", *role_text));
+  }
+  return principal;
+}
+
+absl::StatusOr<TokenEntry> ParseToken(const YAML::Node& entry, std::string where,
+                                      const CredentialOptions& options,
+                                      std::vector<std::string>& warnings) {
+  if (absl::Status s = CheckKeys(entry, {"name", "token", "sha256", "role", "orgs", "projects",
+                                         "pools"},
+                                 where);
+      !s.ok()) {
+    return s;
+  }
+  auto principal = ParsePrincipal(entry, where);
+  if (!principal.ok()) return principal.status();
+  TokenEntry out;
+  out.principal = *std::move(principal);
+  const bool has_token = static_cast<bool>(entry["token"]);
+  const bool has_hash = static_cast<bool>(entry["sha256"]);
+  if (has_token == has_hash) {
+    return Invalid(where, "needs exactly one of sha256 (the token's SHA-256, preferred) or token");
+  }
+  if (has_hash) {
+    auto hex = Scalar(entry["sha256"], where + ".sha256");
+    if (!hex.ok()) return hex.status();
+    auto digest = ParseHexDigest(*hex);
+    if (!digest.ok()) return Invalid(where + ".sha256", digest.status().message());
+    out.digest = *digest;
+    return out;
+  }
+  auto token = Scalar(entry["token"], where + ".token");
+  if (!token.ok()) return token.status();
+  if (token->size() < kMinTokenLength) {
+    return Invalid(where + ".token",
+                   absl::StrCat("must be >= ", kMinTokenLength, " characters (",
+                                "wschedctl token create makes one)"));
+  }
+  if (token->size() > kMaxTokenLength || !core::IsBoundedText(*token, kMaxTokenLength) ||
+      absl::StrContains(*token, ' ')) {
+    return Invalid(where + ".token", absl::StrCat("must be at most ", kMaxTokenLength,
+                                                  " printable characters without spaces"));
+  }
+  if (options.require_hashed_tokens) {
+    return Invalid(where + ".token",
+                   "clear-text tokens are refused (--require_hashed_tokens); store "
+                   "sha256: <hex> instead (wschedctl token hash)");
+  }
+  warnings.push_back(absl::StrCat(where, ": clear-text token; store its sha256 instead ",
+                                  "(wschedctl token hash), so the file does not leak it"));
+  out.digest = Sha256(*token);
+  return out;
+}
+
+bool IsUri(absl::string_view identity) { return absl::StrContains(identity, "://"); }
+
+absl::StatusOr<IdentityEntry> ParseIdentity(const YAML::Node& entry, std::string where) {
+  if (absl::Status s = CheckKeys(entry, {"name", "identity", "role", "orgs", "projects", "pools"},
+                                 where);
+      !s.ok()) {
+    return s;
+  }
+  auto principal = ParsePrincipal(entry, where);
+  if (!principal.ok()) return principal.status();
+  if (!entry["identity"]) return Invalid(where + ".identity", "is required");
+  auto identity = Scalar(entry["identity"], where + ".identity");
+  if (!identity.ok()) return identity.status();
+  IdentityEntry out;
+  out.principal = *std::move(principal);
+  if (identity->empty() || !core::IsBoundedText(*identity, kMaxIdentityLength) ||
+      absl::StripAsciiWhitespace(*identity) != *identity) {
+    return Invalid(where + ".identity",
+                   absl::StrCat("must be 1..", kMaxIdentityLength,
+                                " printable characters without surrounding spaces"));
+  }
+  out.identity = IsUri(*identity) ? *identity : absl::AsciiStrToLower(*identity);
+  if (absl::StrContains(out.identity, '*')) {
+    absl::string_view suffix = out.identity;
+    // Only a whole leftmost label, and never a bare "*.com"-style suffix of
+    // one label: a wildcard should cover one operator's subdomain.
+    if (IsUri(suffix) || !absl::ConsumePrefix(&suffix, "*.") || !core::IsDnsSubdomain(suffix) ||
+        !absl::StrContains(suffix, '.')) {
+      return Invalid(where + ".identity",
+                     "a wildcard is \"*.\" followed by a DNS name of two or more labels");
+    }
+    out.wildcard = true;
+  }
+  return out;
+}
+
+bool WildcardMatches(absl::string_view pattern, absl::string_view name) {
+  absl::string_view suffix = pattern.substr(1);  // ".gpu.example"
+  if (!absl::EndsWith(name, suffix)) return false;
+  absl::string_view label = name.substr(0, name.size() - suffix.size());
+  return core::IsDnsLabel(label);
+}
+
+}  // namespace
+
+absl::StatusOr<CredentialTable> CredentialTable::Parse(absl::string_view yaml,
+                                                       const CredentialOptions& options) {
+  CredentialTable table;
+  if (yaml.size() > kMaxCredentialsFileBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("at most ", kMaxCredentialsFileBytes, " bytes"));
+  }
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap()) return absl::InvalidArgumentError("tokens: must be a list");
+    if (absl::Status s = CheckKeys(root, {"tokens", "identities"}, "file"); !s.ok()) return s;
+    const YAML::Node tokens = root["tokens"];
+    const YAML::Node identities = root["identities"];
+    if ((tokens && !tokens.IsSequence()) || (!tokens && !identities)) {
+      return absl::InvalidArgumentError("tokens: must be a list");
+    }
+    if (identities && !identities.IsSequence()) {
+      return absl::InvalidArgumentError("identities: must be a list");
+    }
+    if ((tokens ? tokens.size() : 0) > kMaxCredentialEntries ||
+        (identities ? identities.size() : 0) > kMaxCredentialEntries) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tokens, identities: at most ", kMaxCredentialEntries, " entries each"));
+    }
+    std::vector<std::string> token_where;
+    for (size_t i = 0; tokens && i < tokens.size(); ++i) {
+      std::string where = absl::StrCat("tokens[", i, "]");
+      if (!tokens[i].IsMap()) return Invalid(where, "must be a map");
+      auto entry = ParseToken(tokens[i], where, options, table.warnings_);
+      if (!entry.ok()) return entry.status();
+      if (entry->principal.name != where) {
+        where = absl::StrCat(where, " (", entry->principal.name, ")");
+      }
+      for (size_t j = 0; j < table.tokens_.size(); ++j) {
+        if (DigestsEqual(table.tokens_[j].digest, entry->digest)) {
+          return Invalid(where, absl::StrCat("same token as ", token_where[j]));
+        }
+      }
+      token_where.push_back(where);
+      table.tokens_.push_back(*std::move(entry));
+    }
+    std::set<std::string> seen;
+    for (size_t i = 0; identities && i < identities.size(); ++i) {
+      std::string where = absl::StrCat("identities[", i, "]");
+      if (!identities[i].IsMap()) return Invalid(where, "must be a map");
+      auto entry = ParseIdentity(identities[i], where);
+      if (!entry.ok()) return entry.status();
+      if (!seen.insert(entry->identity).second) {
+        return Invalid(where + ".identity",
+                       absl::StrCat("\"", entry->identity, "\" is listed twice"));
+      }
+      table.identities_.push_back(*std::move(entry));
+    }
+  } catch (const YAML::Exception& e) {
+    return absl::InvalidArgumentError(absl::StrCat("not YAML: ", e.what()));
+  }
+  return table;
+}
+
+const Principal* CredentialTable::FindToken(const TokenDigest& digest) const {
+  // No early exit: every entry costs the same whether it matches or not.
+  const Principal* found = nullptr;
+  for (const TokenEntry& entry : tokens_) {
+    if (DigestsEqual(entry.digest, digest)) found = &entry.principal;
+  }
+  return found;
+}
+
+std::optional<Principal> CredentialTable::FindIdentity(
+    const std::vector<std::string>& identities) const {
+  std::vector<std::string> normalized;
+  for (const std::string& identity : identities) {
+    normalized.push_back(IsUri(identity) ? identity : absl::AsciiStrToLower(identity));
+  }
+  for (bool wildcard : {false, true}) {
+    for (const IdentityEntry& entry : identities_) {
+      if (entry.wildcard != wildcard) continue;
+      for (const std::string& name : normalized) {
+        if (wildcard ? (!IsUri(name) && WildcardMatches(entry.identity, name))
+                     : entry.identity == name) {
+          Principal principal = entry.principal;
+          if (wildcard) principal.name = absl::StrCat(principal.name, "/", name);
+          return principal;
+        }
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::string TokenEntryYaml(const std::string& name, const TokenDigest& digest, Role role,
+                           const std::vector<std::string>& orgs,
+                           const std::vector<std::string>& projects,
+                           const std::vector<std::string>& pools) {
+  std::string line =
+      absl::StrCat("  - {name: ", name, ", sha256: ", ToHex(digest), ", role: ", RoleName(role));
+  for (const auto& [key, values] : {std::pair{"orgs", &orgs}, std::pair{"projects", &projects},
+                                    std::pair{"pools", &pools}}) {
+    if (values->empty()) continue;
+    absl::StrAppend(&line, ", ", key, ": [", absl::StrJoin(*values, ", "), "]");
+  }
+  absl::StrAppend(&line, "}");
+  return line;
+}
+
+}  // namespace wsched::grpc_api

@@ -1,0 +1,46 @@
+// Who a caller is once authenticated: its roles and, for scoped roles, the
+// orgs/projects/pools it covers.
+#ifndef WSCHED_SERVER_GRPC_PRINCIPAL_H_
+#define WSCHED_SERVER_GRPC_PRINCIPAL_H_
+
+#include <set>
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace wsched::grpc_api {
+
+enum class Role { kAdmin, kControlPlane, kProjectOwner, kAgent, kActuator };
+
+inline constexpr Role kAllRoles[] = {Role::kAdmin, Role::kControlPlane, Role::kProjectOwner,
+                                     Role::kAgent, Role::kActuator};
+
+const char* RoleName(Role role);
+// "admin", "control-plane", ...; InvalidArgument naming the allowed names.
+absl::StatusOr<Role> ParseRole(const std::string& text);
+
+struct Principal {
+  // For logs and errors, and the key of per-caller limits: the tokens-file
+  // entry, plus the certificate identity when a wildcard entry matched
+  // ("h100-nodes/node-7.gpu.example"), so every node counts on its own.
+  std::string name;
+  std::set<Role> roles;
+  // Scopes of project-owner and agent roles; empty = the role is unscoped.
+  std::set<std::string> orgs;
+  std::set<std::string> projects;
+  std::set<std::string> pools;
+
+  bool Has(Role role) const { return roles.count(role) > 0; }
+  // Project owners reach only their own projects/orgs; other roles all.
+  bool CoversProject(const std::string& org_id, const std::string& project_id) const;
+  bool CoversOrg(const std::string& org_id) const;
+  bool CoversPool(const std::string& pool) const;
+  // Agents and project owners are many, outside the operator's hands, and
+  // not on the placement hot path: their concurrent calls are capped so one
+  // misbehaving caller cannot take every server thread.
+  bool ConcurrencyLimited() const;
+};
+
+}  // namespace wsched::grpc_api
+
+#endif  // WSCHED_SERVER_GRPC_PRINCIPAL_H_

@@ -1,0 +1,378 @@
+#include "server/grpc/request_validation.h"
+
+#include <functional>
+
+#include <google/protobuf/descriptor.h>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/catalog/validate.h"
+#include "server/convert/convert.h"
+#include "server/core/node_validation.h"
+#include "server/core/settings.h"
+#include "server/core/validation.h"
+#include "server/grpc/request_checks.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+using google::protobuf::RepeatedPtrField;
+
+#define WSCHED_CHECK(expr)                   \
+  do {                                       \
+    if (absl::Status s_ = (expr); !s_.ok()) { \
+      return s_;                             \
+    }                                        \
+  } while (false)
+
+absl::Status Invalid(const std::string& field, absl::string_view rule) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", rule));
+}
+
+absl::Status CheckText(const std::string& value, const std::string& field, size_t max) {
+  if (!core::IsBoundedText(value, max)) {
+    return Invalid(field, absl::StrCat("at most ", max, " printable characters"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckNodeName(const std::string& name, const std::string& field) {
+  if (!core::IsDnsSubdomain(name)) return Invalid(field, "must be a node name (DNS subdomain)");
+  return absl::OkStatus();
+}
+
+absl::Status CheckPoolId(const std::string& pool, const std::string& field) {
+  if (!core::IsDnsLabel(pool)) return Invalid(field, "must be a pool id (a DNS label)");
+  return absl::OkStatus();
+}
+
+absl::Status CheckOptionalClassId(const std::string& value, const char* field) {
+  return value.empty() ? absl::OkStatus() : CheckClassId(value, field);
+}
+
+template <typename Enum>
+absl::Status CheckEnum(int value, bool (*is_valid)(int), const std::string& field) {
+  if (!is_valid(value)) return Invalid(field, absl::StrCat("unknown value ", value));
+  return absl::OkStatus();
+}
+
+// Output-only strings a client may echo back from a response: ignored, but
+// bounded like everything else.
+absl::Status CheckEchoed(const std::string& value, const std::string& field) {
+  if (value.size() > kMaxValidatedStringBytes) {
+    return Invalid(field, absl::StrCat("at most ", kMaxValidatedStringBytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDevices(const RepeatedPtrField<v1::DeviceNode>& devices, const std::string& field,
+                          int max) {
+  if (devices.size() > max) return Invalid(field, absl::StrCat("at most ", max, " entries"));
+  for (int i = 0; i < devices.size(); ++i) {
+    const v1::DeviceNode& device = devices[i];
+    std::string at = absl::StrCat(field, "[", i, "]");
+    WSCHED_CHECK(CheckText(device.path(), at + ".path", 128));
+    if (device.type().size() > 1) return Invalid(at + ".type", "must be \"c\" or \"b\"");
+    if (device.permissions().size() > 3) {
+      return Invalid(at + ".permissions", "must combine r, w and m");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckClass(const v1::WorkspaceClass& cls) {
+  WSCHED_CHECK(CheckClassId(cls.id(), "class.id"));
+  WSCHED_CHECK(CheckText(cls.display_name(), "class.display_name", catalog::kMaxDisplayNameBytes));
+  WSCHED_CHECK(CheckText(cls.description(), "class.description", catalog::kMaxDescriptionBytes));
+  WSCHED_CHECK(CheckText(cls.category(), "class.category", catalog::kMaxCategoryBytes));
+  const auto& models = cls.gpu().models();
+  if (models.size() > static_cast<int>(catalog::kMaxListEntries)) {
+    return Invalid("class.gpu.models", absl::StrCat("at most ", catalog::kMaxListEntries));
+  }
+  for (int i = 0; i < models.size(); ++i) {
+    WSCHED_CHECK(CheckText(models[i], absl::StrCat("class.gpu.models[", i, "]"),
+                           catalog::kMaxModelNameBytes));
+  }
+  WSCHED_CHECK(CheckEnum<v1::Isolation>(cls.gpu().isolation(), v1::Isolation_IsValid,
+                                        "class.gpu.isolation"));
+  WSCHED_CHECK(CheckDevices(cls.devices(), "class.devices",
+                            static_cast<int>(catalog::kMaxListEntries)));
+  if (cls.pool_selector_size() > static_cast<int>(catalog::kMaxListEntries)) {
+    return Invalid("class.pool_selector", absl::StrCat("at most ", catalog::kMaxListEntries));
+  }
+  for (const auto& [key, value] : cls.pool_selector()) {
+    WSCHED_CHECK(CheckText(key, "class.pool_selector key", 253));
+    WSCHED_CHECK(CheckText(value, absl::StrCat("class.pool_selector[", key, "]"), 63));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckNodeProto(const v1::NodeInfo& node) {
+  // The core rules cover what the server keeps; these cover the rest of
+  // the message (output-only echoes, the proto's string-typed enums).
+  for (int i = 0; i < node.gpus_size() && i < core::kMaxGpusPerNode; ++i) {
+    const v1::Gpu& gpu = node.gpus(i);
+    std::string at = absl::StrCat("node.gpus[", i, "]");
+    WSCHED_CHECK(CheckEnum<v1::GpuHealth>(gpu.health(), v1::GpuHealth_IsValid, at + ".health"));
+    WSCHED_CHECK(CheckEchoed(gpu.passthrough_unsafe_reason(), at + ".passthrough_unsafe_reason"));
+    WSCHED_CHECK(CheckEchoed(gpu.held_by_workspace(), at + ".held_by_workspace"));
+  }
+  if (node.control_devices_size() <= core::kMaxControlDevices) {
+    WSCHED_CHECK(CheckDevices(node.control_devices(), "node.control_devices",
+                              core::kMaxControlDevices));
+  }
+  return core::ValidateNodeInfo(convert::FromProto(node));
+}
+
+}  // namespace
+
+// --- ClassService -------------------------------------------------------------
+
+absl::Status ValidateRequest(const v1::ListClassesRequest&) { return absl::OkStatus(); }
+
+absl::Status ValidateRequest(const v1::GetClassRequest& request) {
+  return CheckClassId(request.id(), "id");
+}
+
+absl::Status ValidateRequest(const v1::UpdateClassRequest& request) {
+  WSCHED_CHECK(CheckClass(request.class_()));
+  if (request.expected_version() < 0) {
+    return Invalid("expected_version", "must be >= 0 (0 = create)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const v1::DeleteClassRequest& request) {
+  WSCHED_CHECK(CheckClassId(request.id(), "id"));
+  if (request.expected_version() < 0) {
+    return Invalid("expected_version", "must be >= 0 (0 = any version)");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const v1::ApplyCatalogRequest& request) {
+  if (request.yaml().size() > kMaxCatalogBytes) {
+    return Invalid("yaml", absl::StrCat("at most ", kMaxCatalogBytes, " bytes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const v1::GetCatalogRequest&) { return absl::OkStatus(); }
+
+// --- SettingsService ----------------------------------------------------------
+
+absl::Status ValidateRequest(const v1::GetProjectSettingsRequest& request) {
+  return CheckId(request.project_id(), "project_id");
+}
+
+absl::Status ValidateRequest(const v1::SetProjectSettingsRequest& request) {
+  const v1::ProjectSettings& in = request.settings();
+  WSCHED_CHECK(CheckId(in.project_id(), "settings.project_id"));
+  WSCHED_CHECK(CheckId(in.org_id(), "settings.org_id"));
+  WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
+  return CheckClassIdList(in.denied_classes(), "settings.denied_classes");
+}
+
+absl::Status ValidateRequest(const v1::GetOrgSettingsRequest& request) {
+  return CheckId(request.org_id(), "org_id");
+}
+
+absl::Status ValidateRequest(const v1::SetOrgSettingsRequest& request) {
+  const v1::OrgSettings& in = request.settings();
+  WSCHED_CHECK(CheckId(in.org_id(), "settings.org_id"));
+  WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
+  WSCHED_CHECK(CheckClassIdList(in.allowed_classes(), "settings.allowed_classes"));
+  if (in.gpu_quota() < core::kUnlimitedGpuQuota) return Invalid("settings.gpu_quota", "must be >= 0, or -1 for unlimited");
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const v1::ResolveClassRequest& request) {
+  WSCHED_CHECK(CheckId(request.org_id(), "org_id"));
+  WSCHED_CHECK(CheckId(request.project_id(), "project_id"));
+  WSCHED_CHECK(CheckOptionalClassId(request.requested_class(), "requested_class"));
+  return CheckOptionalClassId(request.previous_class(), "previous_class");
+}
+
+// --- InventoryService ---------------------------------------------------------
+
+absl::Status ValidateRequest(const v1::RegisterNodeRequest& request) {
+  return CheckNodeProto(request.node());
+}
+
+absl::Status ValidateRequest(const v1::HeartbeatRequest& request) {
+  WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
+  if (request.gpu_usage_size() > core::kMaxGpusPerNode ||
+      request.gpu_health_by_uuid_size() > core::kMaxGpusPerNode) {
+    return Invalid("gpu_usage, gpu_health_by_uuid",
+                   absl::StrCat("at most ", core::kMaxGpusPerNode, " entries"));
+  }
+  for (const auto& [uuid, health] : request.gpu_health_by_uuid()) {
+    WSCHED_CHECK(CheckText(uuid, "gpu_health_by_uuid key", 128));
+    WSCHED_CHECK(CheckEnum<v1::GpuHealth>(health, v1::GpuHealth_IsValid,
+                                          absl::StrCat("gpu_health_by_uuid[", uuid, "]")));
+  }
+  for (int i = 0; i < request.gpu_usage_size(); ++i) {
+    const auto& usage = request.gpu_usage(i);
+    std::string at = absl::StrCat("gpu_usage[", i, "]");
+    WSCHED_CHECK(CheckText(usage.uuid(), at + ".uuid", 128));
+    if (usage.utilization_percent() < 0 || usage.utilization_percent() > 100 ||
+        usage.memory_used_bytes() < 0) {
+      return Invalid(at, "utilization_percent must be 0..100 and memory_used_bytes >= 0");
+    }
+  }
+  WSCHED_CHECK(CheckText(request.kernel_version(), "kernel_version", 128));
+  return CheckText(request.driver_version(), "driver_version", 64);
+}
+
+absl::Status ValidateRequest(const v1::NodeNameRequest& request) {
+  return CheckNodeName(request.node_name(), "node_name");
+}
+
+absl::Status ValidateRequest(const v1::ListNodesRequest& request) {
+  return request.pool().empty() ? absl::OkStatus() : CheckPoolId(request.pool(), "pool");
+}
+
+absl::Status ValidateRequest(const v1::ListPoolsRequest&) { return absl::OkStatus(); }
+absl::Status ValidateRequest(const v1::ListDriverWorkRequest&) { return absl::OkStatus(); }
+
+absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
+  WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
+  if (request.kernel_version().empty() || !core::IsBoundedText(request.kernel_version(), 128)) {
+    return Invalid("kernel_version", "is required (<= 128 printable characters)");
+  }
+  return CheckText(request.detail(), "detail", 1024);
+}
+
+// --- PlacementService ---------------------------------------------------------
+
+absl::Status ValidateRequest(const v1::PlaceWorkspaceRequest& request) {
+  WSCHED_CHECK(CheckId(request.workspace_id(), "workspace_id"));
+  WSCHED_CHECK(CheckId(request.org_id(), "org_id"));
+  WSCHED_CHECK(CheckId(request.project_id(), "project_id"));
+  WSCHED_CHECK(CheckId(request.user_id(), "user_id"));
+  WSCHED_CHECK(CheckOptionalClassId(request.class_id(), "class_id"));
+  if (request.priority() < 0 || request.priority() > 100) {
+    return Invalid("priority", "must be 0..100");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const v1::StopWorkspaceRequest& request) {
+  return CheckId(request.workspace_id(), "workspace_id");
+}
+
+absl::Status ValidateRequest(const v1::GetWorkspaceRequest& request) {
+  return CheckId(request.workspace_id(), "workspace_id");
+}
+
+absl::Status ValidateRequest(const v1::ListWorkspacesRequest& request) {
+  if (!request.node_name().empty()) WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
+  if (!request.pool().empty()) WSCHED_CHECK(CheckPoolId(request.pool(), "pool"));
+  return CheckEnum<v1::WorkspaceState>(request.state(), v1::WorkspaceState_IsValid, "state");
+}
+
+absl::Status ValidateRequest(const v1::WatchWorkspaceRequest& request) {
+  return CheckId(request.workspace_id(), "workspace_id");
+}
+
+// --- ScalingService -----------------------------------------------------------
+
+absl::Status ValidateRequest(const v1::GetScalingStateRequest&) { return absl::OkStatus(); }
+
+absl::Status ValidateRequest(const v1::WatchScalingSignalsRequest& request) {
+  if (request.pools_size() > kMaxValidatedListEntries) {
+    return Invalid("pools", absl::StrCat("at most ", kMaxValidatedListEntries));
+  }
+  for (int i = 0; i < request.pools_size(); ++i) {
+    WSCHED_CHECK(CheckPoolId(request.pools(i), absl::StrCat("pools[", i, "]")));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateRequest(const v1::ActuatorReport& request) {
+  WSCHED_CHECK(CheckPoolId(request.pool(), "pool"));
+  switch (request.state()) {
+    case v1::ActuatorReport::INSTANCE_STATE_CREATING:
+    case v1::ActuatorReport::INSTANCE_STATE_RUNNING:
+    case v1::ActuatorReport::INSTANCE_STATE_FAILED:
+    case v1::ActuatorReport::INSTANCE_STATE_OUT_OF_RESOURCES:
+      break;
+    default:
+      return Invalid("state", "must be CREATING, RUNNING, FAILED or OUT_OF_RESOURCES");
+  }
+  if (request.instances() < 0 || request.generation() < 0) {
+    return Invalid("instances, generation", "must be >= 0");
+  }
+  return CheckText(request.detail(), "detail", 1024);
+}
+
+// --- by message type ------------------------------------------------------------
+
+namespace {
+
+using AnyValidator = std::function<absl::Status(const google::protobuf::Message&)>;
+
+template <typename T>
+std::pair<std::string, AnyValidator> For() {
+  return {T::descriptor()->full_name(), [](const google::protobuf::Message& message) {
+            if (const T* typed = google::protobuf::DynamicCastToGenerated<T>(&message)) {
+              return ValidateRequest(*typed);
+            }
+            T copy;  // A DynamicMessage of the same type (reflection users).
+            copy.CopyFrom(message);
+            return ValidateRequest(copy);
+          }};
+}
+
+const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
+  static const auto* validators = new absl::flat_hash_map<std::string, AnyValidator>{
+      For<v1::ListClassesRequest>(), For<v1::GetClassRequest>(), For<v1::UpdateClassRequest>(),
+      For<v1::DeleteClassRequest>(), For<v1::ApplyCatalogRequest>(), For<v1::GetCatalogRequest>(),
+      For<v1::GetProjectSettingsRequest>(), For<v1::SetProjectSettingsRequest>(),
+      For<v1::GetOrgSettingsRequest>(), For<v1::SetOrgSettingsRequest>(),
+      For<v1::ResolveClassRequest>(), For<v1::RegisterNodeRequest>(),
+      For<v1::HeartbeatRequest>(), For<v1::NodeNameRequest>(), For<v1::ListNodesRequest>(),
+      For<v1::ListPoolsRequest>(), For<v1::ListDriverWorkRequest>(),
+      For<v1::ReportDriverInstallRequest>(), For<v1::PlaceWorkspaceRequest>(),
+      For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),
+      For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),
+      For<v1::GetScalingStateRequest>(), For<v1::WatchScalingSignalsRequest>(),
+      For<v1::ActuatorReport>(),
+  };
+  return *validators;
+}
+
+}  // namespace
+
+absl::Status ValidateAnyRequest(const google::protobuf::Message& request) {
+  const std::string& type = request.GetDescriptor()->full_name();
+  auto it = Validators().find(type);
+  if (it == Validators().end()) {
+    return absl::UnimplementedError(absl::StrCat("no validator for ", type));
+  }
+  return it->second(request);
+}
+
+absl::Status CheckValidatorsCover(const std::vector<std::string>& service_names) {
+  std::vector<std::string> missing;
+  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
+  for (const std::string& name : service_names) {
+    const auto* service = pool->FindServiceByName(name);
+    if (service == nullptr) return absl::NotFoundError(absl::StrCat("unknown service ", name));
+    for (int i = 0; i < service->method_count(); ++i) {
+      const std::string& type = service->method(i)->input_type()->full_name();
+      if (!Validators().contains(type)) {
+        missing.push_back(absl::StrCat(service->method(i)->full_name(), " (", type, ")"));
+      }
+    }
+  }
+  if (!missing.empty()) {
+    return absl::InternalError(
+        absl::StrCat("RPCs without request validation: ", absl::StrJoin(missing, ", ")));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace wsched::grpc_api

@@ -1,0 +1,32 @@
+# Deployment and observability files (docs/deploy.md, docs/observability.md):
+# the Helm chart and plain manifests, the container recipe, the alert rules
+# and dashboard (promtool), and a live server's /metrics. Included at the end
+# of tests/CMakeLists.txt, which defines TEST_PG_PORT and the pg fixture.
+
+# Debian's python3, where python3-yaml (deploy/local/install-deps.sh) lives,
+# even when another python3 comes first on PATH.
+find_program(WSCHED_DEPLOY_PYTHON NAMES python3 PATHS /usr/bin NO_DEFAULT_PATH)
+if(NOT WSCHED_DEPLOY_PYTHON)
+  find_program(WSCHED_DEPLOY_PYTHON NAMES python3 REQUIRED)
+endif()
+set(WSCHED_DEPLOY_TESTS ${CMAKE_CURRENT_LIST_DIR})
+
+# Renders the chart with several value sets and validates every document;
+# the catalog it ships is validated by wschedctl.
+add_test(NAME chart_render COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/chart_test.py
+  ${PROJECT_SOURCE_DIR} $<TARGET_FILE:wschedctl>)
+# No container engine here: the recipe is linted, and the runtime stage's
+# packages are checked against the libraries the built binaries load.
+add_test(NAME dockerfile_lint COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/dockerfile_lint.py
+  ${PROJECT_SOURCE_DIR} $<TARGET_FILE_DIR:wsched-server>)
+add_test(NAME observability_rules COMMAND ${WSCHED_DEPLOY_PYTHON}
+  ${WSCHED_DEPLOY_TESTS}/observability_test.py ${PROJECT_SOURCE_DIR})
+set_tests_properties(chart_render dockerfile_lint observability_rules PROPERTIES LABELS deploy)
+
+add_test(NAME metrics_live COMMAND ${CMAKE_COMMAND} -E env
+  WSCHED_TEST_PG_PORT=${TEST_PG_PORT} WSCHED_PYTHON=${WSCHED_DEPLOY_PYTHON}
+  bash ${WSCHED_DEPLOY_TESTS}/metrics_live_test.sh
+  $<TARGET_FILE:wsched-server> $<TARGET_FILE:wsched-agent> $<TARGET_FILE:wschedctl>
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(metrics_live PROPERTIES FIXTURES_REQUIRED pg LABELS "deploy;integration"
+  TIMEOUT 180)
