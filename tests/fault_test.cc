@@ -1,0 +1,249 @@
+// Faults under load, against the real server and PostgreSQL: the server
+// killed mid-placement, PostgreSQL stopped and started, a caller that gives
+// up mid-call and retries, an agent that vanishes. After each: nothing
+// acknowledged is lost, no GPU is held by a workspace that is not placed,
+// held capacity is exactly what the placed workspaces hold.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include <pqxx/pqxx>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/fake_nodes.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_database.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+#include "wsched/v1/placement.grpc.pb.h"
+
+namespace wsched {
+namespace {
+
+using ::testing::HasSubstr;
+
+grpc::Status Place(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
+                   const std::string& class_id, v1::Workspace* out,
+                   std::chrono::microseconds deadline = std::chrono::seconds(10)) {
+  grpc::ClientContext context;
+  testing::Authorize(context, testing::kControlPlaneToken);
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  v1::PlaceWorkspaceRequest request;
+  request.set_workspace_id(id);
+  request.set_org_id("o-1");
+  request.set_project_id("p-1");
+  request.set_user_id("u-1");
+  request.set_class_id(class_id);
+  return v1::PlacementService::NewStub(channel)->PlaceWorkspace(&context, request, out);
+}
+
+// The store's invariants, as one count of violations: GPU holds of
+// workspaces that are not placed, nodes whose held CPU is not what their
+// placed workspaces hold.
+constexpr char kViolations[] =
+    "SELECT (SELECT count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "
+    "        WHERE w.state <> 'placed') + "
+    "       (SELECT count(*) FROM nodes n LEFT JOIN (SELECT node_name, sum(cpu_millis) AS cpu "
+    "        FROM workspaces WHERE state = 'placed' GROUP BY node_name) s ON s.node_name = n.name "
+    "        WHERE n.held_cpu_millis <> COALESCE(s.cpu, 0))";
+
+std::string Violations(const testing::TestDatabase& db) { return db.Query(kViolations); }
+
+// Clients placing one-GPU workspaces until told to stop; the ids the server
+// acknowledged (placed or pending) are kept.
+class Load {
+ public:
+  Load(std::shared_ptr<grpc::Channel> channel, std::string prefix, int clients) {
+    for (int c = 0; c < clients; ++c) {
+      threads_.emplace_back([this, channel, prefix, c] {
+        for (int i = 0; !stop_; ++i) {
+          std::string id = absl::StrCat(prefix, "-", c, "-", i);
+          v1::Workspace out;
+          grpc::Status status = Place(channel, id, "gpu-1x", &out, std::chrono::seconds(3));
+          std::lock_guard<std::mutex> lock(mu_);
+          if (status.ok()) {
+            acked_.insert(id);
+          } else {
+            codes_.insert(status.error_code());
+            if (status.error_code() == grpc::StatusCode::INTERNAL) internal_ = status.error_message();
+          }
+        }
+      });
+    }
+  }
+  void WaitForAcks(size_t n) {
+    for (int i = 0; i < 3000 && acked().size() < n; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  void Stop() {
+    stop_ = true;
+    for (auto& t : threads_) t.join();
+    threads_.clear();
+  }
+  ~Load() { Stop(); }
+  std::set<std::string> acked() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return acked_;
+  }
+  std::set<grpc::StatusCode> codes() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return codes_;
+  }
+  std::string internal() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return internal_;
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::set<std::string> acked_;
+  std::set<grpc::StatusCode> codes_;
+  std::string internal_;
+};
+
+void ExpectAllStored(const testing::TestDatabase& db, const std::set<std::string>& ids) {
+  for (const auto& id : ids) {
+    EXPECT_THAT(db.Query("SELECT state FROM workspaces WHERE id = '" + id + "'"),
+                ::testing::AnyOf("placed", "pending"))
+        << id;
+  }
+}
+
+TEST(Faults, ServerKilledDuringPlacementsLosesNothingAcknowledged) {
+  testing::TestDatabase db;
+  const std::string catalog = testing::SourcePath("classes/saas.yaml");
+  std::set<std::string> acked;
+  {
+    testing::ServerProcess server({db.url(), catalog});
+    ASSERT_TRUE(server.started());
+    for (int n = 0; n < 3; ++n) {
+      testing::RegisterNode(server.channel(), testing::FakeGpuNode(absl::StrCat("k-", n), "gpu-h100"));
+    }
+    Load load(server.channel(), "kill", 4);  // 24 GPUs: some go pending.
+    load.WaitForAcks(30);
+    server.Signal(SIGKILL);
+    load.Stop();
+    acked = load.acked();
+  }
+  ASSERT_GE(acked.size(), 30u);
+  testing::ServerProcess restarted({db.url(), catalog});
+  ASSERT_TRUE(restarted.started());
+  ExpectAllStored(db, acked);
+  EXPECT_EQ(Violations(db), "0");
+  // SERVING and placing again, with the pending queue back in line.
+  EXPECT_EQ(db.Query("SELECT count(*) FROM workspaces WHERE state = 'placed'"), "24");
+  const std::string waiting =
+      db.Query("SELECT id FROM workspaces WHERE state = 'pending' ORDER BY created_at LIMIT 1");
+  ASSERT_FALSE(waiting.empty());
+  v1::Workspace out;
+  ASSERT_TRUE(Place(restarted.channel(), waiting, "gpu-1x", &out).ok());
+  EXPECT_EQ(out.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_GE(out.queue_position(), 1);  // In the rebuilt queue, not lost from it.
+}
+
+TEST(Faults, PostgresRestartIsUnavailableNeverInternalAndHealsItself) {
+  // A private PostgreSQL: stopping the shared one would fail other tests.
+  const std::string pg = testing::SourcePath("deploy/local/pg.sh");
+  const std::string dir = absl::StrCat("/tmp/wsched-fault-pg-", getpid());
+  const int port = testing::FreePort();
+  auto pg_ctl = [&](const std::string& verb) {
+    std::string command = absl::StrCat(pg, " ", verb, " ", dir, verb == "start" ? absl::StrCat(" ", port) : "",
+                                       " >/dev/null 2>&1");
+    return std::system(command.c_str());
+  };
+  ASSERT_EQ(pg_ctl("start"), 0);
+  const std::string url = absl::StrCat("postgresql://postgres@127.0.0.1:", port, "/postgres");
+  {
+    testing::ServerProcess server({url, testing::SourcePath("classes/saas.yaml")});
+    ASSERT_TRUE(server.started());
+    testing::RegisterNode(server.channel(), testing::FakeGpuNode("pgr-1", "gpu-h100"));
+    testing::RegisterNode(server.channel(), testing::FakeCpuNode("pgr-c", "general"));
+    Load load(server.channel(), "pgr", 2);
+    load.WaitForAcks(5);
+    ASSERT_EQ(pg_ctl("stop"), 0);
+    v1::Workspace out;
+    grpc::Status down = Place(server.channel(), "while-down", "standard", &out);
+    EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
+    ASSERT_EQ(pg_ctl("start"), 0);
+    // It recovers on its own: a placement succeeds again within seconds.
+    grpc::Status up;
+    for (int i = 0; i < 100; ++i) {
+      up = Place(server.channel(), absl::StrCat("after-", i), "standard", &out);
+      if (up.ok()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(up.ok()) << up.error_message();
+    load.Stop();
+    EXPECT_EQ(load.codes().count(grpc::StatusCode::INTERNAL), 0u) << load.internal();
+    // No double allocation and exact capacity, read from the restarted database.
+    pqxx::connection connection(url);
+    pqxx::work txn(connection);
+    EXPECT_EQ(txn.exec1(kViolations)[0].as<int64_t>(), 0);
+  }
+  pg_ctl("stop");
+  std::system(absl::StrCat("rm -rf ", dir, " ", dir, ".initdb.log").c_str());
+}
+
+TEST(Faults, ACallerThatGivesUpAndRetriesGetsExactlyOnePlacement) {
+  testing::TestDatabase db;
+  testing::ServerProcess server({db.url(), testing::SourcePath("classes/saas.yaml")});
+  ASSERT_TRUE(server.started());
+  testing::RegisterNode(server.channel(), testing::FakeGpuNode("c-1", "gpu-h100"));
+  int gave_up = 0;
+  for (int i = 0; i < 8; ++i) {  // One GPU each, 8 GPUs.
+    const std::string id = absl::StrCat("impatient-", i);
+    v1::Workspace first, again;
+    // Gives up after a fraction of a millisecond to a few: the server may or
+    // may not have committed by then.
+    grpc::Status impatient =
+        Place(server.channel(), id, "gpu-1x", &first, std::chrono::microseconds(400 * (i + 1)));
+    if (impatient.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) ++gave_up;
+    grpc::Status retried = Place(server.channel(), id, "gpu-1x", &again);
+    ASSERT_TRUE(retried.ok()) << retried.error_message();
+    ASSERT_EQ(again.state(), v1::WORKSPACE_STATE_PLACED);
+    ASSERT_EQ(again.gpus_size(), 1);
+    // The answer is what is stored, and the workspace holds exactly its GPU.
+    EXPECT_EQ(db.Query("SELECT gpu_uuid FROM gpu_holds WHERE workspace_id = '" + id + "'"),
+              again.gpus(0).uuid());
+  }
+  EXPECT_GT(gave_up, 0);  // The fault happened.
+  EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds"), "8");
+  EXPECT_EQ(Violations(db), "0");
+}
+
+TEST(Faults, AVanishedAgentsNodeGoesLostAndItsWorkspacesWithIt) {
+  testing::TestDatabase db;
+  testing::ServerProcess server({db.url(), testing::SourcePath("classes/saas.yaml"),
+                                 {"--heartbeat_interval=1s", "--node_lost_after=2s"}});
+  ASSERT_TRUE(server.started());
+  testing::RegisterNode(server.channel(), testing::FakeGpuNode("gone-1", "gpu-h100"));
+  v1::Workspace out;
+  ASSERT_TRUE(Place(server.channel(), "on-gone", "gpu-1x", &out).ok());
+  ASSERT_EQ(out.node_name(), "gone-1");
+  // No heartbeat ever comes: lost by the database clock after 2 s.
+  std::string state;
+  for (int i = 0; i < 100 && state != "lost"; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    state = db.Query("SELECT state FROM nodes WHERE name = 'gone-1'");
+  }
+  EXPECT_EQ(state, "lost");
+  grpc::ClientContext context;
+  testing::Authorize(context, testing::kControlPlaneToken);
+  v1::GetWorkspaceRequest request;
+  request.set_workspace_id("on-gone");
+  v1::Workspace seen;
+  ASSERT_TRUE(v1::PlacementService::NewStub(server.channel())->GetWorkspace(&context, request, &seen).ok());
+  EXPECT_EQ(seen.state(), v1::WORKSPACE_STATE_LOST);
+  EXPECT_THAT(seen.pending_reason(), HasSubstr("gone-1 was lost"));
+}
+
+}  // namespace
+}  // namespace wsched
