@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "loadtest/fake_cluster.h"
 #include "loadtest/latency.h"
+#include "server/grpc/channel_credentials.h"
 #include "nlohmann/json.hpp"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
@@ -76,6 +77,11 @@ ABSL_FLAG(std::string, run_id, "",
           "prefix of node and workspace names (lowercase DNS label); default random");
 ABSL_FLAG(std::string, org, "loadtest-org", "org_id of the placed workspaces");
 ABSL_FLAG(std::string, project, "loadtest-project", "project_id of the placed workspaces");
+ABSL_FLAG(bool, tls, false, "connect with TLS (the system's roots unless --tls_ca)");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA bundle to verify the server with (implies --tls)");
+ABSL_FLAG(std::string, tls_cert, "", "client certificate for mutual TLS (with --tls_key)");
+ABSL_FLAG(std::string, tls_key, "", "client private key for mutual TLS");
+ABSL_FLAG(std::string, tls_server_name, "", "name to verify the server certificate against");
 
 namespace wsched::loadtest {
 namespace {
@@ -164,13 +170,23 @@ struct Tally {
   }
 };
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& server, int index) {
+grpc_api::ClientTlsOptions TlsFromFlags() {
+  grpc_api::ClientTlsOptions tls;
+  tls.tls = absl::GetFlag(FLAGS_tls);
+  tls.ca_path = absl::GetFlag(FLAGS_tls_ca);
+  tls.cert_path = absl::GetFlag(FLAGS_tls_cert);
+  tls.key_path = absl::GetFlag(FLAGS_tls_key);
+  tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  return tls;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const std::string& server, int index) {
   grpc::ChannelArguments args;
   // Separate channels must not share one TCP connection: gRPC pools
   // subchannels globally by target and arguments.
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt("wsched.loadgen.channel_index", index);
-  return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(), args);
+  return grpc_api::CreateClientChannel(server, TlsFromFlags(), args);
 }
 
 std::string RandomRunId() {
@@ -298,7 +314,12 @@ int Main() {
   const int channel_count = channel_flag <= 0 ? concurrency : std::min(channel_flag, concurrency);
   std::vector<std::shared_ptr<grpc::Channel>> channels;
   for (int i = 0; i < channel_count; ++i) {
-    channels.push_back(MakeChannel(server, i));
+    auto channel = MakeChannel(server, i);
+    if (!channel.ok()) {
+      std::cerr << channel.status().message() << "\n";
+      return 2;
+    }
+    channels.push_back(std::move(*channel));
     if (!channels.back()->WaitForConnected(std::chrono::system_clock::now() +
                                            std::chrono::seconds(10))) {
       std::cerr << "cannot connect to " << server << "\n";
