@@ -172,15 +172,20 @@ TEST(ReplicaSync, HeartbeatThatChangesNothingWritesNoNodeRowAndPublishesNothing)
   const std::string heard = db.Query("SELECT last_heartbeat FROM node_liveness");
 
   auto stub = v1::InventoryService::NewStub(a.channel());
-  for (int i = 0; i < 50; ++i) {
+  // What the agent reports every interval: the node as it registered.
+  auto heartbeat = [&](v1::GpuHealth first_gpu, v1::HeartbeatResponse* response) {
     grpc::ClientContext context;
     testing::Authorize(context, testing::kAgentToken);
     v1::HeartbeatRequest request;
     request.set_node_name("quiet-1");
     request.set_kernel_version(node.kernel_version());
     request.set_driver_version(node.driver_version());
+    (*request.mutable_gpu_health_by_uuid())[node.gpus(0).uuid()] = first_gpu;
+    return stub->Heartbeat(&context, request, response);
+  };
+  for (int i = 0; i < 50; ++i) {
     v1::HeartbeatResponse response;
-    grpc::Status status = stub->Heartbeat(&context, request, &response);
+    grpc::Status status = heartbeat(v1::GPU_HEALTH_HEALTHY, &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
     EXPECT_EQ(response.state(), v1::NODE_STATE_READY);
   }
@@ -197,15 +202,8 @@ TEST(ReplicaSync, HeartbeatThatChangesNothingWritesNoNodeRowAndPublishesNothing)
   EXPECT_EQ(db.Query("SELECT state FROM nodes WHERE name = 'quiet-1'"), "ready");
 
   // A real change (a GPU turns unhealthy) is written and published.
-  grpc::ClientContext context;
-  testing::Authorize(context, testing::kAgentToken);
-  v1::HeartbeatRequest request;
-  request.set_node_name("quiet-1");
-  request.set_kernel_version(node.kernel_version());
-  request.set_driver_version(node.driver_version());
-  (*request.mutable_gpu_health_by_uuid())[node.gpus(0).uuid()] = v1::GPU_HEALTH_UNHEALTHY;
   v1::HeartbeatResponse response;
-  ASSERT_TRUE(stub->Heartbeat(&context, request, &response).ok());
+  ASSERT_TRUE(heartbeat(v1::GPU_HEALTH_UNHEALTHY, &response).ok());
   EXPECT_NE(db.Query("SELECT version FROM nodes WHERE name = 'quiet-1'"), version);
   EXPECT_NE(db.Query("SELECT seq FROM feed_head"), head);
 }
