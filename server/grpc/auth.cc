@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/grpc/method_coverage.h"
 #include "server/grpc/peer_identity.h"
 
 namespace wsched::grpc_api {
@@ -163,21 +164,12 @@ std::vector<std::string> MethodsInTable() {
 }
 
 absl::Status CheckMethodTableCovers(const std::vector<std::string>& service_names) {
-  std::vector<std::string> missing;
-  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
-  for (const std::string& name : service_names) {
-    const auto* service = pool->FindServiceByName(name);
-    if (service == nullptr) return absl::NotFoundError(absl::StrCat("unknown service ", name));
-    for (int i = 0; i < service->method_count(); ++i) {
-      std::string method = absl::StrCat("/", name, "/", service->method(i)->name());
-      if (!RolesForMethod(method).ok()) missing.push_back(method);
-    }
-  }
-  if (!missing.empty()) {
-    return absl::InternalError(
-        absl::StrCat("RPCs without an access decision: ", absl::StrJoin(missing, ", ")));
-  }
-  return absl::OkStatus();
+  return CheckEveryMethod(
+      service_names, "an access decision",
+      [](const std::string& service, const google::protobuf::MethodDescriptor& method) -> std::string {
+        std::string name = absl::StrCat("/", service, "/", method.name());
+        return RolesForMethod(name).ok() ? "" : name;
+      });
 }
 
 }  // namespace wsched::grpc_api

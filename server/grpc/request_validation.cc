@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/grpc/method_coverage.h"
 #include "server/catalog/validate.h"
 #include "server/convert/convert.h"
 #include "server/core/node_validation.h"
@@ -356,23 +357,13 @@ absl::Status ValidateAnyRequest(const google::protobuf::Message& request) {
 }
 
 absl::Status CheckValidatorsCover(const std::vector<std::string>& service_names) {
-  std::vector<std::string> missing;
-  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
-  for (const std::string& name : service_names) {
-    const auto* service = pool->FindServiceByName(name);
-    if (service == nullptr) return absl::NotFoundError(absl::StrCat("unknown service ", name));
-    for (int i = 0; i < service->method_count(); ++i) {
-      const std::string& type = service->method(i)->input_type()->full_name();
-      if (!Validators().contains(type)) {
-        missing.push_back(absl::StrCat(service->method(i)->full_name(), " (", type, ")"));
-      }
-    }
-  }
-  if (!missing.empty()) {
-    return absl::InternalError(
-        absl::StrCat("RPCs without request validation: ", absl::StrJoin(missing, ", ")));
-  }
-  return absl::OkStatus();
+  return CheckEveryMethod(
+      service_names, "request validation",
+      [](const std::string&, const google::protobuf::MethodDescriptor& method) -> std::string {
+        const std::string& type = method.input_type()->full_name();
+        if (Validators().contains(type)) return "";
+        return absl::StrCat(method.full_name(), " (", type, ")");
+      });
 }
 
 }  // namespace wsched::grpc_api
