@@ -20,6 +20,7 @@
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
@@ -28,20 +29,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-grpc::Status Place(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
-                   const std::string& class_id, v1::Workspace* out,
-                   std::chrono::microseconds deadline = std::chrono::seconds(10)) {
-  grpc::ClientContext context;
-  testing::Authorize(context, testing::kControlPlaneToken);
-  context.set_deadline(std::chrono::system_clock::now() + deadline);
-  v1::PlaceWorkspaceRequest request;
-  request.set_workspace_id(id);
-  request.set_org_id("o-1");
-  request.set_project_id("p-1");
-  request.set_user_id("u-1");
-  request.set_class_id(class_id);
-  return v1::PlacementService::NewStub(channel)->PlaceWorkspace(&context, request, out);
-}
 
 // The store's invariants, as one count of violations: GPU holds of
 // workspaces that are not placed, nodes whose held CPU is not what their
@@ -65,7 +52,7 @@ class Load {
         for (int i = 0; !stop_; ++i) {
           std::string id = absl::StrCat(prefix, "-", c, "-", i);
           v1::Workspace out;
-          grpc::Status status = Place(channel, id, "gpu-1x", &out, std::chrono::seconds(3));
+          grpc::Status status = testing::PlaceAs(channel, id, "gpu-1x", &out, std::chrono::seconds(3));
           std::lock_guard<std::mutex> lock(mu_);
           if (status.ok()) {
             acked_.insert(id);
@@ -149,7 +136,7 @@ TEST(Faults, ServerKilledDuringPlacementsLosesNothingAcknowledged) {
       db.Query("SELECT id FROM workspaces WHERE state = 'pending' ORDER BY created_at LIMIT 1");
   ASSERT_FALSE(waiting.empty());
   v1::Workspace out;
-  ASSERT_TRUE(Place(restarted.channel(), waiting, "gpu-1x", &out).ok());
+  ASSERT_TRUE(testing::PlaceAs(restarted.channel(), waiting, "gpu-1x", &out).ok());
   EXPECT_EQ(out.state(), v1::WORKSPACE_STATE_PENDING);
   EXPECT_GE(out.queue_position(), 1);  // In the rebuilt queue, not lost from it.
 }
@@ -175,13 +162,13 @@ TEST(Faults, PostgresRestartIsUnavailableNeverInternalAndHealsItself) {
     load.WaitForAcks(5);
     ASSERT_EQ(pg_ctl("stop"), 0);
     v1::Workspace out;
-    grpc::Status down = Place(server.channel(), "while-down", "standard", &out);
+    grpc::Status down = testing::PlaceAs(server.channel(), "while-down", "standard", &out);
     EXPECT_EQ(down.error_code(), grpc::StatusCode::UNAVAILABLE) << down.error_message();
     ASSERT_EQ(pg_ctl("start"), 0);
     // It recovers on its own: a placement succeeds again within seconds.
     grpc::Status up;
     for (int i = 0; i < 100; ++i) {
-      up = Place(server.channel(), absl::StrCat("after-", i), "standard", &out);
+      up = testing::PlaceAs(server.channel(), absl::StrCat("after-", i), "standard", &out);
       if (up.ok()) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -215,9 +202,9 @@ TEST(Faults, ACallerThatGivesUpAndRetriesGetsExactlyOnePlacement) {
     // Gives up after a fraction of a millisecond to a few: the server may or
     // may not have committed by then.
     grpc::Status impatient =
-        Place(server.channel(), id, "gpu-1x", &first, std::chrono::microseconds(400 * (i + 1)));
+        testing::PlaceAs(server.channel(), id, "gpu-1x", &first, std::chrono::microseconds(400 * (i + 1)));
     if (impatient.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) ++gave_up;
-    grpc::Status retried = Place(server.channel(), id, "gpu-1x", &again);
+    grpc::Status retried = testing::PlaceAs(server.channel(), id, "gpu-1x", &again);
     ASSERT_TRUE(retried.ok()) << retried.error_message();
     ASSERT_EQ(again.state(), v1::WORKSPACE_STATE_PLACED);
     ASSERT_EQ(again.gpus_size(), 1);
@@ -239,7 +226,7 @@ TEST(Faults, AVanishedAgentsNodeGoesLostAndItsWorkspacesWithIt) {
   ASSERT_TRUE(server.started());
   testing::RegisterNode(server.channel(), testing::FakeGpuNode("gone-1", "gpu-h100"));
   v1::Workspace out;
-  ASSERT_TRUE(Place(server.channel(), "on-gone", "gpu-1x", &out).ok());
+  ASSERT_TRUE(testing::PlaceAs(server.channel(), "on-gone", "gpu-1x", &out).ok());
   ASSERT_EQ(out.node_name(), "gone-1");
   // No heartbeat ever comes: lost by the database clock after 2 s.
   std::string state;

@@ -14,6 +14,7 @@
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
 #include "wsched/v1/classes.grpc.pb.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
@@ -28,27 +29,7 @@ std::string ReadFile(const std::string& path) {
   return text.str();
 }
 
-grpc::Status Place(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
-                   const std::string& class_id, v1::Workspace* out) {
-  grpc::ClientContext context;
-  testing::Authorize(context, testing::kControlPlaneToken);
-  v1::PlaceWorkspaceRequest request;
-  request.set_workspace_id(id);
-  request.set_org_id("o-1");
-  request.set_project_id("p-1");
-  request.set_user_id("u-1");
-  request.set_class_id(class_id);
-  return v1::PlacementService::NewStub(channel)->PlaceWorkspace(&context, request, out);
-}
 
-grpc::Status Stop(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
-                  v1::Workspace* out) {
-  grpc::ClientContext context;
-  testing::Authorize(context, testing::kControlPlaneToken);
-  v1::StopWorkspaceRequest request;
-  request.set_workspace_id(id);
-  return v1::PlacementService::NewStub(channel)->StopWorkspace(&context, request, out);
-}
 
 TEST(ReplicaSync, CatalogAppliedOnOneReplicaIsUsedOnTheNextCallToAnother) {
   testing::TestDatabase db;
@@ -67,12 +48,12 @@ TEST(ReplicaSync, CatalogAppliedOnOneReplicaIsUsedOnTheNextCallToAnother) {
   // At once, on the other replica: the pool and the class exist there too.
   testing::RegisterNode(b.channel(), testing::FakeGpuNode("ryw-1", "gpu-h100"));
   v1::Workspace placed;
-  status = Place(b.channel(), "ryw-ws", "gpu-1x", &placed);
+  status = testing::PlaceAs(b.channel(), "ryw-ws", "gpu-1x", &placed);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(placed.state(), v1::WORKSPACE_STATE_PLACED);
   EXPECT_EQ(placed.node_name(), "ryw-1");
   // And back: the node registered on B takes work placed through A at once.
-  status = Place(a.channel(), "ryw-ws-2", "gpu-1x", &placed);
+  status = testing::PlaceAs(a.channel(), "ryw-ws-2", "gpu-1x", &placed);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(placed.state(), v1::WORKSPACE_STATE_PLACED);
 }
@@ -97,7 +78,7 @@ TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
     for (int i = 0; i < kPlaced + kPending; ++i) {
       std::string id = absl::StrCat("r", round, "-ws-", i);
       v1::Workspace out;
-      grpc::Status status = Place(others[i % 2], id, "gpu-1x", &out);
+      grpc::Status status = testing::PlaceAs(others[i % 2], id, "gpu-1x", &out);
       ASSERT_TRUE(status.ok()) << id << ": " << status.error_message();
       (out.state() == v1::WORKSPACE_STATE_PLACED ? placed_ids : pending_ids).push_back(id);
     }
@@ -118,7 +99,7 @@ TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
       clients.emplace_back([&, t] {
         for (size_t i = t; i < pending_ids.size(); i += 4) {
           v1::Workspace out;
-          grpc::Status status = Stop(a.channel(), pending_ids[i], &out);
+          grpc::Status status = testing::StopAs(a.channel(), pending_ids[i], &out);
           if (!status.ok() || out.state() != v1::WORKSPACE_STATE_STOPPED) failed(pending_ids[i], status);
         }
       });
@@ -126,7 +107,7 @@ TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
     clients.emplace_back([&] {
       for (size_t i = 0; i < placed_ids.size(); ++i) {
         v1::Workspace out;
-        grpc::Status status = Stop(others[i % 2], placed_ids[i], &out);
+        grpc::Status status = testing::StopAs(others[i % 2], placed_ids[i], &out);
         if (!status.ok() || out.state() != v1::WORKSPACE_STATE_STOPPED) failed(placed_ids[i], status);
       }
     });
