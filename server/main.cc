@@ -46,6 +46,9 @@ ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
           "heartbeat interval the server asks node agents to use");
 ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
           "a node without heartbeats for this long is marked lost");
+ABSL_FLAG(absl::Duration, gpu_healthy_for, absl::Minutes(10),
+          "an unhealthy GPU returns to service once its agent has reported it healthy for "
+          "this long (or an admin runs wschedctl clear-gpu-health)");
 ABSL_FLAG(std::vector<std::string>, actuator_command, {},
           "exec actuator: command and arguments, comma-separated (no shell); it gets "
           "WSCHED_POOL, WSCHED_TARGET_SIZE, WSCHED_NODES_TO_REMOVE, ... (deploy/actuators)");
@@ -54,6 +57,8 @@ ABSL_FLAG(absl::Duration, scaling_batching_window, absl::Seconds(2),
           "how long pending work waits to be batched into one scale-up");
 ABSL_FLAG(absl::Duration, default_node_start_time, absl::Minutes(5),
           "time-to-GPU estimate for pools without measured node start times");
+ABSL_FLAG(absl::Duration, default_driver_install_time, absl::Minutes(10),
+          "time-to-GPU estimate of a driver install on a kernel without measured installs");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("wsched-server: the workspace-class scheduler service");
@@ -84,10 +89,16 @@ int main(int argc, char** argv) {
   options.database_connections = absl::GetFlag(FLAGS_database_connections);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
   options.node_lost_after = absl::GetFlag(FLAGS_node_lost_after);
+  options.gpu_healthy_for = absl::GetFlag(FLAGS_gpu_healthy_for);
+  if (options.gpu_healthy_for < absl::ZeroDuration()) {
+    wsched::log::Error("--gpu_healthy_for must not be negative");
+    return 1;
+  }
   options.actuator_command = absl::GetFlag(FLAGS_actuator_command);
   options.actuator_timeout = absl::GetFlag(FLAGS_actuator_timeout);
   options.scaling_batching_window = absl::GetFlag(FLAGS_scaling_batching_window);
   options.default_node_start_time = absl::GetFlag(FLAGS_default_node_start_time);
+  options.default_driver_install_time = absl::GetFlag(FLAGS_default_driver_install_time);
   absl::Status status = wsched::grpc_api::RunServer(options);
   if (!status.ok()) {
     wsched::log::Error("wsched-server cannot run", {{"error", std::string(status.message())}});

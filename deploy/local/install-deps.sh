@@ -15,6 +15,7 @@ PACKAGES=(
   openssl libssl-dev libclang-rt-14-dev
   prometheus python3-yaml
   clang-14
+  tzdata
 )
 
 missing=()

@@ -38,6 +38,13 @@ case "$cmd" in
         || { cat "$data.initdb.log" >&2; exit 1; }
     fi
     if ! as_pg "$PG_BIN/pg_ctl" -D "$data" status >/dev/null 2>&1; then
+      # The server outlives this script: it must not inherit a caller's open
+      # files, such as the lock of `flock LOCK ctest ...`, or that lock is
+      # held until the server stops. (Bash reads this script on fd 255.)
+      for fd in /proc/$$/fd/*; do
+        fd=${fd##*/}
+        if [ "$fd" -gt 2 ] && [ "$fd" -lt 255 ]; then eval "exec $fd>&-"; fi
+      done
       # fsync stays on unless PG_EXTRA_OPTS turns it off (the throwaway test
       # cluster does): benchmark numbers are measured with it on.
       as_pg "$PG_BIN/pg_ctl" -D "$data" -w -t 60 -l "$data/server.log" \

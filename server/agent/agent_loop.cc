@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/agent/log.h"
 #include "server/agent/report.h"
+#include "server/agent/rooted_fs.h"
 
 namespace wsched::agent {
 
@@ -29,23 +30,74 @@ Agent::Agent(AgentOptions options, InventoryClient& client, const StopSignal& st
     : options_(std::move(options)),
       client_(client),
       stop_(stop),
-      interval_(options_.heartbeat_interval) {}
+      interval_(options_.heartbeat_interval),
+      sampler_(options_.nvidia_smi),
+      xids_(options_.xid_hold) {}
+
+bool Agent::SampleNvidiaSmiOnce() {
+  fresh_sample_.clear();
+  if (options_.nvidia_smi.empty()) return true;
+  const bool had_health_columns = sampler_.health_columns();
+  absl::StatusOr<std::vector<GpuUsage>> sample = sampler_.Sample();
+  if (had_health_columns && !sampler_.health_columns()) {
+    Log("nvidia-smi does not know the ECC and row-remapping columns (old driver); "
+        "GPU health comes from its GPU states and XIDs only");
+  }
+  if (sample.ok()) {
+    fresh_sample_ = *sample;
+    last_good_sample_ = KeepKnownIdentity(last_good_sample_, *sample);
+    return true;
+  }
+  if (!absl::IsNotFound(sample.status())) {
+    Log(absl::StrCat("nvidia-smi: ", sample.status().ToString()));
+    return false;
+  }
+  if (!reported_missing_nvidia_smi_) {
+    // Normal on nodes without a driver yet; say it once, not every cycle.
+    Log(absl::StrCat(options_.nvidia_smi, " not found; no GPU usage will be reported"));
+    reported_missing_nvidia_smi_ = true;
+  }
+  return true;  // Nothing to judge by: XIDs alone decide.
+}
+
+void Agent::ReadXids() {
+  if (options_.kernel_log.empty() || kernel_log_unreadable_) return;
+  RootedFs fs(options_.discovery.root);
+  if (kernel_log_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<KernelLogReader>> reader =
+        KernelLogReader::Open(options_.kernel_log);
+    if (!reader.ok()) {
+      // Usually kernel.dmesg_restrict=1 for an unprivileged agent; docs/agent.md.
+      Log(absl::StrCat("cannot read XIDs from ", options_.kernel_log, ": ",
+                       reader.status().ToString(), "; GPU health comes from nvidia-smi only"));
+      kernel_log_unreadable_ = true;
+      return;
+    }
+    kernel_log_ = *std::move(reader);
+  }
+  absl::StatusOr<std::vector<std::string>> lines = kernel_log_->ReadNew();
+  if (!lines.ok()) {
+    Log(absl::StrCat("kernel log: ", lines.status().ToString()));
+    return;
+  }
+  absl::StatusOr<std::string> uptime_text = fs.ReadFile("/proc/uptime");
+  std::optional<absl::Duration> uptime =
+      uptime_text.ok() ? ParseUptime(*uptime_text) : std::nullopt;
+  const absl::Time now = absl::Now();
+  for (const std::string& line : *lines) {
+    std::optional<XidEvent> event = ParseXidLine(line);
+    if (!event) continue;
+    const XidRule* rule = xids_.Add(*event, now, uptime);
+    Log(absl::StrCat("XID ", event->xid, " on GPU ", event->pci_address, ": ",
+                     rule == nullptr   ? "no rule; health unchanged"
+                     : rule->unhealthy ? absl::StrCat(rule->meaning, "; GPU unhealthy")
+                                       : absl::StrCat(rule->meaning, "; GPU stays healthy")));
+  }
+}
 
 absl::StatusOr<core::NodeInfo> Agent::Discover() {
-  fresh_sample_.clear();
-  if (!options_.nvidia_smi.empty()) {
-    absl::StatusOr<std::vector<GpuUsage>> sample = SampleNvidiaSmi(options_.nvidia_smi);
-    if (sample.ok()) {
-      fresh_sample_ = *sample;
-      last_good_sample_ = *std::move(sample);
-    } else if (!absl::IsNotFound(sample.status())) {
-      Log(absl::StrCat("nvidia-smi: ", sample.status().ToString()));
-    } else if (!reported_missing_nvidia_smi_) {
-      // Normal on nodes without a driver yet; say it once, not every cycle.
-      Log(absl::StrCat(options_.nvidia_smi, " not found; no GPU usage will be reported"));
-      reported_missing_nvidia_smi_ = true;
-    }
-  }
+  const bool sampled = SampleNvidiaSmiOnce();
+  ReadXids();
   DiscoveryOptions discovery = options_.discovery;
   discovery.nvidia_smi = last_good_sample_;
   absl::StatusOr<core::NodeInfo> node = DiscoverNode(discovery);
@@ -54,6 +106,7 @@ absl::StatusOr<core::NodeInfo> Agent::Discover() {
                         absl::StrCat("discovery under ", discovery.root, ": ",
                                      node.status().message()));
   }
+  verdicts_ = JudgeGpus(*node, sampled ? &fresh_sample_ : nullptr, xids_.Unhealthy(absl::Now()));
   return node;
 }
 
@@ -61,6 +114,7 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
   if (options_.on_register) options_.on_register(node);
   wsched::v1::RegisterNodeRequest request;
   *request.mutable_node() = NodeInfoToProto(node);
+  ApplyVerdicts(verdicts_, *request.mutable_node());
   absl::StatusOr<wsched::v1::RegisterNodeResponse> response = client_.RegisterNode(request);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
@@ -77,7 +131,7 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
 
 absl::Status Agent::Heartbeat(const core::NodeInfo& node) {
   absl::StatusOr<wsched::v1::HeartbeatResponse> response =
-      client_.Heartbeat(MakeHeartbeat(node, fresh_sample_));
+      client_.Heartbeat(MakeHeartbeat(node, fresh_sample_, &verdicts_));
   // NotFound: the server has no such node (e.g. an operator removed it).
   if (absl::IsNotFound(response.status()) || (response.ok() && response->reregister())) {
     Log(absl::StrCat("server asked node ", node.name, " to register again"));

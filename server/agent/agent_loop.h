@@ -5,6 +5,8 @@
 #define WSCHED_SERVER_AGENT_AGENT_LOOP_H_
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,8 +17,10 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/agent/discovery.h"
+#include "server/agent/gpu_health_rules.h"
 #include "server/agent/inventory_client.h"
 #include "server/agent/nvidia_smi.h"
+#include "server/agent/xid_events.h"
 #include "server/core/node.h"
 
 namespace wsched::agent {
@@ -38,6 +42,11 @@ struct AgentOptions {
   DiscoveryOptions discovery;
   // nvidia-smi to sample each cycle; empty: never sample.
   std::string nvidia_smi;
+  // Kernel log to read XID events from, as a path on this machine (main.cc
+  // resolves --kmsg below --root); empty: none.
+  std::string kernel_log;
+  // How long an unhealthy XID keeps its GPU reported unhealthy.
+  absl::Duration xid_hold = absl::Minutes(5);
   // Used until the server's RegisterNode answer suggests another.
   absl::Duration heartbeat_interval = absl::Seconds(10);
   absl::Duration initial_backoff = absl::Seconds(1);
@@ -58,8 +67,12 @@ class Agent {
   void Run();
 
  private:
-  // Samples nvidia-smi (fresh usage, or empty) and discovers the node.
+  // Samples nvidia-smi (fresh usage, or empty), reads new XIDs, discovers
+  // the node and judges its GPUs (verdicts_).
   absl::StatusOr<core::NodeInfo> Discover();
+  // False when nvidia-smi failed this cycle (its verdicts are unknown).
+  bool SampleNvidiaSmiOnce();
+  void ReadXids();
   absl::Status Register(const core::NodeInfo& node);
   // Sends a heartbeat; clears registered_ when the server asks to re-register.
   absl::Status Heartbeat(const core::NodeInfo& node);
@@ -77,6 +90,12 @@ class Agent {
   // This cycle's sample; empty when sampling failed (no stale usage is sent).
   std::vector<GpuUsage> fresh_sample_;
   bool reported_missing_nvidia_smi_ = false;
+  NvidiaSmiSampler sampler_;
+  std::unique_ptr<KernelLogReader> kernel_log_;
+  bool kernel_log_unreadable_ = false;  // Said once; XIDs are then not read.
+  XidTracker xids_;
+  // This cycle's health of the GPUs, by UUID (see JudgeGpus).
+  std::map<std::string, GpuVerdict> verdicts_;
   absl::BitGen random_;  // Backoff jitter.
 };
 

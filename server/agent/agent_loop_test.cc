@@ -1,6 +1,9 @@
 #include "server/agent/agent_loop.h"
 
+#include <stdlib.h>
+
 #include <deque>
+#include <map>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -145,6 +148,89 @@ TEST(AgentOnceTest, HeartbeatCarriesNvidiaSmiUsage) {
             "GPU-3f9c2a71-8d4e-4b0a-9c51-2e7d6a1b8f04");
   ASSERT_EQ(inventory.heartbeats()[0].gpu_usage_size(), 1);
   EXPECT_EQ(inventory.heartbeats()[0].gpu_usage(0).utilization_percent(), 7);
+}
+
+std::string Fixture(const std::string& name) {
+  return absl::StrCat(WSCHED_SOURCE_DIR, "/tests/fixtures/gpu_health/", name);
+}
+
+// Fake nvidia-smi output and kernel log lines for the 8-GPU tree: each GPU
+// but GPU 6 and 7 has one thing wrong (see the fixture files).
+class AgentHealthTest : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("FAKE_NVIDIA_SMI_CSV", Fixture("h100-smi-unhealthy.csv").c_str(), 1); }
+  void TearDown() override {
+    unsetenv("FAKE_NVIDIA_SMI_CSV");
+    unsetenv("FAKE_NVIDIA_SMI_MODE");
+  }
+  static AgentOptions Options() {
+    AgentOptions options = FastOptions("h100-8gpu");
+    options.nvidia_smi = testing::FakeNvidiaSmi();
+    options.kernel_log = Fixture("kmsg-xids.txt");
+    return options;
+  }
+};
+
+TEST_F(AgentHealthTest, HeartbeatMarksTheRightGpusUnhealthy) {
+  FakeInventory inventory;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(Options(), inventory, stop).RunOnce().ok());
+  ASSERT_EQ(inventory.heartbeats().size(), 1u);
+  const wsched::v1::HeartbeatRequest heartbeat = inventory.heartbeats()[0];
+  const std::map<std::string, std::string> expected_problem = {
+      {"GPU-1f0b7c9e-4a2d-4e35-8b61-0c9a7d3e2f10", "XID 79: GPU has fallen off the bus"},
+      {"GPU-2a6d4e81-9b3c-4f07-a2d5-1e8b6c4f3a21", "2 uncorrected ECC error(s)"},
+      {"GPU-3b9e2f14-6c7a-4d18-b3e6-2f9c7d5a4b32", "remapped rows pending"},
+      {"GPU-4c1f8a27-3d6b-4e29-84f7-3a0d8e6b5c43", "row remapping failed"},
+      {"GPU-5d2a9b38-7e4c-4f3a-95a8-4b1e9f7c6d54", "nvidia-smi: [GPU requires reset]"},
+      {"GPU-6e3bac49-1f5d-4a4b-a6b9-5c2fa08d7e65", "nvidia-smi: GPU is lost"},
+  };
+  ASSERT_EQ(heartbeat.gpu_health_by_uuid_size(), 8);
+  for (const auto& [uuid, health] : heartbeat.gpu_health_by_uuid()) {
+    auto expected = expected_problem.find(uuid);
+    if (expected == expected_problem.end()) {
+      // GPU 6 had XIDs 13 and 31, GPU 7 XIDs 43 and 45: application errors.
+      EXPECT_EQ(health, wsched::v1::GPU_HEALTH_HEALTHY) << uuid;
+      EXPECT_FALSE(heartbeat.gpu_health_reason_by_uuid().contains(uuid)) << uuid;
+      continue;
+    }
+    EXPECT_EQ(health, wsched::v1::GPU_HEALTH_UNHEALTHY) << uuid;
+    EXPECT_THAT(heartbeat.gpu_health_reason_by_uuid().at(uuid), HasSubstr(expected->second));
+  }
+  // Registration carries the same health, and the lost GPU keeps its UUID
+  // (from /proc/driver/nvidia) and memory.
+  const wsched::v1::NodeInfo node = inventory.registers()[0].node();
+  EXPECT_EQ(node.gpus(0).health(), wsched::v1::GPU_HEALTH_UNHEALTHY);
+  EXPECT_EQ(node.gpus(0).health_reason(), "XID 79: GPU has fallen off the bus");
+  EXPECT_EQ(node.gpus(6).health(), wsched::v1::GPU_HEALTH_HEALTHY);
+  EXPECT_EQ(node.gpus(0).memory_bytes(), int64_t{81559} << 20);
+  EXPECT_EQ(node.gpus(5).uuid(), "GPU-6e3bac49-1f5d-4a4b-a6b9-5c2fa08d7e65");
+}
+
+TEST_F(AgentHealthTest, HealthyOutputAndNoXidsAreAllHealthy) {
+  setenv("FAKE_NVIDIA_SMI_CSV", Fixture("h100-smi-healthy.csv").c_str(), 1);
+  AgentOptions options = Options();
+  options.kernel_log = "";
+  FakeInventory inventory;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(options, inventory, stop).RunOnce().ok());
+  const wsched::v1::HeartbeatRequest heartbeat = inventory.heartbeats()[0];
+  ASSERT_EQ(heartbeat.gpu_health_by_uuid_size(), 8);
+  for (const auto& [uuid, health] : heartbeat.gpu_health_by_uuid()) {
+    EXPECT_EQ(health, wsched::v1::GPU_HEALTH_HEALTHY) << uuid;
+  }
+  EXPECT_EQ(heartbeat.gpu_health_reason_by_uuid_size(), 0);
+}
+
+TEST_F(AgentHealthTest, FailedNvidiaSmiLeavesAllButXidGpusUnjudged) {
+  setenv("FAKE_NVIDIA_SMI_MODE", "fail", 1);
+  FakeInventory inventory;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(Options(), inventory, stop).RunOnce().ok());
+  const wsched::v1::HeartbeatRequest heartbeat = inventory.heartbeats()[0];
+  ASSERT_EQ(heartbeat.gpu_health_by_uuid_size(), 1);
+  EXPECT_EQ(heartbeat.gpu_health_by_uuid().at("GPU-1f0b7c9e-4a2d-4e35-8b61-0c9a7d3e2f10"),
+            wsched::v1::GPU_HEALTH_UNHEALTHY);
 }
 
 TEST(AgentLoopTest, KeepsRetryingWhileTheServerIsDown) {

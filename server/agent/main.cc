@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -46,6 +47,10 @@ ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
           "Heartbeat interval until the server suggests one");
 ABSL_FLAG(std::string, nvidia_smi, "nvidia-smi",
           "nvidia-smi to sample GPU usage with; empty: do not sample");
+ABSL_FLAG(std::string, kmsg, "/dev/kmsg",
+          "Kernel log to read NVIDIA XID events from (below --root); empty: do not read XIDs");
+ABSL_FLAG(absl::Duration, xid_hold, absl::Minutes(5),
+          "How long a GPU is reported unhealthy after an XID that makes it so");
 ABSL_FLAG(bool, once, false, "Discover (and register, with --server) once, then exit");
 ABSL_FLAG(bool, print, false, "Print the discovered node as JSON on stdout");
 
@@ -154,6 +159,17 @@ int main(int argc, char** argv) {
   options.discovery.provider_id = absl::GetFlag(FLAGS_provider_id);
   options.nvidia_smi = absl::GetFlag(FLAGS_nvidia_smi);
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
+  if (std::string kmsg = absl::GetFlag(FLAGS_kmsg); !kmsg.empty()) {
+    // Below the root: with --root=/host, the host's /dev/kmsg.
+    absl::StatusOr<std::filesystem::path> path =
+        wsched::agent::RootedFs(options.discovery.root).Resolve(kmsg);
+    if (!path.ok()) {
+      Log(absl::StrCat("--kmsg: ", path.status().ToString()));
+      return kExitUsage;
+    }
+    options.kernel_log = path->string();
+  }
+  options.xid_hold = absl::GetFlag(FLAGS_xid_hold);
   const bool once = absl::GetFlag(FLAGS_once);
   const bool print = absl::GetFlag(FLAGS_print);
   const std::string server = absl::GetFlag(FLAGS_server);
@@ -165,6 +181,10 @@ int main(int argc, char** argv) {
   }
   if (options.heartbeat_interval <= absl::ZeroDuration()) {
     Log("--heartbeat_interval must be positive");
+    return kExitUsage;
+  }
+  if (options.xid_hold < absl::ZeroDuration()) {
+    Log("--xid_hold must not be negative");
     return kExitUsage;
   }
 

@@ -1,6 +1,8 @@
 #include "server/agent/nvidia_smi.h"
 
+#include <cstring>
 #include <limits>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -15,12 +17,56 @@
 namespace wsched::agent {
 namespace {
 
-constexpr int kColumns = 7;
+constexpr int kBasicColumns = 7;
+constexpr int kHealthColumns = 11;
 constexpr int64_t kMiB = int64_t{1} << 20;
+constexpr char kUnreachablePrefix[] = "Unable to determine the device handle for GPU";
 
 // "[N/A]", "[Not Supported]", "[Unknown Error]": nvidia-smi's "no value".
 bool IsUnavailable(absl::string_view value) {
   return absl::StartsWith(value, "[") && absl::EndsWith(value, "]");
+}
+
+// Bracketed values that are the GPU's fault rather than "not supported".
+bool IsGpuError(absl::string_view value) {
+  for (absl::string_view error : {"[GPU requires reset]", "[Unknown Error]", "[GPU is lost]"}) {
+    if (absl::EqualsIgnoreCase(value, error)) return true;
+  }
+  return false;
+}
+
+// "Yes"/"No" (or 1/0) columns; unavailable is "no".
+bool ParseFlag(absl::string_view value, bool& out) {
+  if (IsUnavailable(value)) {
+    out = false;
+    return true;
+  }
+  if (absl::EqualsIgnoreCase(value, "yes") || value == "1") {
+    out = true;
+    return true;
+  }
+  if (absl::EqualsIgnoreCase(value, "no") || value == "0") {
+    out = false;
+    return true;
+  }
+  return false;
+}
+
+// "Unable to determine the device handle for GPU 0000:3B:00.0: GPU is lost.
+// Reboot the system to recover this GPU" (also without the space after
+// "GPU", and on stderr: the sampler merges it in).
+std::optional<GpuUsage> ParseUnreachable(absl::string_view line) {
+  if (!absl::StartsWith(line, kUnreachablePrefix)) return std::nullopt;
+  absl::string_view rest = absl::StripLeadingAsciiWhitespace(line.substr(strlen(kUnreachablePrefix)));
+  size_t colon = rest.find(": ");
+  if (colon == absl::string_view::npos) return std::nullopt;
+  absl::StatusOr<std::string> address = NormalizePciBusId(rest.substr(0, colon));
+  if (!address.ok()) return std::nullopt;
+  GpuUsage gpu;
+  gpu.pci_address = *std::move(address);
+  gpu.error_state = std::string(absl::StripAsciiWhitespace(rest.substr(colon + 2)));
+  if (gpu.error_state.empty()) gpu.error_state = "unreachable";
+  return gpu;
 }
 
 absl::Status LineError(int line_number, absl::string_view line, absl::string_view problem) {
@@ -37,29 +83,60 @@ bool ParseCount(absl::string_view value, int64_t& out) {
   return absl::SimpleAtoi(value, &out) && out >= 0;
 }
 
+// Columns 8..11 of kNvidiaSmiQuery.
+absl::Status ParseHealthColumns(const std::vector<absl::string_view>& fields, GpuUsage& usage) {
+  if (!ParseCount(fields[7], usage.ecc_uncorrected_volatile)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "ecc.errors.uncorrected.volatile.total \"", fields[7], "\" is not a count"));
+  }
+  const struct {
+    const char* name;
+    bool* out;
+  } flags[] = {{"retired_pages.pending", &usage.retired_pages_pending},
+               {"remapped_rows.pending", &usage.remapped_rows_pending},
+               {"remapped_rows.failure", &usage.remapped_rows_failure}};
+  for (size_t i = 0; i < 3; ++i) {
+    if (!ParseFlag(fields[8 + i], *flags[i].out)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flags[i].name, " \"", fields[8 + i], "\" is not Yes or No"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<GpuUsage> ParseLine(int line_number, absl::string_view line) {
+  if (std::optional<GpuUsage> unreachable = ParseUnreachable(line)) return *unreachable;
   std::vector<absl::string_view> fields = absl::StrSplit(line, ',');
-  if (fields.size() != kColumns) {
+  if (fields.size() != kBasicColumns && fields.size() != kHealthColumns) {
     return LineError(line_number, line,
-                     absl::StrCat("expected ", kColumns, " comma-separated fields (",
-                                  kNvidiaSmiQuery, "), got ", fields.size()));
+                     absl::StrCat("expected ", kBasicColumns, " comma-separated fields (",
+                                  kNvidiaSmiBasicQuery, ") or ", kHealthColumns,
+                                  " (with the health columns), got ", fields.size()));
   }
   for (absl::string_view& field : fields) field = absl::StripAsciiWhitespace(field);
+  GpuUsage usage;
+  // A GPU in a bad state shows it in any column, the name included.
+  for (absl::string_view field : fields) {
+    if (IsGpuError(field) && usage.error_state.empty()) usage.error_state = std::string(field);
+  }
 
+  // A GPU in a bad state may not even give its index, UUID or name; its
+  // PCI address is what ties the line to the GPU.
   int index = 0;
-  if (!absl::SimpleAtoi(fields[0], &index) || index < 0) {
+  if (!IsGpuError(fields[0]) && (!absl::SimpleAtoi(fields[0], &index) || index < 0)) {
     return LineError(line_number, line, absl::StrCat("index \"", fields[0], "\" is not a number"));
   }
-  GpuUsage usage;
-  if (!absl::StartsWith(fields[1], "GPU-") || absl::StrContains(fields[1], ' ')) {
-    return LineError(line_number, line, absl::StrCat("uuid \"", fields[1], "\" is not GPU-..."));
+  if (!IsGpuError(fields[1])) {
+    if (!absl::StartsWith(fields[1], "GPU-") || absl::StrContains(fields[1], ' ')) {
+      return LineError(line_number, line, absl::StrCat("uuid \"", fields[1], "\" is not GPU-..."));
+    }
+    usage.uuid = std::string(fields[1]);
   }
-  usage.uuid = std::string(fields[1]);
   absl::StatusOr<std::string> address = NormalizePciBusId(fields[2]);
   if (!address.ok()) return LineError(line_number, line, address.status().message());
   usage.pci_address = *std::move(address);
   if (fields[3].empty()) return LineError(line_number, line, "empty name");
-  usage.name = std::string(fields[3]);
+  if (!IsGpuError(fields[3])) usage.name = std::string(fields[3]);
 
   int64_t utilization = 0;
   if (!ParseCount(fields[4], utilization) || utilization > 100) {
@@ -81,6 +158,11 @@ absl::StatusOr<GpuUsage> ParseLine(int line_number, absl::string_view line) {
   }
   usage.memory_used_bytes = used_mib < 0 ? -1 : used_mib * kMiB;
   usage.memory_total_bytes = total_mib < 0 ? -1 : total_mib * kMiB;
+  if (fields.size() == kHealthColumns) {
+    if (absl::Status health = ParseHealthColumns(fields, usage); !health.ok()) {
+      return LineError(line_number, line, health.message());
+    }
+  }
   return usage;
 }
 
@@ -113,13 +195,55 @@ absl::StatusOr<std::vector<GpuUsage>> ParseNvidiaSmiCsv(absl::string_view text) 
   return gpus;
 }
 
+absl::StatusOr<std::vector<GpuUsage>> NvidiaSmiSampler::Run(const char* query,
+                                                             absl::Duration timeout) {
+  absl::StatusOr<CommandOutput> result = RunAndCaptureAll(
+      {path_, absl::StrCat("--query-gpu=", query), "--format=csv,noheader,nounits"}, timeout);
+  if (!result.ok()) return result.status();
+  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(result->output);
+  if (result->exit_status == 0 && result->signal == 0) return gpus;
+  // Failed, but with GPUs to show: one GPU is lost and the others are fine.
+  if (gpus.ok() && !gpus->empty()) return gpus;
+  absl::string_view hint =
+      absl::StripAsciiWhitespace(absl::string_view(result->output).substr(0, 200));
+  return absl::UnavailableError(absl::StrCat(
+      path_, " failed with ",
+      result->signal != 0 ? absl::StrCat("signal ", result->signal)
+                          : absl::StrCat("exit status ", result->exit_status),
+      hint.empty() ? "" : ": ", hint));
+}
+
+absl::StatusOr<std::vector<GpuUsage>> NvidiaSmiSampler::Sample(absl::Duration timeout) {
+  if (health_columns_) {
+    absl::StatusOr<std::vector<GpuUsage>> gpus = Run(kNvidiaSmiQuery, timeout);
+    if (gpus.ok() || !absl::StrContains(gpus.status().message(), "is not a valid field")) {
+      return gpus;
+    }
+    // An older driver: usage and the nvidia-smi states still tell something.
+    health_columns_ = false;
+  }
+  return Run(kNvidiaSmiBasicQuery, timeout);
+}
+
+std::vector<GpuUsage> KeepKnownIdentity(const std::vector<GpuUsage>& known,
+                                        const std::vector<GpuUsage>& fresh) {
+  std::vector<GpuUsage> out;
+  for (const GpuUsage& gpu : fresh) {
+    GpuUsage merged = gpu;
+    for (const GpuUsage& old : known) {
+      if (old.pci_address != gpu.pci_address) continue;
+      if (merged.uuid.empty()) merged.uuid = old.uuid;
+      if (merged.name.empty()) merged.name = old.name;
+      if (merged.memory_total_bytes < 0) merged.memory_total_bytes = old.memory_total_bytes;
+    }
+    out.push_back(std::move(merged));
+  }
+  return out;
+}
+
 absl::StatusOr<std::vector<GpuUsage>> SampleNvidiaSmi(const std::string& path,
                                                       absl::Duration timeout) {
-  absl::StatusOr<std::string> output = RunAndCapture(
-      {path, absl::StrCat("--query-gpu=", kNvidiaSmiQuery), "--format=csv,noheader,nounits"},
-      timeout);
-  if (!output.ok()) return output.status();
-  return ParseNvidiaSmiCsv(*output);
+  return NvidiaSmiSampler(path).Sample(timeout);
 }
 
 }  // namespace wsched::agent

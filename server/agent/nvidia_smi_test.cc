@@ -147,5 +147,97 @@ TEST_F(SampleNvidiaSmiModeTest, MalformedOutputIsRejected) {
   EXPECT_TRUE(absl::IsInvalidArgument(SampleNvidiaSmi(FakeNvidiaSmi()).status()));
 }
 
+TEST(NvidiaSmiCsvTest, ParsesTheHealthColumns) {
+  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(
+      "0, GPU-aaaa, 00000000:3B:00.0, NVIDIA H100, 1, 2, 81559, 4, Yes, No, No\n"
+      "1, GPU-bbbb, 00000000:5D:00.0, NVIDIA H100, 1, 2, 81559, [N/A], [N/A], Yes, Yes\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_EQ((*gpus)[0].ecc_uncorrected_volatile, 4);
+  EXPECT_TRUE((*gpus)[0].retired_pages_pending);
+  EXPECT_FALSE((*gpus)[0].remapped_rows_pending);
+  EXPECT_EQ((*gpus)[0].memory_total_bytes, 81559 * kMiB);
+  EXPECT_EQ((*gpus)[1].ecc_uncorrected_volatile, -1);
+  EXPECT_FALSE((*gpus)[1].retired_pages_pending);
+  EXPECT_TRUE((*gpus)[1].remapped_rows_pending);
+  EXPECT_TRUE((*gpus)[1].remapped_rows_failure);
+  EXPECT_TRUE((*gpus)[1].error_state.empty());
+}
+
+TEST(NvidiaSmiCsvTest, BadHealthColumnNamesItself) {
+  absl::StatusOr<std::vector<GpuUsage>> gpus =
+      ParseNvidiaSmiCsv("0, GPU-aaaa, 00000000:3B:00.0, NVIDIA H100, 1, 2, 3, 0, Maybe, No, No");
+  ASSERT_FALSE(gpus.ok());
+  EXPECT_THAT(gpus.status().message(), HasSubstr("retired_pages.pending"));
+}
+
+// A GPU in a bad state: its values turn into errors, or nvidia-smi cannot
+// reach it at all (and says so instead of printing its line).
+TEST(NvidiaSmiCsvTest, GpuStatesBecomeErrorStates) {
+  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(
+      "0, GPU-aaaa, 00000000:3B:00.0, NVIDIA H100, [GPU requires reset], [GPU requires reset], "
+      "[GPU requires reset], [GPU requires reset], No, No, No\n"
+      "1, [Unknown Error], 00000000:5D:00.0, [Unknown Error], [Unknown Error], 0, 0\n"
+      "Unable to determine the device handle for GPU0000:AB:00.0: GPU is lost.  Reboot the "
+      "system to recover this GPU\n"
+      "Unable to determine the device handle for GPU 0000:0B:00.0: Unknown Error\n");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 4u);
+  EXPECT_EQ((*gpus)[0].error_state, "[GPU requires reset]");
+  EXPECT_EQ((*gpus)[0].uuid, "GPU-aaaa");
+  EXPECT_EQ((*gpus)[0].memory_total_bytes, -1);
+  EXPECT_EQ((*gpus)[1].error_state, "[Unknown Error]");
+  EXPECT_EQ((*gpus)[1].uuid, "");
+  EXPECT_EQ((*gpus)[1].pci_address, "0000:5d:00.0");
+  EXPECT_EQ((*gpus)[2], (GpuUsage{.pci_address = "0000:ab:00.0",
+                                  .error_state = "GPU is lost.  Reboot the system to recover "
+                                                 "this GPU"}));
+  EXPECT_EQ((*gpus)[3].pci_address, "0000:0b:00.0");
+  EXPECT_EQ((*gpus)[3].error_state, "Unknown Error");
+}
+
+TEST(NvidiaSmiCsvTest, KeepKnownIdentityFillsWhatABadLineLost) {
+  std::vector<GpuUsage> known = {{.uuid = "GPU-a", .pci_address = "0000:3b:00.0", .name = "H100",
+                                  .memory_total_bytes = 80 * kMiB}};
+  std::vector<GpuUsage> fresh = {{.pci_address = "0000:3b:00.0", .error_state = "GPU is lost"}};
+  std::vector<GpuUsage> merged = KeepKnownIdentity(known, fresh);
+  ASSERT_EQ(merged.size(), 1u);
+  EXPECT_EQ(merged[0].uuid, "GPU-a");
+  EXPECT_EQ(merged[0].name, "H100");
+  EXPECT_EQ(merged[0].memory_total_bytes, 80 * kMiB);
+  EXPECT_EQ(merged[0].error_state, "GPU is lost");
+}
+
+TEST_F(SampleNvidiaSmiModeTest, AskedForTheHealthColumns) {
+  NvidiaSmiSampler sampler(FakeNvidiaSmi());
+  absl::StatusOr<std::vector<GpuUsage>> gpus = sampler.Sample();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_TRUE(sampler.health_columns());
+  EXPECT_EQ((*gpus)[0].ecc_uncorrected_volatile, -1);  // [N/A] on a GeForce.
+  EXPECT_EQ((*gpus)[0].memory_total_bytes, 24576 * kMiB);
+}
+
+TEST_F(SampleNvidiaSmiModeTest, OldDriverFallsBackToTheBasicQuery) {
+  setenv("FAKE_NVIDIA_SMI_MODE", "old", 1);
+  NvidiaSmiSampler sampler(FakeNvidiaSmi());
+  absl::StatusOr<std::vector<GpuUsage>> gpus = sampler.Sample();
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  EXPECT_FALSE(sampler.health_columns());
+  EXPECT_EQ((*gpus)[0].utilization_percent, 7);
+  EXPECT_TRUE(sampler.Sample().ok());  // Straight to the basic query from now on.
+}
+
+TEST_F(SampleNvidiaSmiModeTest, ALostGpuFailsTheRunButNotTheSample) {
+  setenv("FAKE_NVIDIA_SMI_CSV",
+         absl::StrCat(WSCHED_SOURCE_DIR, "/tests/fixtures/gpu_health/h100-smi-unhealthy.csv").c_str(),
+         1);
+  setenv("FAKE_NVIDIA_SMI_EXIT", "15", 1);
+  absl::StatusOr<std::vector<GpuUsage>> gpus = SampleNvidiaSmi(FakeNvidiaSmi());
+  unsetenv("FAKE_NVIDIA_SMI_EXIT");
+  ASSERT_TRUE(gpus.ok()) << gpus.status();
+  ASSERT_EQ(gpus->size(), 8u);
+  EXPECT_EQ((*gpus)[5].pci_address, "0000:ab:00.0");
+  EXPECT_THAT((*gpus)[5].error_state, HasSubstr("GPU is lost"));
+}
+
 }  // namespace
 }  // namespace wsched::agent

@@ -58,14 +58,33 @@ wsched::v1::NodeInfo NodeInfoToProto(const core::NodeInfo& node) {
   return out;
 }
 
+void ApplyVerdicts(const std::map<std::string, GpuVerdict>& verdicts, wsched::v1::NodeInfo& node) {
+  for (wsched::v1::Gpu& gpu : *node.mutable_gpus()) {
+    auto it = verdicts.find(gpu.uuid());
+    if (it == verdicts.end()) continue;
+    gpu.set_health(it->second.healthy ? wsched::v1::GPU_HEALTH_HEALTHY
+                                      : wsched::v1::GPU_HEALTH_UNHEALTHY);
+    gpu.set_health_reason(it->second.healthy ? "" : it->second.reason);
+  }
+}
+
 wsched::v1::HeartbeatRequest MakeHeartbeat(const core::NodeInfo& node,
-                                           const std::vector<GpuUsage>& usage) {
+                                           const std::vector<GpuUsage>& usage,
+                                           const std::map<std::string, GpuVerdict>* verdicts) {
   wsched::v1::HeartbeatRequest out;
   out.set_node_name(node.name);
   out.set_kernel_version(node.kernel_version);
   out.set_driver_version(node.driver_version);
-  for (const core::Gpu& gpu : node.gpus) {
-    (*out.mutable_gpu_health_by_uuid())[gpu.uuid] = HealthOf(gpu);
+  if (verdicts == nullptr) {
+    for (const core::Gpu& gpu : node.gpus) {
+      (*out.mutable_gpu_health_by_uuid())[gpu.uuid] = HealthOf(gpu);
+    }
+  } else {
+    for (const auto& [uuid, verdict] : *verdicts) {
+      (*out.mutable_gpu_health_by_uuid())[uuid] =
+          verdict.healthy ? wsched::v1::GPU_HEALTH_HEALTHY : wsched::v1::GPU_HEALTH_UNHEALTHY;
+      if (!verdict.healthy) (*out.mutable_gpu_health_reason_by_uuid())[uuid] = verdict.reason;
+    }
   }
   for (const GpuUsage& sample : usage) {
     // Without a utilisation figure there is nothing to report; a made-up 0

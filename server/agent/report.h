@@ -2,8 +2,11 @@
 #ifndef WSCHED_SERVER_AGENT_REPORT_H_
 #define WSCHED_SERVER_AGENT_REPORT_H_
 
+#include <map>
+#include <string>
 #include <vector>
 
+#include "server/agent/gpu_health_rules.h"
 #include "server/agent/nvidia_smi.h"
 #include "server/core/node.h"
 #include "wsched/v1/inventory.pb.h"
@@ -14,10 +17,16 @@ namespace wsched::agent {
 // are left for the server to fill in.
 wsched::v1::NodeInfo NodeInfoToProto(const core::NodeInfo& node);
 
+// Sets the health (and reason) of the GPUs `verdicts` (by UUID) judge.
+void ApplyVerdicts(const std::map<std::string, GpuVerdict>& verdicts, wsched::v1::NodeInfo& node);
+
 // The periodic heartbeat: running kernel and driver (a kernel change resets
-// driver readiness), each GPU's health, and the usage nvidia-smi could give.
+// driver readiness), GPU health, and the usage nvidia-smi could give. Health
+// is that of `verdicts` (GPUs it leaves out are not listed and keep their
+// health on the server); without verdicts, each GPU's own `healthy`.
 wsched::v1::HeartbeatRequest MakeHeartbeat(const core::NodeInfo& node,
-                                           const std::vector<GpuUsage>& usage);
+                                           const std::vector<GpuUsage>& usage,
+                                           const std::map<std::string, GpuVerdict>* verdicts = nullptr);
 
 }  // namespace wsched::agent
 

@@ -65,16 +65,18 @@ std::optional<int> WaitForExitUntil(pid_t pid, absl::Time deadline) {
   }
 }
 
-std::string Describe(int wait_status) {
-  if (WIFEXITED(wait_status)) return absl::StrCat("exit status ", WEXITSTATUS(wait_status));
-  if (WIFSIGNALED(wait_status)) return absl::StrCat("signal ", WTERMSIG(wait_status));
-  return "unknown status";
+std::string Describe(const CommandOutput& result) {
+  if (result.signal != 0) return absl::StrCat("signal ", result.signal);
+  return absl::StrCat("exit status ", result.exit_status);
 }
 
 }  // namespace
 
-absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
-                                          absl::Duration timeout) {
+namespace {
+
+// Runs argv; with `merge_stderr` the child's stderr goes into the output too.
+absl::StatusOr<CommandOutput> Run(const std::vector<std::string>& argv, absl::Duration timeout,
+                                  bool merge_stderr) {
   if (argv.empty()) return absl::InvalidArgumentError("no command to run");
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
@@ -87,6 +89,7 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
+  if (merge_stderr) posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDERR_FILENO);
   std::vector<char*> args;
   for (const std::string& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
   args.push_back(nullptr);
@@ -146,14 +149,33 @@ absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
         absl::StrCat(argv[0], " did not exit within ", absl::FormatDuration(timeout)));
   }
   int status = *exited;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  CommandOutput result{std::move(output), -1, 0};
+  if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<CommandOutput> RunAndCaptureAll(const std::vector<std::string>& argv,
+                                               absl::Duration timeout) {
+  return Run(argv, timeout, /*merge_stderr=*/true);
+}
+
+absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
+                                          absl::Duration timeout) {
+  absl::StatusOr<CommandOutput> result = Run(argv, timeout, /*merge_stderr=*/false);
+  if (!result.ok()) return result.status();
+  const std::string& output = result->output;
+  if (result->exit_status != 0 || result->signal != 0) {
     // nvidia-smi explains failures ("couldn't communicate with the NVIDIA
     // driver") on stdout, so keep the start of it.
     absl::string_view hint = absl::StripAsciiWhitespace(absl::string_view(output).substr(0, 200));
-    return absl::UnavailableError(absl::StrCat(argv[0], " failed with ", Describe(status),
+    return absl::UnavailableError(absl::StrCat(argv[0], " failed with ",
+                                               Describe(*result),
                                                hint.empty() ? "" : ": ", hint));
   }
-  return output;
+  return std::move(result->output);
 }
 
 }  // namespace wsched::agent

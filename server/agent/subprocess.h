@@ -18,6 +18,20 @@ namespace wsched::agent {
 absl::StatusOr<std::string> RunAndCapture(const std::vector<std::string>& argv,
                                           absl::Duration timeout);
 
+// What a finished command printed (stdout and stderr together, in order) and
+// its exit status.
+struct CommandOutput {
+  std::string output;
+  int exit_status = 0;
+  int signal = 0;  // Non-zero when killed by that signal (exit_status is then -1).
+};
+
+// Like RunAndCapture, but a non-zero exit is a result, not an error:
+// nvidia-smi exits non-zero when one GPU is lost and still prints the
+// others, and says which GPU on stderr.
+absl::StatusOr<CommandOutput> RunAndCaptureAll(const std::vector<std::string>& argv,
+                                               absl::Duration timeout);
+
 }  // namespace wsched::agent
 
 #endif  // WSCHED_SERVER_AGENT_SUBPROCESS_H_

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/catalog/builtin_devices.h"
+#include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
 
@@ -96,9 +97,11 @@ std::string PoolChanges(const NodePool& a, const NodePool& b) {
             FormatCatalogDuration);
   c.Compare("scale_down.delay_after_add", a.scale_down.delay_after_add,
             b.scale_down.delay_after_add, FormatCatalogDuration);
+  c.Compare("scale_down.schedule", a.scale_down.schedule, b.scale_down.schedule,
+            FormatScaleDownSchedule);
   c.Compare("max_node_provision_time", a.max_node_provision_time, b.max_node_provision_time,
             FormatCatalogDuration);
-  c.Compare("warm_buffer", a.warm_buffer, b.warm_buffer, Int);
+  c.Compare("warm_buffer", a.warm_buffer, b.warm_buffer, FormatWarmBuffer);
   c.Compare("allow_unsafe_iommu", a.allow_unsafe_iommu, b.allow_unsafe_iommu, Bool);
   return c.Joined();
 }

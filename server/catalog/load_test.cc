@@ -60,6 +60,13 @@ TEST(Samples, SaasCatalogIsValid) {
   ASSERT_NE(catalog.FindPool("gpu-h100"), nullptr);
   ASSERT_NE(catalog.FindPool("gpu-a100"), nullptr);
   EXPECT_EQ(catalog.FindPool("gpu-h100")->shape.gpus_per_node, 8);
+  // The H100 pool shows both schedules.
+  const core::NodePool& h100 = *catalog.FindPool("gpu-h100");
+  EXPECT_EQ(h100.warm_buffer.time_zone, "Europe/Berlin");
+  ASSERT_EQ(h100.warm_buffer.windows.size(), 1u);
+  EXPECT_EQ(h100.warm_buffer.windows[0].nodes, 2);
+  ASSERT_EQ(h100.scale_down.schedule.windows.size(), 1u);
+  EXPECT_FALSE(h100.scale_down.schedule.windows[0].allow);
   EXPECT_EQ(catalog.FindPool("gpu-a100")->min_size, 0);
   EXPECT_EQ(catalog.FindClass("gpu-1x")->gpu.models, (std::vector<std::string>{"H100", "A100"}));
   // One exact kernel and one pattern.

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "server/catalog/builtin_devices.h"
 #include "server/catalog/closest_name.h"
+#include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/catalog/yaml_documents.h"
 #include "server/catalog/yaml_fields.h"
@@ -39,7 +40,7 @@ constexpr absl::string_view kPoolKeys[] = {"id",
                                            "allow_unsafe_iommu"};
 constexpr absl::string_view kNodeKeys[] = {"cpu",  "memory", "ephemeral_storage",
                                            "disk", "gpus",   "gpu_model"};
-constexpr absl::string_view kScaleDownKeys[] = {"unneeded", "delay_after_add"};
+constexpr absl::string_view kScaleDownKeys[] = {"unneeded", "delay_after_add", "schedule"};
 constexpr absl::string_view kDriverPolicyKeys[] = {
     "kernel", "os_id", "os_version", "driver_version", "driver_branch", "installer_repo"};
 
@@ -247,6 +248,7 @@ core::ScaleDownSettings ReadScaleDown(const Field& field, Diagnostics& diagnosti
   MapFields fields(field, kScaleDownKeys, diagnostics);
   SetIf(ReadWith(fields.Get("unneeded"), kDuration, diagnostics), settings.unneeded);
   SetIf(ReadWith(fields.Get("delay_after_add"), kDuration, diagnostics), settings.delay_after_add);
+  SetIf(ReadScaleDownSchedule(fields.Get("schedule"), diagnostics), settings.schedule);
   return settings;
 }
 
@@ -262,7 +264,7 @@ core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
   pool.scale_down = ReadScaleDown(fields.Get("scale_down"), diagnostics);
   SetIf(ReadWith(fields.Get("max_node_provision_time"), kDuration, diagnostics),
         pool.max_node_provision_time);
-  SetIf(ReadSmallInt(fields.Get("warm_buffer"), diagnostics), pool.warm_buffer);
+  SetIf(ReadWarmBuffer(fields.Get("warm_buffer"), diagnostics), pool.warm_buffer);
   SetIf(ReadBool(fields.Get("allow_unsafe_iommu"), diagnostics), pool.allow_unsafe_iommu);
   return pool;
 }

@@ -47,7 +47,7 @@ TEST(ParseCatalog, MapsEveryFieldAndAppliesDefaults) {
   EXPECT_EQ(pool.scale_down.unneeded, absl::Minutes(10));
   EXPECT_EQ(pool.scale_down.delay_after_add, absl::Minutes(10));
   EXPECT_EQ(pool.max_node_provision_time, absl::Minutes(15));
-  EXPECT_EQ(pool.warm_buffer, 0);
+  EXPECT_EQ(pool.warm_buffer, core::WarmBuffer::Constant(0));
 
   ASSERT_EQ(catalog->driver_policy.size(), 1u);
   EXPECT_EQ(catalog->driver_policy[0].os_version, "22.04");
@@ -86,7 +86,7 @@ pools:
   EXPECT_EQ(pool.scale_down.unneeded, absl::Minutes(90));
   EXPECT_EQ(pool.scale_down.delay_after_add, absl::Seconds(30));
   EXPECT_EQ(pool.max_node_provision_time, absl::Minutes(5));
-  EXPECT_EQ(pool.warm_buffer, 2);
+  EXPECT_EQ(pool.warm_buffer, core::WarmBuffer::Constant(2));
 }
 
 TEST(ParseCatalog, ReturnsInvalidArgumentWithEveryErrorOnItsOwnLine) {

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "server/catalog/builtin_devices.h"
+#include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
 #include "yaml-cpp/yaml.h"
@@ -161,12 +162,16 @@ void Pool(YAML::Emitter& out, const NodePool& pool) {
   out << FormatCatalogDuration(pool.scale_down.unneeded);
   Key(out, "delay_after_add");
   out << FormatCatalogDuration(pool.scale_down.delay_after_add);
+  if (!pool.scale_down.schedule.empty()) {
+    Key(out, "schedule");
+    EmitScaleDownSchedule(out, pool.scale_down.schedule);
+  }
   out << YAML::EndMap;
   Key(out, "max_node_provision_time");
   out << FormatCatalogDuration(pool.max_node_provision_time);
-  if (pool.warm_buffer != 0) {
+  if (pool.warm_buffer != core::WarmBuffer{}) {
     Key(out, "warm_buffer");
-    out << pool.warm_buffer;
+    EmitWarmBuffer(out, pool.warm_buffer);
   }
   if (pool.allow_unsafe_iommu) {
     Key(out, "allow_unsafe_iommu");

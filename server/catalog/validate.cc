@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "server/catalog/feasibility.h"
+#include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
 #include "server/core/validation.h"
@@ -327,17 +328,16 @@ class CatalogValidator {
     } else if (pool.max_size > kMaxPoolSize) {
       Error(path, "max_size", absl::StrCat("must be <= ", kMaxPoolSize));
     }
-    if (pool.warm_buffer < 0) {
-      Error(path, "warm_buffer", "must be >= 0");
-    } else if (pool.warm_buffer > pool.max_size && pool.max_size >= 0) {
-      Error(path, "warm_buffer", absl::StrCat("must be <= max_size (", pool.max_size, ")"));
-    }
+    CheckWarmBuffer(FieldPath(path, "warm_buffer"), pool.warm_buffer, pool.max_size,
+                    diagnostics_);
     const std::string scale_down = FieldPath(path, "scale_down");
     if (pool.scale_down.unneeded < absl::ZeroDuration())
       Error(scale_down, "unneeded", "must be >= 0");
     if (pool.scale_down.delay_after_add < absl::ZeroDuration()) {
       Error(scale_down, "delay_after_add", "must be >= 0");
     }
+    CheckScaleDownSchedule(FieldPath(scale_down, "schedule"), pool.scale_down.schedule,
+                           diagnostics_);
     if (pool.max_node_provision_time <= absl::ZeroDuration()) {
       Error(path, "max_node_provision_time", "must be > 0");
     }

@@ -6,6 +6,7 @@
 
 #include "server/catalog/load.h"
 #include "server/cli/output.h"
+#include "server/cli/paging.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/classes.grpc.pb.h"
 
@@ -113,8 +114,11 @@ int ClassesCommand(const Client& client, const std::vector<std::string>& args,
   v1::ListClassesRequest request;
   request.set_include_deprecated(true);
   v1::ListClassesResponse response;
-  auto context = client.Context();
-  grpc::Status status = stub->ListClasses(context.get(), request, &response);
+  grpc::Status status = ListAllPages(
+      client, request, &response,
+      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+        return stub->ListClasses(context, page_request, page);
+      });
   if (!status.ok()) return Fail("classes", status);
   if (options.json) return PrintJson(response);
   std::printf("%-14s %-4s %-8s %-4s %-18s %-9s %s\n", "CLASS", "VER", "CPU", "GPUS", "MODELS",

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/cli/output.h"
+#include "server/cli/paging.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 
@@ -40,6 +41,24 @@ std::string ResourcesText(const v1::Resources& r) {
                       core::FormatBytes(r.memory_bytes()), ", ephemeral ",
                       core::FormatBytes(r.ephemeral_storage_bytes()), ", disk ",
                       core::FormatBytes(r.disk_bytes()));
+}
+
+// Out-of-service GPUs: why, since when, and whether the wait to return runs.
+void PrintUnhealthyGpus(const v1::NodeInfo& info) {
+  bool first = true;
+  for (const auto& gpu : info.gpus()) {
+    if (gpu.health() != v1::GPU_HEALTH_UNHEALTHY) continue;
+    if (first) std::cout << "\n";
+    first = false;
+    std::cout << "gpu " << gpu.index() << " unhealthy: " << OrDash(gpu.health_reason());
+    if (gpu.has_unhealthy_since()) std::cout << " (since " << TimeText(gpu.unhealthy_since()) << ")";
+    std::cout << "\n";
+    if (gpu.has_reported_healthy_since()) {
+      std::cout << "  reported healthy again since " << TimeText(gpu.reported_healthy_since())
+                << "; returns after --gpu_healthy_for, or: wschedctl clear-gpu-health "
+                << info.name() << " " << gpu.uuid() << "\n";
+    }
+  }
 }
 
 void PrintNodeDetail(const v1::Node& node) {
@@ -84,6 +103,7 @@ void PrintNodeDetail(const v1::Node& node) {
                gpu.passthrough_safe() ? "safe" : "UNSAFE", OrDash(gpu.held_by_workspace())});
   }
   table.Print();
+  PrintUnhealthyGpus(info);
   // Unsafe GPUs: why, and what shares the group (the JSON output has every group).
   bool first = true;
   for (const auto& gpu : info.gpus()) {
@@ -150,8 +170,11 @@ int NodesCommand(const Client& client, const std::vector<std::string>& args,
   v1::ListNodesRequest request;
   request.set_pool(options.pool);
   v1::ListNodesResponse response;
-  auto context = client.Context();
-  grpc::Status status = stub->ListNodes(context.get(), request, &response);
+  grpc::Status status = ListAllPages(
+      client, request, &response,
+      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+        return stub->ListNodes(context, page_request, page);
+      });
   if (!status.ok()) return Fail("nodes", status);
   if (options.json) return PrintJson(response);
   Table table({"NAME", "POOL", "STATE", "DRIVER", "GPUS", "UNSAFE", "WORKSPACES", "HEARTBEAT"});
@@ -190,8 +213,11 @@ int PoolsCommand(const Client& client, const std::vector<std::string>& args,
   }
   auto stub = v1::InventoryService::NewStub(client.channel);
   v1::ListPoolsResponse response;
-  auto context = client.Context();
-  grpc::Status status = stub->ListPools(context.get(), v1::ListPoolsRequest(), &response);
+  grpc::Status status = ListAllPages(
+      client, v1::ListPoolsRequest(), &response,
+      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+        return stub->ListPools(context, page_request, page);
+      });
   if (!status.ok()) return Fail("pools", status);
   if (options.json) return PrintJson(response);
   Table table({"POOL", "GPU-MODEL", "GPUS/NODE", "SIZE", "NODES", "GPUS-HELD", "UNHEALTHY"});
@@ -219,9 +245,11 @@ int DriverWorkCommand(const Client& client, const std::vector<std::string>& args
   }
   auto stub = v1::InventoryService::NewStub(client.channel);
   v1::ListDriverWorkResponse response;
-  auto context = client.Context();
-  grpc::Status status =
-      stub->ListDriverWork(context.get(), v1::ListDriverWorkRequest(), &response);
+  grpc::Status status = ListAllPages(
+      client, v1::ListDriverWorkRequest(), &response,
+      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+        return stub->ListDriverWork(context, page_request, page);
+      });
   if (!status.ok()) return Fail("driver-work", status);
   if (options.json) return PrintJson(response);
   Table table({"NODE", "KERNEL", "OS", "DRIVER", "INSTALLER-IMAGE"});
@@ -259,6 +287,26 @@ int DriverReportCommand(const Client& client, const std::vector<std::string>& ar
   if (options.json) return PrintJson(node);
   std::cout << "node " << node.info().name() << ": driver " << DriverStateText(node.driver_state())
             << (node.driver_detail().empty() ? "" : " (" + node.driver_detail() + ")") << "\n";
+  return 0;
+}
+
+int ClearGpuHealthCommand(const Client& client, const std::vector<std::string>& args,
+                          const Options& options) {
+  if (args.size() != 2) {
+    std::cerr << "usage: wschedctl clear-gpu-health NODE GPU_UUID\n";
+    return 2;
+  }
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  v1::ClearGpuHealthRequest request;
+  request.set_node_name(args[0]);
+  request.set_gpu_uuid(args[1]);
+  v1::Node node;
+  auto context = client.Context();
+  grpc::Status status = stub->ClearGpuHealth(context.get(), request, &node);
+  if (!status.ok()) return Fail("clear-gpu-health " + args[0] + " " + args[1], status);
+  if (options.json) return PrintJson(node);
+  std::cout << "node " << node.info().name() << ": GPU " << args[1]
+            << " is in service; it goes out again if its agent reports it unhealthy\n";
   return 0;
 }
 

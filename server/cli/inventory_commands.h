@@ -1,4 +1,5 @@
-// `wschedctl nodes|node|pools|driver-work|driver-report`: the inventory.
+// `wschedctl nodes|node|pools|driver-work|driver-report|clear-gpu-health`:
+// the inventory.
 #ifndef WSCHED_SERVER_CLI_INVENTORY_COMMANDS_H_
 #define WSCHED_SERVER_CLI_INVENTORY_COMMANDS_H_
 
@@ -22,6 +23,9 @@ int DriverWorkCommand(const Client& client, const std::vector<std::string>& args
 // driver-report NODE KERNEL ok|failed [DETAIL]
 int DriverReportCommand(const Client& client, const std::vector<std::string>& args,
                         const Options& options);
+// clear-gpu-health NODE GPU_UUID
+int ClearGpuHealthCommand(const Client& client, const std::vector<std::string>& args,
+                          const Options& options);
 
 }  // namespace wsched::cli
 

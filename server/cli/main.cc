@@ -79,6 +79,8 @@ Inventory:
   driver-work                 pending driver installs (node, kernel, image), nodes without policy
   driver-report NODE KERNEL ok|failed [DETAIL]
                               report an installer job's result
+  clear-gpu-health NODE GPU_UUID
+                              return an unhealthy GPU to service now (admin)
 
 Workspaces (control plane):
   place ID --org=O --project=P --user=U [--class=C] [--restart] [--priority=N]
@@ -212,6 +214,7 @@ int main(int argc, char** argv) {
   if (command == "node") return cli::NodeCommand(client, args, options);
   if (command == "driver-work") return cli::DriverWorkCommand(client, args, options);
   if (command == "driver-report") return cli::DriverReportCommand(client, args, options);
+  if (command == "clear-gpu-health") return cli::ClearGpuHealthCommand(client, args, options);
   if (command == "place") return cli::PlaceCommand(client, args, options);
   if (command == "stop") return cli::StopCommand(client, args, options);
   if (command == "workspace") return cli::WorkspaceCommand(client, args, options);

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/cli/output.h"
+#include "server/cli/paging.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched::cli {
@@ -27,11 +28,17 @@ std::string GpuIndices(const v1::Workspace& workspace) {
   return indices.empty() ? "-" : Join(indices, ",");
 }
 
+// "pool_at_max_size" for PENDING_REASON_CODE_POOL_AT_MAX_SIZE.
+std::string ReasonCodeText(v1::PendingReasonCode code) {
+  return absl::AsciiStrToLower(v1::PendingReasonCode_Name(code).substr(20));
+}
+
 std::string PendingText(const v1::Workspace& workspace) {
   std::string text = absl::StrCat("#", workspace.queue_position());
   if (workspace.has_estimated_seconds_to_place()) {
     absl::StrAppend(&text, " ~", workspace.estimated_seconds_to_place(), "s");
   }
+  if (workspace.has_pending()) absl::StrAppend(&text, " [", ReasonCodeText(workspace.pending().code()), "]");
   if (!workspace.pending_reason().empty()) absl::StrAppend(&text, " ", workspace.pending_reason());
   return text;
 }
@@ -74,10 +81,22 @@ void PrintWorkspace(const v1::Workspace& w) {
             << "  user: " << OrDash(w.user_id()) << "\n"
             << "created:   " << TimeText(w.created_at()) << "\n";
   if (w.state() == v1::WORKSPACE_STATE_PENDING) {
-    std::cout << "pending:   " << OrDash(w.pending_reason()) << "\n"
-              << "position:  " << w.queue_position() << " in queue";
+    std::cout << "pending:   " << OrDash(w.pending_reason()) << "\n";
+    if (w.has_pending()) {
+      const v1::PendingReason& p = w.pending();
+      std::cout << "reason:    " << ReasonCodeText(p.code());
+      if (!p.pool().empty()) std::cout << " pool=" << p.pool();
+      if (!p.node().empty()) std::cout << " node=" << p.node();
+      if (!p.kernel_version().empty()) std::cout << " kernel=" << p.kernel_version();
+      if (!p.installer_image().empty()) std::cout << " image=" << p.installer_image();
+      if (p.has_since()) std::cout << " since=" << TimeText(p.since());
+      if (p.has_until()) std::cout << " until=" << TimeText(p.until());
+      std::cout << "\n";
+    }
+    std::cout << "position:  " << w.queue_position() << " in queue";
     if (w.has_estimated_seconds_to_place()) {
-      std::cout << " (about " << w.estimated_seconds_to_place() << "s to place)";
+      std::cout << " (about " << w.estimated_seconds_to_place() << "s to place"
+                << (w.estimate_basis().empty() ? "" : ": " + w.estimate_basis()) << ")";
     }
     std::cout << "\n";
   }
@@ -188,8 +207,11 @@ int WorkspacesCommand(const Client& client, const std::vector<std::string>& args
   }
   auto stub = v1::PlacementService::NewStub(client.channel);
   v1::ListWorkspacesResponse response;
-  auto context = client.Context(30);
-  grpc::Status status = stub->ListWorkspaces(context.get(), request, &response);
+  grpc::Status status = ListAllPages(
+      client, request, &response,
+      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+        return stub->ListWorkspaces(context, page_request, page);
+      });
   if (!status.ok()) return Fail("workspaces", status);
   if (options.json) return PrintJson(response);
   Table table({"ID", "STATE", "CLASS", "ORG", "PROJECT", "NODE", "GPUS", "AGE", "PENDING"});

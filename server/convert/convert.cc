@@ -1,6 +1,7 @@
 #include "server/convert/convert.h"
 
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/time_util.h>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -22,9 +23,85 @@ void ToProto(const core::DeviceNode& device, v1::DeviceNode* out) {
   out->set_minor(device.minor);
   out->set_permissions(device.permissions);
 }
+google::protobuf::Timestamp TimestampOf(absl::Time time) {
+  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
+}
+absl::Time TimeOf(const google::protobuf::Timestamp& timestamp) {
+  return absl::FromUnixMicros(google::protobuf::util::TimeUtil::TimestampToMicroseconds(timestamp));
+}
+
 core::DeviceNode FromProto(const v1::DeviceNode& device) {
   return {device.path(), device.type().empty() ? 'c' : device.type()[0], device.major(),
           device.minor(), device.permissions().empty() ? "rwm" : device.permissions()};
+}
+
+// Schedules in stored pool JSON. Days are 0 (Monday) to 6, times minutes
+// after local midnight: the core's own numbers, so nothing is re-parsed.
+nlohmann::json WindowToJson(const core::TimeWindow& when) {
+  nlohmann::json days = nlohmann::json::array();
+  for (absl::Weekday day : when.days) days.push_back(static_cast<int>(day));
+  return {{"days", days}, {"start_minute", when.start_minute}, {"end_minute", when.end_minute}};
+}
+
+core::TimeWindow WindowFromJson(const nlohmann::json& j) {
+  core::TimeWindow when;
+  for (const auto& day : j.value("days", nlohmann::json::array())) {
+    if (day.is_number_integer() && day >= 0 && day <= 6) {
+      when.days.push_back(static_cast<absl::Weekday>(day.get<int>()));
+    }
+  }
+  when.start_minute = j.value("start_minute", 0);
+  when.end_minute = j.value("end_minute", core::kMinutesPerDay);
+  return when;
+}
+
+// A constant buffer stays a plain number, as rows written before schedules.
+nlohmann::json WarmBufferToJson(const core::WarmBuffer& buffer) {
+  if (buffer.is_constant() && buffer.time_zone.empty()) return buffer.default_nodes;
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& w : buffer.windows) {
+    nlohmann::json window = WindowToJson(w.when);
+    window["nodes"] = w.nodes;
+    windows.push_back(std::move(window));
+  }
+  return {{"default", buffer.default_nodes},
+          {"time_zone", buffer.time_zone},
+          {"windows", std::move(windows)}};
+}
+
+core::WarmBuffer WarmBufferFromJson(const nlohmann::json& j) {
+  if (j.is_number_integer()) return core::WarmBuffer::Constant(j.get<int>());
+  core::WarmBuffer buffer;
+  if (!j.is_object()) return buffer;
+  buffer.default_nodes = j.value("default", 0);
+  buffer.time_zone = j.value("time_zone", "");
+  for (const auto& w : j.value("windows", nlohmann::json::array())) {
+    if (w.is_object()) buffer.windows.push_back({WindowFromJson(w), w.value("nodes", 0)});
+  }
+  return buffer;
+}
+
+nlohmann::json ScaleDownScheduleToJson(const core::ScaleDownSchedule& schedule) {
+  nlohmann::json windows = nlohmann::json::array();
+  for (const auto& w : schedule.windows) {
+    nlohmann::json window = WindowToJson(w.when);
+    window["allow"] = w.allow;
+    windows.push_back(std::move(window));
+  }
+  return {{"default", schedule.default_allow},
+          {"time_zone", schedule.time_zone},
+          {"windows", std::move(windows)}};
+}
+
+core::ScaleDownSchedule ScaleDownScheduleFromJson(const nlohmann::json& j) {
+  core::ScaleDownSchedule schedule;
+  if (!j.is_object()) return schedule;
+  schedule.default_allow = j.value("default", true);
+  schedule.time_zone = j.value("time_zone", "");
+  for (const auto& w : j.value("windows", nlohmann::json::array())) {
+    if (w.is_object()) schedule.windows.push_back({WindowFromJson(w), w.value("allow", false)});
+  }
+  return schedule;
 }
 
 }  // namespace
@@ -164,6 +241,13 @@ v1::NodeInfo ToProto(const core::NodeInfo& node) {
       m->set_pci_class(member.pci_class);
       m->set_vendor(member.vendor);
     }
+    g->set_health_reason(gpu.health_reason);
+    if (gpu.unhealthy_since != absl::InfinitePast()) {
+      *g->mutable_unhealthy_since() = TimestampOf(gpu.unhealthy_since);
+    }
+    if (gpu.reported_healthy_since != absl::InfinitePast()) {
+      *g->mutable_reported_healthy_since() = TimestampOf(gpu.reported_healthy_since);
+    }
   }
   for (const auto& device : node.control_devices) ToProto(device, out.add_control_devices());
   return out;
@@ -195,6 +279,9 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
     for (const auto& m : g.iommu_group_members()) {
       gpu.iommu_group_members.push_back({m.pci_address(), m.pci_class(), m.vendor()});
     }
+    gpu.health_reason = g.health_reason();
+    if (g.has_unhealthy_since()) gpu.unhealthy_since = TimeOf(g.unhealthy_since());
+    if (g.has_reported_healthy_since()) gpu.reported_healthy_since = TimeOf(g.reported_healthy_since());
     out.gpus.push_back(std::move(gpu));
   }
   for (const auto& device : node.control_devices()) {
@@ -224,7 +311,10 @@ std::string PoolToJson(const core::NodePool& pool) {
   j["scale_down_unneeded_seconds"] = absl::ToInt64Seconds(pool.scale_down.unneeded);
   j["scale_down_delay_after_add_seconds"] = absl::ToInt64Seconds(pool.scale_down.delay_after_add);
   j["max_node_provision_time_seconds"] = absl::ToInt64Seconds(pool.max_node_provision_time);
-  j["warm_buffer"] = pool.warm_buffer;
+  j["warm_buffer"] = WarmBufferToJson(pool.warm_buffer);
+  if (!pool.scale_down.schedule.empty()) {
+    j["scale_down_schedule"] = ScaleDownScheduleToJson(pool.scale_down.schedule);
+  }
   return j.dump();
 }
 
@@ -234,7 +324,8 @@ absl::StatusOr<core::NodePool> PoolFromJson(const std::string& json) {
   v1::Pool proto;
   nlohmann::json base = j;
   for (const char* extra : {"scale_down_unneeded_seconds", "scale_down_delay_after_add_seconds",
-                            "max_node_provision_time_seconds", "warm_buffer"}) {
+                            "max_node_provision_time_seconds", "warm_buffer",
+                            "scale_down_schedule"}) {
     base.erase(extra);
   }
   if (absl::Status s = FromJson(base.dump(), &proto); !s.ok()) return s;
@@ -243,7 +334,10 @@ absl::StatusOr<core::NodePool> PoolFromJson(const std::string& json) {
   pool.scale_down.delay_after_add =
       absl::Seconds(j.value("scale_down_delay_after_add_seconds", 600));
   pool.max_node_provision_time = absl::Seconds(j.value("max_node_provision_time_seconds", 900));
-  pool.warm_buffer = j.value("warm_buffer", 0);
+  if (j.contains("warm_buffer")) pool.warm_buffer = WarmBufferFromJson(j["warm_buffer"]);
+  if (j.contains("scale_down_schedule")) {
+    pool.scale_down.schedule = ScaleDownScheduleFromJson(j["scale_down_schedule"]);
+  }
   return pool;
 }
 

@@ -27,10 +27,38 @@ TEST(Convert, PoolKeepsScalingSettings) {
   pool.shape = {192000, int64_t{2} << 40, 0, 0, 8, "H100"};
   pool.max_size = 4;
   pool.scale_down.unneeded = absl::Minutes(3);
-  pool.warm_buffer = 1;
+  pool.warm_buffer = core::WarmBuffer::Constant(1);
   auto back = PoolFromJson(PoolToJson(pool));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, pool);
+}
+
+TEST(Convert, PoolKeepsSchedules) {
+  core::NodePool pool;
+  pool.id = "gpu-h100";
+  pool.max_size = 4;
+  pool.warm_buffer = {
+      .default_nodes = 1,
+      .time_zone = "Europe/Berlin",
+      .windows = {{.when = {.days = {absl::Weekday::monday, absl::Weekday::friday},
+                            .start_minute = 480,
+                            .end_minute = 1080},
+                   .nodes = 2},
+                  {.when = {.start_minute = 1320, .end_minute = 360}, .nodes = 0}}};
+  pool.scale_down.schedule = {
+      .default_allow = false,
+      .time_zone = "+01:00",
+      .windows = {{.when = {.days = {absl::Weekday::sunday}}, .allow = true}}};
+  auto back = PoolFromJson(PoolToJson(pool));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, pool);
+}
+
+TEST(Convert, PoolRowsFromBeforeSchedulesStillRead) {
+  auto back = PoolFromJson(R"({"id": "cpu", "max_size": 4, "warm_buffer": 3})");
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->warm_buffer, core::WarmBuffer::Constant(3));
+  EXPECT_EQ(back->scale_down.schedule, core::ScaleDownSchedule{});
 }
 
 TEST(Convert, NodeInfoRoundTrips) {

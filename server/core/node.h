@@ -31,9 +31,16 @@ struct Gpu {
   std::string model;
   int64_t memory_bytes = 0;
   int numa_node = -1;
+  // Whether placement may hand it out. False while the agent reports it
+  // unhealthy and, after that, until it has reported healthy for the
+  // server's --gpu_healthy_for (scheduler/gpu_health.h).
   bool healthy = true;
   int iommu_group = -1;  // -1: IOMMU off.
   std::vector<PciDevice> iommu_group_members;  // Excluding the GPU itself.
+  std::string health_reason;  // Why not healthy, e.g. "XID 79: ..."; empty when healthy.
+  absl::Time unhealthy_since = absl::InfinitePast();  // When it went out of service.
+  // While out of service: since when the agent reports it healthy again.
+  absl::Time reported_healthy_since = absl::InfinitePast();
   friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 

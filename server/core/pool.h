@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
+#include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 
 namespace wsched::core {
@@ -21,11 +23,71 @@ struct NodeShape {
   friend bool operator==(const NodeShape&, const NodeShape&) = default;
 };
 
+inline constexpr int kMinutesPerDay = 24 * 60;
+
+// A weekly time-of-day window, read in the local time of its schedule's
+// time zone (so "08:00" stays 08:00 across DST changes).
+struct TimeWindow {
+  // Days on which the window starts; empty means every day. A window that
+  // wraps past midnight ("22:00-06:00") belongs to the day it starts on.
+  std::vector<absl::Weekday> days;
+  int start_minute = 0;  // Minutes after local midnight, [0, 1440).
+  // Exclusive, [0, 1440]: 1440 is midnight at the end of the day. Before
+  // start: wraps past midnight. Equal to start: the whole day.
+  int end_minute = kMinutesPerDay;
+  friend bool operator==(const TimeWindow&, const TimeWindow&) = default;
+};
+
+struct WarmBufferWindow {
+  TimeWindow when;
+  int nodes = 0;
+  friend bool operator==(const WarmBufferWindow&, const WarmBufferWindow&) = default;
+};
+
+// Extra empty nodes kept ready so a new workspace does not wait for a node
+// to boot: a constant, or a weekly schedule ("2 nodes on weekdays
+// 08:00-18:00 Europe/Berlin, none otherwise").
+struct WarmBuffer {
+  // Outside every window; the whole buffer when there are no windows.
+  int default_nodes = 0;
+  // An IANA name ("Europe/Berlin") or a fixed offset ("UTC", "+01:00");
+  // empty reads the windows in UTC.
+  std::string time_zone;
+  // The first window that covers a moment wins, so a window can lower the
+  // buffer too (e.g. weekends at 0 ahead of an every-day window).
+  std::vector<WarmBufferWindow> windows;
+
+  static WarmBuffer Constant(int nodes) { return {.default_nodes = nodes}; }
+  bool is_constant() const { return windows.empty(); }
+  friend bool operator==(const WarmBuffer&, const WarmBuffer&) = default;
+};
+
+struct ScaleDownWindow {
+  TimeWindow when;
+  bool allow = false;
+  friend bool operator==(const ScaleDownWindow&, const ScaleDownWindow&) = default;
+};
+
+// When idle nodes may be removed ("never during business hours"). Only idle
+// nodes wait for it: broken nodes are no capacity and go at any time.
+struct ScaleDownSchedule {
+  // Outside every window.
+  bool default_allow = true;
+  std::string time_zone;  // As WarmBuffer::time_zone.
+  // The first window that covers a moment wins.
+  std::vector<ScaleDownWindow> windows;
+
+  bool empty() const { return windows.empty() && default_allow; }
+  friend bool operator==(const ScaleDownSchedule&, const ScaleDownSchedule&) = default;
+};
+
 struct ScaleDownSettings {
   // A node must be empty this long before it is named for removal.
   absl::Duration unneeded = absl::Minutes(10);
   // No scale-down of a pool this soon after it scaled up.
   absl::Duration delay_after_add = absl::Minutes(10);
+  // Empty: scale-down is allowed at any time.
+  ScaleDownSchedule schedule;
   friend bool operator==(const ScaleDownSettings&, const ScaleDownSettings&) = default;
 };
 
@@ -39,7 +101,7 @@ struct NodePool {
   // A node not registered within this time counts as failed.
   absl::Duration max_node_provision_time = absl::Minutes(15);
   // Extra empty nodes kept ready.
-  int warm_buffer = 0;
+  WarmBuffer warm_buffer;
   // Let VM classes take GPUs whose IOMMU group holds foreign devices.
   bool allow_unsafe_iommu = false;
 

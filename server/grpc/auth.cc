@@ -52,6 +52,7 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
       // Placement: the control plane's hot path.
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},

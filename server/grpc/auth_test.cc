@@ -115,6 +115,7 @@ const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
       {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
@@ -190,7 +191,7 @@ TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
       }
     }
   }
-  EXPECT_EQ(checked, 30 * 5 * 2);
+  EXPECT_EQ(checked, 31 * 5 * 2);
 }
 
 TEST(Authenticator, UnknownCallersAreUnauthenticated) {

@@ -1,11 +1,14 @@
 #include "server/grpc/class_service.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/catalog/load.h"
 #include "server/catalog/render.h"
 #include "server/catalog/validate.h"
 #include "server/convert/convert.h"
+#include "server/core/paging.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/handler.h"
 #include "server/store/catalog_repository.h"
@@ -46,12 +49,23 @@ grpc::Status ClassServiceImpl::ListClasses(grpc::ServerContext* context,
                                            v1::ListClassesResponse* response) {
   return Handle(context_, context, kService, "ListClasses", *request, [&](const Principal&) {
     return context_.db->InTransaction("listing classes", [&](pqxx::work& txn) -> absl::Status {
+      auto page = core::ReadPageRequest(request->page_size(), request->page_token(),
+                                        request->include_deprecated() ? "deprecated" : "");
+      if (!page.ok()) return page.status();
       auto catalog = store::LoadCatalog(txn);
       if (!catalog.ok()) return catalog.status();
+      std::vector<core::WorkspaceClass> listed;
       for (const auto& cls : catalog->classes) {
-        if (cls.deprecated && !request->include_deprecated()) continue;
+        if (!cls.deprecated || request->include_deprecated()) listed.push_back(cls);
+      }
+      std::sort(listed.begin(), listed.end(),
+                [](const auto& a, const auto& b) { return a.id < b.id; });
+      std::string next_page_token;
+      for (const auto& cls : core::PageOf(listed, *page, [](const auto& c) { return c.id; },
+                                          &next_page_token)) {
         *response->add_classes() = convert::ToProto(cls);
       }
+      response->set_next_page_token(next_page_token);
       return absl::OkStatus();
     });
   });

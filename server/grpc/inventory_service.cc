@@ -1,9 +1,12 @@
 #include "server/grpc/inventory_service.h"
 
+#include <algorithm>
+
 #include <google/protobuf/util/time_util.h>
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
+#include "server/core/paging.h"
 #include "server/core/validation.h"
 #include "server/grpc/handler.h"
 #include "server/scheduler/scheduler.h"
@@ -90,6 +93,9 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     for (const auto& [uuid, health] : request->gpu_health_by_uuid()) {
       input.gpu_healthy_by_uuid[uuid] = health != v1::GPU_HEALTH_UNHEALTHY;
     }
+    for (const auto& [uuid, reason] : request->gpu_health_reason_by_uuid()) {
+      input.gpu_health_reason_by_uuid[uuid] = reason;
+    }
     for (int i = 0; i < request->gpu_usage_size(); ++i) {
       const auto& usage = request->gpu_usage(i);
       input.usage.push_back({usage.uuid(), usage.utilization_percent(), usage.memory_used_bytes()});
@@ -166,9 +172,13 @@ grpc::Status InventoryServiceImpl::ListNodes(grpc::ServerContext* context,
                                              v1::ListNodesResponse* response) {
   return Handle(context_, context, kService, "ListNodes", *request,
                 [&](const Principal&) -> absl::Status {
-    auto views = context_.scheduler->ListNodes(request->pool());
+    auto page = core::ReadPageRequest(request->page_size(), request->page_token(),
+                                      absl::StrCat("pool=", request->pool()));
+    if (!page.ok()) return page.status();
+    auto views = context_.scheduler->ListNodes(request->pool(), *page);
     if (!views.ok()) return views.status();
-    for (const auto& view : *views) ToProto(view, response->add_nodes());
+    for (const auto& view : views->items) ToProto(view, response->add_nodes());
+    response->set_next_page_token(views->next_page_token);
     return absl::OkStatus();
   });
 }
@@ -178,9 +188,15 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
                                              v1::ListPoolsResponse* response) {
   return Handle(context_, context, kService, "ListPools", *request,
                 [&](const Principal&) -> absl::Status {
+    auto page = core::ReadPageRequest(request->page_size(), request->page_token(), "");
+    if (!page.ok()) return page.status();
     auto pools = context_.scheduler->ListPools();
     if (!pools.ok()) return pools.status();
-    for (const auto& view : *pools) {
+    std::sort(pools->begin(), pools->end(),
+              [](const scheduler::PoolView& a, const scheduler::PoolView& b) { return a.pool.id < b.pool.id; });
+    std::string next_page_token;
+    for (const auto& view : core::PageOf(*pools, *page, [](const scheduler::PoolView& v) { return v.pool.id; },
+                                         &next_page_token)) {
       v1::Pool* out = response->add_pools();
       *out = convert::ToProto(view.pool);
       for (const auto& [state, count] : view.nodes_by_state) (*out->mutable_nodes_by_state())[state] = count;
@@ -188,6 +204,7 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
       out->set_gpus_held(view.gpus_held);
       out->set_gpus_unhealthy(view.gpus_unhealthy);
     }
+    response->set_next_page_token(next_page_token);
     return absl::OkStatus();
   });
 }
@@ -197,9 +214,11 @@ grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
                                                   v1::ListDriverWorkResponse* response) {
   return Handle(context_, context, kService, "ListDriverWork", *request,
                 [&](const Principal&) -> absl::Status {
-    auto work = context_.scheduler->ListDriverWork();
+    auto page = core::ReadPageRequest(request->page_size(), request->page_token(), "");
+    if (!page.ok()) return page.status();
+    auto work = context_.scheduler->ListDriverWork(*page);
     if (!work.ok()) return work.status();
-    for (const auto& item : work->first) {
+    for (const auto& item : work->work) {
       auto* out = response->add_work();
       out->set_node_name(item.node_name);
       out->set_kernel_version(item.kernel_version);
@@ -208,7 +227,8 @@ grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
       out->set_driver_version(item.driver_version);
       out->set_installer_image(item.installer_image);
     }
-    for (const auto& name : work->second) response->add_nodes_without_policy(name);
+    for (const auto& name : work->nodes_without_policy) response->add_nodes_without_policy(name);
+    response->set_next_page_token(work->next_page_token);
     return absl::OkStatus();
   });
 }
@@ -220,6 +240,18 @@ grpc::Status InventoryServiceImpl::ReportDriverInstall(
                 [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->ReportDriverInstall(
         request->node_name(), request->kernel_version(), request->success(), request->detail());
+    if (!view.ok()) return view.status();
+    ToProto(*view, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::ClearGpuHealth(grpc::ServerContext* context,
+                                                  const v1::ClearGpuHealthRequest* request,
+                                                  v1::Node* response) {
+  return Handle(context_, context, kService, "ClearGpuHealth", *request,
+                [&](const Principal&) -> absl::Status {
+    auto view = context_.scheduler->ClearGpuHealth(request->node_name(), request->gpu_uuid());
     if (!view.ok()) return view.status();
     ToProto(*view, response);
     return absl::OkStatus();

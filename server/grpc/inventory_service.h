@@ -35,6 +35,9 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
   grpc::Status ReportDriverInstall(grpc::ServerContext* context,
                                    const v1::ReportDriverInstallRequest* request,
                                    v1::Node* response) override;
+  grpc::Status ClearGpuHealth(grpc::ServerContext* context,
+                              const v1::ClearGpuHealthRequest* request,
+                              v1::Node* response) override;
 
  private:
   grpc::Status SetState(grpc::ServerContext* context, const char* method,

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
+#include "server/core/paging.h"
 #include "server/grpc/handler.h"
 #include "server/scheduler/scheduler.h"
 
@@ -33,6 +34,40 @@ v1::ClassSource SourceFromName(const std::string& name) {
   return v1::CLASS_SOURCE_UNSPECIFIED;
 }
 
+google::protobuf::Timestamp TimestampOf(absl::Time t) {
+  return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
+}
+
+static_assert(v1::PendingReasonCode_MAX ==
+                  static_cast<int>(placement::PendingCode::kScaleUpNotYetRequested) + 1,
+              "v1.PendingReasonCode and placement::PendingCode must list the same codes");
+
+// What a watcher is told again when it changes: the layer and what it names,
+// not the detail text (which says "3m ago" and would change every second).
+std::string PendingIdentity(const scheduler::WorkspaceView& view) {
+  if (!view.pending) return "";
+  const placement::PendingReason& r = *view.pending;
+  return absl::StrCat(static_cast<int>(r.code), "/", r.pool, "/", r.node, "/", r.kernel, "/",
+                      r.since ? absl::ToUnixSeconds(*r.since) : 0, "/",
+                      r.until ? absl::ToUnixSeconds(*r.until) : 0, "/", r.queue_position);
+}
+
+void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* out) {
+  // The enums share their order (placement/pending_reason.h), shifted by
+  // UNSPECIFIED.
+  out->set_code(static_cast<v1::PendingReasonCode>(static_cast<int>(reason.code) + 1));
+  out->set_detail(reason.detail);
+  out->set_pool(reason.pool);
+  out->set_node(reason.node);
+  out->set_kernel_version(reason.kernel);
+  out->set_installer_image(reason.image);
+  out->set_org_gpus_held(reason.quota.held);
+  out->set_org_gpu_quota(reason.quota.quota);
+  out->set_gpus_needed(reason.gpus_needed);
+  if (reason.since) *out->mutable_since() = TimestampOf(*reason.since);
+  if (reason.until) *out->mutable_until() = TimestampOf(*reason.until);
+}
+
 absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
   const core::Workspace& w = view.workspace;
   if (!view.placement_binary.empty()) {
@@ -55,6 +90,8 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
     out->set_pool(w.pool);
   }
   out->set_pending_reason(w.pending_reason);
+  if (view.pending) PendingToProto(*view.pending, out->mutable_pending());
+  out->set_estimate_basis(view.estimate_basis);
   out->set_queue_position(view.queue_position);
   if (view.estimated_wait) out->set_estimated_seconds_to_place(absl::ToInt64Seconds(*view.estimated_wait));
   if (w.created_at != absl::InfinitePast()) {
@@ -64,6 +101,28 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
     *out->mutable_placed_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.placed_at));
   }
   return absl::OkStatus();
+}
+
+// The held GPUs' health now, from the node's latest report: a GPU can go
+// bad long after the placement was stored.
+void FillGpuHealth(const scheduler::Scheduler& scheduler, v1::Workspace* out) {
+  if (out->gpus_size() == 0 || out->node_name().empty()) return;
+  auto health = scheduler.GpuHealthOn(out->node_name());
+  for (v1::AssignedGpu& gpu : *out->mutable_gpus()) {
+    auto it = health.find(gpu.uuid());
+    if (it == health.end()) continue;  // Node removed: the workspace says lost.
+    gpu.set_health(it->second.healthy ? v1::GPU_HEALTH_HEALTHY : v1::GPU_HEALTH_UNHEALTHY);
+    gpu.set_health_reason(it->second.reason);
+  }
+}
+
+// What a watcher has seen of the GPUs' health, to send again when it changes.
+std::string GpuHealthKey(const v1::Workspace& workspace) {
+  std::string key;
+  for (const v1::AssignedGpu& gpu : workspace.gpus()) {
+    absl::StrAppend(&key, gpu.uuid(), "=", gpu.health(), ":", gpu.health_reason(), ";");
+  }
+  return key;
 }
 
 }  // namespace
@@ -100,7 +159,9 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->GetWorkspace(request->workspace_id());
     if (!view.ok()) return view.status();
-    return ToProto(*view, response);
+    if (absl::Status s = ToProto(*view, response); !s.ok()) return s;
+    FillGpuHealth(*context_.scheduler, response);
+    return absl::OkStatus();
   });
 }
 
@@ -109,15 +170,24 @@ grpc::Status PlacementServiceImpl::ListWorkspaces(grpc::ServerContext* context,
                                                   v1::ListWorkspacesResponse* response) {
   return Handle(context_, context, kService, "ListWorkspaces", *request,
                 [&](const Principal&) -> absl::Status {
-    std::string state;
+    store::WorkspaceFilter filter{request->node_name(), request->pool(), ""};
     if (request->state() != v1::WORKSPACE_STATE_UNSPECIFIED) {
-      state = absl::AsciiStrToLower(v1::WorkspaceState_Name(request->state()).substr(16));
+      filter.state = absl::AsciiStrToLower(v1::WorkspaceState_Name(request->state()).substr(16));
     }
-    auto views = context_.scheduler->ListWorkspaces(request->node_name(), request->pool(), state);
+    // Length-prefixed, so no filter value can imitate another filter.
+    auto page = core::ReadPageRequest(
+        request->page_size(), request->page_token(),
+        absl::StrCat(filter.node.size(), ":", filter.node, filter.pool.size(), ":", filter.pool,
+                     filter.state));
+    if (!page.ok()) return page.status();
+    auto views = context_.scheduler->ListWorkspaces(filter, *page);
     if (!views.ok()) return views.status();
-    for (const auto& view : *views) {
-      if (absl::Status s = ToProto(view, response->add_workspaces()); !s.ok()) return s;
+    for (const auto& view : views->items) {
+      v1::Workspace* out = response->add_workspaces();
+      if (absl::Status s = ToProto(view, out); !s.ok()) return s;
+      FillGpuHealth(*context_.scheduler, out);
     }
+    response->set_next_page_token(views->next_page_token);
     return absl::OkStatus();
   });
 }
@@ -128,14 +198,20 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
   return Handle(context_, context, kService, "WatchWorkspace", *request,
                 [&](const Principal&) -> absl::Status {
     int64_t seen = -1;
+    std::string seen_health;  // GPU health changes without a new version.
     while (!context->IsCancelled() && !context_.scheduler->stopping()) {
       auto view = context_.scheduler->GetWorkspace(request->workspace_id());
       if (!view.ok()) return view.status();
-      if (view->version != seen) {
-        v1::Workspace out;
-        if (absl::Status s = ToProto(*view, &out); !s.ok()) return s;
+      v1::Workspace out;
+      if (absl::Status s = ToProto(*view, &out); !s.ok()) return s;
+      FillGpuHealth(*context_.scheduler, &out);
+      // A pending workspace's reason also changes without a write (a node
+      // comes up, a pool backs off).
+      std::string health = absl::StrCat(GpuHealthKey(out), "|", PendingIdentity(*view));
+      if (view->version != seen || health != seen_health) {
         if (!writer->Write(out)) return absl::OkStatus();  // Client went away.
         seen = view->version;
+        seen_health = std::move(health);
         if (view->workspace.state == core::WorkspaceState::kStopped) return absl::OkStatus();
       }
       // Wakes on a change, or every second to notice cancellation.

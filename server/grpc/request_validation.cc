@@ -119,6 +119,7 @@ absl::Status CheckNodeProto(const v1::NodeInfo& node) {
     WSCHED_CHECK(CheckEnum<v1::GpuHealth>(gpu.health(), v1::GpuHealth_IsValid, at + ".health"));
     WSCHED_CHECK(CheckEchoed(gpu.passthrough_unsafe_reason(), at + ".passthrough_unsafe_reason"));
     WSCHED_CHECK(CheckEchoed(gpu.held_by_workspace(), at + ".held_by_workspace"));
+    WSCHED_CHECK(CheckText(gpu.health_reason(), at + ".health_reason", 256));
   }
   if (node.control_devices_size() <= core::kMaxControlDevices) {
     WSCHED_CHECK(CheckDevices(node.control_devices(), "node.control_devices",
@@ -205,9 +206,14 @@ absl::Status ValidateRequest(const v1::RegisterNodeRequest& request) {
 absl::Status ValidateRequest(const v1::HeartbeatRequest& request) {
   WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
   if (request.gpu_usage_size() > core::kMaxGpusPerNode ||
-      request.gpu_health_by_uuid_size() > core::kMaxGpusPerNode) {
-    return Invalid("gpu_usage, gpu_health_by_uuid",
+      request.gpu_health_by_uuid_size() > core::kMaxGpusPerNode ||
+      request.gpu_health_reason_by_uuid_size() > core::kMaxGpusPerNode) {
+    return Invalid("gpu_usage, gpu_health_by_uuid, gpu_health_reason_by_uuid",
                    absl::StrCat("at most ", core::kMaxGpusPerNode, " entries"));
+  }
+  for (const auto& [uuid, reason] : request.gpu_health_reason_by_uuid()) {
+    WSCHED_CHECK(CheckText(uuid, "gpu_health_reason_by_uuid key", 128));
+    WSCHED_CHECK(CheckText(reason, absl::StrCat("gpu_health_reason_by_uuid[", uuid, "]"), 256));
   }
   for (const auto& [uuid, health] : request.gpu_health_by_uuid()) {
     WSCHED_CHECK(CheckText(uuid, "gpu_health_by_uuid key", 128));
@@ -244,6 +250,14 @@ absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
     return Invalid("kernel_version", "is required (<= 128 printable characters)");
   }
   return CheckText(request.detail(), "detail", 1024);
+}
+
+absl::Status ValidateRequest(const v1::ClearGpuHealthRequest& request) {
+  WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
+  if (request.gpu_uuid().empty() || !core::IsBoundedText(request.gpu_uuid(), 128)) {
+    return Invalid("gpu_uuid", "is required (<= 128 printable characters)");
+  }
+  return absl::OkStatus();
 }
 
 // --- PlacementService ---------------------------------------------------------
@@ -336,7 +350,8 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
       For<v1::ResolveClassRequest>(), For<v1::RegisterNodeRequest>(),
       For<v1::HeartbeatRequest>(), For<v1::NodeNameRequest>(), For<v1::ListNodesRequest>(),
       For<v1::ListPoolsRequest>(), For<v1::ListDriverWorkRequest>(),
-      For<v1::ReportDriverInstallRequest>(), For<v1::PlaceWorkspaceRequest>(),
+      For<v1::ReportDriverInstallRequest>(), For<v1::ClearGpuHealthRequest>(),
+      For<v1::PlaceWorkspaceRequest>(),
       For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),
       For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),
       For<v1::GetScalingStateRequest>(), For<v1::WatchScalingSignalsRequest>(),

@@ -46,6 +46,7 @@ absl::Status ValidateRequest(const v1::ListNodesRequest& request);
 absl::Status ValidateRequest(const v1::ListPoolsRequest& request);
 absl::Status ValidateRequest(const v1::ListDriverWorkRequest& request);
 absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request);
+absl::Status ValidateRequest(const v1::ClearGpuHealthRequest& request);
 
 absl::Status ValidateRequest(const v1::PlaceWorkspaceRequest& request);
 absl::Status ValidateRequest(const v1::StopWorkspaceRequest& request);

@@ -120,6 +120,9 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;
+  scheduler_options.gpu_healthy_for = options.gpu_healthy_for;
+  scheduler_options.default_node_start = options.default_node_start_time;
+  scheduler_options.default_driver_install = options.default_driver_install_time;
   scheduler::ScalingControllerOptions scaling_options;
   scaling_options.actuator_command = options.actuator_command;
   scaling_options.actuator_timeout = options.actuator_timeout;

@@ -33,12 +33,16 @@ struct ServerOptions {
   int database_connections = 8;
   absl::Duration heartbeat_interval = absl::Seconds(10);  // Told to agents.
   absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
+  // An unhealthy GPU returns to service after reporting healthy this long.
+  absl::Duration gpu_healthy_for = absl::Minutes(10);
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);
   absl::Duration scaling_batching_window = absl::Seconds(2);
   // Used for "time to GPU" until a pool has measured node start times.
   absl::Duration default_node_start_time = absl::Minutes(5);
+  // Used until a pool has measured driver installs on a kernel.
+  absl::Duration default_driver_install_time = absl::Minutes(10);
 };
 
 // Runs until SIGTERM/SIGINT, then lets in-flight RPCs finish (up to

@@ -9,6 +9,7 @@
 #include "server/grpc/scaling_service.h"
 #include "server/grpc/settings_service.h"
 #include "server/scheduler/scaling_controller.h"
+#include "server/scheduler/scaling_views.h"
 #include "server/scheduler/cluster_metrics.h"
 #include "server/log/log.h"
 
@@ -60,8 +61,8 @@ absl::StatusOr<std::unique_ptr<Services>> Services::Create(
   auto owned = std::make_unique<scheduler::Scheduler>(context.db, context.metrics, scheduler_options);
   auto controller = std::make_unique<scheduler::ScalingController>(
       context.db, owned.get(), context.metrics, scaling_options);
-  owned->SetDelayEstimator(
-      [c = controller.get()](const std::string& pool) { return c->EstimateDelay(pool); });
+  owned->SetScalingViews(
+      [c = controller.get()] { return scheduler::ScalingViewsOf(c->Current().pools); });
   context.scheduler = owned.get();
   context.heartbeat_interval = scheduler_options.heartbeat_interval;
   auto impl = std::make_unique<Impl>(std::move(owned), std::move(controller), context);

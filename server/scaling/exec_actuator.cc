@@ -22,7 +22,9 @@ absl::Status CheckPassable(const PoolSignal& signal) {
     return absl::InvalidArgumentError(
         absl::StrCat("pool id \"", signal.pool, "\" cannot be passed to a command"));
   }
-  for (const std::string& node : signal.nodes_to_remove) {
+  std::vector<std::string> nodes = signal.nodes_to_remove;
+  nodes.insert(nodes.end(), signal.lost_nodes.begin(), signal.lost_nodes.end());
+  for (const std::string& node : nodes) {
     if (bad(node)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "node name \"", node, "\" in pool ", signal.pool, " cannot be passed to a command"));
@@ -53,6 +55,9 @@ ProcessSpec BuildInvocation(const std::vector<std::string>& command,
   spec.env.emplace_back("WSCHED_CURRENT_SIZE", absl::StrCat(signal.current_size));
   spec.env.emplace_back("WSCHED_TARGET_SIZE", absl::StrCat(signal.target_size));
   spec.env.emplace_back("WSCHED_NODES_TO_REMOVE", nodes);
+  // Only in the environment: scripts written before it may refuse unknown
+  // arguments.
+  spec.env.emplace_back("WSCHED_LOST_NODES", absl::StrJoin(signal.lost_nodes, ","));
   spec.env.emplace_back("WSCHED_REASON", reasons);
   spec.env.emplace_back("WSCHED_DETAIL", signal.detail);
   return spec;

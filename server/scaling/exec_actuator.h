@@ -5,7 +5,9 @@
 // run without a shell, with
 //   env  WSCHED_POOL, WSCHED_GENERATION, WSCHED_CURRENT_SIZE,
 //        WSCHED_TARGET_SIZE, WSCHED_NODES_TO_REMOVE (comma-separated),
-//        WSCHED_REASON (comma-separated reason names), WSCHED_DETAIL
+//        WSCHED_LOST_NODES (comma-separated lost nodes still holding
+//        workspaces, to replace), WSCHED_REASON (comma-separated reason
+//        names), WSCHED_DETAIL
 //   args --pool=... --generation=... --current=... --target=...
 //        --nodes-to-remove=... --reason=...   (appended to the argv)
 // Exit status 0 means applied. Commands must be idempotent: a signal can be

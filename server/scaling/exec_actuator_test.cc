@@ -20,6 +20,7 @@ PoolSignal Signal(int64_t generation, int target = 2) {
           .current_size = 3,
           .target_size = target,
           .nodes_to_remove = {"node-a", "node-b"},
+          .lost_nodes = {"node-c"},
           .reasons = {ScalingReason::kWarmBuffer, ScalingReason::kIdleTimeout},
           .detail = "removing idle nodes node-a, node-b"};
 }
@@ -78,6 +79,7 @@ TEST(ExecActuatorTest, CommandSeesTheSignalInItsEnvironmentAndArgs) {
             "WSCHED_CURRENT_SIZE=3\n"
             "WSCHED_DETAIL=removing idle nodes node-a, node-b\n"
             "WSCHED_GENERATION=7\n"
+            "WSCHED_LOST_NODES=node-c\n"
             "WSCHED_NODES_TO_REMOVE=node-a,node-b\n"
             "WSCHED_POOL=gpu-a100\n"
             "WSCHED_REASON=warm_buffer,idle_timeout\n"
@@ -239,9 +241,12 @@ TEST(ExecActuatorTest, RefusesSignalsItCannotPassOnSafely) {
   bad.nodes_to_remove = {""};
   EXPECT_TRUE(absl::IsInvalidArgument(actuator->Submit(bad)));
   bad = Signal(1);
+  bad.lost_nodes = {"c d"};
+  EXPECT_TRUE(absl::IsInvalidArgument(actuator->Submit(bad)));
+  bad = Signal(1);
   bad.pool.clear();
   EXPECT_TRUE(absl::IsInvalidArgument(actuator->Submit(bad)));
-  EXPECT_EQ(actuator->stats().rejected, 3);
+  EXPECT_EQ(actuator->stats().rejected, 4);
 }
 
 TEST(ExecActuatorTest, RejectsBadOptions) {

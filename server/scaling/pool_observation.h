@@ -14,13 +14,14 @@
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
 #include "server/scaling/capacity.h"
-#include "server/scaling/warm_buffer.h"
 
 namespace wsched::scaling {
 
 struct PoolNode {
   std::string name;
   core::NodeState state = core::NodeState::kReady;
+  // Workspaces the node holds; on a lost node, those not yet stopped or
+  // moved (they still hold its capacity).
   int workspaces = 0;
   // When the node was asked for (else when it registered). The provision
   // timeout and the time-to-ready estimate count from here. InfinitePast:
@@ -54,10 +55,13 @@ struct ProvisioningRequest {
 };
 
 struct PoolObservation {
+  // With its warm-buffer and scale-down schedules. Passed on every
+  // evaluation (not fixed at construction) so a catalog reload takes effect
+  // on the next one.
   core::NodePool pool;
-  // Overrides pool.warm_buffer when set. Passed with the pool (not fixed at
-  // construction) so a config reload takes effect on the next evaluation.
-  std::optional<WarmBufferSchedule> warm_buffer_schedule;
+  // Every registered node, lost ones too: a lost node that still holds
+  // workspaces (`workspaces` > 0) needs a replacement until they are
+  // stopped or moved.
   std::vector<PoolNode> nodes;
   std::vector<PendingWorkspaces> pending;
   std::vector<ProvisioningRequest> in_flight;

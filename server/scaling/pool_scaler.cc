@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "server/scaling/binpack.h"
 #include "server/scaling/capacity.h"
+#include "server/scaling/schedule.h"
 #include "server/scaling/signal_detail.h"
 
 namespace wsched::scaling {
@@ -24,25 +25,29 @@ Capacity RoomOf(const PoolNode& node, const Capacity& whole_node) {
 
 // Names up to `surplus` idle nodes for removal, skipping nodes pending work
 // will use and nodes not idle long enough; nothing while the pool is within
-// delay_after_add of a scale-up. Cordoned and draining nodes go first (they
-// cannot serve as the warm buffer), then the longest-empty.
+// delay_after_add of a scale-up or while its scale-down schedule forbids it.
+// Cordoned and draining nodes go first (they cannot serve as the warm
+// buffer), then the longest-empty.
 ScaleDownView ChooseIdleNodes(std::vector<std::pair<absl::Time, const PoolNode*>> empty,
                               int64_t surplus, const std::set<const PoolNode*>& used_by_pending,
                               const core::ScaleDownSettings& settings, absl::Time scale_down_after,
-                              absl::Time now, std::vector<std::string>& names) {
-  ScaleDownView down{.scale_down_after = scale_down_after};
+                              const ScaleDownNow& schedule, absl::Time now,
+                              std::vector<std::string>& names) {
+  ScaleDownView down{.scale_down_after = scale_down_after, .schedule = schedule};
   std::sort(empty.begin(), empty.end(), [](const auto& a, const auto& b) {
     bool a_ready = a.second->state == core::NodeState::kReady;
     bool b_ready = b.second->state == core::NodeState::kReady;
     return std::tie(a_ready, a.first, a.second->name) < std::tie(b_ready, b.first, b.second->name);
   });
   for (const auto& [empty_since, node] : empty) {
-    if (down.removed_idle >= surplus) break;
+    if (down.removed_idle + down.held_by_schedule >= surplus) break;
     if (used_by_pending.contains(node)) continue;
     if (now - empty_since < settings.unneeded) {
       ++down.not_idle_long_enough;
     } else if (now < scale_down_after) {
       ++down.paused;
+    } else if (!schedule.allowed) {
+      ++down.held_by_schedule;
     } else {
       names.push_back(node->name);
       ++down.removed_idle;
@@ -83,6 +88,8 @@ struct PoolScaler::Census {
   // Empty broken nodes, removed before any healthy one.
   std::vector<const PoolNode*> failed;
   std::vector<const PoolNode*> lost;
+  // Lost nodes that still hold workspaces: each needs a node in its place.
+  std::vector<const PoolNode*> lost_busy;
   int timed_out_requested = 0;
   bool new_failure = false;
 };
@@ -141,8 +148,9 @@ PoolScaler::Census PoolScaler::TakeCensus(const PoolObservation& observation, ab
     ++census.registered;
     bool empty = node.workspaces == 0;
     if (node.state == core::NodeState::kLost) {
-      // Not capacity: its workspaces come back as pending work elsewhere.
-      if (empty) census.lost.push_back(&node);
+      // Not capacity. Its workspaces still need a node until they are
+      // stopped or moved (then they are pending work or gone).
+      (empty ? census.lost : census.lost_busy).push_back(&node);
       continue;
     }
     if (node.state == core::NodeState::kProvisioning) {
@@ -273,20 +281,29 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   }
 
   PendingNeed need = AssessPending(observation, census, now);
-  int warm_buffer =
-      std::max(0, observation.warm_buffer_schedule ? observation.warm_buffer_schedule->BufferAt(now)
-                                                   : pool.warm_buffer);
-  // What the pool should hold: busy nodes, nodes for pending work, and the
-  // warm buffer. Clamped to [min_size, max_size] this is the target once
-  // surplus nodes are gone.
-  int64_t demand = census.holding + need.reused_nodes + need.new_nodes + warm_buffer;
+  WarmBufferNow warm = WarmBufferAt(pool.warm_buffer, now);
+  int64_t warm_buffer = std::max(0, warm.nodes);
+  // A lost node holding workspaces counts like a busy node, but is no
+  // capacity: an empty node the pool has or is getting stands in for it,
+  // else a new one. No batching window: the node is already gone.
+  int64_t lost_demand = static_cast<int64_t>(census.lost_busy.size());
+  // What the pool should hold: busy and lost-busy nodes, nodes for pending
+  // work, and the warm buffer. Clamped to [min_size, max_size] this is the
+  // target once surplus nodes are gone.
+  int64_t demand =
+      census.holding + lost_demand + need.reused_nodes + need.new_nodes + warm_buffer;
 
-  // The warm buffer is served first by empty nodes that can take work now
-  // or soon (ready, booting, requested); cordoned and draining ones cannot.
+  // Empty nodes that can take work now or soon (ready, booting, requested;
+  // not cordoned or draining) serve the lost nodes' workspaces first, then
+  // the warm buffer.
   int64_t open_empty = census.open_empty - need.reused_nodes;
-  int64_t warm_from_existing = std::min<int64_t>(warm_buffer, open_empty);
-  int64_t missing = need.new_nodes + warm_buffer - warm_from_existing;
-  int64_t surplus = census.kept - census.holding - need.reused_nodes - warm_from_existing;
+  int64_t lost_on_existing = std::min(lost_demand, std::max<int64_t>(0, open_empty));
+  open_empty -= lost_on_existing;
+  int64_t warm_from_existing = std::min(warm_buffer, std::max<int64_t>(0, open_empty));
+  int64_t missing =
+      need.new_nodes + (lost_demand - lost_on_existing) + warm_buffer - warm_from_existing;
+  int64_t surplus = census.kept - census.holding - need.reused_nodes - lost_on_existing -
+                    warm_from_existing;
 
   // Scale down only by name: broken nodes first (they are not capacity),
   // then surplus idle nodes, never below min_size.
@@ -295,12 +312,14 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   signal.current_size = census.registered;
   for (const PoolNode* node : census.failed) signal.nodes_to_remove.push_back(node->name);
   for (const PoolNode* node : census.lost) signal.nodes_to_remove.push_back(node->name);
+  for (const PoolNode* node : census.lost_busy) signal.lost_nodes.push_back(node->name);
   int64_t removable = std::max<int64_t>(
       0, std::min<int64_t>(surplus, census.kept + missing - std::max(0, pool.min_size)));
   std::vector<std::string> idle_removed;
-  ScaleDownView down = ChooseIdleNodes(census.empty, removable, need.used_nodes, pool.scale_down,
-                                       LatestScaleUp(observation) + pool.scale_down.delay_after_add,
-                                       now, idle_removed);
+  ScaleDownView down = ChooseIdleNodes(
+      census.empty, removable, need.used_nodes, pool.scale_down,
+      LatestScaleUp(observation) + pool.scale_down.delay_after_add,
+      ScaleDownAt(pool.scale_down.schedule, now), now, idle_removed);
   signal.nodes_to_remove.insert(signal.nodes_to_remove.end(), idle_removed.begin(),
                                 idle_removed.end());
 
@@ -317,7 +336,8 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
   signal.target_size = static_cast<int>(target);
 
   std::set<ScalingReason> reasons;
-  if (need.new_nodes + need.reused_nodes > 0) {
+  // A lost node's workspaces wait for a node just as pending ones do.
+  if (need.new_nodes + need.reused_nodes + lost_demand > 0) {
     reasons.insert(ScalingReason::kPendingWorkspaces);
   }
   if (warm_buffer > 0) reasons.insert(ScalingReason::kWarmBuffer);
@@ -337,11 +357,13 @@ PoolSignal PoolScaler::Evaluate(const PoolObservation& observation, absl::Time n
       .pending = &observation.pending,
       .packing = &need.packing,
       .window_left = need.window_left,
-      .warm_buffer = warm_buffer,
+      .warm_buffer = static_cast<int>(warm_buffer),
+      .warm_window = warm.window,
       .demand = demand,
       .unclamped = unclamped,
       .failed = &census.failed,
       .lost = &census.lost,
+      .lost_busy = &census.lost_busy,
       .timed_out_requested = census.timed_out_requested,
       .down = down,
       .removed_idle = std::move(idle_removed),

@@ -42,8 +42,10 @@ class PoolScaler {
 
   // The pool's signal at `now`. In steady state
   //   target = clamp(min_size, max_size,
-  //                  nodes holding workspaces + nodes pending work needs
-  //                  (bin-packed onto free room first) + warm buffer).
+  //                  nodes holding workspaces (lost ones too, named in
+  //                  lost_nodes) + nodes pending work needs (bin-packed onto
+  //                  free room first) + the warm buffer in effect at `now`).
+  // Idle nodes are named only while the pool's scale-down schedule allows.
   // The pool shrinks only by naming empty nodes in nodes_to_remove: every
   // healthy node not named stays in the target, so surplus nodes that are
   // not idle long enough yet keep it higher, and nodes that cannot take work

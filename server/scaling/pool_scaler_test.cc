@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/scaling/test_pools.h"
+#include "server/scaling/time_window.h"
 
 namespace wsched::scaling {
 namespace {
@@ -186,12 +187,16 @@ TEST_F(PoolScalerTest, NeverNamesANodeHoldingAWorkspace) {
   PoolSignal signal = Evaluate();
   EXPECT_EQ(signal.target_size, 1);
   EXPECT_THAT(signal.nodes_to_remove, ElementsAre("idle"));
+  // Lost, it is still never named; the idle node now stands in for it.
   observation_.nodes[0].state = core::NodeState::kLost;
-  EXPECT_THAT(Evaluate().nodes_to_remove, ElementsAre("idle"));
+  signal = Evaluate();
+  EXPECT_THAT(signal.nodes_to_remove, IsEmpty());
+  EXPECT_THAT(signal.lost_nodes, ElementsAre("busy"));
+  EXPECT_EQ(signal.target_size, 1);
 }
 
 TEST_F(PoolScalerTest, RemovesTheLongestEmptyFirst) {
-  observation_.pool.warm_buffer = 1;
+  observation_.pool.warm_buffer = core::WarmBuffer::Constant(1);
   AddReadyNode("recent", 0, kStart - absl::Minutes(20));
   AddReadyNode("oldest", 0, kStart - absl::Minutes(40));
   AddReadyNode("older", 0, kStart - absl::Minutes(30));
@@ -384,7 +389,7 @@ TEST_F(PoolScalerTest, BackoffNeverRemovesHealthyCapacity) {
 }
 
 TEST_F(PoolScalerTest, ConstantWarmBufferNeedsNoWindow) {
-  observation_.pool.warm_buffer = 1;
+  observation_.pool.warm_buffer = core::WarmBuffer::Constant(1);
   PoolSignal signal = Evaluate();
   EXPECT_EQ(signal.target_size, 1);
   EXPECT_THAT(signal.reasons, ElementsAre(Reason::kWarmBuffer));
@@ -397,18 +402,136 @@ TEST_F(PoolScalerTest, ConstantWarmBufferNeedsNoWindow) {
   EXPECT_THAT(signal.reasons, ElementsAre(Reason::kPendingWorkspaces, Reason::kWarmBuffer));
 }
 
+// Weekdays 08:00-18:00 in Berlin (core/pool.h windows).
+core::TimeWindow BerlinOfficeHours() {
+  return {.days = {absl::Weekday::monday, absl::Weekday::tuesday, absl::Weekday::wednesday,
+                   absl::Weekday::thursday, absl::Weekday::friday},
+          .start_minute = 8 * 60,
+          .end_minute = 18 * 60};
+}
+
+absl::Time Berlin(int month, int day, int hour, int minute) {
+  return absl::FromCivil(absl::CivilMinute(2026, month, day, hour, minute),
+                         *LoadScheduleTimeZone("Europe/Berlin"));
+}
+
 TEST_F(PoolScalerTest, WarmBufferScheduleFollowsTheClock) {
   observation_.pool.scale_down.delay_after_add = absl::ZeroDuration();
-  observation_.warm_buffer_schedule =
-      WarmBufferSchedule{.windows = {{.start_minute = 8 * 60, .end_minute = 18 * 60, .buffer = 2}}};
-  now_ = absl::FromCivil(absl::CivilMinute(2024, 1, 1, 9, 0), absl::UTCTimeZone());
-  EXPECT_EQ(Evaluate().target_size, 2);
-  AddReadyNode("w1", 0, now_);
-  AddReadyNode("w2", 0, now_);
-  now_ = absl::FromCivil(absl::CivilMinute(2024, 1, 1, 18, 0), absl::UTCTimeZone());
+  observation_.pool.scale_down.unneeded = absl::ZeroDuration();
+  observation_.pool.warm_buffer = {.time_zone = "Europe/Berlin",
+                                   .windows = {{.when = BerlinOfficeHours(), .nodes = 2}}};
+  now_ = Berlin(3, 27, 7, 59);  // Friday before the spring DST change.
   PoolSignal signal = Evaluate();
   EXPECT_EQ(signal.target_size, 0);
+  EXPECT_EQ(signal.detail, "warm buffer 0 (outside every window)");
+  now_ = Berlin(3, 27, 8, 0);
+  signal = Evaluate();
+  EXPECT_EQ(signal.target_size, 2);
+  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kWarmBuffer));
+  EXPECT_EQ(signal.detail, "warm buffer 2 (windows[0] mon-fri 08:00-18:00 Europe/Berlin)");
+  AddReadyNode("w1", 0, now_);
+  AddReadyNode("w2", 0, now_);
+  now_ = Berlin(3, 27, 18, 0);
+  signal = Evaluate();
+  EXPECT_EQ(signal.target_size, 0);
   EXPECT_THAT(signal.nodes_to_remove, ElementsAre("w1", "w2"));
+  // Monday after the change: 08:00 local is 06:00 UTC now, not 07:00.
+  observation_.nodes.clear();
+  now_ = absl::FromCivil(absl::CivilMinute(2026, 3, 30, 6, 0), absl::UTCTimeZone());
+  EXPECT_EQ(Evaluate().target_size, 2);
+  now_ -= absl::Minutes(1);
+  EXPECT_EQ(Evaluate().target_size, 0);
+}
+
+TEST_F(PoolScalerTest, ScaleDownScheduleKeepsIdleNodesDuringBusinessHours) {
+  observation_.pool.scale_down.schedule = {
+      .time_zone = "Europe/Berlin", .windows = {{.when = BerlinOfficeHours(), .allow = false}}};
+  now_ = Berlin(10, 23, 17, 30);  // Friday before the autumn DST change.
+  AddReadyNode("busy", 1, now_);
+  AddReadyNode("idle-1", 0, now_ - absl::Hours(1));
+  AddReadyNode("idle-2", 0, now_ - absl::Hours(2));
+  PoolSignal signal = Evaluate();
+  EXPECT_THAT(signal.nodes_to_remove, IsEmpty());
+  EXPECT_EQ(signal.target_size, 3);
+  EXPECT_THAT(signal.detail,
+              HasSubstr("scale-down not allowed now by scale_down.schedule (windows[0] mon-fri "
+                        "08:00-18:00 Europe/Berlin); keeping 2 idle nodes"));
+  // Broken nodes are no capacity and still go.
+  observation_.nodes.push_back({.name = "lost", .state = core::NodeState::kLost});
+  EXPECT_THAT(Evaluate().nodes_to_remove, ElementsAre("lost"));
+  observation_.nodes.pop_back();
+  now_ = Berlin(10, 23, 18, 0);
+  signal = Evaluate();
+  EXPECT_THAT(signal.nodes_to_remove, ElementsAre("idle-2", "idle-1"));
+  EXPECT_EQ(signal.target_size, 1);
+  EXPECT_THAT(signal.detail, ::testing::Not(HasSubstr("scale_down.schedule")));
+  // Monday after the change the hold starts at 08:00 CET = 07:00 UTC.
+  now_ = absl::FromCivil(absl::CivilMinute(2026, 10, 26, 6, 59), absl::UTCTimeZone());
+  EXPECT_THAT(Evaluate().nodes_to_remove, ElementsAre("idle-2", "idle-1"));
+  now_ += absl::Minutes(1);
+  EXPECT_THAT(Evaluate().nodes_to_remove, IsEmpty());
+}
+
+TEST_F(PoolScalerTest, ScaleDownScheduleDefaultCanForbidOutsideItsWindows) {
+  observation_.pool.scale_down.schedule = {
+      .default_allow = false,
+      .windows = {{.when = {.start_minute = 22 * 60, .end_minute = 6 * 60}, .allow = true}}};
+  now_ = absl::FromCivil(absl::CivilMinute(2026, 3, 27, 12, 0), absl::UTCTimeZone());
+  AddReadyNode("idle", 0, now_ - absl::Hours(1));
+  PoolSignal signal = Evaluate();
+  EXPECT_THAT(signal.nodes_to_remove, IsEmpty());
+  EXPECT_THAT(signal.detail, HasSubstr("scale_down.schedule (outside every window); keeping 1 "
+                                       "idle node"));
+  now_ = absl::FromCivil(absl::CivilMinute(2026, 3, 27, 22, 0), absl::UTCTimeZone());
+  EXPECT_THAT(Evaluate().nodes_to_remove, ElementsAre("idle"));
+}
+
+TEST_F(PoolScalerTest, LostNodeHoldingWorkspacesNeedsAReplacement) {
+  AddReadyNode("busy", 1, kStart);
+  observation_.nodes.push_back({.name = "gone", .state = core::NodeState::kLost, .workspaces = 3});
+  PoolSignal signal = Evaluate();  // No batching window: the node is already gone.
+  EXPECT_EQ(signal.target_size, 2);
+  EXPECT_EQ(signal.current_size, 2);
+  EXPECT_THAT(signal.lost_nodes, ElementsAre("gone"));
+  EXPECT_THAT(signal.nodes_to_remove, IsEmpty());
+  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kPendingWorkspaces));
+  EXPECT_THAT(signal.detail, HasSubstr("lost node gone still holds 3 workspaces: counted until "
+                                       "stopped or moved; replace it"));
+  // Once its workspaces are stopped or moved it is an empty lost node: removed.
+  observation_.nodes[1].workspaces = 0;
+  signal = Evaluate();
+  EXPECT_EQ(signal.target_size, 1);
+  EXPECT_THAT(signal.lost_nodes, IsEmpty());
+  EXPECT_THAT(signal.nodes_to_remove, ElementsAre("gone"));
+  EXPECT_EQ(signal.generation, 2);
+}
+
+TEST_F(PoolScalerTest, LostNodeDemandUsesEmptyNodesBeforeTheWarmBuffer) {
+  observation_.pool.warm_buffer = core::WarmBuffer::Constant(1);
+  AddReadyNode("empty", 0, kStart - absl::Hours(1));
+  observation_.nodes.push_back({.name = "gone", .state = core::NodeState::kLost, .workspaces = 1});
+  PoolSignal signal = Evaluate();
+  // The empty node takes the lost node's workspaces; the warm buffer needs one more.
+  EXPECT_EQ(signal.target_size, 2);
+  EXPECT_THAT(signal.nodes_to_remove, IsEmpty());
+  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kPendingWorkspaces, Reason::kWarmBuffer));
+  // A replacement that is requested counts: nothing more is asked.
+  observation_.in_flight.push_back({.requested_at = now_, .count = 1});
+  EXPECT_EQ(Evaluate().target_size, 2);
+}
+
+TEST_F(PoolScalerTest, LostNodesAreClampedAndBackedOffLikeOtherDemand) {
+  observation_.pool.max_size = 1;
+  for (const auto& [name, workspaces] : {std::pair{"gone-1", 1}, std::pair{"gone-2", 2}}) {
+    observation_.nodes.push_back(
+        {.name = name, .state = core::NodeState::kLost, .workspaces = workspaces});
+  }
+  PoolSignal signal = Evaluate();
+  EXPECT_EQ(signal.target_size, 1);
+  EXPECT_THAT(signal.lost_nodes, ElementsAre("gone-1", "gone-2"));
+  EXPECT_THAT(signal.reasons, ElementsAre(Reason::kPendingWorkspaces, Reason::kMaxSize));
+  scaler_.OnActuatorEvent({.kind = ActuatorEventKind::kOutOfResources}, now_);
+  EXPECT_EQ(Evaluate().target_size, 0);  // Backing off: nothing the pool lacks.
 }
 
 TEST_F(PoolScalerTest, MaxSizeClamps) {

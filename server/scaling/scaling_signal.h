@@ -30,14 +30,18 @@ const char* ScalingReasonName(ScalingReason reason);
 
 struct PoolSignal {
   std::string pool;
-  // Bumped only when the decision (target, nodes_to_remove, reasons)
-  // changes, so watchers can skip repeats; 0 means "never evaluated".
+  // Bumped only when the decision (target, nodes_to_remove, lost_nodes,
+  // reasons) changes, so watchers can skip repeats; 0 means "never evaluated".
   int64_t generation = 0;
   int current_size = 0;
   int target_size = 0;
   // Specific empty nodes to delete; scale-down never leaves the choice to
   // the provider, which could pick a busy node.
   std::vector<std::string> nodes_to_remove;
+  // Lost nodes that still hold workspaces: each counts in the target as a
+  // node to replace until its workspaces are stopped or moved. Never in
+  // nodes_to_remove; an actuator may delete and recreate them.
+  std::vector<std::string> lost_nodes;
   // Sorted, no duplicates.
   std::vector<ScalingReason> reasons;
   std::string detail;
@@ -46,7 +50,7 @@ struct PoolSignal {
   // The part of a signal whose change is worth a new generation.
   bool SameDecision(const PoolSignal& other) const {
     return target_size == other.target_size && nodes_to_remove == other.nodes_to_remove &&
-           reasons == other.reasons;
+           lost_nodes == other.lost_nodes && reasons == other.reasons;
   }
   friend bool operator==(const PoolSignal&, const PoolSignal&) = default;
 };

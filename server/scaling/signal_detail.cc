@@ -57,6 +57,42 @@ void DescribePending(const DetailInputs& in, std::vector<std::string>& out) {
   }
 }
 
+// "warm buffer 2 (windows[0] mon-fri 08:00-18:00 Europe/Berlin)".
+std::string DescribeWarmBuffer(const DetailInputs& in) {
+  const core::WarmBuffer& buffer = in.pool->warm_buffer;
+  std::string text = absl::StrCat("warm buffer ", in.warm_buffer);
+  if (buffer.is_constant()) return text;
+  if (in.warm_window) {
+    absl::StrAppend(&text, " (", DescribeScheduleWindow(*in.warm_window,
+                                                        buffer.windows[*in.warm_window].when,
+                                                        buffer.time_zone),
+                    ")");
+  } else {
+    absl::StrAppend(&text, " (outside every window)");
+  }
+  return text;
+}
+
+void DescribeLost(const DetailInputs& in, std::vector<std::string>& out) {
+  for (const PoolNode* node : *in.lost_busy) {
+    out.push_back(absl::StrCat("lost node ", node->name, " still holds ",
+                               Plural(node->workspaces, "workspace", "workspaces"),
+                               ": counted until stopped or moved; replace it"));
+  }
+}
+
+void DescribeScheduleHold(const DetailInputs& in, std::vector<std::string>& out) {
+  if (in.down.held_by_schedule == 0) return;
+  const core::ScaleDownSchedule& schedule = in.pool->scale_down.schedule;
+  const std::optional<size_t>& window = in.down.schedule.window;
+  std::string why =
+      window ? DescribeScheduleWindow(*window, schedule.windows[*window].when, schedule.time_zone)
+             : "outside every window";
+  out.push_back(absl::StrCat("scale-down not allowed now by scale_down.schedule (", why,
+                             "); keeping ",
+                             Plural(in.down.held_by_schedule, "idle node", "idle nodes")));
+}
+
 void DescribeScaleDown(const DetailInputs& in, std::vector<std::string>& out) {
   const core::NodePool& pool = *in.pool;
   for (const PoolNode* node : *in.failed) {
@@ -81,6 +117,7 @@ void DescribeScaleDown(const DetailInputs& in, std::vector<std::string>& out) {
                                " (delay_after_add ",
                                absl::FormatDuration(pool.scale_down.delay_after_add), ")"));
   }
+  DescribeScheduleHold(in, out);
 }
 
 void DescribeFailures(const DetailInputs& in, std::vector<std::string>& out) {
@@ -102,7 +139,8 @@ void DescribeFailures(const DetailInputs& in, std::vector<std::string>& out) {
 std::string DescribeSignal(const DetailInputs& in) {
   std::vector<std::string> parts;
   DescribePending(in, parts);
-  parts.push_back(absl::StrCat("warm buffer ", in.warm_buffer));
+  DescribeLost(in, parts);
+  parts.push_back(DescribeWarmBuffer(in));
   if (in.demand < in.pool->min_size) {
     parts.push_back(absl::StrCat("raised to min_size ", in.pool->min_size));
   }

@@ -13,6 +13,7 @@
 #include "server/core/pool.h"
 #include "server/scaling/binpack.h"
 #include "server/scaling/pool_observation.h"
+#include "server/scaling/schedule.h"
 
 namespace wsched::scaling {
 
@@ -25,6 +26,10 @@ struct ScaleDownView {
   // or because the pool scaled up too recently.
   int not_idle_long_enough = 0;
   int paused = 0;
+  // What the pool's scale-down schedule says now, and how many idle nodes
+  // it kept that would otherwise have been named.
+  ScaleDownNow schedule;
+  int held_by_schedule = 0;
 };
 
 // Everything the text mentions; pointers are borrowed for the call.
@@ -35,6 +40,8 @@ struct DetailInputs {
   // Set while unmet pending work waits out the batching window.
   std::optional<absl::Duration> window_left;
   int warm_buffer = 0;
+  // The warm_buffer window in effect (nullopt: the default or a constant).
+  std::optional<size_t> warm_window;
   // Busy nodes + nodes for pending work + warm buffer.
   int64_t demand = 0;
   // The target before the min/max clamp (also counting nodes kept while
@@ -42,6 +49,8 @@ struct DetailInputs {
   int64_t unclamped = 0;
   const std::vector<const PoolNode*>* failed = nullptr;
   const std::vector<const PoolNode*>* lost = nullptr;
+  // Lost nodes still holding workspaces (see PoolSignal::lost_nodes).
+  const std::vector<const PoolNode*>* lost_busy = nullptr;
   int timed_out_requested = 0;
   ScaleDownView down;
   std::vector<std::string> removed_idle;

@@ -7,8 +7,10 @@
 #include "server/core/node_validation.h"
 #include "server/log/log.h"
 #include "server/placement/iommu_units.h"
+#include "server/scheduler/gpu_health.h"
 #include "server/scheduler/scheduler.h"
 #include "server/store/node_repository.h"
+#include "server/store/timing_repository.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -25,15 +27,25 @@ void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
   node.driver_detail = readiness.detail;
 }
 
-// The node as a heartbeat leaves it (the lost -> ready return aside).
+// The node as a heartbeat received at `now` leaves it (the lost -> ready
+// return aside).
 store::StoredNode AfterHeartbeat(const store::StoredNode& before, const HeartbeatInput& input,
-                                 const core::Catalog& catalog) {
+                                 const core::Catalog& catalog, absl::Time now,
+                                 absl::Duration gpu_healthy_for) {
   store::StoredNode after = before;
   if (!input.kernel_version.empty()) after.info.kernel_version = input.kernel_version;
-  after.info.driver_version = input.driver_version;
+  // Empty means "not reported": an agent that could not read the version
+  // this time must not make the node look driverless.
+  if (!input.driver_version.empty()) after.info.driver_version = input.driver_version;
   for (auto& gpu : after.info.gpus) {
     auto it = input.gpu_healthy_by_uuid.find(gpu.uuid);
-    if (it != input.gpu_healthy_by_uuid.end()) gpu.healthy = it->second;
+    if (it == input.gpu_healthy_by_uuid.end()) continue;
+    GpuHealthReport report{it->second, ""};
+    if (auto reason = input.gpu_health_reason_by_uuid.find(gpu.uuid);
+        reason != input.gpu_health_reason_by_uuid.end() && !report.healthy) {
+      report.reason = reason->second;
+    }
+    ApplyGpuHealthReport(gpu, report, now, gpu_healthy_for);
   }
   after.driver_history =
       core::HistoryOnReport(catalog.driver_policy, after.info, after.driver_history, false);
@@ -53,20 +65,50 @@ bool SameForScheduling(const store::StoredNode& a, const store::StoredNode& b) {
     return false;
   }
   for (size_t i = 0; i < a.info.gpus.size(); ++i) {
-    if (a.info.gpus[i].healthy != b.info.gpus[i].healthy) return false;
+    const core::Gpu& x = a.info.gpus[i];
+    const core::Gpu& y = b.info.gpus[i];
+    if (x.healthy != y.healthy || x.health_reason != y.health_reason ||
+        x.unhealthy_since != y.unhealthy_since ||
+        x.reported_healthy_since != y.reported_healthy_since) {
+      return false;
+    }
   }
   return true;
 }
 
-// Workspaces on each node (or on `node` alone), CPU and GPU alike: placed,
-// or lost and not yet released. Nodes without any are absent.
-std::map<std::string, int> WorkspaceCounts(pqxx::work& txn, const std::string& node = "") {
+// Operators look for these lines when a GPU goes out or comes back.
+void LogGpuHealthChanges(const store::StoredNode& before, const store::StoredNode& after) {
+  for (size_t i = 0; i < before.info.gpus.size() && i < after.info.gpus.size(); ++i) {
+    const core::Gpu& was = before.info.gpus[i];
+    const core::Gpu& now = after.info.gpus[i];
+    if (was.healthy && !now.healthy) {
+      log::Warning("GPU out of service: unhealthy",
+                   {{"node", after.info.name}, {"gpu", now.uuid}, {"reason", now.health_reason}});
+    } else if (!was.healthy && now.healthy) {
+      log::Info("GPU back in service: healthy long enough",
+                {{"node", after.info.name}, {"gpu", now.uuid}});
+    }
+  }
+}
+
+// The stored GPU with `uuid`, or null.
+const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
+  for (const core::Gpu& gpu : node.gpus) {
+    if (gpu.uuid == uuid) return &gpu;
+  }
+  return nullptr;
+}
+
+// Workspaces on each node (all nodes, or `nodes` alone), CPU and GPU alike:
+// placed, or lost and not yet released. Nodes without any are absent.
+std::map<std::string, int> WorkspaceCounts(pqxx::work& txn,
+                                           const std::vector<std::string>& nodes = {}) {
   std::map<std::string, int> counts;
   for (const auto& row : txn.exec_params(
            "SELECT node_name, count(*) FROM workspaces WHERE node_name IS NOT NULL AND "
-           "($1 = '' OR node_name = $1) AND state IN ('placed', 'lost') AND stopped_at IS NULL "
-           "GROUP BY node_name",
-           node)) {
+           "(cardinality($1::text[]) = 0 OR node_name = ANY($1::text[])) AND "
+           "state IN ('placed', 'lost') AND stopped_at IS NULL GROUP BY node_name",
+           store::TextArray(nodes))) {
     counts[row[0].c_str()] = row[1].as<int>();
   }
   return counts;
@@ -111,6 +153,7 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
   if (info.ephemeral_storage_bytes == 0) info.ephemeral_storage_bytes = pool->shape.ephemeral_storage_bytes;
   if (info.disk_bytes == 0) info.disk_bytes = pool->shape.disk_bytes;
   store::StoredNode stored;
+  const absl::Time now = clock_();
   absl::Status status = db_->InTransaction("registering node", [&](pqxx::work& txn) -> absl::Status {
     store::ChangeSet changes;
     auto existing = store::LoadNode(txn, info.name, /*for_update=*/true);
@@ -132,7 +175,12 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
     } else {
       stored.state = core::NodeState::kReady;
     }
+    const core::NodeInfo previous = stored.info;
     stored.info = info;
+    for (core::Gpu& gpu : stored.info.gpus) {
+      HealthOnRegister(first ? nullptr : FindGpu(previous, gpu.uuid), gpu, now,
+                       options_.gpu_healthy_for);
+    }
     stored.driver_history =
         core::HistoryOnReport(catalog.driver_policy, info, stored.driver_history, first);
     EvaluateDriverInto(catalog, stored);
@@ -168,7 +216,10 @@ bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& re
     // Unknown here (maybe registered elsewhere a moment ago) or lost: the
     // database decides.
     if (it == nodes_.end() || it->second.state == core::NodeState::kLost) return false;
-    if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, *catalog_))) return false;
+    if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, *catalog_, clock_(),
+                                                      options_.gpu_healthy_for))) {
+      return false;
+    }
     holders = HolderClassesLocked(input.node_name);
     result.state = it->second.state;
     result.pool = it->second.info.pool;
@@ -181,7 +232,9 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
   core::Catalog catalog = this->catalog();
   HeartbeatResult result;
   store::StoredNode stored;
+  store::StoredNode before;
   bool written = false;
+  const absl::Time now = clock_();
   absl::Status status = db_->InTransaction("heartbeat", [&](pqxx::work& txn) -> absl::Status {
     auto existing = store::LoadNode(txn, input.node_name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -190,7 +243,8 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
       return absl::OkStatus();
     }
     store::ChangeSet changes;
-    stored = AfterHeartbeat(**existing, input, catalog);
+    before = **existing;
+    stored = AfterHeartbeat(**existing, input, catalog, now, options_.gpu_healthy_for);
     if (stored.state == core::NodeState::kLost) {
       store::ReleaseLostWorkspaces(txn, stored.info.name, changes);
       stored.state = core::NodeState::kReady;
@@ -206,6 +260,7 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
   });
   if (!status.ok()) return status;
   if (result.reregister) return result;
+  if (written) LogGpuHealthChanges(before, stored);
   metrics_->Heartbeat("written");
   if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
@@ -275,7 +330,7 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
     stored.state = state;
     store::ChangeSet changes;
     stored.version = store::SetNodeState(txn, name, state, changes);
-    workspaces = WorkspaceCounts(txn, name)[name];
+    workspaces = WorkspaceCounts(txn, {name})[name];
     store::PublishChanges(txn, changes);
     return absl::OkStatus();
   });
@@ -311,7 +366,7 @@ absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
     auto existing = store::LoadNode(txn, name, false);
     if (!existing.ok()) return existing.status();
     stored = std::move(*existing);
-    workspaces = WorkspaceCounts(txn, name)[name];
+    workspaces = WorkspaceCounts(txn, {name})[name];
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -322,17 +377,40 @@ absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
   return view;
 }
 
-absl::StatusOr<std::vector<NodeView>> Scheduler::ListNodes(const std::string& pool) {
+absl::StatusOr<core::Page<NodeView>> Scheduler::ListNodes(const std::string& pool,
+                                                         const core::PageRequest& page) {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
   absl::Status status = db_->InTransaction("listing nodes", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::LoadNodes(txn, pool);
+    auto loaded = store::LoadNodesPage(txn, pool, page.after, page.size + 1);
+    if (!loaded.ok()) return loaded.status();
+    nodes = std::move(*loaded);
+    std::vector<std::string> names;
+    for (const auto& node : nodes) names.push_back(node.info.name);
+    if (!names.empty()) workspaces = WorkspaceCounts(txn, names);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return core::PageFromRows(ViewsOf(nodes, workspaces), page,
+                            [](const NodeView& view) { return view.node.info.name; });
+}
+
+absl::StatusOr<std::vector<NodeView>> Scheduler::AllNodes() {
+  std::vector<store::StoredNode> nodes;
+  std::map<std::string, int> workspaces;
+  absl::Status status = db_->InTransaction("reading nodes", [&](pqxx::work& txn) -> absl::Status {
+    auto loaded = store::LoadNodes(txn);
     if (!loaded.ok()) return loaded.status();
     nodes = std::move(*loaded);
     workspaces = WorkspaceCounts(txn);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  return ViewsOf(nodes, workspaces);
+}
+
+std::vector<NodeView> Scheduler::ViewsOf(const std::vector<store::StoredNode>& nodes,
+                                         const std::map<std::string, int>& workspaces) {
   std::vector<NodeView> views;
   absl::MutexLock lock(&mu_);
   for (const auto& node : nodes) {
@@ -346,7 +424,7 @@ absl::StatusOr<std::vector<NodeView>> Scheduler::ListNodes(const std::string& po
 }
 
 absl::StatusOr<std::vector<PoolView>> Scheduler::ListPools() {
-  auto nodes = ListNodes("");
+  auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
   std::vector<PoolView> pools;
   for (const auto& pool : catalog().pools) {
@@ -366,39 +444,68 @@ absl::StatusOr<std::vector<PoolView>> Scheduler::ListPools() {
   return pools;
 }
 
-absl::StatusOr<std::pair<std::vector<DriverWork>, std::vector<std::string>>>
-Scheduler::ListDriverWork() {
-  auto nodes = ListNodes("");
+absl::StatusOr<Scheduler::DriverWorkPage> Scheduler::ListDriverWork(
+    const core::PageRequest& page) {
+  auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
   core::Catalog catalog = this->catalog();
-  std::vector<DriverWork> work;
-  std::vector<std::string> without_policy;
+  // By node name (AllNodes' order): work, or nullopt for no policy.
+  std::vector<std::pair<std::string, std::optional<DriverWork>>> entries;
   for (const auto& view : *nodes) {
     const core::NodeInfo& info = view.node.info;
     core::DriverReadiness readiness =
         core::EvaluateDriver(catalog.driver_policy, info, view.node.driver_history);
     if (readiness.state == core::DriverState::kNoPolicy) {
-      without_policy.push_back(info.name);
+      entries.emplace_back(info.name, std::nullopt);
     } else if (readiness.state == core::DriverState::kNeedsDriver ||
                readiness.state == core::DriverState::kInstallFailed) {
-      work.push_back({info.name, info.kernel_version, info.os_id, info.os_version,
-                      readiness.requirement->driver_version,
-                      readiness.requirement->installer_image});
+      entries.emplace_back(info.name, DriverWork{info.name, info.kernel_version, info.os_id,
+                                                 info.os_version,
+                                                 readiness.requirement->driver_version,
+                                                 readiness.requirement->installer_image});
     }
   }
-  return std::make_pair(std::move(work), std::move(without_policy));
+  DriverWorkPage out;
+  for (auto& [name, work] : core::PageOf(entries, page, [](const auto& e) { return e.first; },
+                                         &out.next_page_token)) {
+    if (work) {
+      out.work.push_back(std::move(*work));
+    } else {
+      out.nodes_without_policy.push_back(name);
+    }
+  }
+  return out;
 }
 
 absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
                                                         const std::string& kernel, bool success,
                                                         const std::string& detail) {
   core::Catalog catalog = this->catalog();
+  // Since when the node has needed its driver, as this replica saw it: the
+  // measured install time that time-to-GPU estimates learn from.
+  std::optional<absl::Time> needed_since;
+  {
+    absl::MutexLock lock(&mu_);
+    auto node = nodes_.find(name);
+    auto since = node_state_since_.find(name);
+    if (node != nodes_.end() && node->second.driver_state == core::DriverState::kNeedsDriver &&
+        since != node_state_since_.end() && since->second != absl::InfinitePast()) {
+      needed_since = since->second;
+    }
+  }
   store::StoredNode stored;
+  bool sampled = false;
   absl::Status status = db_->InTransaction("recording driver install", [&](pqxx::work& txn) -> absl::Status {
     auto existing = store::LoadNode(txn, name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
     stored = **existing;
+    sampled = success && needed_since &&
+              stored.driver_state == core::DriverState::kNeedsDriver;
+    if (sampled) {
+      store::RecordTimingSample(txn, store::TimingKind::kDriverInstall, stored.info.pool, kernel,
+                                clock_() - *needed_since);
+    }
     if (stored.info.kernel_version != kernel) {
       return absl::FailedPreconditionError(absl::StrCat(
           "kernel_version: node ", name, " runs kernel ", stored.info.kernel_version,
@@ -417,6 +524,7 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  if (sampled && timing_) timing_->Invalidate();
   if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("driver install reported", {{"node", name}, {"kernel", kernel},
                                         {"success", success ? "true" : "false"},
@@ -439,6 +547,49 @@ absl::Status Scheduler::DetectLostNodes() {
   if (lost.empty()) return absl::OkStatus();
   for (const auto& node : lost) log::Warning("node lost: missed heartbeats", {{"node", node}});
   return CatchUp();
+}
+
+absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
+                                                    const std::string& uuid) {
+  store::StoredNode stored;
+  bool was_out = false;
+  absl::Status status = db_->InTransaction("clearing GPU health", [&](pqxx::work& txn) -> absl::Status {
+    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+    if (!existing.ok()) return existing.status();
+    if (!existing->has_value()) return UnknownNode(name);
+    stored = **existing;
+    core::Gpu* gpu = nullptr;
+    for (core::Gpu& candidate : stored.info.gpus) {
+      if (candidate.uuid == uuid) gpu = &candidate;
+    }
+    if (gpu == nullptr) {
+      return absl::NotFoundError(absl::StrCat("gpu_uuid: node ", name, " has no GPU ", uuid));
+    }
+    was_out = scheduler::ClearGpuHealth(*gpu);
+    if (!was_out) return absl::OkStatus();  // Nothing to write.
+    store::ChangeSet changes;
+    stored.version = store::SaveNode(txn, stored, changes);
+    store::PublishChanges(txn, changes);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+  if (was_out) log::Info("GPU back in service: cleared by an admin", {{"node", name}, {"gpu", uuid}});
+  absl::MutexLock lock(&mu_);
+  if (was_out) drain_requested_ = true;  // Capacity came back.
+  return ViewOf(stored);
+}
+
+absl::flat_hash_map<std::string, Scheduler::GpuHealthNow> Scheduler::GpuHealthOn(
+    const std::string& node) const {
+  absl::flat_hash_map<std::string, GpuHealthNow> health;
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(node);
+  if (it == nodes_.end()) return health;
+  for (const core::Gpu& gpu : it->second.info.gpus) {
+    health[gpu.uuid] = {gpu.healthy, gpu.health_reason};
+  }
+  return health;
 }
 
 }  // namespace wsched::scheduler

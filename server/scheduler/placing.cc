@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "server/log/log.h"
 #include "server/placement/decide.h"
+#include "server/placement/time_to_gpu.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
 
@@ -68,17 +69,59 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
   WorkspaceView view;
   view.workspace = row.workspace;
   view.version = row.version;
-  absl::MutexLock lock(&mu_);
-  if (row.workspace.state == core::WorkspaceState::kPending) {
-    view.queue_position = pending_.Position(row.workspace.id);
-    if (const auto* entry = pending_.Find(row.workspace.id)) {
-      view.workspace.pending_reason = entry->reason;
-      if (delay_estimator_ && !entry->pools.empty()) {
-        view.estimated_wait = delay_estimator_(entry->pools.front());
-      }
-    }
+  if (row.workspace.state != core::WorkspaceState::kPending) return view;
+  // Read before taking the lock: both may do I/O or take other locks.
+  ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
+  const store::TimingFigures timing = timing_ ? timing_->Get() : store::TimingFigures();
+  for (const auto& [pool, figure] : timing.node_start) {
+    scaling[pool].median_start = figure.median;
+    scaling[pool].start_samples = figure.samples;
   }
+  {
+    absl::MutexLock lock(&mu_);
+    view.queue_position = pending_.Position(row.workspace.id);
+    const core::WorkspaceClass* cls = catalog_->FindClass(row.workspace.class_id);
+    if (cls == nullptr) return view;  // Class gone: the stored reason stays.
+    view.pending = ExplainPendingLocked(*cls, view.queue_position, std::move(scaling));
+    view.workspace.pending_reason = view.pending->detail;
+  }
+  placement::TimeToGpuInputs in;
+  in.reason = *view.pending;
+  if (auto it = timing.node_start.find(in.reason.pool); it != timing.node_start.end()) {
+    in.node_start = placement::MeasuredTime{it->second.median, it->second.samples};
+  }
+  if (auto it = timing.driver_install.find({in.reason.pool, in.reason.kernel});
+      it != timing.driver_install.end()) {
+    in.driver_install = placement::MeasuredTime{it->second.median, it->second.samples};
+  }
+  in.default_node_start = options_.default_node_start;
+  in.default_driver_install = options_.default_driver_install;
+  in.now = clock_();
+  placement::TimeToGpu estimate = placement::EstimateTimeToGpu(in);
+  view.estimated_wait = estimate.estimate;
+  view.estimate_basis = std::move(estimate.basis);
   return view;
+}
+
+placement::PendingReason Scheduler::ExplainPendingLocked(const core::WorkspaceClass& cls,
+                                                         int queue_position,
+                                                         ScalingViews scaling) {
+  placement::PendingContext ctx;
+  ctx.cls = &cls;
+  ctx.pools = &catalog_->pools;
+  ctx.snapshot = &snapshot_;
+  ctx.driver_policy = &catalog_->driver_policy;
+  ctx.scaling = std::move(scaling);
+  ctx.queue_position = queue_position;
+  ctx.node_state_since = [this](const std::string& node) ABSL_NO_THREAD_SAFETY_ANALYSIS
+      -> std::optional<absl::Time> {
+    // Called by ExplainPending below, still under mu_.
+    auto it = node_state_since_.find(node);
+    if (it == node_state_since_.end() || it->second == absl::InfinitePast()) return std::nullopt;
+    return it->second;
+  };
+  ctx.now = clock_();
+  return placement::ExplainPending(ctx);
 }
 
 placement::Decision Scheduler::DecideLocked(const core::WorkspaceClass& cls,
@@ -326,12 +369,11 @@ absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
   return ViewOfStored(**stored);
 }
 
-absl::StatusOr<std::vector<WorkspaceView>> Scheduler::ListWorkspaces(const std::string& node,
-                                                                    const std::string& pool,
-                                                                    const std::string& state) {
+absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
+    const store::WorkspaceFilter& filter, const core::PageRequest& page) {
   std::vector<core::Workspace> stored;
   absl::Status status = db_->InTransaction("listing workspaces", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::ListWorkspaces(txn, node, pool, state);
+    auto loaded = store::ListWorkspaces(txn, filter, page.after, page.size + 1);
     if (!loaded.ok()) return loaded.status();
     stored = std::move(*loaded);
     return absl::OkStatus();
@@ -340,9 +382,11 @@ absl::StatusOr<std::vector<WorkspaceView>> Scheduler::ListWorkspaces(const std::
   std::vector<WorkspaceView> views;
   for (const auto& w : stored) {
     auto view = ViewOfStored({w, 0, false});
-    if (view.ok()) views.push_back(std::move(*view));
+    if (!view.ok()) return view.status();
+    views.push_back(std::move(*view));
   }
-  return views;
+  return core::PageFromRows(std::move(views), page,
+                            [](const WorkspaceView& view) { return view.workspace.id; });
 }
 
 void Scheduler::DrainPending() {

@@ -99,8 +99,10 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
   settings_.Clear();
   catalog_ = std::make_shared<const core::Catalog>(std::move(all->catalog));
   catalog_generation_ = all->catalog_generation;
+  node_state_since_.clear();
   for (const auto& node : all->nodes) {
     node_versions_[node.info.name] = node.version;
+    node_state_since_[node.info.name] = node.registered_at;
     nodes_[node.info.name] = node;
     (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
   }
@@ -161,6 +163,13 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
   int64_t& known = node_versions_[node.info.name];
   if (node.version <= known) return false;
   known = node.version;
+  auto before = nodes_.find(node.info.name);
+  if (before == nodes_.end()) {
+    node_state_since_[node.info.name] = node.registered_at;
+  } else if (before->second.state != node.state ||
+             before->second.driver_state != node.driver_state) {
+    node_state_since_[node.info.name] = clock_();
+  }
   nodes_[node.info.name] = node;
   (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
   return true;
@@ -171,6 +180,7 @@ bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
   if (version <= known) return false;
   known = version;
   nodes_.erase(name);
+  node_state_since_.erase(name);
   snapshot_.RemoveNode(name);
   return true;
 }

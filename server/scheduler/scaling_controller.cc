@@ -29,6 +29,7 @@ v1::PoolSignal ToProto(const scaling::PoolSignal& signal, int64_t generation) {
   out.set_current_size(signal.current_size);
   out.set_target_size(signal.target_size);
   for (const auto& node : signal.nodes_to_remove) out.add_nodes_to_remove(node);
+  for (const auto& node : signal.lost_nodes) out.add_lost_nodes(node);
   for (auto reason : signal.reasons) {
     // The proto enum is the core enum shifted by UNSPECIFIED = 0.
     out.add_reasons(static_cast<v1::ScalingReason>(static_cast<int>(reason) + 1));
@@ -191,6 +192,8 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
           free.gpus++;
         }
       }
+      // Lost workspaces keep their holds until stopped or moved, so a lost
+      // node still counts them here and the scaler asks for its replacement.
       out.workspaces = static_cast<int>(holders.size());
       if (out.workspaces == 0 && node.held.cpu_millis > 0) out.workspaces = 1;
       free.cpu_millis = node.free.cpu_millis;
@@ -312,6 +315,7 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
                                {"current", absl::StrCat(signal.current_size)},
                                {"target", absl::StrCat(signal.target_size)},
                                {"remove", absl::StrCat(signal.nodes_to_remove.size())},
+                               {"lost", absl::StrCat(signal.lost_nodes.size())},
                                {"detail", signal.detail}});
   {
     absl::MutexLock lock(&mu_);

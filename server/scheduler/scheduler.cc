@@ -53,6 +53,7 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
         });
       }),
       usage_(clock_) {
+  if (db_ != nullptr) timing_ = std::make_unique<TimingStats>(db_, clock_);
   feed_sink_ = std::make_unique<StateSink>(this);
   follower_ = std::make_unique<FeedFollower>(feed_source_, feed_sink_.get(), metrics, clock_);
 }

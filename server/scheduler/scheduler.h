@@ -31,19 +31,23 @@
 #include "server/core/catalog.h"
 #include "server/core/class_resolution.h"
 #include "server/core/node.h"
+#include "server/core/paging.h"
 #include "server/core/workspace.h"
 #include "server/metrics/metrics.h"
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/liveness_recorder.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
+#include "server/scheduler/timing_stats.h"
 #include "server/scheduler/usage_accounting.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
+#include "server/placement/pending_reason.h"
 #include "server/placement/snapshot.h"
 #include "server/store/change_feed.h"
 #include "server/store/database.h"
 #include "server/store/node_repository.h"
+#include "server/store/workspace_repository.h"
 #include "server/store/workspace_repository.h"
 
 namespace wsched::scheduler {
@@ -60,6 +64,12 @@ struct SchedulerOptions {
   int max_commit_batch = 128;
   absl::Duration max_commit_wait = absl::ZeroDuration();  // See store::CommitBatcher::Options.
   int place_attempts = 10;  // Decide + commit rounds before giving up on races.
+  // A GPU that went unhealthy returns to service once its agent has reported
+  // it healthy for this long (scheduler/gpu_health.h).
+  absl::Duration gpu_healthy_for = absl::Minutes(10);
+  // Time to GPU while nothing is measured (placement/time_to_gpu.h).
+  absl::Duration default_node_start = absl::Minutes(5);
+  absl::Duration default_driver_install = absl::Minutes(10);
 };
 
 // A node as listed to operators.
@@ -87,6 +97,7 @@ struct HeartbeatInput {
   std::string kernel_version;  // Empty: unchanged.
   std::string driver_version;
   std::map<std::string, bool> gpu_healthy_by_uuid;
+  std::map<std::string, std::string> gpu_health_reason_by_uuid;  // For unhealthy ones.
   using Usage = GpuUsage;
   std::vector<Usage> usage;
 };
@@ -106,6 +117,10 @@ struct WorkspaceView {
   core::Workspace workspace;
   int queue_position = 0;  // 1-based; 0 when not pending.
   std::optional<absl::Duration> estimated_wait;
+  // Pending: why it waits (placement/pending_reason.h), and how the
+  // estimate was made.
+  std::optional<placement::PendingReason> pending;
+  std::string estimate_basis;
   int64_t version = 0;  // The stored record's version (every change bumps it).
   // The placement as a serialized v1.Workspace when it was just built here
   // (else only workspace.placement_json, the stored JSON, has it).
@@ -153,11 +168,28 @@ class Scheduler {
   absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state);
   absl::Status RemoveNode(const std::string& name);
   absl::StatusOr<NodeView> GetNode(const std::string& name);
-  absl::StatusOr<std::vector<NodeView>> ListNodes(const std::string& pool);
+  // Lists page in key order (core/paging.h).
+  absl::StatusOr<core::Page<NodeView>> ListNodes(const std::string& pool,
+                                                 const core::PageRequest& page);
   absl::StatusOr<std::vector<PoolView>> ListPools();
-  absl::StatusOr<std::pair<std::vector<DriverWork>, std::vector<std::string>>> ListDriverWork();
+  struct DriverWorkPage {
+    std::vector<DriverWork> work;
+    std::vector<std::string> nodes_without_policy;
+    std::string next_page_token;
+  };
+  // Pages over the GPU nodes that need driver work or have no policy.
+  absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page);
   absl::StatusOr<NodeView> ReportDriverInstall(const std::string& node, const std::string& kernel,
                                                bool success, const std::string& detail);
+  // Admin: returns the node's GPU `uuid` to service now.
+  absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid);
+  // The health of the node's GPUs as this replica knows it, by UUID (for
+  // showing it on the workspaces that hold them).
+  struct GpuHealthNow {
+    bool healthy = true;
+    std::string reason;
+  };
+  absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const;
   // Marks nodes without recent heartbeats lost (also run by a loop).
   absl::Status DetectLostNodes();
 
@@ -165,9 +197,8 @@ class Scheduler {
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
   absl::StatusOr<WorkspaceView> StopWorkspace(const std::string& id);
   absl::StatusOr<WorkspaceView> GetWorkspace(const std::string& id);
-  absl::StatusOr<std::vector<WorkspaceView>> ListWorkspaces(const std::string& node,
-                                                           const std::string& pool,
-                                                           const std::string& state);
+  absl::StatusOr<core::Page<WorkspaceView>> ListWorkspaces(const store::WorkspaceFilter& filter,
+                                                          const core::PageRequest& page);
   // Tries to place pending work on the snapshot's free capacity now.
   void DrainPending();
 
@@ -196,11 +227,10 @@ class Scheduler {
   std::vector<GpuUsageSample> GpuUsage() const;
   // Seconds GPUs were held and busy, by class, since start.
   std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const;
-  // How long pending work on a pool may wait ("time to GPU"); set once by
-  // the scaling controller before serving.
-  void SetDelayEstimator(std::function<std::optional<absl::Duration>(const std::string& pool)> fn) {
-    delay_estimator_ = std::move(fn);
-  }
+  // What the scaler says of each pool, for pending reasons; set once by the
+  // scaling controller before serving. Called without the scheduler's lock.
+  using ScalingViews = std::map<std::string, placement::PoolScalingView>;
+  void SetScalingViews(std::function<ScalingViews()> fn) { scaling_views_ = std::move(fn); }
 
  private:
   class StateSink;
@@ -245,6 +275,16 @@ class Scheduler {
 
   // inventory.cc
   NodeView ViewOf(const store::StoredNode& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // placing.cc: why a pending workspace of `cls` waits, on this replica's
+  // snapshot and the scaler's view of each pool.
+  placement::PendingReason ExplainPendingLocked(const core::WorkspaceClass& cls,
+                                                int queue_position, ScalingViews scaling)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
+                                const std::map<std::string, int>& workspaces)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Every node, unpaged: for pool counts and driver work.
+  absl::StatusOr<std::vector<NodeView>> AllNodes();
   // GPU UUID -> class of its holder, for the node's held GPUs.
   absl::flat_hash_map<std::string, std::string> HolderClassesLocked(const std::string& node) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -287,6 +327,10 @@ class Scheduler {
   // version of every node seen, removed ones included.
   absl::flat_hash_map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
+  // When each node entered its current state and driver state, as far as
+  // this replica saw (its registration for nodes first seen at a reload):
+  // the "since" of pending reasons.
+  absl::flat_hash_map<std::string, absl::Time> node_state_since_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
 
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
@@ -300,7 +344,9 @@ class Scheduler {
   UsageAccounting usage_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
-  std::function<std::optional<absl::Duration>(const std::string&)> delay_estimator_;
+  // Measured start and install times (absent without a database).
+  std::unique_ptr<TimingStats> timing_;
+  std::function<ScalingViews()> scaling_views_;
 };
 
 }  // namespace wsched::scheduler

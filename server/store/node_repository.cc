@@ -76,6 +76,14 @@ absl::StatusOr<std::vector<StoredNode>> LoadNodes(pqxx::work& txn, const std::st
                       pool));
 }
 
+absl::StatusOr<std::vector<StoredNode>> LoadNodesPage(pqxx::work& txn, const std::string& pool,
+                                                     const std::string& after_name, int limit) {
+  return NodeRows(txn.exec_params(
+      absl::StrCat("SELECT ", kNodeColumns, kFrom,
+                   "WHERE ($1 = '' OR n.pool = $1) AND n.name > $2 ORDER BY n.name LIMIT $3"),
+      pool, after_name, limit));
+}
+
 absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
                                                        const std::vector<std::string>& names) {
   return NodeRows(txn.exec_params(

@@ -34,6 +34,9 @@ absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::s
                                                    bool for_update);
 // All nodes, or those of one pool, by name.
 absl::StatusOr<std::vector<StoredNode>> LoadNodes(pqxx::work& txn, const std::string& pool = "");
+// At most `limit` nodes (of `pool`, or all) named after `after_name`, by name.
+absl::StatusOr<std::vector<StoredNode>> LoadNodesPage(pqxx::work& txn, const std::string& pool,
+                                                     const std::string& after_name, int limit);
 // The nodes of `names` that exist, in no particular order.
 absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
                                                        const std::vector<std::string>& names);

@@ -97,15 +97,14 @@ absl::StatusOr<std::vector<WorkspaceRow>> LoadActiveWorkspaces(pqxx::work& txn) 
 }
 
 absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
-                                                            const std::string& node,
-                                                            const std::string& pool,
-                                                            const std::string& state) {
+                                                            const WorkspaceFilter& filter,
+                                                            const std::string& after_id, int limit) {
   auto rows = WorkspaceRows(txn.exec_params(
       absl::StrCat("SELECT ", kColumns,
                    " FROM workspaces w WHERE ($1 = '' OR w.node_name = $1) AND "
-                   "($2 = '' OR w.pool = $2) AND ($3 = '' OR w.state = $3) "
-                   "ORDER BY w.created_at, w.id LIMIT 10000"),
-      node, pool, state));
+                   "($2 = '' OR w.pool = $2) AND ($3 = '' OR w.state = $3) AND w.id > $4 "
+                   "ORDER BY w.id LIMIT $5"),
+      filter.node, filter.pool, filter.state, after_id, limit));
   if (!rows.ok()) return rows.status();
   std::vector<core::Workspace> out;
   out.reserve(rows->size());

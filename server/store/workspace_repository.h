@@ -41,11 +41,16 @@ absl::StatusOr<std::vector<WorkspaceRow>> LoadWorkspaces(pqxx::work& txn,
 // mirrors), oldest first.
 absl::StatusOr<std::vector<WorkspaceRow>> LoadActiveWorkspaces(pqxx::work& txn);
 
-// Filtered listing for operators.
+// Filtered listing for operators: at most `limit` workspaces with an id
+// greater than `after_id`, in id order (keyset paging).
+struct WorkspaceFilter {
+  std::string node;
+  std::string pool;
+  std::string state;  // "pending", "placed", ...; empty = any.
+};
 absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
-                                                            const std::string& node,
-                                                            const std::string& pool,
-                                                            const std::string& state);
+                                                            const WorkspaceFilter& filter,
+                                                            const std::string& after_id, int limit);
 
 // For the store's own statements: the columns of a WorkspaceRow (table
 // alias `w`), and the rows of a result selected with them.

@@ -1,7 +1,9 @@
 # Deployment and observability files (docs/deploy.md, docs/observability.md):
 # the Helm chart and plain manifests, the container recipe, the alert rules
-# and dashboard (promtool), and a live server's /metrics. Included at the end
-# of tests/CMakeLists.txt, which defines TEST_PG_PORT and the pg fixture.
+# and dashboard (promtool), a live server's /metrics, the API and flag
+# references, and docs/getting-started.md followed step by step. Included at
+# the end of tests/CMakeLists.txt, which defines TEST_PG_PORT and the pg
+# fixture.
 
 # Debian's python3, where python3-yaml (deploy/local/install-deps.sh) lives,
 # even when another python3 comes first on PATH.
@@ -21,7 +23,15 @@ add_test(NAME dockerfile_lint COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TE
   ${PROJECT_SOURCE_DIR} $<TARGET_FILE_DIR:wsched-server>)
 add_test(NAME observability_rules COMMAND ${WSCHED_DEPLOY_PYTHON}
   ${WSCHED_DEPLOY_TESTS}/observability_test.py ${PROJECT_SOURCE_DIR})
-set_tests_properties(chart_render dockerfile_lint observability_rules PROPERTIES LABELS deploy)
+# The references against the sources, read at test time: every RPC of the
+# protos has its section in docs/api.md (roles as in the access table, an
+# example), and every server and agent flag is in its table.
+add_test(NAME api_docs COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/api_docs_test.py
+  ${PROJECT_SOURCE_DIR})
+add_test(NAME flags_docs COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/flags_docs_test.py
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(chart_render dockerfile_lint observability_rules api_docs flags_docs
+  PROPERTIES LABELS deploy)
 
 add_test(NAME metrics_live COMMAND ${CMAKE_COMMAND} -E env
   WSCHED_TEST_PG_PORT=${TEST_PG_PORT} WSCHED_PYTHON=${WSCHED_DEPLOY_PYTHON}
@@ -30,3 +40,13 @@ add_test(NAME metrics_live COMMAND ${CMAKE_COMMAND} -E env
   ${PROJECT_SOURCE_DIR})
 set_tests_properties(metrics_live PROPERTIES FIXTURES_REQUIRED pg LABELS "deploy;integration"
   TIMEOUT 180)
+
+# docs/getting-started.md followed step by step (its marked shell blocks, in
+# order) with its own PostgreSQL on port 55471, local processes instead of
+# systemd, and the fake 8-GPU node tree; ends with a GPU workspace placed.
+add_test(NAME getting_started COMMAND ${CMAKE_COMMAND} -E env
+  WSCHED_GS_PG_PORT=55471 WSCHED_PYTHON=${WSCHED_DEPLOY_PYTHON}
+  bash ${WSCHED_DEPLOY_TESTS}/getting_started_test.sh
+  $<TARGET_FILE:wsched-server> $<TARGET_FILE:wsched-agent> $<TARGET_FILE:wschedctl>
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(getting_started PROPERTIES LABELS "deploy;integration" TIMEOUT 180)

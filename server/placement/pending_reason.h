@@ -1,0 +1,125 @@
+// Why a pending workspace waits: one structured answer, from the layer
+// nearest to placing it outward.
+//
+//   org GPU quota -> class policy -> no pool (the workspace's own limits)
+//   queued behind others                     (room exists now)
+//   free GPUs only in IOMMU-unsafe groups    (room exists, not for a VM)
+//   free GPUs unhealthy                      (room exists, broken)
+//   a node's driver installing / failed      (a node exists, not ready)
+//   a node provisioning                      (a node is coming)
+//   pool backing off -> pool at max_size ->
+//   scale-up requested -> scale-up not yet   (a node must be asked for)
+//
+// The first layer that holds the workspace back is named, for the pool
+// closest to holding it (earlier pools win ties). Nearest first, because
+// that is the truthful answer: a workspace that will land on a node whose
+// driver is installing waits for that install, even if its pool is also at
+// max_size. "Scale-up requested" is said only when the scaler's current
+// signal asks for more nodes than the pool has.
+//
+// Pure: the caller passes the snapshot, the scaler's view of each pool and
+// the clock's `now`; no I/O, no locks.
+#ifndef WSCHED_SERVER_PLACEMENT_PENDING_REASON_H_
+#define WSCHED_SERVER_PLACEMENT_PENDING_REASON_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "server/core/driver_policy.h"
+#include "server/core/pool.h"
+#include "server/core/workspace_class.h"
+#include "server/placement/snapshot.h"
+
+namespace wsched::placement {
+
+// Ordered nearest first; the order is the walk's (see above).
+enum class PendingCode {
+  kOrgGpuQuota,
+  kClassPolicy,
+  // No pool of the catalog can hold the class any more (the catalog changed
+  // after it was queued; a new request for it is refused instead).
+  kNoPool,
+  kQueued,
+  kIommuUnsafe,
+  kGpusUnhealthy,
+  kDriverInstalling,
+  kDriverInstallFailed,
+  kNodeProvisioning,
+  kPoolBackingOff,
+  kPoolAtMaxSize,
+  kScaleUpRequested,
+  kScaleUpNotYetRequested,
+};
+
+// "org_gpu_quota", "queued", ... (stable: API enum and metrics labels).
+const char* PendingCodeName(PendingCode code);
+
+// What the scaler says of one pool, from its latest published signal.
+struct PoolScalingView {
+  bool has_signal = false;
+  int current_size = 0;
+  int target_size = 0;
+  std::optional<absl::Time> backoff_until;
+  std::string backoff_detail;
+  // When the scaler last asked for more nodes than the pool had.
+  std::optional<absl::Time> scale_up_since;
+  // Measured provision-to-ready time (median) and the sample count.
+  std::optional<absl::Duration> median_start;
+  int start_samples = 0;
+};
+
+struct QuotaFigures {
+  int64_t held = 0;   // GPUs the org holds.
+  int64_t quota = 0;  // Its quota (>= 0).
+};
+
+struct PendingContext {
+  const core::WorkspaceClass* cls = nullptr;
+  const std::vector<core::NodePool>* pools = nullptr;
+  const Snapshot* snapshot = nullptr;
+  const std::vector<core::DriverPolicyEntry>* driver_policy = nullptr;
+  // By pool id; absent = no signal yet.
+  std::map<std::string, PoolScalingView> scaling;
+  // 1-based position in the queue (0: not queued).
+  int queue_position = 0;
+  // Set when the org has a GPU quota.
+  std::optional<QuotaFigures> quota;
+  // Set when project or org policy no longer allows the class.
+  std::optional<std::string> policy_denial;
+  // When a node entered its current state (provisioning, needs-driver), if
+  // known.
+  std::function<std::optional<absl::Time>(const std::string& node)> node_state_since;
+  absl::Time now;
+};
+
+struct PendingReason {
+  PendingCode code = PendingCode::kScaleUpNotYetRequested;
+  // One line for people: "pool gpu-h100 is at max_size 1 (1 node)".
+  std::string detail;
+  std::string pool;
+  std::string node;
+  std::string kernel;
+  std::string image;
+  QuotaFigures quota;
+  int gpus_needed = 0;
+  int queue_position = 0;
+  // Since when the holding layer holds (install, provisioning, scale-up).
+  std::optional<absl::Time> since;
+  // Until when (backoff).
+  std::optional<absl::Time> until;
+
+  friend bool operator==(const PendingReason&, const PendingReason&) = default;
+};
+
+// The walk above. `ctx.cls`, `pools`, `snapshot` and `driver_policy` must be
+// set.
+PendingReason ExplainPending(const PendingContext& ctx);
+
+}  // namespace wsched::placement
+
+#endif  // WSCHED_SERVER_PLACEMENT_PENDING_REASON_H_

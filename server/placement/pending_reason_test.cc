@@ -1,0 +1,211 @@
+#include "server/placement/pending_reason.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/placement/test_nodes.h"
+
+namespace wsched::placement {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::FakeGpuNode;
+using testing::GpuClass;
+using testing::GpuPool;
+
+const absl::Time kNow = absl::FromUnixSeconds(1800000000);
+
+class PendingReasonTest : public ::testing::Test {
+ protected:
+  PendingReasonTest() {
+    pools_ = {GpuPool("gpu-h100", "h100")};
+    pools_[0].max_size = 2;
+    policy_ = {{"6.1.0-18-amd64", "debian", "12", "550.54.15", "550", "registry.example/driver"}};
+    cls_ = GpuClass("gpu-8x", 8);
+  }
+
+  void AddNode(core::NodeInfo info, core::NodeState state = core::NodeState::kReady,
+               core::DriverState driver = core::DriverState::kReady) {
+    ASSERT_TRUE(snapshot_.UpsertNode(info, state, driver).ok());
+  }
+
+  // Holds GPU 0 of `node` (so 7 of 8 are free).
+  void HoldOne(const std::string& node) {
+    ASSERT_TRUE(snapshot_.Hold("other-on-" + node, node, {0}, {}).ok());
+  }
+
+  PendingReason Explain() {
+    PendingContext ctx;
+    ctx.cls = &cls_;
+    ctx.pools = &pools_;
+    ctx.snapshot = &snapshot_;
+    ctx.driver_policy = &policy_;
+    ctx.scaling = scaling_;
+    ctx.queue_position = position_;
+    ctx.quota = quota_;
+    ctx.policy_denial = denial_;
+    ctx.node_state_since = [](const std::string&) -> std::optional<absl::Time> {
+      return kNow - absl::Minutes(3);
+    };
+    ctx.now = kNow;
+    return ExplainPending(ctx);
+  }
+
+  std::vector<core::NodePool> pools_;
+  std::vector<core::DriverPolicyEntry> policy_;
+  core::WorkspaceClass cls_;
+  Snapshot snapshot_;
+  std::map<std::string, PoolScalingView> scaling_;
+  int position_ = 1;
+  std::optional<QuotaFigures> quota_;
+  std::optional<std::string> denial_;
+};
+
+TEST_F(PendingReasonTest, OrgQuotaComesFirst) {
+  quota_ = QuotaFigures{4, 8};
+  AddNode(FakeGpuNode("g1", "gpu-h100"));  // Room exists: the quota still holds it back.
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kOrgGpuQuota);
+  EXPECT_EQ(reason.quota.held, 4);
+  EXPECT_EQ(reason.quota.quota, 8);
+  EXPECT_EQ(reason.detail, "the org holds 4 of its GPU quota of 8; class gpu-8x needs 8 GPUs more");
+}
+
+TEST_F(PendingReasonTest, ClassPolicyComesNext) {
+  denial_ = "org o-1 no longer allows class gpu-8x";
+  EXPECT_EQ(Explain().code, PendingCode::kClassPolicy);
+  EXPECT_EQ(Explain().detail, "org o-1 no longer allows class gpu-8x");
+}
+
+TEST_F(PendingReasonTest, NoPoolWhenTheCatalogLostItsPools) {
+  pools_.clear();
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kNoPool);
+}
+
+TEST_F(PendingReasonTest, QueuedBehindOthersWhenRoomExists) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"));
+  position_ = 3;
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kQueued);
+  EXPECT_EQ(reason.queue_position, 3);
+  EXPECT_THAT(reason.detail, HasSubstr("queued at position 3"));
+}
+
+TEST_F(PendingReasonTest, IommuUnsafeForVmClass) {
+  cls_ = GpuClass("vm-8x", 8, {"h100"}, core::Isolation::kVm);
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  for (auto& gpu : node.gpus) gpu.iommu_group_members.push_back({"0000:00:14.0", "0x0c0330", "0x8086"});
+  AddNode(node);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kIommuUnsafe);
+  EXPECT_EQ(reason.node, "g1");
+  EXPECT_THAT(reason.detail, HasSubstr("allow_unsafe_iommu"));
+}
+
+TEST_F(PendingReasonTest, UnhealthyGpus) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  node.gpus[5].healthy = false;
+  AddNode(node);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kGpusUnhealthy);
+  EXPECT_EQ(reason.node, "g1");
+  EXPECT_EQ(reason.detail, "node g1 would hold it, but 1 GPU of its free GPUs is unhealthy and "
+                           "not handed out");
+}
+
+TEST_F(PendingReasonTest, DriverInstallingNamesKernelImageAndSince) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady, core::DriverState::kNeedsDriver);
+  // The pool is also at max_size: the install, not the size, is what it waits for.
+  pools_[0].max_size = 1;
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kDriverInstalling);
+  EXPECT_EQ(reason.node, "g1");
+  EXPECT_EQ(reason.kernel, "6.1.0-18-amd64");
+  EXPECT_EQ(reason.image, "registry.example/driver:550-6.1.0-18-amd64-debian12");
+  EXPECT_EQ(reason.since, kNow - absl::Minutes(3));
+  EXPECT_THAT(reason.detail, HasSubstr("waiting for the driver install on node g1"));
+  EXPECT_THAT(reason.detail, HasSubstr("since 3m ago"));
+}
+
+TEST_F(PendingReasonTest, DriverInstallFailed) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady,
+          core::DriverState::kInstallFailed);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kDriverInstallFailed);
+  EXPECT_THAT(reason.detail, HasSubstr("the driver install failed on node g1"));
+}
+
+TEST_F(PendingReasonTest, NodeProvisioningAgainstTheMedianStartTime) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kProvisioning,
+          core::DriverState::kReady);
+  scaling_["gpu-h100"] = {.has_signal = true, .current_size = 1, .target_size = 1,
+                          .median_start = absl::Minutes(4), .start_samples = 5};
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kNodeProvisioning);
+  EXPECT_EQ(reason.since, kNow - absl::Minutes(3));
+  EXPECT_THAT(reason.detail, HasSubstr("registered 3m ago"));
+  EXPECT_THAT(reason.detail, HasSubstr("start in 4m (median of 5)"));
+}
+
+TEST_F(PendingReasonTest, PoolBackingOffUntil) {
+  scaling_["gpu-h100"] = {.has_signal = true,
+                          .backoff_until = kNow + absl::Minutes(2),
+                          .backoff_detail = "out of resources in us-east-1a"};
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kPoolBackingOff);
+  EXPECT_EQ(reason.until, kNow + absl::Minutes(2));
+  EXPECT_THAT(reason.detail, HasSubstr("out of resources in us-east-1a"));
+}
+
+TEST_F(PendingReasonTest, PoolAtMaxSizeNeverClaimsAScaleUp) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"));
+  AddNode(FakeGpuNode("g2", "gpu-h100"));
+  HoldOne("g1");
+  HoldOne("g2");
+  scaling_["gpu-h100"] = {.has_signal = true, .current_size = 2, .target_size = 2};
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kPoolAtMaxSize);
+  EXPECT_EQ(reason.detail, "pool gpu-h100 is at max_size 2 (2 nodes) and no node has 8 GPUs "
+                           "free; no scale-up can be requested");
+  EXPECT_THAT(reason.detail, Not(HasSubstr("scale-up requested")));
+}
+
+TEST_F(PendingReasonTest, ScaleUpRequestedOnlyWhenTheSignalAsks) {
+  scaling_["gpu-h100"] = {.has_signal = true, .current_size = 0, .target_size = 1,
+                          .scale_up_since = kNow - absl::Seconds(30)};
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kScaleUpRequested);
+  EXPECT_THAT(reason.detail, HasSubstr("from 0 to 1 nodes requested 30s ago"));
+  EXPECT_THAT(reason.detail, HasSubstr("no measured start time yet"));
+
+  scaling_["gpu-h100"].target_size = 0;  // Not asked (yet).
+  reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kScaleUpNotYetRequested);
+  EXPECT_THAT(reason.detail, Not(HasSubstr("requested")));
+}
+
+TEST_F(PendingReasonTest, TheNearestPoolWins) {
+  // Preferred h100 pool at max_size; the a100 fallback has a node installing
+  // its driver: that install is what the workspace waits for.
+  cls_ = GpuClass("gpu-8x", 8, {"h100", "a100"});
+  pools_.push_back(GpuPool("gpu-a100", "a100"));
+  pools_[0].max_size = 0;
+  AddNode(FakeGpuNode("a1", "gpu-a100", "a100"), core::NodeState::kReady,
+          core::DriverState::kNeedsDriver);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kDriverInstalling);
+  EXPECT_EQ(reason.pool, "gpu-a100");
+}
+
+TEST_F(PendingReasonTest, CodeNamesAreStable) {
+  EXPECT_STREQ(PendingCodeName(PendingCode::kPoolAtMaxSize), "pool_at_max_size");
+  EXPECT_STREQ(PendingCodeName(PendingCode::kScaleUpNotYetRequested),
+               "scale_up_not_yet_requested");
+}
+
+}  // namespace
+}  // namespace wsched::placement

@@ -1,0 +1,38 @@
+// Measured durations for the time-to-GPU estimate (migration 0005).
+#ifndef WSCHED_SERVER_STORE_TIMING_REPOSITORY_H_
+#define WSCHED_SERVER_STORE_TIMING_REPOSITORY_H_
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include <pqxx/pqxx>
+
+#include "absl/time/time.h"
+
+namespace wsched::store {
+
+enum class TimingKind { kNodeStart, kDriverInstall };
+
+// Appends one sample; negative durations (clock skew) are dropped.
+void RecordTimingSample(pqxx::work& txn, TimingKind kind, const std::string& pool,
+                        const std::string& kernel, absl::Duration took);
+
+struct TimingFigure {
+  absl::Duration median;
+  int samples = 0;
+};
+
+struct TimingFigures {
+  std::map<std::string, TimingFigure> node_start;  // By pool.
+  // By (pool, kernel).
+  std::map<std::pair<std::string, std::string>, TimingFigure> driver_install;
+};
+
+// The median of the most recent `recent` samples of each pool (and kernel),
+// with how many it used.
+TimingFigures LoadTimingFigures(pqxx::work& txn, int recent = 20);
+
+}  // namespace wsched::store
+
+#endif  // WSCHED_SERVER_STORE_TIMING_REPOSITORY_H_

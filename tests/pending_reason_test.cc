@@ -1,0 +1,196 @@
+// Why a pending workspace waits, through the real server: a pool at
+// max_size, a node whose driver installs, a pool backing off after a
+// stockout, unhealthy GPUs. Each asserts the structured reason; the watch
+// stream is followed as the reason changes.
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/fake_nodes.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+#include "wsched/v1/placement.grpc.pb.h"
+#include "wsched/v1/scaling.grpc.pb.h"
+
+namespace wsched {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// gpu-small can never grow past one node; gpu-elastic can grow to three.
+constexpr char kCatalog[] = R"(classes:
+  - id: standard
+    display_name: Standard
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 30Gi, disk: 50Gi}
+    pool_selector: {workload: general}
+    default: true
+  - id: gpu-8x
+    display_name: 8 GPUs
+    resources: {cpu: 16, memory: 64Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 8, models: [H100], isolation: container}
+    pool_selector: {size: small}
+  - id: gpu-1x
+    display_name: 1 GPU
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 1, models: [H100], isolation: container}
+    pool_selector: {size: small}
+  - id: gpu-1x-elastic
+    display_name: 1 GPU, elastic pool
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 1, models: [H100], isolation: container}
+    pool_selector: {size: elastic}
+pools:
+  - id: general
+    labels: {workload: general}
+    node: {cpu: 30, memory: 120Gi, ephemeral_storage: 300Gi, disk: 1Ti}
+    max_size: 4
+  - id: gpu-small
+    labels: {size: small}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
+    max_size: 1
+  - id: gpu-elastic
+    labels: {size: elastic}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
+    max_size: 3
+driver_policy:
+  - kernel: "5.15.0-*-generic"
+    os_id: ubuntu
+    os_version: "22.04"
+    driver_version: 550.54.15
+    driver_branch: "550"
+    installer_repo: registry.example.com/nvidia/driver
+)";
+
+class PendingReasonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    catalog_path_ = ::testing::TempDir() + "/pending-reason-catalog.yaml";
+    std::ofstream(catalog_path_) << kCatalog;
+    testing::ServerConfig config{db_.url(), catalog_path_};
+    config.extra_flags = {"--scaling_batching_window=100ms"};
+    server_ = std::make_unique<testing::ServerProcess>(config);
+    ASSERT_TRUE(server_->started());
+    placement_ = v1::PlacementService::NewStub(server_->channel());
+    inventory_ = v1::InventoryService::NewStub(server_->channel());
+  }
+  void TearDown() override { std::remove(catalog_path_.c_str()); }
+
+  v1::Workspace Place(const std::string& id, const std::string& class_id) {
+    v1::Workspace w;
+    grpc::Status status = testing::PlaceAs(server_->channel(), id, class_id, &w);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return w;
+  }
+
+  // Follows the workspace's watch stream until its pending reason has
+  // `code` (each message is a change; no polling).
+  v1::Workspace AwaitReason(const std::string& id, v1::PendingReasonCode code) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    v1::WatchWorkspaceRequest request;
+    request.set_workspace_id(id);
+    auto stream = placement_->WatchWorkspace(&context, request);
+    v1::Workspace update;
+    while (stream->Read(&update)) {
+      if (update.pending().code() == code) {
+        context.TryCancel();
+        return update;
+      }
+    }
+    ADD_FAILURE() << "workspace " << id << " never showed "
+                  << v1::PendingReasonCode_Name(code) << "; last: " << update.pending_reason();
+    return update;
+  }
+
+  testing::TestDatabase db_;
+  std::string catalog_path_;
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::unique_ptr<v1::PlacementService::Stub> placement_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
+};
+
+TEST_F(PendingReasonTest, PoolAtMaxSizeSaysSoAndAsksForNothing) {
+  testing::RegisterNode(server_->channel(), testing::FakeGpuNode("small-1", "gpu-small"));
+  ASSERT_EQ(Place("first", "gpu-8x").state(), v1::WORKSPACE_STATE_PLACED);
+  v1::Workspace second = Place("second", "gpu-8x");
+  ASSERT_EQ(second.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_EQ(second.pending().code(), v1::PENDING_REASON_CODE_POOL_AT_MAX_SIZE);
+  EXPECT_EQ(second.pending().pool(), "gpu-small");
+  EXPECT_THAT(second.pending_reason(), HasSubstr("is at max_size 1"));
+  EXPECT_THAT(second.pending_reason(), Not(HasSubstr("scale-up requested")));
+  EXPECT_FALSE(second.has_estimated_seconds_to_place());
+  EXPECT_THAT(second.estimate_basis(), HasSubstr("no estimate"));
+}
+
+TEST_F(PendingReasonTest, DriverInstallingNamesNodeKernelAndImageThenLearnsTheTime) {
+  v1::NodeInfo node = testing::FakeGpuNode("small-1", "gpu-small");
+  node.set_driver_version("");  // Registered before its driver is installed.
+  testing::RegisterNode(server_->channel(), node);
+  v1::Workspace w = Place("waits-for-driver", "gpu-1x");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_EQ(w.pending().code(), v1::PENDING_REASON_CODE_DRIVER_INSTALLING);
+  EXPECT_EQ(w.pending().node(), "small-1");
+  EXPECT_EQ(w.pending().kernel_version(), "5.15.0-91-generic");
+  EXPECT_EQ(w.pending().installer_image(),
+            "registry.example.com/nvidia/driver:550-5.15.0-91-generic-ubuntu22.04");
+  EXPECT_TRUE(w.pending().has_since());
+  EXPECT_THAT(w.estimate_basis(), HasSubstr("default driver install time"));
+
+  grpc::ClientContext context;
+  testing::Authorize(context, testing::kAdminToken);
+  v1::ReportDriverInstallRequest report;
+  report.set_node_name("small-1");
+  report.set_kernel_version("5.15.0-91-generic");
+  report.set_success(true);
+  report.set_detail("550.54.15");
+  v1::Node after;
+  ASSERT_TRUE(inventory_->ReportDriverInstall(&context, report, &after).ok());
+  // The install's duration is a sample for the next estimate on this kernel.
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM timing_samples WHERE kind = 'driver_install' AND "
+                      "pool = 'gpu-small' AND kernel = '5.15.0-91-generic'"),
+            "1");
+}
+
+TEST_F(PendingReasonTest, BackingOffAfterAStockoutReplacesTheScaleUp) {
+  v1::Workspace w = Place("elastic", "gpu-1x-elastic");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  v1::Workspace asked = AwaitReason("elastic", v1::PENDING_REASON_CODE_SCALE_UP_REQUESTED);
+  EXPECT_THAT(asked.pending_reason(), HasSubstr("scale-up of pool gpu-elastic from 0 to 1"));
+
+  auto scaling = v1::ScalingService::NewStub(server_->channel());
+  grpc::ClientContext context;
+  testing::Authorize(context, testing::kActuatorToken);
+  v1::ActuatorReport report;
+  report.set_pool("gpu-elastic");
+  report.set_state(v1::ActuatorReport::INSTANCE_STATE_OUT_OF_RESOURCES);
+  report.set_instances(1);
+  report.set_detail("InsufficientInstanceCapacity in us-east-1a");
+  v1::ActuatorReportResponse ignored;
+  ASSERT_TRUE(scaling->ReportActuator(&context, report, &ignored).ok());
+
+  v1::Workspace backing_off = AwaitReason("elastic", v1::PENDING_REASON_CODE_POOL_BACKING_OFF);
+  EXPECT_TRUE(backing_off.pending().has_until());
+  EXPECT_THAT(backing_off.pending_reason(), HasSubstr("backing off"));
+  EXPECT_THAT(backing_off.estimate_basis(), HasSubstr("backoff ends in"));
+}
+
+TEST_F(PendingReasonTest, UnhealthyGpusAreNamed) {
+  v1::NodeInfo node = testing::FakeGpuNode("small-1", "gpu-small");
+  node.mutable_gpus(3)->set_health(v1::GPU_HEALTH_UNHEALTHY);
+  testing::RegisterNode(server_->channel(), node);
+  v1::Workspace w = Place("needs-eight", "gpu-8x");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_EQ(w.pending().code(), v1::PENDING_REASON_CODE_GPUS_UNHEALTHY);
+  EXPECT_EQ(w.pending().node(), "small-1");
+  EXPECT_THAT(w.pending_reason(), HasSubstr("1 GPU of its free GPUs is unhealthy"));
+}
+
+}  // namespace
+}  // namespace wsched
