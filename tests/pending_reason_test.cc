@@ -156,6 +156,22 @@ TEST_F(PendingReasonTest, DriverInstallingNamesNodeKernelAndImageThenLearnsTheTi
   EXPECT_EQ(db_.Query("SELECT count(*) FROM timing_samples WHERE kind = 'driver_install' AND "
                       "pool = 'gpu-small' AND kernel = '5.15.0-91-generic'"),
             "1");
+  // ... which the API shows per pool, with the defaults still in use.
+  grpc::ClientContext list_context;
+  testing::Authorize(list_context, testing::kAdminToken);
+  v1::ListPoolsResponse pools;
+  ASSERT_TRUE(inventory_->ListPools(&list_context, {}, &pools).ok());
+  const v1::PoolTimings* timings = nullptr;
+  for (const auto& pool : pools.pools()) {
+    if (pool.id() == "gpu-small") timings = &pool.timings();
+  }
+  ASSERT_NE(timings, nullptr);
+  ASSERT_EQ(timings->driver_installs_size(), 1);
+  EXPECT_EQ(timings->driver_installs(0).kernel_version(), "5.15.0-91-generic");
+  EXPECT_EQ(timings->driver_installs(0).samples(), 1);
+  EXPECT_FALSE(timings->has_node_start_median_seconds());
+  EXPECT_EQ(timings->default_node_start_seconds(), 300);
+  EXPECT_EQ(timings->default_driver_install_seconds(), 600);
 }
 
 TEST_F(PendingReasonTest, BackingOffAfterAStockoutReplacesTheScaleUp) {

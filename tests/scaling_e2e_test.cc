@@ -150,6 +150,11 @@ TEST_F(ScalingTest, GpuPoolGoesFromZeroToTwoAndBackToZero) {
     return db.Query("SELECT count(*) FROM workspaces WHERE state = 'placed'") == "9";
   }, 30)) << ReadFile(dir_ + "/actions.log") << server.Log();
   EXPECT_EQ(db.Query("SELECT count(DISTINCT node_name) FROM workspaces"), "2");
+  // The leader measured both nodes' start times for the time-to-GPU estimate.
+  EXPECT_TRUE(Eventually([&] {
+    return db.Query("SELECT count(*) FROM timing_samples WHERE kind = 'node_start' AND "
+                    "pool = 'gpu-h100'") == "2";
+  }, 10)) << server.Log();
 
   // Stop everything: after the idle time the nodes are named and removed.
   for (int i = 0; i < 9; ++i) {

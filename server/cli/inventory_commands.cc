@@ -205,6 +205,20 @@ int NodeCommand(const Client& client, const std::vector<std::string>& args,
   return NodeAction(client, action, args[1], options);
 }
 
+namespace {
+
+// "4m (median of 5)", or "5m (default)" before any start was measured.
+std::string NodeStartText(const v1::PoolTimings& timings) {
+  if (timings.has_node_start_median_seconds()) {
+    return absl::StrCat(absl::FormatDuration(absl::Seconds(timings.node_start_median_seconds())),
+                        " (median of ", timings.node_start_samples(), ")");
+  }
+  return absl::StrCat(absl::FormatDuration(absl::Seconds(timings.default_node_start_seconds())),
+                      " (default)");
+}
+
+}  // namespace
+
 int PoolsCommand(const Client& client, const std::vector<std::string>& args,
                  const Options& options) {
   if (!args.empty()) {
@@ -220,7 +234,8 @@ int PoolsCommand(const Client& client, const std::vector<std::string>& args,
       });
   if (!status.ok()) return Fail("pools", status);
   if (options.json) return PrintJson(response);
-  Table table({"POOL", "GPU-MODEL", "GPUS/NODE", "SIZE", "NODES", "GPUS-HELD", "UNHEALTHY"});
+  Table table({"POOL", "GPU-MODEL", "GPUS/NODE", "SIZE", "NODES", "GPUS-HELD", "UNHEALTHY",
+               "NODE-START"});
   for (const auto& pool : response.pools()) {
     // Sorted, so the column reads the same every time.
     std::map<std::string, int> by_state(pool.nodes_by_state().begin(),
@@ -231,7 +246,7 @@ int PoolsCommand(const Client& client, const std::vector<std::string>& args,
                absl::StrCat(pool.min_size(), "..", pool.max_size()),
                states.empty() ? "0" : Join(states, " "),
                absl::StrCat(pool.gpus_held(), "/", pool.gpus_total()),
-               absl::StrCat(pool.gpus_unhealthy())});
+               absl::StrCat(pool.gpus_unhealthy()), NodeStartText(pool.timings())});
   }
   table.Print("no pools (apply a catalog with pools first)");
   return 0;

@@ -63,6 +63,23 @@ absl::Status NotYourPool(const Principal& who, const std::string& pool) {
       absl::StrCat(who.name, " may only report nodes of its pools, not pool ", pool));
 }
 
+void TimingsToProto(const std::string& pool, const store::TimingFigures& figures,
+                    const scheduler::SchedulerOptions& options, v1::PoolTimings* out) {
+  if (auto it = figures.node_start.find(pool); it != figures.node_start.end()) {
+    out->set_node_start_median_seconds(absl::ToInt64Seconds(it->second.median));
+    out->set_node_start_samples(it->second.samples);
+  }
+  out->set_default_node_start_seconds(absl::ToInt64Seconds(options.default_node_start));
+  for (const auto& [key, figure] : figures.driver_install) {
+    if (key.first != pool) continue;
+    v1::KernelTiming* install = out->add_driver_installs();
+    install->set_kernel_version(key.second);
+    install->set_median_seconds(absl::ToInt64Seconds(figure.median));
+    install->set_samples(figure.samples);
+  }
+  out->set_default_driver_install_seconds(absl::ToInt64Seconds(options.default_driver_install));
+}
+
 }  // namespace
 
 grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
@@ -192,6 +209,7 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
     if (!page.ok()) return page.status();
     auto pools = context_.scheduler->ListPools();
     if (!pools.ok()) return pools.status();
+    const store::TimingFigures timings = context_.scheduler->Timings();
     std::sort(pools->begin(), pools->end(),
               [](const scheduler::PoolView& a, const scheduler::PoolView& b) { return a.pool.id < b.pool.id; });
     std::string next_page_token;
@@ -203,6 +221,7 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
       out->set_gpus_total(view.gpus_total);
       out->set_gpus_held(view.gpus_held);
       out->set_gpus_unhealthy(view.gpus_unhealthy);
+      TimingsToProto(view.pool.id, timings, context_.scheduler->options(), out->mutable_timings());
     }
     response->set_next_page_token(next_page_token);
     return absl::OkStatus();

@@ -132,6 +132,7 @@ void PoolScaler::RecordSightings(const PoolObservation& observation, absl::Time 
         counted_ready_.insert(node.name).second) {
       if (node.requested_at != absl::InfinitePast()) {
         history_.Record(*node.ready_at - node.requested_at);
+        new_start_samples_.push_back(*node.ready_at - node.requested_at);
       }
       if (*node.ready_at > backoff_.last_failure_at()) backoff_.RecordSuccess();
     }

@@ -13,6 +13,8 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
+#include <utility>
 
 #include "absl/time/time.h"
 #include "server/scaling/backoff.h"
@@ -65,6 +67,9 @@ class PoolScaler {
   // How long new work waits for a node of this pool ("time to GPU").
   std::optional<absl::Duration> EstimatePlacementDelay() const;
   const ProvisionHistory& provision_history() const { return history_; }
+  // Start times (asked for -> ready) measured since the last call, for the
+  // caller to persist: every replica's time-to-GPU estimate reads them.
+  std::vector<absl::Duration> TakeNewStartSamples() { return std::exchange(new_start_samples_, {}); }
   std::optional<absl::Time> BackoffUntil(absl::Time now) const { return backoff_.ActiveUntil(now); }
 
  private:
@@ -103,6 +108,7 @@ class PoolScaler {
   // Provisioning requests already counted as failed, by request time.
   std::set<absl::Time> counted_timed_out_requests_;
   PoolSignal last_signal_;
+  std::vector<absl::Duration> new_start_samples_;
 };
 
 }  // namespace wsched::scaling

@@ -590,6 +590,11 @@ TEST_F(PoolScalerTest, EstimatesTimeToReadyFromNodesThatCameUp) {
   EXPECT_EQ(scaler.provision_history().samples().size(), 3u);
   EXPECT_EQ(scaler.EstimatePlacementDelay(), absl::Minutes(4));
   EXPECT_EQ(PoolScaler().EstimatePlacementDelay(), std::nullopt);
+  // Each measured start is handed out once, for the caller to persist.
+  EXPECT_THAT(scaler.TakeNewStartSamples(),
+              ::testing::UnorderedElementsAre(absl::Minutes(3), absl::Minutes(4),
+                                              absl::Minutes(20)));
+  EXPECT_TRUE(scaler.TakeNewStartSamples().empty());
 }
 
 }  // namespace

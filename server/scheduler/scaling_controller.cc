@@ -8,6 +8,7 @@
 #include "server/convert/convert.h"
 #include "server/log/log.h"
 #include "server/store/change_feed.h"
+#include "server/store/timing_repository.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -264,6 +265,7 @@ void ScalingController::LeadTick(absl::Time now) {
   for (const scaling::PoolObservation& obs : Observe(now)) {
     PoolTracking& t = tracking_[obs.pool.id];
     scaling::PoolSignal signal = t.scaler->Evaluate(obs, now);
+    RecordStartSamples(obs.pool.id, t.scaler->TakeNewStartSamples());
     {
       absl::MutexLock lock(&mu_);
       estimates_[obs.pool.id] = t.scaler->EstimatePlacementDelay();
@@ -287,6 +289,22 @@ void ScalingController::LeadTick(absl::Time now) {
       metrics_->ObservePendingToScaleUp(obs.pool.id, now - oldest);
     }
     Publish(obs.pool.id, signal, now);
+  }
+}
+
+void ScalingController::RecordStartSamples(const std::string& pool,
+                                           const std::vector<absl::Duration>& samples) {
+  if (samples.empty()) return;
+  absl::Status saved = db_->InTransaction("recording node start times", [&](pqxx::work& txn) {
+    for (absl::Duration took : samples) {
+      store::RecordTimingSample(txn, store::TimingKind::kNodeStart, pool, "", took);
+    }
+    return absl::OkStatus();
+  });
+  // An estimate, not a decision: a lost sample is logged, not retried.
+  if (!saved.ok()) {
+    log::Warning("node start times not recorded",
+                 {{"pool", pool}, {"error", std::string(saved.message())}});
   }
 }
 

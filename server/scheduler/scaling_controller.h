@@ -79,6 +79,7 @@ class ScalingController {
   void BecomeLeader();
   std::vector<scaling::PoolObservation> Observe(absl::Time now);
   void Publish(const std::string& pool, const scaling::PoolSignal& signal, absl::Time now);
+  void RecordStartSamples(const std::string& pool, const std::vector<absl::Duration>& samples);
 
   store::Database* const db_;
   Scheduler* const scheduler_;

@@ -172,6 +172,9 @@ class Scheduler {
   absl::StatusOr<core::Page<NodeView>> ListNodes(const std::string& pool,
                                                  const core::PageRequest& page);
   absl::StatusOr<std::vector<PoolView>> ListPools();
+  // The measured start and install times (empty without a database).
+  store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
+  const SchedulerOptions& options() const { return options_; }
   struct DriverWorkPage {
     std::vector<DriverWork> work;
     std::vector<std::string> nodes_without_policy;
