@@ -5,12 +5,15 @@
 # wsched-agent was built next to wschedctl, it registers a fake 8-GPU H100
 # node (tests/sysfs/h100-8gpu) so a GPU workspace really gets placed;
 # without it the GPU workspace stays pending and the node checks are skipped.
+# When wsched-loadgen was built there too, it registers and places more than
+# one page (1000) of nodes and workspaces, to check the lists page through.
 set -euo pipefail
 
 CTL=${1:?usage: cli_test.sh WSCHEDCTL WSCHED_SERVER SOURCE_DIR}
 SERVER=${2:?wsched-server binary required}
 SRC=${3:?source dir required}
 AGENT=$(dirname "$CTL")/wsched-agent
+LOADGEN=$(dirname "$CTL")/wsched-loadgen
 PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
 DB=cli_test_$$
 WORK=$(mktemp -d /tmp/wsched-cli-test-XXXXXX)
@@ -110,6 +113,18 @@ done
 ADDR=127.0.0.1:$port
 
 # --- usage and auth errors ------------------------------------------------------
+# Asking for help is not a usage error: the usage goes to stdout, exit 0.
+for help in --help -h help; do
+  rc=0
+  "$CTL" "$help" >"$WORK/out" 2>"$WORK/err" || rc=$?
+  if [[ $rc -eq 0 ]] && grep -q "^Exit status:" "$WORK/out" && [[ ! -s $WORK/err ]]; then
+    passed=$((passed + 1))
+  else
+    cat "$WORK/err" >>"$WORK/out"
+    fail "wschedctl $help prints the usage to stdout and exits 0 (exit $rc)"
+  fi
+done
+check "no command prints the usage and exits 2" 2 "Exit status:" "$ADMIN"
 check "unknown command exits 2" 2 "unknown command" "$ADMIN" frobnicate
 check "unknown flag exits 2" 2 "unknown flag" "$ADMIN" pools --no_such_flag=1
 check "bad --output exits 2" 2 "--output" "$ADMIN" pools --output=yaml
@@ -118,6 +133,14 @@ check "driver-report bad result exits 2" 2 "usage" "$ADMIN" driver-report n1 5.1
 check "no token exits 1 UNAUTHENTICATED" 1 "UNAUTHENTICATED" "" pools
 check "wrong role exits 1 PERMISSION_DENIED" 1 "PERMISSION_DENIED" "$CP" driver-work
 check "unknown workspace exits 1 NOT_FOUND" 1 "NOT_FOUND" "$CP" workspace get no-such-ws
+check "clear-gpu-health without arguments exits 2" 2 "usage: wschedctl clear-gpu-health" \
+  "$ADMIN" clear-gpu-health
+check "clear-gpu-health with one argument exits 2" 2 "NODE GPU_UUID" "$ADMIN" clear-gpu-health n1
+check "clear-gpu-health unknown node exits 1 NOT_FOUND" 1 "NOT_FOUND" "$ADMIN" clear-gpu-health \
+  no-such-node GPU-00000000-0000-0000-0000-000000000000
+also "clear-gpu-health names the node" "no-such-node"
+check "clear-gpu-health is admin only" 1 "PERMISSION_DENIED" "$CP" clear-gpu-health \
+  no-such-node GPU-00000000-0000-0000-0000-000000000000
 
 # --- catalog and pools -------------------------------------------------------------
 check "health" 0 "SERVING" "" health
@@ -152,8 +175,18 @@ if $have_node; then
   also "node get kernel" "5.15.0-91-generic"
   also "node get passthrough" "safe"
   check "node get json" 0 '"pci_address"' "$ADMIN" node get h100-a --output=json
+  gpu_uuid=$(grep -o '"uuid": "GPU-[^"]*"' "$WORK/out" | head -1 | cut -d'"' -f4) || gpu_uuid=
   check "pools count node" 0 "ready=1" "$ADMIN" pools
   check "driver-work" 0 "" "$ADMIN" driver-work
+  # clear-gpu-health on a GPU that is in service changes nothing and succeeds.
+  if [[ -n $gpu_uuid ]]; then
+    check "clear-gpu-health healthy GPU" 0 "is in service" "$ADMIN" clear-gpu-health h100-a \
+      "$gpu_uuid"
+  else
+    fail "node get json lists a GPU uuid"
+  fi
+  check "clear-gpu-health unknown GPU exits 1 NOT_FOUND" 1 "has no GPU" "$ADMIN" \
+    clear-gpu-health h100-a GPU-00000000-0000-0000-0000-000000000000
   check "node cordon" 0 "cordoned" "$ADMIN" node cordon h100-a
   check "node uncordon" 0 "ready" "$ADMIN" node uncordon h100-a
 fi
@@ -227,6 +260,35 @@ if { [[ $rc -eq 0 ]] && grep -q "leader:" "$WORK/out"; } ||
   passed=$((passed + 1))
 else
   fail "scaling prints the state or a clear UNIMPLEMENTED (exit $rc)"
+fi
+# Lost nodes that still hold workspaces count in the target: a column of their own.
+if [[ $rc -eq 0 ]]; then also "scaling lost nodes column" "LOST"; fi
+
+# --- lists longer than one page ----------------------------------------------------
+# wschedctl asks for pages of 1000 (server/cli/paging.h); 1001 of each needs
+# a second page. The loadgen registers the nodes (in pool general) and places
+# one workspace per request, all named after the run id.
+if [[ -x $LOADGEN ]]; then
+  many=1001
+  if "$LOADGEN" --server="$ADDR" --token="$CP" --agent_token="$AGENT_TOKEN" --run_id=paging \
+      --setup_nodes=$many --mix=standard=1 --requests=$many --concurrency=8 \
+      >"$WORK/out" 2>&1; then
+    passed=$((passed + 1))
+    check "nodes lists every page" 0 "paging-cpu-$((many - 1))" "$ADMIN" nodes --pool=general
+    got=$(grep -c "^paging-cpu-" "$WORK/out" || true)
+    if [[ $got -eq $many ]]; then passed=$((passed + 1)); else fail "nodes lists $got of $many nodes"; fi
+    check "workspaces lists every page" 0 "paging-w" "$CP" workspaces
+    got=$(grep -c "^paging-w" "$WORK/out" || true)
+    if [[ $got -eq $many ]]; then
+      passed=$((passed + 1))
+    else
+      fail "workspaces lists $got of $many workspaces"
+    fi
+  else
+    fail "wsched-loadgen registers $many nodes and places $many workspaces"
+  fi
+else
+  echo "cli_test: $LOADGEN not built; the checks of lists longer than one page are skipped"
 fi
 
 if $have_node; then

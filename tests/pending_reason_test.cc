@@ -16,6 +16,7 @@
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
 #include "wsched/v1/scaling.grpc.pb.h"
+#include "wsched/v1/settings.grpc.pb.h"
 
 namespace wsched {
 namespace {
@@ -107,6 +108,29 @@ class PendingReasonTest : public ::testing::Test {
     ADD_FAILURE() << "workspace " << id << " never showed "
                   << v1::PendingReasonCode_Name(code) << "; last: " << update.pending_reason();
     return update;
+  }
+
+  void SetOrg(const std::vector<std::string>& allowed, int64_t gpu_quota) {
+    auto settings = v1::SettingsService::NewStub(server_->channel());
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::SetOrgSettingsRequest request;
+    request.mutable_settings()->set_org_id("o-1");
+    for (const auto& id : allowed) request.mutable_settings()->add_allowed_classes(id);
+    request.mutable_settings()->set_gpu_quota(gpu_quota);
+    v1::OrgSettings response;
+    grpc::Status status = settings->SetOrgSettings(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  v1::Workspace Get(const std::string& id) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    v1::GetWorkspaceRequest request;
+    request.set_workspace_id(id);
+    v1::Workspace w;
+    EXPECT_TRUE(placement_->GetWorkspace(&context, request, &w).ok());
+    return w;
   }
 
   testing::TestDatabase db_;
@@ -206,6 +230,25 @@ TEST_F(PendingReasonTest, UnhealthyGpusAreNamed) {
   EXPECT_EQ(w.pending().code(), v1::PENDING_REASON_CODE_GPUS_UNHEALTHY);
   EXPECT_EQ(w.pending().node(), "small-1");
   EXPECT_THAT(w.pending_reason(), HasSubstr("1 GPU of its free GPUs is unhealthy"));
+}
+
+TEST_F(PendingReasonTest, PolicyAndQuotaChangedAfterQueueingAreNamed) {
+  testing::RegisterNode(server_->channel(), testing::FakeGpuNode("small-1", "gpu-small"));
+  ASSERT_EQ(Place("holder", "gpu-1x").state(), v1::WORKSPACE_STATE_PLACED);
+  ASSERT_EQ(Place("queued", "gpu-8x").state(), v1::WORKSPACE_STATE_PENDING);
+
+  SetOrg({"standard", "gpu-1x"}, -1);
+  v1::Workspace w = Get("queued");
+  EXPECT_EQ(w.pending().code(), v1::PENDING_REASON_CODE_CLASS_POLICY);
+  EXPECT_EQ(w.pending_reason(), "class gpu-8x is not in the allow-list of org o-1");
+
+  SetOrg({}, 4);
+  w = Get("queued");
+  EXPECT_EQ(w.pending().code(), v1::PENDING_REASON_CODE_ORG_GPU_QUOTA);
+  EXPECT_EQ(w.pending().org_gpus_held(), 1);
+  EXPECT_EQ(w.pending().org_gpu_quota(), 4);
+  EXPECT_EQ(w.pending().gpus_needed(), 8);
+  EXPECT_THAT(w.pending_reason(), HasSubstr("the org holds 1 of its GPU quota of 4"));
 }
 
 }  // namespace

@@ -112,6 +112,8 @@ Tokens (local, no server):
   token hash --role=R [--name=N] [scopes] < FILE
                               the sha256 entry for an existing token read from stdin
 
+  help, --help, -h            this text
+
 Exit status: 0 ok, 1 the call failed, 2 bad usage.
 )";
 
@@ -138,6 +140,18 @@ bool CheckFlags(int argc, char** argv, std::set<std::string>* given) {
   return true;
 }
 
+// `--help`, `-h` or the command `help`: the usage on stdout, exit 0, since
+// asking for it is not a usage error. Checked before CheckFlags, which
+// refuses every flag wschedctl does not define.
+bool WantsHelp(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") break;
+    if (arg == "--help" || arg == "-help" || arg == "-h" || arg == "--h") return true;
+  }
+  return false;
+}
+
 template <typename T>
 std::optional<T> IfGiven(const std::set<std::string>& given, const absl::Flag<T>& flag,
                          const char* name) {
@@ -150,8 +164,16 @@ std::optional<T> IfGiven(const std::set<std::string>& given, const absl::Flag<T>
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::set<std::string> given;
+  if (WantsHelp(argc, argv)) {
+    std::cout << kUsage;
+    return 0;
+  }
   if (!CheckFlags(argc, argv, &given)) return 2;
   std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  if (positional.size() >= 2 && std::string(positional[1]) == "help") {
+    std::cout << kUsage;
+    return 0;
+  }
   if (positional.size() < 2) {
     std::cerr << kUsage;
     return 2;

@@ -24,6 +24,11 @@ std::string Direction(const v1::PoolSignal& signal) {
   return "steady";
 }
 
+// A repeated name field as "a,b,c", or "-" when empty.
+std::string Names(const google::protobuf::RepeatedPtrField<std::string>& names) {
+  return names.empty() ? "-" : Join({names.begin(), names.end()}, ",");
+}
+
 std::string Backoff(const v1::PoolSignal& signal) {
   return signal.has_backoff_until() ? TimeText(signal.backoff_until()) : "-";
 }
@@ -35,16 +40,15 @@ int Show(const Client& client, const Options& options) {
   grpc::Status status = stub->GetScalingState(context.get(), v1::GetScalingStateRequest(), &state);
   if (!status.ok()) return Fail("scaling", status);
   if (options.json) return PrintJson(state);
-  Table table({"POOL", "CURRENT", "TARGET", "DIRECTION", "GEN", "REASONS", "REMOVE", "BACKOFF",
-               "DETAIL"});
+  // LOST: lost nodes that still hold workspaces; the target counts them as
+  // nodes to replace, so they explain a target above the ready nodes.
+  Table table({"POOL", "CURRENT", "TARGET", "DIRECTION", "GEN", "REASONS", "REMOVE", "LOST",
+               "BACKOFF", "DETAIL"});
   for (const auto& signal : state.pools()) {
     table.Add({signal.pool(), absl::StrCat(signal.current_size()),
                absl::StrCat(signal.target_size()), Direction(signal),
-               absl::StrCat(signal.generation()), Reasons(signal),
-               signal.nodes_to_remove().empty()
-                   ? "-"
-                   : Join({signal.nodes_to_remove().begin(), signal.nodes_to_remove().end()}, ","),
-               Backoff(signal), OrDash(signal.detail())});
+               absl::StrCat(signal.generation()), Reasons(signal), Names(signal.nodes_to_remove()),
+               Names(signal.lost_nodes()), Backoff(signal), OrDash(signal.detail())});
   }
   table.Print("no pools");
   std::cout << "leader: " << OrDash(state.leader()) << "\n";
@@ -67,9 +71,9 @@ int Watch(const Client& client, const std::vector<std::string>& pools, const Opt
                                     signal.current_size(), " -> ", signal.target_size(),
                                     " reasons=", Reasons(signal));
     if (!signal.nodes_to_remove().empty()) {
-      absl::StrAppend(&line, " remove=",
-                      Join({signal.nodes_to_remove().begin(), signal.nodes_to_remove().end()}, ","));
+      absl::StrAppend(&line, " remove=", Names(signal.nodes_to_remove()));
     }
+    if (!signal.lost_nodes().empty()) absl::StrAppend(&line, " lost=", Names(signal.lost_nodes()));
     if (signal.has_backoff_until()) absl::StrAppend(&line, " backoff_until=", Backoff(signal));
     if (!signal.detail().empty()) absl::StrAppend(&line, " (", signal.detail(), ")");
     std::cout << line << std::endl;

@@ -13,7 +13,8 @@ bool Contains(const std::vector<std::string>& list, const std::string& value) {
   return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-// The policy rule that forbids the class for this project, if any.
+}  // namespace
+
 std::optional<std::string> ForbiddingRule(const std::string& class_id,
                                           const ProjectSettings& project,
                                           const OrgSettings& org) {
@@ -25,8 +26,6 @@ std::optional<std::string> ForbiddingRule(const std::string& class_id,
   }
   return std::nullopt;
 }
-
-}  // namespace
 
 const char* ClassSourceName(ClassSource source) {
   switch (source) {

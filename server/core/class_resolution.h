@@ -2,6 +2,7 @@
 #ifndef WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_
 #define WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,12 @@ absl::StatusOr<ClassResolution> ResolveClass(const ClassRequest& request, const 
                                              const OrgSettings& org);
 
 const char* ClassSourceName(ClassSource source);
+
+// The policy rule that forbids the class for this project, if any:
+// "not in the allow-list of org o-1", "in the deny-list of project p-42".
+std::optional<std::string> ForbiddingRule(const std::string& class_id,
+                                          const ProjectSettings& project,
+                                          const OrgSettings& org);
 
 }  // namespace wsched::core
 

@@ -22,6 +22,7 @@ struct PendingEntry {
   absl::Time since;
   std::string reason;              // Why it waits.
   std::vector<std::string> pools;  // Pools that would hold it, preferred first.
+  std::string project;             // For the class policy at drain time.
 };
 
 class PendingQueue {

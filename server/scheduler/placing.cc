@@ -16,6 +16,7 @@
 #include "server/placement/time_to_gpu.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
+#include "server/store/settings_repository.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -72,6 +73,7 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
   if (row.workspace.state != core::WorkspaceState::kPending) return view;
   // Read before taking the lock: both may do I/O or take other locks.
   ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
+  const PendingLimits limits = LimitsOf(row.workspace);
   const store::TimingFigures timing = timing_ ? timing_->Get() : store::TimingFigures();
   for (const auto& [pool, figure] : timing.node_start) {
     scaling[pool].median_start = figure.median;
@@ -82,7 +84,7 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
     view.queue_position = pending_.Position(row.workspace.id);
     const core::WorkspaceClass* cls = catalog_->FindClass(row.workspace.class_id);
     if (cls == nullptr) return view;  // Class gone: the stored reason stays.
-    view.pending = ExplainPendingLocked(*cls, view.queue_position, std::move(scaling));
+    view.pending = ExplainPendingLocked(*cls, view.queue_position, std::move(scaling), limits);
     view.workspace.pending_reason = view.pending->detail;
   }
   placement::TimeToGpuInputs in;
@@ -103,10 +105,60 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
   return view;
 }
 
+absl::StatusOr<CachedSettings> Scheduler::ReadSettings(const std::string& project_id,
+                                                       const std::string& org_id,
+                                                       int64_t* org_gpus_held) {
+  if (db_ == nullptr) return absl::FailedPreconditionError("no database");
+  CachedSettings read;
+  absl::Status status = db_->InTransaction("reading settings", [&](pqxx::work& txn) -> absl::Status {
+    auto project = store::LoadProjectSettings(txn, project_id, &read.project_version);
+    if (!project.ok()) return project.status();
+    read.project = std::move(*project);
+    auto org = store::LoadOrgSettings(txn, org_id, &read.org_version);
+    if (!org.ok()) return org.status();
+    read.org = std::move(*org);
+    if (org_gpus_held != nullptr && read.org.gpu_quota >= 0) {
+      *org_gpus_held = store::OrgGpusHeld(txn, org_id);
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  settings_.Put(read);
+  return read;
+}
+
+std::optional<CachedSettings> Scheduler::SettingsFor(const std::string& project_id,
+                                                     const std::string& org_id) {
+  if (std::optional<CachedSettings> cached = settings_.Get(project_id, org_id)) return cached;
+  absl::StatusOr<CachedSettings> read = ReadSettings(project_id, org_id, nullptr);
+  if (!read.ok()) return std::nullopt;
+  return *read;
+}
+
+Scheduler::PendingLimits Scheduler::LimitsOf(const core::Workspace& w) {
+  PendingLimits limits;
+  // Read, not cached: the answer must reflect a settings change the caller
+  // just made, whichever replica it made it on. Unreadable (database down):
+  // these layers are not judged.
+  int64_t held = 0;
+  absl::StatusOr<CachedSettings> settings = ReadSettings(w.project_id, w.org_id, &held);
+  if (!settings.ok()) return limits;
+  if (auto rule = core::ForbiddingRule(w.class_id, settings->project, settings->org)) {
+    limits.policy_denial = absl::StrCat("class ", w.class_id, " is ", *rule);
+  }
+  if (settings->org.gpu_quota >= 0) {
+    limits.quota = placement::QuotaFigures{held, settings->org.gpu_quota};
+  }
+  return limits;
+}
+
 placement::PendingReason Scheduler::ExplainPendingLocked(const core::WorkspaceClass& cls,
                                                          int queue_position,
-                                                         ScalingViews scaling) {
+                                                         ScalingViews scaling,
+                                                         const PendingLimits& limits) {
   placement::PendingContext ctx;
+  ctx.quota = limits.quota;
+  ctx.policy_denial = limits.policy_denial;
   ctx.cls = &cls;
   ctx.pools = &catalog_->pools;
   ctx.snapshot = &snapshot_;
@@ -407,6 +459,20 @@ void Scheduler::DrainPending() {
 }
 
 absl::Status Scheduler::TryPlacePending(const std::string& id) {
+  // A class the project's or org's policy forbids since it was queued stays
+  // pending (its reason says so) until allowed again or stopped.
+  core::Workspace queued;
+  {
+    absl::MutexLock lock(&mu_);
+    const placement::PendingEntry* entry = pending_.Find(id);
+    if (entry == nullptr) return absl::OkStatus();
+    queued.project_id = entry->project;
+    queued.org_id = entry->org;
+    queued.class_id = entry->class_id;
+  }
+  if (std::optional<CachedSettings> cached = SettingsFor(queued.project_id, queued.org_id)) {
+    if (core::ForbiddingRule(queued.class_id, cached->project, cached->org)) return absl::OkStatus();
+  }
   placement::Decision decision;
   core::NodeInfo node;
   core::NodePool pool;

@@ -209,7 +209,10 @@ std::vector<std::string> Scheduler::PoolsFor(const std::string& class_id) const 
 }
 
 placement::PendingEntry Scheduler::PendingEntryFor(const core::Workspace& w) const {
-  return {w.id, w.org_id, w.class_id, w.priority, w.created_at, w.pending_reason, PoolsFor(w.class_id)};
+  placement::PendingEntry entry{w.id, w.org_id, w.class_id, w.priority, w.created_at,
+                                w.pending_reason, PoolsFor(w.class_id)};
+  entry.project = w.project_id;
+  return entry;
 }
 
 absl::Status Scheduler::HoldTentatively(absl::string_view workspace, absl::string_view node,

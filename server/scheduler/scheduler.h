@@ -48,7 +48,6 @@
 #include "server/store/database.h"
 #include "server/store/node_repository.h"
 #include "server/store/workspace_repository.h"
-#include "server/store/workspace_repository.h"
 
 namespace wsched::scheduler {
 
@@ -280,8 +279,25 @@ class Scheduler {
   NodeView ViewOf(const store::StoredNode& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // placing.cc: why a pending workspace of `cls` waits, on this replica's
   // snapshot and the scaler's view of each pool.
+  struct PendingLimits {
+    std::optional<placement::QuotaFigures> quota;
+    std::optional<std::string> policy_denial;
+  };
+  // The org quota and class policy as they apply to a pending workspace now
+  // (reads the org's GPU count when it has a quota).
+  PendingLimits LimitsOf(const core::Workspace& w) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads a project's and org's settings (and, with a quota and
+  // `org_gpus_held`, the org's held GPUs) and caches the settings.
+  absl::StatusOr<CachedSettings> ReadSettings(const std::string& project_id,
+                                              const std::string& org_id, int64_t* org_gpus_held)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Cached settings, else read from the database and cached; nullopt when
+  // unreadable.
+  std::optional<CachedSettings> SettingsFor(const std::string& project_id,
+                                            const std::string& org_id) ABSL_LOCKS_EXCLUDED(mu_);
   placement::PendingReason ExplainPendingLocked(const core::WorkspaceClass& cls,
-                                                int queue_position, ScalingViews scaling)
+                                                int queue_position, ScalingViews scaling,
+                                                const PendingLimits& limits)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
                                 const std::map<std::string, int>& workspaces)

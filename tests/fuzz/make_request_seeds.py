@@ -5,9 +5,11 @@
 
 Each seed is the RPC's index (the order of the services and methods in
 requests_fuzz.cc: classes, settings, inventory, placement, scaling, each in
-proto order) followed by the request encoded from text format.
+proto order) followed by the request encoded from text format. Run it
+again after adding an RPC: the indices after the new one move.
 """
 import os
+import re
 import subprocess
 
 SEEDS = [
@@ -55,17 +57,19 @@ SEEDS = [
     (21, "inventory", "ReportDriverInstallRequest",
      'node_name: "node-1" kernel_version: "5.15.0-94-generic" success: false '
      'detail: "dkms failed"'),
-    (22, "placement", "PlaceWorkspaceRequest",
+    (22, "inventory", "ClearGpuHealthRequest",
+     'node_name: "node-1" gpu_uuid: "GPU-6f1e2d3c-0000-4b5a-9c8d-7e6f5a4b3c2d"'),
+    (23, "placement", "PlaceWorkspaceRequest",
      'workspace_id: "ws-1" org_id: "o-1" project_id: "p-42" user_id: "u-1" '
      'class_id: "gpu-1x" restart: true priority: 50'),
-    (23, "placement", "StopWorkspaceRequest", 'workspace_id: "ws-1"'),
-    (24, "placement", "GetWorkspaceRequest", 'workspace_id: "ws-1"'),
-    (25, "placement", "ListWorkspacesRequest",
+    (24, "placement", "StopWorkspaceRequest", 'workspace_id: "ws-1"'),
+    (25, "placement", "GetWorkspaceRequest", 'workspace_id: "ws-1"'),
+    (26, "placement", "ListWorkspacesRequest",
      'node_name: "node-1" state: WORKSPACE_STATE_PLACED pool: "gpu-h100"'),
-    (26, "placement", "WatchWorkspaceRequest", 'workspace_id: "ws-1"'),
-    (27, "scaling", "GetScalingStateRequest", ''),
-    (28, "scaling", "WatchScalingSignalsRequest", 'pools: "gpu-h100" pools: "general"'),
-    (29, "scaling", "ActuatorReport",
+    (27, "placement", "WatchWorkspaceRequest", 'workspace_id: "ws-1"'),
+    (28, "scaling", "GetScalingStateRequest", ''),
+    (29, "scaling", "WatchScalingSignalsRequest", 'pools: "gpu-h100" pools: "general"'),
+    (30, "scaling", "ActuatorReport",
      'pool: "gpu-h100" generation: 4 state: INSTANCE_STATE_RUNNING instances: 2 detail: "ok"'),
 ]
 
@@ -73,12 +77,20 @@ SEEDS = [
 def main():
     out_dir = os.path.join("tests", "fuzz", "corpus", "requests")
     os.makedirs(out_dir, exist_ok=True)
+    written = set()
     for index, proto, message, text in SEEDS:
         encoded = subprocess.run(
             ["protoc", "-Iapi", f"--encode=wsched.v1.{message}", f"api/wsched/v1/{proto}.proto"],
             input=text.encode(), capture_output=True, check=True).stdout
-        with open(os.path.join(out_dir, f"{index:02d}-{message}"), "wb") as f:
+        name = f"{index:02d}-{message}"
+        written.add(name)
+        with open(os.path.join(out_dir, name), "wb") as f:
             f.write(bytes([index]) + encoded)
+    # A new RPC shifts the indices of those after it; a seed left under its
+    # old index would exercise the wrong RPC, so only this run's seeds stay.
+    for name in os.listdir(out_dir):
+        if re.fullmatch(r"\d\d-\w+", name) and name not in written:
+            os.remove(os.path.join(out_dir, name))
 
 
 if __name__ == "__main__":
