@@ -121,6 +121,7 @@ void PoolScaler::ForgetVanished(const PoolObservation& observation) {
 }
 
 void PoolScaler::RecordSightings(const PoolObservation& observation, absl::Time now) {
+  if (first_evaluation_ == absl::InfinitePast()) first_evaluation_ = now;
   for (const PoolNode& node : observation.nodes) {
     if (node.workspaces > 0) last_seen_busy_[node.name] = now;
     if (node.state == core::NodeState::kProvisioning) {
@@ -130,7 +131,9 @@ void PoolScaler::RecordSightings(const PoolObservation& observation, absl::Time 
     // latest failure the provider works again: the backoff ends.
     if (node.ready_at && node.state != core::NodeState::kProvisioning &&
         counted_ready_.insert(node.name).second) {
-      if (node.requested_at != absl::InfinitePast()) {
+      // Only starts this scaler watched: a new leader's first look finds
+      // nodes that came up long ago, whose request it never saw.
+      if (node.requested_at != absl::InfinitePast() && *node.ready_at >= first_evaluation_) {
         history_.Record(*node.ready_at - node.requested_at);
         new_start_samples_.push_back(*node.ready_at - node.requested_at);
       }

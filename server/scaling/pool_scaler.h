@@ -109,6 +109,7 @@ class PoolScaler {
   std::set<absl::Time> counted_timed_out_requests_;
   PoolSignal last_signal_;
   std::vector<absl::Duration> new_start_samples_;
+  absl::Time first_evaluation_ = absl::InfinitePast();
 };
 
 }  // namespace wsched::scaling

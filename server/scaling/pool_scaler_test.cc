@@ -579,6 +579,7 @@ TEST_F(PoolScalerTest, GenerationMovesOnlyWhenTheDecisionChanges) {
 TEST_F(PoolScalerTest, EstimatesTimeToReadyFromNodesThatCameUp) {
   PoolScaler scaler({.default_time_to_ready = absl::Minutes(5)});
   EXPECT_EQ(scaler.EstimatePlacementDelay(), absl::Minutes(5));
+  scaler.Evaluate(observation_, kStart);  // Watching before the nodes come up.
   for (int minutes : {3, 4, 20}) {
     observation_.nodes.push_back({.name = "n" + std::to_string(minutes),
                                   .state = core::NodeState::kReady,
@@ -594,6 +595,19 @@ TEST_F(PoolScalerTest, EstimatesTimeToReadyFromNodesThatCameUp) {
   EXPECT_THAT(scaler.TakeNewStartSamples(),
               ::testing::UnorderedElementsAre(absl::Minutes(3), absl::Minutes(4),
                                               absl::Minutes(20)));
+  EXPECT_TRUE(scaler.TakeNewStartSamples().empty());
+}
+
+TEST_F(PoolScalerTest, NodesAlreadyUpAtTheFirstLookAreNotMeasured) {
+  // A new leader finds a node that came up an hour ago: its request was
+  // never seen, so "requested" and "ready" say nothing about start time.
+  PoolScaler scaler;
+  observation_.nodes.push_back({.name = "old",
+                                .state = core::NodeState::kReady,
+                                .requested_at = kStart,
+                                .ready_at = kStart});
+  scaler.Evaluate(observation_, kStart + absl::Hours(1));
+  EXPECT_TRUE(scaler.provision_history().samples().empty());
   EXPECT_TRUE(scaler.TakeNewStartSamples().empty());
 }
 

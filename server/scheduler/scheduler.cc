@@ -113,7 +113,11 @@ void Scheduler::KickDrain() {
 }
 
 void Scheduler::Loop() {
-  absl::Time next_lost_check = absl::Now();
+  // The first check waits one full timeout: when no replica served for a
+  // while (an upgrade, a restore) every heartbeat on record is old, and
+  // agents need one interval to reach a replica again before their nodes,
+  // and the workspaces on them, may be called lost.
+  absl::Time next_lost_check = absl::Now() + options_.node_lost_after;
   absl::Time next_drain = absl::Now();
   absl::Time next_prune = absl::Now();
   const absl::Duration lost_period =
