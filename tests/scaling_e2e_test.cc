@@ -113,6 +113,7 @@ TEST_F(ScalingTest, GpuPoolGoesFromZeroToTwoAndBackToZero) {
                         "--node_lost_after=60s"};
   // A fixed port: the actuator script must know where to register.
   config.listen = "127.0.0.1:" + std::to_string(port);
+  config.metrics = true;
   testing::ServerProcess server(config);
   ASSERT_TRUE(server.started()) << server.Log();
 
@@ -170,6 +171,10 @@ TEST_F(ScalingTest, GpuPoolGoesFromZeroToTwoAndBackToZero) {
     return pool != nullptr && pool->target_size() == 0 && pool->current_size() == 0;
   }, 30)) << ReadFile(dir_ + "/actions.log") << server.Log();
   EXPECT_EQ(db.Query("SELECT count(*) FROM nodes WHERE pool = 'gpu-h100'"), "0");
+  // Every run of the actuator is counted and logged.
+  EXPECT_THAT(testing::HttpGet(server.metrics_port(), "/metrics"),
+              HasSubstr("wsched_actuator_runs_total{pool=\"gpu-h100\",result=\"ok\"}"));
+  EXPECT_THAT(server.Log(), HasSubstr("actuator command done"));
   std::string actions = ReadFile(dir_ + "/actions.log");
   EXPECT_THAT(actions, HasSubstr("target=2"));
   EXPECT_THAT(actions, HasSubstr("target=0"));

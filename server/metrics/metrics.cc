@@ -44,6 +44,10 @@ Metrics::Metrics()
                      .Name("wsched_pool_size_nodes")
                      .Help("Current and target node count by pool (kind=current|target).")
                      .Register(*registry_)),
+      actuator_runs_(prometheus::BuildCounter()
+                         .Name("wsched_actuator_runs_total")
+                         .Help("Runs of the exec actuator's command by pool and result (ok|failed).")
+                         .Register(*registry_)),
       pending_to_scale_up_(prometheus::BuildHistogram()
                                .Name("wsched_pending_to_scale_up_seconds")
                                .Help("From the oldest pending workspace to its scale-up signal.")
@@ -149,6 +153,10 @@ void Metrics::ObservePendingToScaleUp(absl::string_view pool, absl::Duration wai
       0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300};
   pending_to_scale_up_.Add({{"pool", std::string(pool)}}, *buckets)
       .Observe(absl::ToDoubleSeconds(wait));
+}
+
+void Metrics::ActuatorRun(absl::string_view pool, bool ok) {
+  actuator_runs_.Add({{"pool", std::string(pool)}, {"result", ok ? "ok" : "failed"}}).Increment();
 }
 
 void Metrics::ObservePlacement(absl::string_view class_id, absl::string_view result,

@@ -39,6 +39,8 @@ class Metrics {
                             absl::string_view reasons, int current_size, int target_size);
   // From the oldest pending workspace's arrival to the scale-up signal.
   void ObservePendingToScaleUp(absl::string_view pool, absl::Duration wait);
+  // One run of the exec actuator's command (result=ok|failed).
+  void ActuatorRun(absl::string_view pool, bool ok);
 
   // ---- replica synchronisation (the change feed) ----
   // How far this replica is behind the change log after a poll.
@@ -71,6 +73,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& placement_latency_;
   prometheus::Family<prometheus::Counter>& scaling_signals_;
   prometheus::Family<prometheus::Gauge>& pool_size_;
+  prometheus::Family<prometheus::Counter>& actuator_runs_;
   prometheus::Family<prometheus::Histogram>& pending_to_scale_up_;
   prometheus::Gauge& feed_lag_entries_;
   prometheus::Gauge& feed_lag_seconds_;

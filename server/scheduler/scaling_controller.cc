@@ -60,13 +60,19 @@ absl::Status ScalingController::Start() {
     scaling::ExecActuatorOptions actuator;
     actuator.command = options_.actuator_command;
     actuator.timeout = options_.actuator_timeout;
-    actuator.on_attempt = [](const scaling::ActuatorAttempt& attempt) {
+    actuator.on_attempt = [metrics = metrics_](const scaling::ActuatorAttempt& attempt) {
+      metrics->ActuatorRun(attempt.pool, attempt.status.ok());
       if (!attempt.status.ok()) {
         log::Warning("actuator command failed", {{"pool", attempt.pool},
                                                  {"attempt", absl::StrCat(attempt.attempt)},
                                                  {"error", std::string(attempt.status.message())},
                                                  {"output", attempt.output_tail}});
+        return;
       }
+      log::Info("actuator command done", {{"pool", attempt.pool},
+                                          {"generation", absl::StrCat(attempt.generation)},
+                                          {"took", absl::FormatDuration(attempt.took)},
+                                          {"output", attempt.output_tail}});
     };
     auto created = scaling::ExecActuator::Create(std::move(actuator));
     if (!created.ok()) return created.status();
