@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "server/placement/filters.h"
 #include "server/placement/resources.h"
 
@@ -90,109 +91,131 @@ PoolCensus TakeCensus(const core::WorkspaceClass& cls, const core::NodePool& poo
   return census;
 }
 
-PendingReason ForPool(const PendingContext& ctx, const core::NodePool& pool) {
-  const core::WorkspaceClass& cls = *ctx.cls;
-  PoolCensus census = TakeCensus(cls, pool, *ctx.snapshot);
+// The reason being built for one pool, with what its layers share.
+struct PoolWalk {
+  const PendingContext& ctx;
+  const core::NodePool& pool;
+  const PoolCensus census;
+  const PoolScalingView scaling;
   PendingReason reason;
-  reason.pool = pool.id;
-  reason.gpus_needed = cls.gpu.count;
-  reason.queue_position = ctx.queue_position;
-  auto since = [&](const SnapshotNode& node) -> std::optional<absl::Time> {
-    return ctx.node_state_since ? ctx.node_state_since(node.info.name) : std::nullopt;
-  };
-  auto at_node = [&](PendingCode code, const SnapshotNode& node) {
+
+  void AtNode(PendingCode code, const SnapshotNode& node) {
     reason.code = code;
     reason.node = node.info.name;
     reason.kernel = node.info.kernel_version;
-    reason.since = since(node);
-  };
-  auto scaling_it = ctx.scaling.find(pool.id);
-  const PoolScalingView scaling =
-      scaling_it == ctx.scaling.end() ? PoolScalingView{} : scaling_it->second;
+    if (ctx.node_state_since) reason.since = ctx.node_state_since(node.info.name);
+  }
+  std::string SinceText(absl::string_view prefix, absl::string_view suffix = "") const {
+    if (!reason.since) return "";
+    return absl::StrCat(prefix, Ago(*reason.since, ctx.now), suffix);
+  }
+};
 
-  if (census.fits_now) {
-    reason.code = PendingCode::kQueued;
-    reason.node = census.fits_now->info.name;
-    reason.detail = ctx.queue_position > 1
-                        ? absl::StrCat("queued at position ", ctx.queue_position,
-                                       ": room exists in pool ", pool.id,
-                                       ", the workspaces ahead are served first")
-                        : absl::StrCat("room exists on node ", reason.node,
-                                       "; placing it at the next pass of the queue");
-    return reason;
+// Room exists now, or would with unsafe IOMMU groups or healthy GPUs.
+bool ExplainRoom(PoolWalk& w) {
+  const int need = w.ctx.cls->gpu.count;
+  if (w.census.fits_now) {
+    w.reason.code = PendingCode::kQueued;
+    w.reason.node = w.census.fits_now->info.name;
+    w.reason.detail =
+        w.ctx.queue_position > 1
+            ? absl::StrCat("queued at position ", w.ctx.queue_position, ": room exists in pool ",
+                           w.pool.id, ", the workspaces ahead are served first")
+            : absl::StrCat("room exists on node ", w.reason.node,
+                           "; placing it at the next pass of the queue");
+    return true;
   }
-  if (census.fits_if_unsafe_allowed) {
-    at_node(PendingCode::kIommuUnsafe, *census.fits_if_unsafe_allowed);
-    reason.detail = absl::StrCat("node ", reason.node, " has ", Gpus(cls.gpu.count),
-                                 " free, but only in IOMMU groups shared with other devices, "
-                                 "which a VM class must not take (pool ", pool.id,
-                                 " does not set allow_unsafe_iommu)");
-    return reason;
+  if (w.census.fits_if_unsafe_allowed) {
+    w.AtNode(PendingCode::kIommuUnsafe, *w.census.fits_if_unsafe_allowed);
+    w.reason.detail = absl::StrCat("node ", w.reason.node, " has ", Gpus(need),
+                                   " free, but only in IOMMU groups shared with other devices, "
+                                   "which a VM class must not take (pool ", w.pool.id,
+                                   " does not set allow_unsafe_iommu)");
+    return true;
   }
-  if (census.fits_if_healthy) {
-    at_node(PendingCode::kGpusUnhealthy, *census.fits_if_healthy);
-    reason.detail = absl::StrCat("node ", reason.node, " would hold it, but ",
-                                 Gpus(census.unhealthy_free), " of its free GPUs ",
-                                 census.unhealthy_free == 1 ? "is" : "are",
-                                 " unhealthy and not handed out");
-    return reason;
+  if (w.census.fits_if_healthy) {
+    w.AtNode(PendingCode::kGpusUnhealthy, *w.census.fits_if_healthy);
+    const int unhealthy = w.census.unhealthy_free;
+    w.reason.detail = absl::StrCat("node ", w.reason.node, " would hold it, but ", Gpus(unhealthy),
+                                   " of its free GPUs ", unhealthy == 1 ? "is" : "are",
+                                   " unhealthy and not handed out");
+    return true;
   }
-  if (census.driver_installing || census.driver_failed) {
-    const bool failed = !census.driver_installing;
-    const SnapshotNode& node = failed ? *census.driver_failed : *census.driver_installing;
-    at_node(failed ? PendingCode::kDriverInstallFailed : PendingCode::kDriverInstalling, node);
-    if (auto requirement = core::FindDriverRequirement(*ctx.driver_policy, node.info.kernel_version,
-                                                       node.info.os_id, node.info.os_version)) {
-      reason.image = requirement->installer_image;
+  return false;
+}
+
+// A node exists or is coming, but is not ready for work yet.
+bool ExplainNodeOnItsWay(PoolWalk& w) {
+  if (w.census.driver_installing || w.census.driver_failed) {
+    const bool failed = !w.census.driver_installing;
+    const SnapshotNode& node = failed ? *w.census.driver_failed : *w.census.driver_installing;
+    w.AtNode(failed ? PendingCode::kDriverInstallFailed : PendingCode::kDriverInstalling, node);
+    if (auto requirement = core::FindDriverRequirement(*w.ctx.driver_policy,
+                                                       node.info.kernel_version, node.info.os_id,
+                                                       node.info.os_version)) {
+      w.reason.image = requirement->installer_image;
     }
-    reason.detail = absl::StrCat(
+    w.reason.detail = absl::StrCat(
         failed ? "the driver install failed on node " : "waiting for the driver install on node ",
-        reason.node, " (kernel ", reason.kernel,
-        reason.image.empty() ? "" : absl::StrCat(", image ", reason.image), ")",
-        reason.since ? absl::StrCat(", since ", Ago(*reason.since, ctx.now)) : "",
-        failed ? "; see ListDriverWork" : "");
-    return reason;
+        w.reason.node, " (kernel ", w.reason.kernel,
+        w.reason.image.empty() ? "" : absl::StrCat(", image ", w.reason.image), ")",
+        w.SinceText(", since "), failed ? "; see ListDriverWork" : "");
+    return true;
   }
-  if (census.provisioning) {
-    at_node(PendingCode::kNodeProvisioning, *census.provisioning);
-    reason.detail = absl::StrCat(
-        "waiting for node ", reason.node, " to become ready",
-        reason.since ? absl::StrCat(" (registered ", Ago(*reason.since, ctx.now), ")") : "",
-        "; ", StartTimeText(scaling));
-    return reason;
+  if (w.census.provisioning) {
+    w.AtNode(PendingCode::kNodeProvisioning, *w.census.provisioning);
+    w.reason.detail = absl::StrCat("waiting for node ", w.reason.node, " to become ready",
+                                   w.SinceText(" (registered ", ")"), "; ",
+                                   StartTimeText(w.scaling));
+    return true;
   }
-  // A new node is needed.
-  if (scaling.backoff_until && *scaling.backoff_until > ctx.now) {
-    reason.code = PendingCode::kPoolBackingOff;
-    reason.until = scaling.backoff_until;
-    reason.detail = absl::StrCat(
-        "pool ", pool.id, " is backing off after failed scale-ups until ",
+  return false;
+}
+
+// No node will hold it: a new one must be asked for.
+void ExplainNewNode(PoolWalk& w) {
+  const PoolScalingView& scaling = w.scaling;
+  if (scaling.backoff_until && *scaling.backoff_until > w.ctx.now) {
+    w.reason.code = PendingCode::kPoolBackingOff;
+    w.reason.until = scaling.backoff_until;
+    w.reason.detail = absl::StrCat(
+        "pool ", w.pool.id, " is backing off after failed scale-ups until ",
         absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", *scaling.backoff_until, absl::UTCTimeZone()),
         scaling.backoff_detail.empty() ? "" : absl::StrCat(" (", scaling.backoff_detail, ")"));
-    return reason;
+    return;
   }
-  const int size = std::max(scaling.current_size, census.nodes);
-  if (size >= pool.max_size) {
-    reason.code = PendingCode::kPoolAtMaxSize;
-    reason.detail = absl::StrCat("pool ", pool.id, " is at max_size ", pool.max_size, " (",
-                                 size, size == 1 ? " node" : " nodes",
-                                 ") and no node has ", Gpus(cls.gpu.count),
-                                 " free; no scale-up can be requested");
-    return reason;
+  const int size = std::max(scaling.current_size, w.census.nodes);
+  if (size >= w.pool.max_size) {
+    w.reason.code = PendingCode::kPoolAtMaxSize;
+    w.reason.detail = absl::StrCat("pool ", w.pool.id, " is at max_size ", w.pool.max_size, " (",
+                                   size, size == 1 ? " node" : " nodes", ") and no node has ",
+                                   Gpus(w.ctx.cls->gpu.count),
+                                   " free; no scale-up can be requested");
+    return;
   }
   if (scaling.has_signal && scaling.target_size > scaling.current_size) {
-    reason.code = PendingCode::kScaleUpRequested;
-    reason.since = scaling.scale_up_since;
-    reason.detail = absl::StrCat("scale-up of pool ", pool.id, " from ", scaling.current_size,
-                                 " to ", scaling.target_size, " nodes requested",
-                                 reason.since ? absl::StrCat(" ", Ago(*reason.since, ctx.now)) : "",
-                                 "; ", StartTimeText(scaling));
-    return reason;
+    w.reason.code = PendingCode::kScaleUpRequested;
+    w.reason.since = scaling.scale_up_since;
+    w.reason.detail = absl::StrCat("scale-up of pool ", w.pool.id, " from ",
+                                   scaling.current_size, " to ", scaling.target_size,
+                                   " nodes requested", w.SinceText(" "), "; ",
+                                   StartTimeText(scaling));
+    return;
   }
-  reason.code = PendingCode::kScaleUpNotYetRequested;
-  reason.detail = absl::StrCat("no node of pool ", pool.id, " has room; the scaler has not asked "
-                               "for one yet (pending work is batched for a moment first)");
-  return reason;
+  w.reason.code = PendingCode::kScaleUpNotYetRequested;
+  w.reason.detail = absl::StrCat("no node of pool ", w.pool.id, " has room; the scaler has not "
+                                 "asked for one yet (pending work is batched for a moment first)");
+}
+
+PendingReason ForPool(const PendingContext& ctx, const core::NodePool& pool) {
+  auto scaling = ctx.scaling.find(pool.id);
+  PoolWalk walk{ctx, pool, TakeCensus(*ctx.cls, pool, *ctx.snapshot),
+                scaling == ctx.scaling.end() ? PoolScalingView{} : scaling->second, {}};
+  walk.reason.pool = pool.id;
+  walk.reason.gpus_needed = ctx.cls->gpu.count;
+  walk.reason.queue_position = ctx.queue_position;
+  if (!ExplainRoom(walk) && !ExplainNodeOnItsWay(walk)) ExplainNewNode(walk);
+  return walk.reason;
 }
 
 }  // namespace
