@@ -46,6 +46,11 @@ constexpr char kCatalog[] = R"(classes:
     resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
     gpu: {count: 1, models: [H100], isolation: container}
     pool_selector: {size: elastic}
+  - id: fallback-8x
+    display_name: 8 GPUs, H100 or else A100
+    resources: {cpu: 16, memory: 64Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 8, models: [H100, A100], isolation: container}
+    pool_selector: {size: fallback}
 pools:
   - id: general
     labels: {workload: general}
@@ -59,6 +64,14 @@ pools:
     labels: {size: elastic}
     node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
     max_size: 3
+  - id: fb-h100
+    labels: {size: fallback}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
+    max_size: 1
+  - id: fb-a100
+    labels: {size: fallback}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: A100}
+    max_size: 2
 driver_policy:
   - kernel: "5.15.0-*-generic"
     os_id: ubuntu
@@ -249,6 +262,17 @@ TEST_F(PendingReasonTest, PolicyAndQuotaChangedAfterQueueingAreNamed) {
   EXPECT_EQ(w.pending().org_gpu_quota(), 4);
   EXPECT_EQ(w.pending().gpus_needed(), 8);
   EXPECT_THAT(w.pending_reason(), HasSubstr("the org holds 1 of its GPU quota of 4"));
+}
+
+TEST_F(PendingReasonTest, AFullPreferredPoolSendsTheDemandToTheFallbackPool) {
+  testing::RegisterNode(server_->channel(), testing::FakeGpuNode("h100-1", "fb-h100"));
+  ASSERT_EQ(Place("on-h100", "fallback-8x").node_name(), "h100-1");
+  ASSERT_EQ(Place("needs-more", "fallback-8x").state(), v1::WORKSPACE_STATE_PENDING);
+  // fb-h100 is at max_size: the A100 fallback is asked to grow, and the
+  // reason names that scale-up, not the full pool.
+  v1::Workspace w = AwaitReason("needs-more", v1::PENDING_REASON_CODE_SCALE_UP_REQUESTED);
+  EXPECT_EQ(w.pending().pool(), "fb-a100");
+  EXPECT_THAT(w.pending_reason(), HasSubstr("scale-up of pool fb-a100 from 0 to 1"));
 }
 
 }  // namespace

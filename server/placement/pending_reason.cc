@@ -207,6 +207,25 @@ void ExplainNewNode(PoolWalk& w) {
                                  "asked for one yet (pending work is batched for a moment first)");
 }
 
+// Across pools: the one that will let the workspace go first. Capacity on
+// its way (an install, a boot, a requested scale-up) beats a dead end (a
+// full pool, broken or unsafe GPUs, a failed install) that needs a person.
+int Nearness(PendingCode code) {
+  switch (code) {
+    case PendingCode::kQueued: return 0;
+    case PendingCode::kDriverInstalling: return 1;
+    case PendingCode::kNodeProvisioning: return 2;
+    case PendingCode::kScaleUpRequested: return 3;
+    case PendingCode::kScaleUpNotYetRequested: return 4;
+    case PendingCode::kPoolBackingOff: return 5;
+    case PendingCode::kIommuUnsafe: return 6;
+    case PendingCode::kGpusUnhealthy: return 7;
+    case PendingCode::kDriverInstallFailed: return 8;
+    case PendingCode::kPoolAtMaxSize: return 9;
+    default: return 10;  // Not per pool.
+  }
+}
+
 PendingReason ForPool(const PendingContext& ctx, const core::NodePool& pool) {
   auto scaling = ctx.scaling.find(pool.id);
   PoolWalk walk{ctx, pool, TakeCensus(*ctx.cls, pool, *ctx.snapshot),
@@ -261,7 +280,7 @@ PendingReason ExplainPending(const PendingContext& ctx) {
   for (const auto& tier : PlanPools(cls, *ctx.pools).tiers) {
     for (const core::NodePool* pool : tier) {
       PendingReason candidate = ForPool(ctx, *pool);
-      if (first || candidate.code < reason.code) reason = std::move(candidate);
+      if (first || Nearness(candidate.code) < Nearness(reason.code)) reason = std::move(candidate);
       first = false;
     }
   }

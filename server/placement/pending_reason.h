@@ -11,7 +11,9 @@
 //   scale-up requested -> scale-up not yet   (a node must be asked for)
 //
 // The first layer that holds the workspace back is named, for the pool
-// closest to holding it (earlier pools win ties). Nearest first, because
+// closest to holding it: capacity on its way (an install, a boot, a
+// requested scale-up) beats a dead end (max_size, broken or unsafe GPUs, a
+// failed install); earlier pools win ties. Nearest first, because
 // that is the truthful answer: a workspace that will land on a node whose
 // driver is installing waits for that install, even if its pool is also at
 // max_size. "Scale-up requested" is said only when the scaler's current

@@ -201,6 +201,19 @@ TEST_F(PendingReasonTest, TheNearestPoolWins) {
   EXPECT_EQ(reason.pool, "gpu-a100");
 }
 
+TEST_F(PendingReasonTest, AFallbackPoolScalingUpBeatsAFullPreferredPool) {
+  cls_ = GpuClass("gpu-8x", 8, {"h100", "a100"});
+  pools_.push_back(GpuPool("gpu-a100", "a100"));
+  pools_[0].max_size = 0;
+  scaling_["gpu-a100"] = {.has_signal = true, .current_size = 0, .target_size = 1};
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kScaleUpRequested);
+  EXPECT_EQ(reason.pool, "gpu-a100");
+
+  scaling_.erase("gpu-a100");  // The fallback's scale-up not asked yet: still on its way.
+  EXPECT_EQ(Explain().pool, "gpu-a100");
+}
+
 TEST_F(PendingReasonTest, CodeNamesAreStable) {
   EXPECT_STREQ(PendingCodeName(PendingCode::kPoolAtMaxSize), "pool_at_max_size");
   EXPECT_STREQ(PendingCodeName(PendingCode::kScaleUpNotYetRequested),

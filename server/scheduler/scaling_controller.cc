@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
 #include "server/log/log.h"
+#include "server/scaling/demand_pool.h"
 #include "server/store/change_feed.h"
 #include "server/store/timing_repository.h"
 
@@ -211,10 +212,19 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
       nodes[node.info.pool].push_back(std::move(out));
     });
   });
-  // Pending work counts as demand on its preferred pool.
+  // Pending work counts as demand on its preferred pool that can grow now:
+  // below max_size and not backing off (scaling/demand_pool.h).
+  auto can_grow = [&](const std::string& pool_id) {
+    const core::NodePool* pool = catalog.FindPool(pool_id);
+    if (pool == nullptr || static_cast<int>(nodes[pool_id].size()) >= pool->max_size) return false;
+    auto tracked = tracking_.find(pool_id);
+    return tracked == tracking_.end() || tracked->second.scaler == nullptr ||
+           !tracked->second.scaler->BackoffUntil(now).has_value();
+  };
   std::map<std::string, std::map<std::string, int64_t>> pending;
   for (const auto& demand : scheduler_->Pending()) {
-    if (!demand.pools.empty()) pending[demand.pools.front()][demand.class_id]++;
+    std::string pool = scaling::DemandPool(demand.pools, can_grow);
+    if (!pool.empty()) pending[pool][demand.class_id]++;
   }
   std::vector<scaling::PoolObservation> observations;
   for (const core::NodePool& pool : catalog.pools) {
