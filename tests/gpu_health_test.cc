@@ -107,12 +107,8 @@ class Client {
   }
 
   v1::Workspace Get(const std::string& id) {
-    grpc::ClientContext context;
-    testing::Authorize(context, testing::kControlPlaneToken);
-    v1::GetWorkspaceRequest request;
-    request.set_workspace_id(id);
     v1::Workspace out;
-    grpc::Status status = placement_->GetWorkspace(&context, request, &out);
+    grpc::Status status = testing::GetAs(channel_, id, &out);
     EXPECT_TRUE(status.ok()) << status.error_message();
     return out;
   }

@@ -102,7 +102,9 @@ class PagingTest : public ::testing::Test {
       ++*pages;
       for (const auto& node : response.nodes()) {
         EXPECT_TRUE(seen.insert(node.info().name()).second) << "repeated " << node.info().name();
-        if (!request.pool().empty()) EXPECT_EQ(node.info().pool(), request.pool());
+        if (!request.pool().empty()) {
+          EXPECT_EQ(node.info().pool(), request.pool());
+        }
         names.push_back(node.info().name());
       }
       request.set_page_token(response.next_page_token());

@@ -137,12 +137,9 @@ class PendingReasonTest : public ::testing::Test {
   }
 
   v1::Workspace Get(const std::string& id) {
-    grpc::ClientContext context;
-    testing::Authorize(context, testing::kControlPlaneToken);
-    v1::GetWorkspaceRequest request;
-    request.set_workspace_id(id);
     v1::Workspace w;
-    EXPECT_TRUE(placement_->GetWorkspace(&context, request, &w).ok());
+    grpc::Status status = testing::GetAs(server_->channel(), id, &w);
+    EXPECT_TRUE(status.ok()) << status.error_message();
     return w;
   }
 

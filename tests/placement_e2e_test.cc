@@ -10,6 +10,7 @@
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
 #include "wsched/v1/placement.grpc.pb.h"
 #include "wsched/v1/settings.grpc.pb.h"
 
@@ -49,12 +50,8 @@ class PlacementTest : public ::testing::Test {
   }
 
   v1::Workspace Get(const std::string& id) {
-    grpc::ClientContext context;
-    testing::Authorize(context, testing::kControlPlaneToken);
-    v1::GetWorkspaceRequest request;
-    request.set_workspace_id(id);
     v1::Workspace out;
-    EXPECT_TRUE(stub_->GetWorkspace(&context, request, &out).ok());
+    EXPECT_TRUE(testing::GetAs(server_->channel(), id, &out).ok());
     return out;
   }
 

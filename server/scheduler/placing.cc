@@ -66,14 +66,25 @@ void SetPlaced(core::Workspace& w, const placement::Placed& placed, const BuiltP
 
 }  // namespace
 
-absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow& row) {
+absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow& row,
+                                                      LimitsMemo* limits_memo) {
   WorkspaceView view;
   view.workspace = row.workspace;
   view.version = row.version;
   if (row.workspace.state != core::WorkspaceState::kPending) return view;
   // Read before taking the lock: both may do I/O or take other locks.
   ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
-  const PendingLimits limits = LimitsOf(row.workspace);
+  PendingLimits limits;
+  if (limits_memo == nullptr) {
+    limits = LimitsOf(row.workspace);
+  } else {
+    const core::Workspace& w = row.workspace;
+    std::string key = absl::StrCat(w.project_id.size(), ":", w.project_id, w.org_id.size(), ":",
+                                   w.org_id, w.class_id);
+    auto [it, fresh] = limits_memo->try_emplace(std::move(key));
+    if (fresh) it->second = LimitsOf(w);
+    limits = it->second;
+  }
   const store::TimingFigures timing = timing_ ? timing_->Get() : store::TimingFigures();
   for (const auto& [pool, figure] : timing.node_start) {
     scaling[pool].median_start = figure.median;
@@ -432,8 +443,9 @@ absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
   });
   if (!status.ok()) return status;
   std::vector<WorkspaceView> views;
+  LimitsMemo limits;
   for (const auto& w : stored) {
-    auto view = ViewOfStored({w, 0, false});
+    auto view = ViewOfStored({w, 0, false}, &limits);
     if (!view.ok()) return view.status();
     views.push_back(std::move(*view));
   }

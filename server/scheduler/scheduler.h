@@ -315,7 +315,11 @@ class Scheduler {
   // What a placement decides with: from memory on the hot path (a workspace
   // this replica never saw, cached settings), else (`read`) from the database.
   absl::StatusOr<PlacementInputs> InputsFor(const PlaceRequest& request, bool read);
-  absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row);
+  // `limits_memo`, when given, keeps the settings read for each
+  // (project, org, class) across the rows of one listing: one read each.
+  using LimitsMemo = std::map<std::string, PendingLimits>;
+  absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row,
+                                             LimitsMemo* limits_memo = nullptr);
   absl::Status TryPlacePending(const std::string& workspace_id);
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id);
 

@@ -28,4 +28,13 @@ grpc::Status StopAs(const std::shared_ptr<grpc::Channel>& channel, const std::st
   return v1::PlacementService::NewStub(channel)->StopWorkspace(&context, request, out);
 }
 
+grpc::Status GetAs(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
+                   v1::Workspace* out) {
+  grpc::ClientContext context;
+  Authorize(context, kControlPlaneToken);
+  v1::GetWorkspaceRequest request;
+  request.set_workspace_id(id);
+  return v1::PlacementService::NewStub(channel)->GetWorkspace(&context, request, out);
+}
+
 }  // namespace wsched::testing

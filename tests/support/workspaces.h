@@ -16,6 +16,8 @@ namespace wsched::testing {
 grpc::Status PlaceAs(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
                      const std::string& class_id, v1::Workspace* out,
                      std::chrono::microseconds deadline = std::chrono::seconds(10));
+grpc::Status GetAs(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
+                   v1::Workspace* out);
 grpc::Status StopAs(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
                     v1::Workspace* out);
 
