@@ -37,7 +37,9 @@
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
 #      steps to skip: place cycle two restart decide), KEEP=1 keeps the temp dir,
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
-#      of every wsched run (diagnosis; it costs some throughput).
+#      of every wsched run (diagnosis; it costs some throughput),
+#      PERF=1 samples the whole machine with perf during each wsched run and
+#      prints where the CPU went (by process and library, hottest symbols).
 #      Needs wsched-server wschedctl wsched-loadgen placement_benchmark built
 #      in BUILD; PostgreSQL 15, pgbench, curl, python3.
 set -euo pipefail
@@ -275,8 +277,14 @@ loadgen_phase() {
   [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
   srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   # Workspace ids never repeat across phases: a known id is a restart.
+  local perf_pid=
+  if [ "${PERF:-0}" = 1 ]; then  # Whole machine, every process: who spends the CPU.
+    perf record -a -F 1999 -o "$WORK/perf.$name.data" -- sleep "$S" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
   "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" \
     | tee "$WORK/$name.out"
+  [ -n "$perf_pid" ] && { wait "$perf_pid" || true; perf_summary "$WORK/perf.$name.data" "$SERVER_PID"; }
   srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
   scrape "$WORK/metrics.$name.1"
   stop_server
@@ -303,6 +311,19 @@ print("CPU per %s: wsched-server %.2f ms, postgres %.2f ms, loadgen %.2f ms; "
       % (sys.argv[7], srv / n * 1e3, pg / n * 1e3, cli / n * 1e3,
          100 * (srv + pg + cli) / (cpus * secs), cpus, secs))
 EOF
+}
+
+# perf_summary DATA SERVER_PID: CPU samples by process and library, then the hottest
+# symbols of the server and of PostgreSQL (PERF=1).
+perf_summary() {
+  echo "--- perf: samples by process and library"
+  perf report -i "$1" --stdio --sort comm,dso --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25
+  echo "--- perf: hottest symbols in wsched-server (all its threads)"
+  perf report -i "$1" --stdio --pid "$2" --sort dso,sym --percent-limit 0.7 2>/dev/null \
+    | grep -v '^#' | grep -v '^$' | head -40
+  echo "--- perf: hottest symbols in postgres"
+  perf report -i "$1" --stdio --comms postgres --sort dso,sym --percent-limit 0.7 2>/dev/null \
+    | grep -v '^#' | grep -v '^$' | head -25
 }
 
 # empty_cluster: every placed workspace stopped, every node empty (server down).

@@ -1,5 +1,6 @@
 #include "server/store/commit_batcher.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/store/pg_status.h"
 
@@ -59,13 +60,12 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
   for (const auto& pending : batch) writes.push_back(pending->write);
   std::vector<WriteOutcome> outcomes;
   BatchStatements stats;
-  absl::Status commit = db_->InTransaction("group commit", [&](pqxx::work& txn) -> absl::Status {
+  absl::Status commit = InWriterTransaction([&](pqxx::work& txn) {
     ChangeSet changes;
     outcomes = ApplyWrites(txn, writes, changes, stats);
     // Last: it holds the change-log head until COMMIT.
     PublishChanges(txn, changes);
     stats.statements += changes.empty() ? 0 : 2;
-    return absl::OkStatus();
   });
   if (observer_) {
     observer_({static_cast<int>(batch.size()), stats.statements, absl::Now() - start,
@@ -78,6 +78,39 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
       batch[i]->outcome = {commit};
     }
     batch[i]->done.Notify();
+  }
+}
+
+
+absl::Status CommitBatcher::InWriterTransaction(const std::function<void(pqxx::work&)>& body) {
+  constexpr absl::string_view kWhat = "group commit";
+  if (connection_ == nullptr || !connection_->is_open()) {
+    auto connection = OpenConnection(db_->url());
+    if (!connection.ok()) return absl::UnavailableError(absl::StrCat(kWhat, ": ", connection.status().message()));
+    connection_ = std::move(*connection);
+    try {
+      // Every statement of a batch is a lookup by key. A generic plan made
+      // while a table was nearly empty (a fresh install, a new pool) would
+      // stay a sequential scan as the table grows, until an ANALYZE, and the
+      // single writer would pay it on every batch; the foreign-key checks
+      // of gpu_holds too. Planning each execution with the table's current
+      // size costs far less than that.
+      pqxx::nontransaction setup(*connection_);
+      setup.exec0("SET plan_cache_mode = force_custom_plan");
+    } catch (...) {
+      connection_.reset();
+      return StatusFromCurrentException(kWhat);
+    }
+  }
+  try {
+    pqxx::work txn(*connection_);
+    body(txn);
+    txn.commit();
+    return absl::OkStatus();
+  } catch (...) {
+    absl::Status status = StatusFromCurrentException(kWhat);
+    if (!connection_->is_open()) connection_.reset();
+    return status;
   }
 }
 

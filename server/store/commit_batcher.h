@@ -60,6 +60,9 @@ class CommitBatcher {
 
   void WriterLoop();
   void CommitBatch(std::vector<std::shared_ptr<Pending>>& batch);
+  // Runs `body` in one transaction on the writer's own connection, opening
+  // it (again) when needed.
+  absl::Status InWriterTransaction(const std::function<void(pqxx::work&)>& body);
 
   Database* const db_;
   const Options options_;
@@ -67,6 +70,8 @@ class CommitBatcher {
   absl::Mutex mu_;
   std::deque<std::shared_ptr<Pending>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Only the writer thread touches it.
+  std::unique_ptr<pqxx::connection> connection_;
   std::thread writer_;
 };
 
