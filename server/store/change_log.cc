@@ -54,25 +54,49 @@ std::string TextArray(const std::vector<std::string>& values) {
   return out;
 }
 
-int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes) {
-  if (changes.empty()) return 0;
+namespace {
+
+// Incrementing the head locks it until COMMIT: entries get their seq in
+// commit order, and a rollback returns the number (no gaps). The NOTIFY is
+// delivered at COMMIT.
+constexpr Statement kPublish{
+    "publish_changes",
+    "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq), "
+    "entry AS (INSERT INTO change_log (seq, replica, entities, ids, versions) "
+    "SELECT seq, $1, $2::text[], $3::text[], $4::bigint[] FROM head RETURNING seq) "
+    "SELECT seq, pg_notify($5, $1 || ':' || seq) FROM entry"};
+
+struct PublishArgs {
+  std::string entities, ids, versions;
+};
+
+PublishArgs ArgsOf(const ChangeSet& changes) {
   std::vector<std::string> entities, ids, versions;
   for (const Change& change : changes.changes()) {
     entities.push_back(EntityName(change.entity));
     ids.push_back(change.id);
     versions.push_back(absl::StrCat(change.version));
   }
-  // Incrementing the head locks it until COMMIT: entries get their seq in
-  // commit order, and a rollback returns the number (no gaps).
-  int64_t seq = ExecPrepared(
-      txn, "publish_changes",
-      "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq) "
-      "INSERT INTO change_log (seq, replica, entities, ids, versions) "
-      "SELECT seq, $1, $2::text[], $3::text[], $4::bigint[] FROM head RETURNING seq",
-      ReplicaId(), TextArray(entities), TextArray(ids), TextArray(versions))[0][0].as<int64_t>();
-  ExecPrepared(txn, "publish_notify", "SELECT pg_notify($1, $2)", kChangeChannel,
-               absl::StrCat(ReplicaId(), ":", seq));
-  return seq;
+  return {TextArray(entities), TextArray(ids), TextArray(versions)};
+}
+
+}  // namespace
+
+int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes) {
+  if (changes.empty()) return 0;
+  PublishArgs args = ArgsOf(changes);
+  return ExecPrepared(txn, kPublish.name, kPublish.sql, ReplicaId(), args.entities, args.ids,
+                      args.versions, std::string(kChangeChannel))[0][0]
+      .as<int64_t>();
+}
+
+void PreparePublish(pqxx::connection_base& connection) { StatementPipeline::Prepare(connection, kPublish); }
+
+std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, const ChangeSet& changes) {
+  if (changes.empty()) return std::nullopt;
+  PublishArgs args = ArgsOf(changes);
+  return pipeline.Execute(kPublish, ReplicaId(), args.entities, args.ids, args.versions,
+                          std::string(kChangeChannel));
 }
 
 FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit) {

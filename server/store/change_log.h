@@ -13,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/store/statement_pipeline.h"
 
 namespace wsched::store {
 
@@ -47,6 +48,10 @@ class ChangeSet {
 // no-op for an empty set. Run it as the LAST statement before COMMIT: it
 // locks the log head until the transaction ends. Returns the entry's seq.
 int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes);
+// The same, queued on a pipeline (nothing for an empty set); the caller
+// prepares it once per connection with PreparePublish.
+void PreparePublish(pqxx::connection_base& connection);
+std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, const ChangeSet& changes);
 
 struct ChangeRecord {
   int64_t seq = 0;

@@ -60,13 +60,7 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
   for (const auto& pending : batch) writes.push_back(pending->write);
   std::vector<WriteOutcome> outcomes;
   BatchStatements stats;
-  absl::Status commit = InWriterTransaction([&](pqxx::work& txn) {
-    ChangeSet changes;
-    outcomes = ApplyWrites(txn, writes, changes, stats);
-    // Last: it holds the change-log head until COMMIT.
-    PublishChanges(txn, changes);
-    stats.statements += changes.empty() ? 0 : 2;
-  });
+  absl::Status commit = Commit(writes, outcomes, stats);
   if (observer_) {
     observer_({static_cast<int>(batch.size()), stats.statements, absl::Now() - start,
                start - batch.front()->queued, commit.ok()});
@@ -82,7 +76,8 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
 }
 
 
-absl::Status CommitBatcher::InWriterTransaction(const std::function<void(pqxx::work&)>& body) {
+absl::Status CommitBatcher::Commit(const std::vector<WorkspaceWrite>& writes,
+                                   std::vector<WriteOutcome>& outcomes, BatchStatements& stats) {
   constexpr absl::string_view kWhat = "group commit";
   if (connection_ == nullptr || !connection_->is_open()) {
     auto connection = OpenConnection(db_->url());
@@ -102,16 +97,21 @@ absl::Status CommitBatcher::InWriterTransaction(const std::function<void(pqxx::w
       return StatusFromCurrentException(kWhat);
     }
   }
+  absl::Status status;
   try {
-    pqxx::work txn(*connection_);
-    body(txn);
-    txn.commit();
+    outcomes = CommitWrites(*connection_, writes, stats);
     return absl::OkStatus();
   } catch (...) {
-    absl::Status status = StatusFromCurrentException(kWhat);
-    if (!connection_->is_open()) connection_.reset();
-    return status;
+    status = StatusFromCurrentException(kWhat);
   }
+  // The failed batch may have left its transaction open (aborted). A
+  // connection that broke is dropped and reopened for the next batch.
+  try {
+    if (connection_->is_open()) pqxx::nontransaction(*connection_).exec0("ROLLBACK");
+  } catch (...) {
+  }
+  if (!connection_->is_open()) connection_.reset();
+  return status;
 }
 
 }  // namespace wsched::store

@@ -60,9 +60,10 @@ class CommitBatcher {
 
   void WriterLoop();
   void CommitBatch(std::vector<std::shared_ptr<Pending>>& batch);
-  // Runs `body` in one transaction on the writer's own connection, opening
-  // it (again) when needed.
-  absl::Status InWriterTransaction(const std::function<void(pqxx::work&)>& body);
+  // Commits `writes` on the writer's own connection, opening it (again)
+  // when needed; rolls back what a failure left open.
+  absl::Status Commit(const std::vector<WorkspaceWrite>& writes, std::vector<WriteOutcome>& outcomes,
+                      BatchStatements& stats);
 
   Database* const db_;
   const Options options_;

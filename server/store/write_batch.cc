@@ -6,7 +6,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "server/store/prepared.h"
+#include "server/store/statement_pipeline.h"
 
 namespace wsched::store {
 namespace {
@@ -24,6 +24,101 @@ std::string BoolArray(const std::vector<bool>& values) {
   std::string out = "{";
   for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i > 0 ? "," : "", values[i] ? "t" : "f");
   return out + "}";
+}
+
+// Every statement a batch may run, prepared once per connection.
+constexpr Statement kLockNodes{
+    "batch_lock_nodes",
+    "SELECT name, state = 'ready' AND driver_state IN ('ready', 'not_needed'), "
+    "alloc_cpu_millis - held_cpu_millis, alloc_memory_bytes - held_memory_bytes "
+    "FROM nodes WHERE name = ANY($1::text[] || ARRAY(SELECT node_name FROM workspaces "
+    "WHERE id = ANY($2::text[]) AND node_name IS NOT NULL)) ORDER BY name FOR UPDATE"};
+// kLockRecords is built from kWorkspaceColumns (see LockRecordsStatement).
+constexpr Statement kGuards{
+    "batch_guards",
+    "SELECT 'catalog', '', generation FROM catalog_generation "
+    "UNION ALL SELECT 'project', project_id, version FROM project_settings "
+    "WHERE project_id = ANY($1::text[]) "
+    "UNION ALL SELECT 'org', org_id, version FROM org_settings WHERE org_id = ANY($2::text[]) "
+    "UNION ALL SELECT 'quota', org_id, gpu_quota FROM org_settings "
+    "WHERE org_id = ANY($3::text[]) AND gpu_quota >= 0 "
+    "UNION ALL SELECT 'gpu', gpu_uuid, 0 FROM gpu_holds WHERE gpu_uuid = ANY($4::text[])"};
+// Orgs with a quota: serialized across replicas by an advisory lock per org
+// (taken in order), then counted.
+constexpr Statement kLockOrgs{
+    "batch_lock_orgs",
+    "SELECT pg_advisory_xact_lock(hashtextextended('org:' || o, 0)) "
+    "FROM unnest($1::text[]) WITH ORDINALITY AS t(o, n) ORDER BY n"};
+constexpr Statement kOrgGpus{
+    "batch_org_gpus",
+    "SELECT w.org_id, count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "
+    "WHERE w.org_id = ANY($1::text[]) GROUP BY w.org_id"};
+constexpr Statement kStop{
+    "batch_stop",
+    "UPDATE workspaces SET state = 'stopped', stopped_at = COALESCE(stopped_at, now()), "
+    "version = nextval('entity_versions') WHERE id = ANY($1::text[]) RETURNING id, version"};
+constexpr Statement kStopHolds{"batch_stop_holds",
+                               "DELETE FROM gpu_holds WHERE workspace_id = ANY($1::text[])"};
+#define WSCHED_BATCH_RECORDS                                                                   \
+  "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " \
+  "$8::text[], $9::int[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::int[], " \
+  "$15::text[], $16::text[], $17::boolean[]) AS u(id, org, project, usr, cls, source, why, "    \
+  "state, priority, node, pool, cpu, mem, gpus, placement, reason, placed)"
+// A write these do not return lost to a concurrent insert of the same id.
+constexpr Statement kInsert{
+    "batch_insert",
+    "INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
+    "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
+    "placement, pending_reason, placed_at, version) "
+    "SELECT u.id, u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
+    "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
+    "NULLIF(u.placement, '')::jsonb, u.reason, CASE WHEN u.placed THEN now() END, "
+    "nextval('entity_versions') FROM " WSCHED_BATCH_RECORDS
+    " ON CONFLICT (id) DO NOTHING RETURNING id, version"};
+constexpr Statement kRestart{
+    "batch_restart",
+    "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
+    "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
+    "placement, pending_reason, placed_at, created_at, stopped_at, version) = "
+    "(u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
+    "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
+    "NULLIF(u.placement, '')::jsonb, u.reason, CASE WHEN u.placed THEN now() END, "
+    "now(), NULL, nextval('entity_versions')) FROM " WSCHED_BATCH_RECORDS
+    " WHERE w.id = u.id RETURNING w.id, w.version"};
+constexpr Statement kQueuePlace{
+    "batch_queue_place",
+    "UPDATE workspaces w SET state = 'placed', node_name = u.node, pool = u.pool, "
+    "cpu_millis = u.cpu, memory_bytes = u.mem, gpu_count = u.gpus, "
+    "placement = NULLIF(u.placement, '')::jsonb, pending_reason = '', placed_at = now(), "
+    "version = nextval('entity_versions') FROM " WSCHED_BATCH_RECORDS
+    " WHERE w.id = u.id RETURNING w.id, w.version"};
+#undef WSCHED_BATCH_RECORDS
+// The primary key on gpu_uuid stays the last word on a second holder.
+constexpr Statement kHolds{
+    "batch_holds",
+    "INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id) "
+    "SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])"};
+// The check constraints stay the last word on an overcommit.
+constexpr Statement kCapacity{
+    "batch_capacity",
+    "UPDATE nodes n SET held_cpu_millis = GREATEST(n.held_cpu_millis + d.cpu, 0), "
+    "held_memory_bytes = GREATEST(n.held_memory_bytes + d.mem, 0) "
+    "FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(name, cpu, mem) WHERE n.name = d.name"};
+
+const Statement& LockRecordsStatement() {
+  static const std::string* sql = new std::string(absl::StrCat(
+      "SELECT ", kWorkspaceColumns, " FROM workspaces w WHERE w.id = ANY($1::text[]) ORDER BY w.id FOR UPDATE"));
+  static const Statement statement{"batch_lock_records", sql->c_str()};
+  return statement;
+}
+
+void PrepareAll(pqxx::connection_base& connection) {
+  for (const Statement* statement : {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus,
+                                     &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
+                                     &kCapacity}) {
+    StatementPipeline::Prepare(connection, *statement);
+  }
+  PreparePublish(connection);
 }
 
 bool Places(Kind kind) { return kind == Kind::kPlace || kind == Kind::kQueuePlace; }
@@ -47,104 +142,85 @@ struct Current {
 
 class Batch {
  public:
-  Batch(pqxx::work& txn, const std::vector<WorkspaceWrite>& writes, ChangeSet& changes,
-        BatchStatements& stats)
-      : txn_(txn), writes_(writes), changes_(changes), stats_(stats), out_(writes.size()) {}
+  Batch(pqxx::nontransaction& session, const std::vector<WorkspaceWrite>& writes, BatchStatements& stats)
+      : pipeline_(session), writes_(writes), stats_(stats), out_(writes.size()) {}
 
+  // Three round trips whatever the batch's size: BEGIN and the locked
+  // reads; the record writes; GPU holds, capacity, change log and COMMIT.
+  // (A fourth when an org in the batch has a GPU quota.)
   std::vector<WriteOutcome> Run() {
-    Lock();
-    ReadGuards();
+    pipeline_.Raw("BEGIN");  // Sent with the first reads.
+    ReadUnderLocks();
+    CountQuotaGpus();
     for (size_t i = 0; i < writes_.size(); ++i) out_[i].status = Check(i);
-    WriteStops();
-    WriteRecords();
-    WriteHoldsAndCapacity();
+    auto stops = QueueStops();
+    auto records = QueueRecords();
+    if (stops) ApplyStops(*stops);
+    for (const auto& [indices, id] : records) ApplyRecords(indices, pipeline_.Get(id));
+    QueueHoldsAndCapacity();
+    QueuePublish(pipeline_, changes_);
+    pipeline_.Raw("COMMIT");
+    pipeline_.Finish();  // Throws if any write failed; COMMIT then did not run.
+    stats_.statements = pipeline_.executed();
+    stats_.round_trips = pipeline_.round_trips();
     return std::move(out_);
   }
 
  private:
-  // Every statement is prepared: the batch runs the same handful each time.
-  template <typename... Args>
-  pqxx::result Exec(const char* name, const std::string& sql, Args&&... args) {
-    ++stats_.statements;
-    return ExecPrepared(txn_, name, sql, std::forward<Args>(args)...);
-  }
-
   // Nodes first, by name, then records (the order every writer uses, see
-  // StopWorkspace), so batches and stops never wait on each other in a cycle.
-  void Lock() {
-    std::vector<std::string> nodes, stops, ids;
-    for (const auto& w : writes_) {
-      ids.push_back(w.workspace.id);
-      if (Places(w.kind)) nodes.push_back(w.workspace.node_name);
-      if (w.kind == Kind::kStop) stops.push_back(w.workspace.id);
-    }
-    for (const auto& row : Exec(
-             "batch_lock_nodes",
-             "SELECT name, state = 'ready' AND driver_state IN ('ready', 'not_needed'), "
-             "alloc_cpu_millis - held_cpu_millis, alloc_memory_bytes - held_memory_bytes "
-             "FROM nodes WHERE name = ANY($1::text[] || ARRAY(SELECT node_name FROM workspaces "
-             "WHERE id = ANY($2::text[]) AND node_name IS NOT NULL)) ORDER BY name FOR UPDATE",
-             TextArray(nodes), TextArray(stops))) {
-      current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
-    }
-    auto rows = WorkspaceRows(Exec("batch_lock_records", absl::StrCat("SELECT ", kWorkspaceColumns,
-                                                " FROM workspaces w WHERE w.id = ANY($1::text[]) "
-                                                "ORDER BY w.id FOR UPDATE"),
-                                   TextArray(ids)));
-    if (!rows.ok()) throw std::runtime_error(std::string(rows.status().message()));
-    for (auto& row : *rows) current_.records[row.workspace.id] = std::move(row);
-  }
-
-  void ReadGuards() {
-    std::vector<std::string> uuids, projects, orgs, gpu_orgs;
+  // StopWorkspace), so batches and stops never wait on each other in a
+  // cycle; then what the guards compare against.
+  void ReadUnderLocks() {
+    std::vector<std::string> nodes, stops, ids, uuids, projects, orgs, gpu_orgs;
     bool any_decision = false;
     for (const auto& w : writes_) {
-      if (w.kind == Kind::kStop) continue;
+      ids.push_back(w.workspace.id);
+      if (w.kind == Kind::kStop) {
+        stops.push_back(w.workspace.id);
+        continue;
+      }
       any_decision = true;
       if (w.project_settings_version) projects.push_back(w.workspace.project_id);
       if (w.org_settings_version) orgs.push_back(w.workspace.org_id);
       if (!Places(w.kind)) continue;
+      nodes.push_back(w.workspace.node_name);
       uuids.insert(uuids.end(), w.workspace.gpu_uuids.begin(), w.workspace.gpu_uuids.end());
       if (!w.workspace.gpu_uuids.empty()) gpu_orgs.push_back(w.workspace.org_id);
     }
-    if (!any_decision) return;
-    // The catalog generation, settings versions and GPU quotas, in one read.
-    for (const auto& row : Exec(
-             "batch_guards",
-             "SELECT 'catalog', '', generation FROM catalog_generation "
-             "UNION ALL SELECT 'project', project_id, version FROM project_settings "
-             "WHERE project_id = ANY($1::text[]) "
-             "UNION ALL SELECT 'org', org_id, version FROM org_settings WHERE org_id = ANY($2::text[]) "
-             "UNION ALL SELECT 'quota', org_id, gpu_quota FROM org_settings "
-             "WHERE org_id = ANY($3::text[]) AND gpu_quota >= 0",
-             TextArray(projects), TextArray(orgs), TextArray(gpu_orgs))) {
+    auto locked_nodes = pipeline_.Execute(kLockNodes, TextArray(nodes), TextArray(stops));
+    auto locked_records = pipeline_.Execute(LockRecordsStatement(), TextArray(ids));
+    std::optional<StatementPipeline::Id> guards;
+    if (any_decision) {
+      guards = pipeline_.Execute(kGuards, TextArray(projects), TextArray(orgs), TextArray(gpu_orgs),
+                                 TextArray(uuids));
+    }
+    for (const auto& row : pipeline_.Get(locked_nodes)) {
+      current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
+    }
+    auto rows = WorkspaceRows(pipeline_.Get(locked_records));
+    if (!rows.ok()) throw std::runtime_error(std::string(rows.status().message()));
+    for (auto& row : *rows) current_.records[row.workspace.id] = std::move(row);
+    if (!guards) return;
+    for (const auto& row : pipeline_.Get(*guards)) {
       std::string kind = row[0].c_str();
       int64_t value = row[2].as<int64_t>();
       if (kind == "catalog") current_.catalog_generation = value;
       if (kind == "project") current_.project_versions[row[1].c_str()] = value;
       if (kind == "org") current_.org_versions[row[1].c_str()] = value;
       if (kind == "quota") current_.quotas[row[1].c_str()] = value;
+      if (kind == "gpu") current_.held_gpus.insert(row[1].c_str());
     }
-    if (!uuids.empty()) {
-      for (const auto& row : Exec("batch_held_gpus", "SELECT gpu_uuid FROM gpu_holds WHERE gpu_uuid = ANY($1::text[])",
-                                  TextArray(uuids))) {
-        current_.held_gpus.insert(row[0].c_str());
-      }
-    }
+  }
+
+  void CountQuotaGpus() {
     if (current_.quotas.empty()) return;
-    // Orgs with a quota: serialized across replicas by an advisory lock per
-    // org (taken in order), then counted.
     std::vector<std::string> limited;
     for (const auto& [org, quota] : current_.quotas) limited.push_back(org);
     std::sort(limited.begin(), limited.end());
-    Exec("batch_lock_orgs", "SELECT pg_advisory_xact_lock(hashtextextended('org:' || o, 0)) "
-         "FROM unnest($1::text[]) WITH ORDINALITY AS t(o, n) ORDER BY n",
-         TextArray(limited));
-    for (const auto& row : Exec(
-             "batch_org_gpus",
-             "SELECT w.org_id, count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "
-             "WHERE w.org_id = ANY($1::text[]) GROUP BY w.org_id",
-             TextArray(limited))) {
+    auto locked = pipeline_.Execute(kLockOrgs, TextArray(limited));
+    auto counted = pipeline_.Execute(kOrgGpus, TextArray(limited));
+    pipeline_.Get(locked);
+    for (const auto& row : pipeline_.Get(counted)) {
       current_.org_gpus[row[0].c_str()] = row[1].as<int64_t>();
     }
   }
@@ -238,19 +314,18 @@ class Batch {
     return absl::OkStatus();
   }
 
-  void WriteStops() {
-    if (stops_.empty()) return;
+  std::optional<StatementPipeline::Id> QueueStops() {
+    if (stops_.empty()) return std::nullopt;
     std::vector<std::string> ids;
     for (size_t i : stops_) ids.push_back(writes_[i].workspace.id);
+    auto stopped = pipeline_.Execute(kStop, TextArray(ids));
+    pipeline_.Execute(kStopHolds, TextArray(ids));
+    return stopped;
+  }
+
+  void ApplyStops(StatementPipeline::Id stopped) {
     absl::flat_hash_map<std::string, int64_t> versions;
-    for (const auto& row : Exec(
-             "batch_stop",
-             "UPDATE workspaces SET state = 'stopped', stopped_at = COALESCE(stopped_at, now()), "
-             "version = nextval('entity_versions') WHERE id = ANY($1::text[]) RETURNING id, version",
-             TextArray(ids))) {
-      versions[row[0].c_str()] = row[1].as<int64_t>();
-    }
-    Exec("batch_stop_holds", "DELETE FROM gpu_holds WHERE workspace_id = ANY($1::text[])", TextArray(ids));
+    for (const auto& row : pipeline_.Get(stopped)) versions[row[0].c_str()] = row[1].as<int64_t>();
     for (size_t i : stops_) {
       WorkspaceRow row = current_.records[writes_[i].workspace.id];
       const core::Workspace& w = row.workspace;
@@ -268,52 +343,32 @@ class Batch {
     }
   }
 
-  // New and restarted records (placed or pending) and queue placements.
-  void WriteRecords() {
+  // New and restarted records (placed or pending) and queue placements:
+  // one statement per kind present, with the writes it covers.
+  std::vector<std::pair<std::vector<size_t>, StatementPipeline::Id>> QueueRecords() {
     std::vector<size_t> fresh, restarts, queued;
     for (size_t i : records_) {
       const WorkspaceWrite& w = writes_[i];
       (w.kind == Kind::kQueuePlace ? queued : w.from.version == 0 ? fresh : restarts).push_back(i);
     }
-    if (!fresh.empty()) {
-      Record(fresh, "batch_insert", "INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
-                    "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
-                    "placement, pending_reason, placed_at, version) "
-                    "SELECT u.id, u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
-                    "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
-                    "NULLIF(u.placement, '')::jsonb, u.reason, CASE WHEN u.placed THEN now() END, "
-                    "nextval('entity_versions') FROM ", " ON CONFLICT (id) DO NOTHING RETURNING id, version");
+    std::vector<std::pair<std::vector<size_t>, StatementPipeline::Id>> queued_statements;
+    for (auto& [indices, statement] : {std::pair{std::move(fresh), &kInsert},
+                                       std::pair{std::move(restarts), &kRestart},
+                                       std::pair{std::move(queued), &kQueuePlace}}) {
+      if (indices.empty()) continue;
+      queued_statements.emplace_back(indices, QueueRecordStatement(indices, *statement));
     }
-    if (!restarts.empty()) {
-      Record(restarts, "batch_restart", "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
-                       "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
-                       "placement, pending_reason, placed_at, created_at, stopped_at, version) = "
-                       "(u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
-                       "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
-                       "NULLIF(u.placement, '')::jsonb, u.reason, CASE WHEN u.placed THEN now() END, "
-                       "now(), NULL, nextval('entity_versions')) FROM ",
-             " WHERE w.id = u.id RETURNING w.id, w.version");
-    }
-    if (!queued.empty()) {
-      Record(queued, "batch_queue_place", "UPDATE workspaces w SET state = 'placed', node_name = u.node, pool = u.pool, "
-                     "cpu_millis = u.cpu, memory_bytes = u.mem, gpu_count = u.gpus, "
-                     "placement = NULLIF(u.placement, '')::jsonb, pending_reason = '', placed_at = now(), "
-                     "version = nextval('entity_versions') FROM ",
-             " WHERE w.id = u.id RETURNING w.id, w.version");
-    }
+    return queued_statements;
   }
 
-  // One statement for the writes `indices`: `head` + the writes as a set
-  // (alias u) + `tail`, which must return (id, version). A write it does not
-  // return lost to a concurrent insert of the same id.
-  void Record(const std::vector<size_t>& indices, const char* name, const std::string& head,
-              const std::string& tail) {
+  StatementPipeline::Id QueueRecordStatement(const std::vector<size_t>& indices, const Statement& statement) {
     std::vector<std::string> id, org, project, user, cls, source, why, state, node, pool, placement, reason;
     std::vector<int64_t> priority, cpu, mem, gpus;
     std::vector<bool> placed;
     for (size_t i : indices) {
       const WorkspaceWrite& write = writes_[i];
       const core::Workspace& w = write.workspace;
+      const bool places = Places(write.kind);
       id.push_back(w.id);
       org.push_back(w.org_id);
       project.push_back(w.project_id);
@@ -321,32 +376,29 @@ class Batch {
       cls.push_back(w.class_id);
       source.push_back(w.class_source);
       why.push_back(w.explanation);
-      state.push_back(Places(write.kind) ? "placed" : "pending");
+      state.push_back(places ? "placed" : "pending");
       priority.push_back(w.priority);
-      node.push_back(Places(write.kind) ? w.node_name : "");
-      pool.push_back(Places(write.kind) ? w.pool : "");
-      cpu.push_back(Places(write.kind) ? w.cpu_millis : 0);
-      mem.push_back(Places(write.kind) ? w.memory_bytes : 0);
-      gpus.push_back(Places(write.kind) ? static_cast<int64_t>(w.gpu_uuids.size()) : 0);
-      placement.push_back(Places(write.kind) ? w.placement_json : "");
-      reason.push_back(Places(write.kind) ? "" : w.pending_reason);
-      placed.push_back(Places(write.kind));
+      node.push_back(places ? w.node_name : "");
+      pool.push_back(places ? w.pool : "");
+      cpu.push_back(places ? w.cpu_millis : 0);
+      mem.push_back(places ? w.memory_bytes : 0);
+      gpus.push_back(places ? static_cast<int64_t>(w.gpu_uuids.size()) : 0);
+      placement.push_back(places ? w.placement_json : "");
+      reason.push_back(places ? "" : w.pending_reason);
+      placed.push_back(places);
     }
+    return pipeline_.Execute(statement, TextArray(id), TextArray(org), TextArray(project), TextArray(user),
+                             TextArray(cls), TextArray(source), TextArray(why), TextArray(state),
+                             NumberArray(priority), TextArray(node), TextArray(pool), NumberArray(cpu),
+                             NumberArray(mem), NumberArray(gpus), TextArray(placement), TextArray(reason),
+                             BoolArray(placed));
+  }
+
+  // `result` returns (id, version) of each write it landed; a write it does
+  // not return lost to a concurrent insert of the same id.
+  void ApplyRecords(const std::vector<size_t>& indices, const pqxx::result& result) {
     absl::flat_hash_map<std::string, int64_t> versions;
-    for (const auto& row : Exec(
-             name, absl::StrCat(head,
-                          "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], "
-                          "$6::text[], $7::text[], $8::text[], $9::int[], $10::text[], $11::text[], "
-                          "$12::bigint[], $13::bigint[], $14::int[], $15::text[], $16::text[], "
-                          "$17::boolean[]) AS u(id, org, project, usr, cls, source, why, state, "
-                          "priority, node, pool, cpu, mem, gpus, placement, reason, placed)",
-                          tail),
-             TextArray(id), TextArray(org), TextArray(project), TextArray(user), TextArray(cls),
-             TextArray(source), TextArray(why), TextArray(state), NumberArray(priority),
-             TextArray(node), TextArray(pool), NumberArray(cpu), NumberArray(mem), NumberArray(gpus),
-             TextArray(placement), TextArray(reason), BoolArray(placed))) {
-      versions[row[0].c_str()] = row[1].as<int64_t>();
-    }
+    for (const auto& row : result) versions[row[0].c_str()] = row[1].as<int64_t>();
     for (size_t i : indices) {
       const core::Workspace& w = writes_[i].workspace;
       auto it = versions.find(w.id);
@@ -360,7 +412,8 @@ class Batch {
     }
   }
 
-  void WriteHoldsAndCapacity() {
+  // Queued only: their results are checked with the COMMIT's.
+  void QueueHoldsAndCapacity() {
     std::vector<std::string> uuids, nodes, holders;
     std::vector<int64_t> indices;
     for (size_t i : placed_) {
@@ -375,10 +428,7 @@ class Batch {
       }
     }
     if (!uuids.empty()) {
-      // The primary key on gpu_uuid stays the last word on a second holder.
-      Exec("batch_holds", "INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id) "
-           "SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])",
-           TextArray(uuids), TextArray(nodes), NumberArray(indices), TextArray(holders));
+      pipeline_.Execute(kHolds, TextArray(uuids), TextArray(nodes), NumberArray(indices), TextArray(holders));
     }
     std::vector<std::string> names;
     std::vector<int64_t> cpu, mem;
@@ -389,18 +439,14 @@ class Batch {
       mem.push_back(delta.second);
     }
     if (names.empty()) return;
-    // The check constraints stay the last word on an overcommit.
-    Exec("batch_capacity", "UPDATE nodes n SET held_cpu_millis = GREATEST(n.held_cpu_millis + d.cpu, 0), "
-         "held_memory_bytes = GREATEST(n.held_memory_bytes + d.mem, 0) "
-         "FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(name, cpu, mem) WHERE n.name = d.name",
-         TextArray(names), NumberArray(cpu), NumberArray(mem));
+    pipeline_.Execute(kCapacity, TextArray(names), NumberArray(cpu), NumberArray(mem));
   }
 
-  pqxx::work& txn_;
+  StatementPipeline pipeline_;
   const std::vector<WorkspaceWrite>& writes_;
-  ChangeSet& changes_;
   BatchStatements& stats_;
   std::vector<WriteOutcome> out_;
+  ChangeSet changes_;
   Current current_;
   absl::flat_hash_set<std::string> written_;
   std::vector<size_t> stops_, records_, placed_;
@@ -409,9 +455,11 @@ class Batch {
 
 }  // namespace
 
-std::vector<WriteOutcome> ApplyWrites(pqxx::work& txn, const std::vector<WorkspaceWrite>& writes,
-                                      ChangeSet& changes, BatchStatements& stats) {
-  return Batch(txn, writes, changes, stats).Run();
+std::vector<WriteOutcome> CommitWrites(pqxx::connection_base& connection,
+                                       const std::vector<WorkspaceWrite>& writes, BatchStatements& stats) {
+  PrepareAll(connection);
+  pqxx::nontransaction session(connection);
+  return Batch(session, writes, stats).Run();
 }
 
 }  // namespace wsched::store

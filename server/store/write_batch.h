@@ -7,7 +7,8 @@
 // workspace records involved, read the GPU holds and settings/catalog
 // versions the guards need; decide in memory which writes pass every guard;
 // then write only those: stops, workspace records, GPU holds, node
-// capacity, one change-log entry. A write that fails a guard is answered
+// capacity, one change-log entry. The statements travel in three round
+// trips (statement_pipeline.h), not one each. A write that fails a guard is answered
 // alone (ABORTED or RESOURCE_EXHAUSTED) without touching the others, so no
 // savepoint per write is needed.
 #ifndef WSCHED_SERVER_STORE_WRITE_BATCH_H_
@@ -53,13 +54,16 @@ struct WriteOutcome {
 };
 
 struct BatchStatements {
-  int statements = 0;  // Statements this batch ran (BEGIN/COMMIT not counted).
+  int statements = 0;   // Statements this batch ran (BEGIN/COMMIT not counted).
+  int round_trips = 0;  // Waits for PostgreSQL's answers, BEGIN to COMMIT.
 };
 
-// Applies `writes` in `txn` and answers each (same order). A database error
-// throws (the caller fails the whole batch).
-std::vector<WriteOutcome> ApplyWrites(pqxx::work& txn, const std::vector<WorkspaceWrite>& writes,
-                                      ChangeSet& changes, BatchStatements& stats);
+// Applies `writes` and commits them, with their change-log entry, as one
+// transaction on `connection`, and answers each (same order). A database
+// error throws, and may leave the transaction open: the caller fails the
+// whole batch and rolls back.
+std::vector<WriteOutcome> CommitWrites(pqxx::connection_base& connection,
+                                       const std::vector<WorkspaceWrite>& writes, BatchStatements& stats);
 
 }  // namespace wsched::store
 
