@@ -205,8 +205,10 @@ placement::Decision Scheduler::DecideLocked(const core::WorkspaceClass& cls,
 
 void Scheduler::MarkContended(const std::string& node) {
   absl::MutexLock lock(&mu_);
-  contended_[node] = clock_() + kContendedFor;
+  MarkContendedLocked(node);
 }
+
+void Scheduler::MarkContendedLocked(const std::string& node) { contended_[node] = clock_() + kContendedFor; }
 
 absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request, bool read) {
   if (!read) {
@@ -556,7 +558,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     return absl::OkStatus();
   }
   if (absl::IsAborted(committed.status)) {
-    contended_[w.node_name] = clock_() + kContendedFor;
+    MarkContendedLocked(w.node_name);
     follower_->Notify();  // Stopped or changed elsewhere: the feed says how.
     return absl::OkStatus();
   }

@@ -82,7 +82,11 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
     nodes.erase(node.info.name);
   }
   for (const auto& [name, version] : nodes) ForgetNodeLocked(name, version);  // Removed.
-  for (const auto& row : rows->workspaces) ApplyWorkspaceLocked(row);
+  for (const auto& row : rows->workspaces) {
+    // Another replica is packing this node: place elsewhere for a moment
+    // rather than race it for the same room (its next commit would win).
+    if (ApplyWorkspaceLocked(row) && HoldsCapacity(row)) MarkContendedLocked(row.workspace.node_name);
+  }
   drain_requested_ = true;  // Freed or new capacity may place pending work.
   return absl::OkStatus();
 }

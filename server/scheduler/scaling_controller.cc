@@ -44,6 +44,40 @@ v1::PoolSignal ToProto(const scaling::PoolSignal& signal, int64_t generation) {
   return out;
 }
 
+// Workspaces holding this node's GPUs, each counted once (a node has a
+// handful of GPUs: comparing pairs beats building a set).
+int DistinctGpuHolders(const placement::SnapshotNode& node) {
+  int distinct = 0;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    const std::string& holder = node.gpus[i].holder;
+    if (holder.empty()) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = node.gpus[j].holder == holder;
+    if (!seen) ++distinct;
+  }
+  return distinct;
+}
+
+scaling::PoolNode ObservedNode(const placement::SnapshotNode& node) {
+  scaling::PoolNode out;
+  out.name = node.info.name;
+  out.state = node.state;
+  scaling::Capacity free;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    if (node.gpus[i].holder.empty() && node.info.gpus[i].healthy) free.gpus++;
+  }
+  // Lost workspaces keep their holds until stopped or moved, so a lost
+  // node still counts them here and the scaler asks for its replacement.
+  out.workspaces = DistinctGpuHolders(node);
+  if (out.workspaces == 0 && node.held.cpu_millis > 0) out.workspaces = 1;
+  free.cpu_millis = node.free.cpu_millis;
+  free.memory_bytes = node.free.memory_bytes;
+  free.ephemeral_storage_bytes = node.free.ephemeral_storage_bytes;
+  free.disk_bytes = node.free.disk_bytes;
+  out.free = free;
+  return out;
+}
+
 }  // namespace
 
 ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
@@ -185,31 +219,19 @@ void ScalingController::FollowTick() {
 std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now) {
   core::Catalog catalog;
   std::map<std::string, std::vector<scaling::PoolNode>> nodes;
+  // Under the scheduler's lock, which placements wait for: per node only
+  // copies and counts, no allocation beyond the name.
   scheduler_->WithSnapshot([&](const placement::Snapshot& snapshot, const core::Catalog& current) {
     catalog = current;
+    const std::string* pool_name = nullptr;
+    std::vector<scaling::PoolNode>* pool_nodes = nullptr;
     snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
-      scaling::PoolNode out;
-      out.name = node.info.name;
-      out.state = node.state;
-      std::set<std::string> holders;
-      scaling::Capacity free;
-      for (size_t i = 0; i < node.gpus.size(); ++i) {
-        if (!node.gpus[i].holder.empty()) {
-          holders.insert(node.gpus[i].holder);
-        } else if (node.info.gpus[i].healthy) {
-          free.gpus++;
-        }
+      // Consecutive nodes mostly share a pool: look it up when it changes.
+      if (pool_name == nullptr || *pool_name != node.info.pool) {
+        pool_name = &node.info.pool;
+        pool_nodes = &nodes[node.info.pool];
       }
-      // Lost workspaces keep their holds until stopped or moved, so a lost
-      // node still counts them here and the scaler asks for its replacement.
-      out.workspaces = static_cast<int>(holders.size());
-      if (out.workspaces == 0 && node.held.cpu_millis > 0) out.workspaces = 1;
-      free.cpu_millis = node.free.cpu_millis;
-      free.memory_bytes = node.free.memory_bytes;
-      free.ephemeral_storage_bytes = node.free.ephemeral_storage_bytes;
-      free.disk_bytes = node.free.disk_bytes;
-      out.free = free;
-      nodes[node.info.pool].push_back(std::move(out));
+      pool_nodes->push_back(ObservedNode(node));
     });
   });
   // Pending work counts as demand on its preferred pool that can grow now:

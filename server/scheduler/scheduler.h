@@ -272,6 +272,7 @@ class Scheduler {
   placement::Decision DecideLocked(const core::WorkspaceClass& cls, const core::Catalog& catalog)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void MarkContended(const std::string& node);
+  void MarkContendedLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Mirrors a row this replica just committed.
   void MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released);
 

@@ -106,11 +106,15 @@ absl::Status CommitBatcher::Commit(const std::vector<WorkspaceWrite>& writes,
   }
   // The failed batch may have left its transaction open (aborted). A
   // connection that broke is dropped and reopened for the next batch.
-  try {
-    if (connection_->is_open()) pqxx::nontransaction(*connection_).exec0("ROLLBACK");
-  } catch (...) {
+  if (absl::IsUnavailable(status)) {
+    connection_.reset();
+    return status;
   }
-  if (!connection_->is_open()) connection_.reset();
+  try {
+    pqxx::nontransaction(*connection_).exec0("ROLLBACK");
+  } catch (...) {
+    connection_.reset();
+  }
   return status;
 }
 

@@ -2,6 +2,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace wsched::store {
@@ -22,6 +23,13 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
   } catch (const pqxx::in_doubt_error& e) {
     return absl::UnavailableError(absl::StrCat(what_we_did, ": commit outcome unknown: ", e.what()));
   } catch (const pqxx::sql_error& e) {
+    // A server shutting down or a connection failing, reported as the
+    // answer to a statement (as in a pipeline) rather than as a broken
+    // connection: SQLSTATE classes 57P (operator intervention) and 08.
+    const std::string& state = e.sqlstate();
+    if (absl::StartsWith(state, "57P") || absl::StartsWith(state, "08")) {
+      return absl::UnavailableError(absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
+    }
     return absl::InternalError(absl::StrCat(what_we_did, ": SQL error: ", e.what()));
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(what_we_did, ": ", e.what()));
