@@ -277,27 +277,17 @@ loadgen_phase() {
   [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
   srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   # Workspace ids never repeat across phases: a known id is a restart.
-  local perf_pid=
-  if [ "${PERF:-0}" = 1 ]; then  # Whole machine, every process: who spends the CPU.
-    perf record -a -F 1999 -o "$WORK/perf.$name.data" -- sleep "$S" >/dev/null 2>&1 &
-    perf_pid=$!
-  fi
+  start_perf "$name"
   "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" \
     | tee "$WORK/$name.out"
-  [ -n "$perf_pid" ] && { wait "$perf_pid" || true; perf_summary "$WORK/perf.$name.data" "$SERVER_PID"; }
+  finish_perf "$name"
   srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
   scrape "$WORK/metrics.$name.1"
   stop_server
   s1=$(pgstats)
   metrics_delta "$WORK/metrics.$name.0" "$WORK/metrics.$name.1"
   placed=$(json "$WORK/$name.out" 'd["place"]["placed"]')
-  if [ "${STATEMENTS:-0}" = 1 ]; then
-    "${PSQL[@]}" -d wsched -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
-        round(mean_exec_time::numeric, 3) AS mean_ms,
-        left(regexp_replace(query, '\s+', ' ', 'g'), 80) AS statement
-      FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
-      ORDER BY calls DESC, total_exec_time DESC LIMIT 16"
-  fi
+  print_statements
   local unit=placement; [[ "$name" == cycle* ]] && unit="cycle (place + stop)"
   per_op "postgres per $unit" "$s0" "$s1" "$placed" wsched
   check_invariants
@@ -313,14 +303,39 @@ print("CPU per %s: wsched-server %.2f ms, postgres %.2f ms, loadgen %.2f ms; "
 EOF
 }
 
-# perf_summary DATA SERVER_PID: CPU samples by process and library, then the hottest
+# print_statements: the statements of the run just finished (STATEMENTS=1).
+print_statements() {
+  [ "${STATEMENTS:-0}" = 1 ] || return 0
+  "${PSQL[@]}" -d wsched -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+      round(mean_exec_time::numeric, 3) AS mean_ms,
+      left(regexp_replace(query, '\s+', ' ', 'g'), 80) AS statement
+    FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+    ORDER BY total_exec_time DESC LIMIT 16"
+}
+
+# start_perf NAME / finish_perf NAME: with PERF=1, samples the whole machine
+# (every process) for S seconds while a run goes on, then prints the summary.
+PERF_PID=
+start_perf() {
+  [ "${PERF:-0}" = 1 ] || return 0
+  perf record -a -F 1999 -o "$WORK/perf.$1.data" -- sleep "$S" >/dev/null 2>&1 &
+  PERF_PID=$!
+}
+finish_perf() {
+  [ -n "$PERF_PID" ] || return 0
+  wait "$PERF_PID" || true
+  PERF_PID=
+  perf_summary "$WORK/perf.$1.data"
+}
+
+# perf_summary DATA: CPU samples by process and library, then the hottest
 # symbols of the server and of PostgreSQL (PERF=1).
 perf_summary() {
   echo "--- perf: samples by process and library"
   perf report -i "$1" --stdio --sort comm,dso --percent-limit 1.5 2>/dev/null | grep -v '^#' | grep -v '^$' | head -25
   echo "--- perf: hottest symbols in wsched-server (all its threads)"
-  perf report -i "$1" --stdio --pid "$2" --sort dso,sym --percent-limit 0.7 2>/dev/null \
-    | grep -v '^#' | grep -v '^$' | head -40
+  perf report -i "$1" --stdio --comms wsched-server,grpcpp_sync_ser --sort dso,sym --percent-limit 0.5 \
+    2>/dev/null | grep -v '^#' | grep -v '^$' | head -40
   echo "--- perf: hottest symbols in postgres"
   perf report -i "$1" --stdio --comms postgres --sort dso,sym --percent-limit 0.7 2>/dev/null \
     | grep -v '^#' | grep -v '^$' | head -25
@@ -374,16 +389,20 @@ two_phase() {
   wait_serving >/dev/null
   start_server_b "$WORK/server.$name.b.log"
   local srv0 srvb0 pg0 srv1 srvb1 pg1
+  [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
   srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
+  start_perf "$name"
   "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a-c$C" >"$WORK/$name.a.out" &
   local pid_a=$!
   "$BIN/wsched-loadgen" --server="$SERVER_B" --token="$CP_TOKEN" --concurrency="$half" \
     --duration="${S}s" --mix="$MIX" --run_id="${name}b-c$C" >"$WORK/$name.b.out"
   wait "$pid_a"
+  finish_perf "$name"
   srv1=$(proc_cpu "$SERVER_PID"); srvb1=$(proc_cpu "$SERVER_B_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
   kill -TERM "$SERVER_B_PID"; wait "$SERVER_B_PID" 2>/dev/null || true
   SERVER_B_PID=
   stop_server
+  print_statements
   python3 - "$WORK/$name.a.out" "$WORK/$name.b.out" "$(python3 -c "print($srv1 - $srv0 + $srvb1 - $srvb0)")" \
     "$(python3 -c "print($pg1 - $pg0)")" >"$WORK/$name.out" <<'EOF'
 import json, sys

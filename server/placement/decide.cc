@@ -22,7 +22,7 @@ struct Candidate {
 // The best node of one pool for the class, if any fits now.
 std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core::NodePool& pool,
                                     const Resources& request, const Snapshot& snapshot,
-                                    const AvoidNodes* avoid) {
+                                    const AvoidNode* avoid) {
   const CapacityIndex* index = snapshot.ReadyIndex(pool.id);
   if (index == nullptr) return std::nullopt;
   const GpuView view = ViewFor(cls, pool);
@@ -32,7 +32,7 @@ std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core:
   index->FindFirst(view, count, request.cpu_millis, [&](NodeId id, const PackingScore& score) {
     const SnapshotNode& node = snapshot.node(id);
     if (!Covers(node.free, request)) return false;
-    if (avoid != nullptr && avoid->contains(node.info.name)) return false;
+    if (avoid != nullptr && (*avoid)(node.info.name)) return false;
     std::optional<std::vector<int>> gpus = ChooseGpus(node.FreeUnits(view), count);
     if (!gpus) return false;  // Enough GPUs, but not in whole IOMMU groups.
     found = Candidate{score, 0, &pool, id, std::move(*gpus)};
@@ -93,7 +93,7 @@ std::string WhyNotNowInPool(const core::WorkspaceClass& cls, const core::NodePoo
 namespace {
 
 Decision DecideWith(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
-                    const Snapshot& snapshot, const AvoidNodes* avoid) {
+                    const Snapshot& snapshot, const AvoidNode* avoid) {
   PoolPlan plan = PlanPools(cls, pools);
   if (plan.empty()) return Never{WhyNoPool(cls, pools)};
 
@@ -135,11 +135,9 @@ Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePoo
 }
 
 Decision DecideAvoiding(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
-                        const Snapshot& snapshot, const AvoidNodes& avoid) {
-  if (!avoid.empty()) {
-    Decision decision = DecideWith(cls, pools, snapshot, &avoid);
-    if (std::holds_alternative<Placed>(decision)) return decision;
-  }
+                        const Snapshot& snapshot, const AvoidNode& avoid) {
+  Decision decision = DecideWith(cls, pools, snapshot, &avoid);
+  if (std::holds_alternative<Placed>(decision)) return decision;
   return DecideWith(cls, pools, snapshot, nullptr);
 }
 

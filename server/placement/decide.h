@@ -2,6 +2,7 @@
 #ifndef WSCHED_SERVER_PLACEMENT_DECIDE_H_
 #define WSCHED_SERVER_PLACEMENT_DECIDE_H_
 
+#include <functional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -48,14 +49,15 @@ Decision Decide(const core::WorkspaceClass& cls, const std::vector<core::NodePoo
                 const Snapshot& snapshot);
 
 // Nodes a decision should keep off while others fit (by name).
-using AvoidNodes = absl::flat_hash_set<std::string>;
+// Nodes to keep off while others fit, by name.
+using AvoidNode = std::function<bool(const std::string& node)>;
 
-// The same, but placing on a node in `avoid` only when no other node fits:
-// a replica that just lost a race for a node leaves it to the winner for a
-// moment instead of losing again (several replicas would otherwise all
-// pack onto the same fullest node).
+// The same, but placing on a node `avoid` names only when no other node
+// fits: a replica that just lost a race for a node leaves it to the winner
+// for a moment, and replicas placing at once each pack their own nodes
+// (node_ownership.h) instead of all the same fullest one.
 Decision DecideAvoiding(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
-                        const Snapshot& snapshot, const AvoidNodes& avoid);
+                        const Snapshot& snapshot, const AvoidNode& avoid);
 
 // "placed", "not_now", "never": for metrics labels and logs.
 const char* DecisionKind(const Decision& decision);

@@ -1,5 +1,7 @@
 #include "server/placement/decide.h"
 
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -335,9 +337,12 @@ TEST(DecideAvoidingTest, KeepsOffAvoidedNodesWhileOthersFitThenFallsBack) {
   ASSERT_TRUE(snapshot.Hold("w0", "g1", {0}, RequestOf(cls)).ok());
   EXPECT_EQ(std::get<Placed>(Decide(cls, pools, snapshot)).node, "g1");
   // Avoiding g1: g2, though it packs worse.
-  EXPECT_EQ(std::get<Placed>(DecideAvoiding(cls, pools, snapshot, {"g1"})).node, "g2");
+  auto avoiding = [](std::set<std::string> names) {
+    return [names](const std::string& node) { return names.count(node) > 0; };
+  };
+  EXPECT_EQ(std::get<Placed>(DecideAvoiding(cls, pools, snapshot, avoiding({"g1"}))).node, "g2");
   // Avoiding both: still placed (avoidance never turns a fit into a wait).
-  EXPECT_EQ(std::get<Placed>(DecideAvoiding(cls, pools, snapshot, {"g1", "g2"})).node, "g1");
+  EXPECT_EQ(std::get<Placed>(DecideAvoiding(cls, pools, snapshot, avoiding({"g1", "g2"}))).node, "g1");
 }
 
 }  // namespace

@@ -8,11 +8,13 @@
 // change feed first and decides again.
 #include <variant>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "server/log/log.h"
 #include "server/placement/decide.h"
+#include "server/placement/node_ownership.h"
 #include "server/placement/time_to_gpu.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
@@ -24,6 +26,8 @@ namespace {
 // Long enough for the winner's commit to reach this replica through the
 // feed, short enough that packing resumes at once.
 constexpr absl::Duration kContendedFor = absl::Milliseconds(200);
+// A replica that wrote no workspace for this long no longer owns nodes.
+constexpr absl::Duration kPeerQuietFor = absl::Seconds(10);
 
 std::string PendingReason(const placement::NotNow& not_now) {
   if (not_now.pools.empty()) return not_now.reason;
@@ -189,18 +193,17 @@ placement::PendingReason Scheduler::ExplainPendingLocked(const core::WorkspaceCl
 
 placement::Decision Scheduler::DecideLocked(const core::WorkspaceClass& cls,
                                             const core::Catalog& catalog) {
-  if (contended_.empty()) return placement::Decide(cls, catalog.pools, snapshot_);
   const absl::Time now = clock_();
-  placement::AvoidNodes avoid;
-  for (auto it = contended_.begin(); it != contended_.end();) {
-    if (it->second <= now) {
-      contended_.erase(it++);
-    } else {
-      avoid.insert(it->first);
-      ++it;
-    }
-  }
-  return placement::DecideAvoiding(cls, catalog.pools, snapshot_, avoid);
+  absl::erase_if(contended_, [&](const auto& entry) { return entry.second <= now; });
+  absl::erase_if(peers_, [&](const auto& entry) { return now - entry.second > kPeerQuietFor; });
+  if (contended_.empty() && peers_.empty()) return placement::Decide(cls, catalog.pools, snapshot_);
+  std::vector<std::string> peers;
+  for (const auto& [peer, seen] : peers_) peers.push_back(peer);
+  const auto& contended = contended_;
+  const std::string& me = store::ReplicaId();
+  return placement::DecideAvoiding(cls, catalog.pools, snapshot_, [&](const std::string& node) {
+    return contended.contains(node) || !placement::OwnsNode(node, me, peers);
+  });
 }
 
 void Scheduler::MarkContended(const std::string& node) {

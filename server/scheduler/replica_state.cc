@@ -3,6 +3,7 @@
 // lets local mirrors and feed deltas arrive in any order.
 #include "server/scheduler/replica_state.h"
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/placement/resources.h"
@@ -43,7 +44,14 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
   {
     absl::MutexLock lock(&mu_);
     absl::flat_hash_set<std::string> seen;
+    const absl::Time now = clock_();
     for (const auto& record : records) {
+      if (record.replica != store::ReplicaId() &&
+          absl::c_any_of(record.changes, [](const store::Change& change) {
+            return change.entity == store::Entity::kWorkspace;
+          })) {
+        peers_[record.replica] = now;
+      }
       for (const auto& change : record.changes) {
         switch (change.entity) {
           case store::Entity::kCatalog:

@@ -347,6 +347,10 @@ class Scheduler {
   // Nodes this replica just lost a commit race on, until when: decisions
   // keep off them while other nodes fit (placement::DecideAvoiding).
   absl::flat_hash_map<std::string, absl::Time> contended_ ABSL_GUARDED_BY(mu_);
+  // Other replicas that wrote workspaces lately (seen in the feed), with
+  // when: while they place, each packs its own share of the nodes
+  // (placement/node_ownership.h).
+  absl::flat_hash_map<std::string, absl::Time> peers_ ABSL_GUARDED_BY(mu_);
   // The inventory as stored (heartbeats compare against it), and the
   // version of every node seen, removed ones included.
   absl::flat_hash_map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);

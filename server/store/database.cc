@@ -7,10 +7,19 @@ namespace wsched::store {
 
 absl::StatusOr<std::unique_ptr<pqxx::connection>> OpenConnection(const std::string& url) {
   try {
-    return std::make_unique<pqxx::connection>(url);
+    auto connection = std::make_unique<pqxx::connection>(url);
+    // Every statement wsched runs is short. JIT compilation pays off only for
+    // long queries, and a cost misestimate (a table never analyzed, say)
+    // would spend 100+ ms compiling a lookup that runs in a fraction of one.
+    pqxx::nontransaction(*connection).exec0("SET jit = off");
+    return connection;
   } catch (const pqxx::broken_connection& e) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to PostgreSQL (--database_url): ", e.what()));
+  } catch (const pqxx::sql_error& e) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("PostgreSQL refused the session settings (SET jit = off; PostgreSQL 15 expected): ",
+                     e.what()));
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad database URL (--database_url): ", e.what()));
