@@ -4,6 +4,7 @@
 
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
 #include "server/log/log.h"
@@ -254,28 +255,27 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
     if (t.scaler == nullptr) t.scaler = std::make_unique<scaling::PoolScaler>(options_.scaler);
     scaling::PoolObservation obs;
     obs.pool = pool;
-    std::set<std::string> present;
+    // Views into nodes[pool.id], which outlives this loop.
+    absl::flat_hash_set<absl::string_view> present;
     for (scaling::PoolNode& node : nodes[pool.id]) {
       present.insert(node.name);
-      auto [seen, is_new] = t.first_seen.emplace(node.name, now);
-      absl::Time requested = seen->second;
+      auto [seen, is_new] = t.first_seen.try_emplace(node.name, now);
       if (is_new && !t.in_flight.empty()) {
         // A node we asked for: its start time is measured from the request.
-        requested = t.in_flight.front().requested_at;
+        seen->second = t.in_flight.front().requested_at;
         if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
-        t.first_seen[node.name] = requested;
       }
-      node.requested_at = t.first_seen[node.name];
+      node.requested_at = seen->second;
       if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : seen->second;
       if (node.workspaces > 0) {
         t.empty_since.erase(node.name);
       } else {
-        node.empty_since = t.empty_since.emplace(node.name, now).first->second;
+        node.empty_since = t.empty_since.try_emplace(node.name, now).first->second;
       }
       obs.nodes.push_back(node);
     }
-    std::erase_if(t.first_seen, [&](const auto& kv) { return !present.count(kv.first); });
-    std::erase_if(t.empty_since, [&](const auto& kv) { return !present.count(kv.first); });
+    absl::erase_if(t.first_seen, [&](const auto& kv) { return !present.contains(kv.first); });
+    absl::erase_if(t.empty_since, [&](const auto& kv) { return !present.contains(kv.first); });
     for (const auto& [class_id, count] : pending[pool.id]) {
       if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
         obs.pending.push_back({*cls, count});

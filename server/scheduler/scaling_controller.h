@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
@@ -69,8 +70,8 @@ class ScalingController {
     std::unique_ptr<scaling::PoolScaler> scaler;
     int64_t generation_base = 0;
     std::vector<scaling::ProvisioningRequest> in_flight;
-    std::map<std::string, absl::Time> first_seen;
-    std::map<std::string, absl::Time> empty_since;
+    absl::flat_hash_map<std::string, absl::Time> first_seen;
+    absl::flat_hash_map<std::string, absl::Time> empty_since;
   };
 
   void Loop();
