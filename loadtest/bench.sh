@@ -36,6 +36,7 @@
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
 #      steps to skip: place cycle two restart decide), KEEP=1 keeps the temp dir,
+#      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
 #      of every wsched run (diagnosis; it costs some throughput),
 #      PERF=1 samples the whole machine with perf during each wsched run and
@@ -172,7 +173,7 @@ start_server() {  # start_server LOG: starts wsched-server, sets SERVER_PID and 
   "$BIN/wsched-server" --listen="$SERVER" --database_url="$DB_URL" \
     --metrics_listen="127.0.0.1:$METRICS_PORT" --catalog="$ROOT/classes/saas.yaml" \
     --auth_tokens_file="$WORK/tokens.yaml" --port_file="$WORK/port" \
-    --node_lost_after=1h >"$1" 2>&1 &
+    --node_lost_after=1h ${SERVER_FLAGS:-} >"$1" 2>&1 &
   SERVER_PID=$!
 }
 
@@ -209,7 +210,7 @@ SERVER_B_PID=
 start_server_b() {
   "$BIN/wsched-server" --listen="$SERVER_B" --database_url="$DB_URL" --metrics_listen= \
     --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" \
-    --node_lost_after=1h >"$1" 2>&1 &
+    --node_lost_after=1h ${SERVER_FLAGS:-} >"$1" 2>&1 &
   SERVER_B_PID=$!
   wait_healthy "$SERVER_B" "$SERVER_B_PID" "$1"
 }

@@ -42,6 +42,9 @@ ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "how long in-flight RPCs may run after SIGTERM");
 ABSL_FLAG(int, database_connections, 8, "PostgreSQL connections kept open");
+ABSL_FLAG(absl::Duration, commit_wait, absl::ZeroDuration(),
+          "how long a group commit's first write may wait for company when the writer is idle "
+          "(0: batches form only from writes that arrive during a commit)");
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
           "heartbeat interval the server asks node agents to use");
 ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
@@ -87,6 +90,11 @@ int main(int argc, char** argv) {
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.database_connections = absl::GetFlag(FLAGS_database_connections);
+  options.commit_wait = absl::GetFlag(FLAGS_commit_wait);
+  if (options.commit_wait < absl::ZeroDuration() || options.commit_wait > absl::Milliseconds(100)) {
+    wsched::log::Error("--commit_wait must be between 0 and 100ms");
+    return 1;
+  }
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);
   options.node_lost_after = absl::GetFlag(FLAGS_node_lost_after);
   options.gpu_healthy_for = absl::GetFlag(FLAGS_gpu_healthy_for);

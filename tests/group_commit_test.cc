@@ -71,6 +71,14 @@ TEST(GroupCommit, ConcurrentPlacementsAndStopsShareTransactions) {
   std::string metrics = testing::HttpGet(server.metrics_port(), "/metrics");
   EXPECT_THAT(metrics, ::testing::HasSubstr("wsched_commit_batch_writes_count"));
   EXPECT_THAT(metrics, ::testing::HasSubstr("wsched_commit_batch_statements_sum"));
+  // Three round trips per batch, every batch (no org here has a GPU quota).
+  auto value_of = [&](const std::string& name) {
+    size_t at = metrics.find("\n" + name + " ");
+    return at == std::string::npos ? -1.0 : std::stod(metrics.substr(at + name.size() + 2));
+  };
+  const double batches = value_of("wsched_commit_batch_round_trips_count");
+  EXPECT_GE(batches, entries);
+  EXPECT_EQ(value_of("wsched_commit_batch_round_trips_sum"), 3 * batches);
   EXPECT_THAT(metrics, ::testing::HasSubstr("wsched_commit_batches_total{result=\"committed\"}"));
 }
 

@@ -121,6 +121,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;
   scheduler_options.gpu_healthy_for = options.gpu_healthy_for;
+  scheduler_options.max_commit_wait = options.commit_wait;
   scheduler_options.default_node_start = options.default_node_start_time;
   scheduler_options.default_driver_install = options.default_driver_install_time;
   scheduler::ScalingControllerOptions scaling_options;

@@ -35,6 +35,7 @@ struct ServerOptions {
   absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
   // An unhealthy GPU returns to service after reporting healthy this long.
   absl::Duration gpu_healthy_for = absl::Minutes(10);
+  absl::Duration commit_wait = absl::ZeroDuration();  // store::CommitBatcher::Options::max_wait.
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);

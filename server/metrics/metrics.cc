@@ -89,6 +89,11 @@ Metrics::Metrics()
                             .Help("SQL statements per group commit (BEGIN and COMMIT not counted).")
                             .Register(*registry_)
                             .Add({}, prometheus::Histogram::BucketBoundaries{2, 4, 6, 8, 10, 12, 16, 24})),
+      batch_round_trips_(prometheus::BuildHistogram()
+                             .Name("wsched_commit_batch_round_trips")
+                             .Help("Waits for PostgreSQL's answers per group commit, BEGIN to COMMIT.")
+                             .Register(*registry_)
+                             .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 5, 6, 8})),
       batch_duration_(prometheus::BuildHistogram()
                           .Name("wsched_commit_batch_duration_seconds")
                           .Help("Group commit time from BEGIN to COMMIT.")
@@ -110,10 +115,11 @@ Metrics::Metrics()
   for (const char* result : {"written", "skipped"}) heartbeats_.Add({{"result", result}});
 }
 
-void Metrics::ObserveCommitBatch(int writes, int statements, absl::Duration duration,
+void Metrics::ObserveCommitBatch(int writes, int statements, int round_trips, absl::Duration duration,
                                  absl::Duration oldest_wait, bool committed) {
   batch_writes_.Observe(writes);
   batch_statements_.Observe(statements);
+  batch_round_trips_.Observe(round_trips);
   batch_duration_.Observe(absl::ToDoubleSeconds(duration));
   batch_wait_.Observe(absl::ToDoubleSeconds(oldest_wait));
   batches_.Add({{"result", committed ? "committed" : "failed"}}).Increment();

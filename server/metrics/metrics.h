@@ -58,7 +58,7 @@ class Metrics {
   // ---- group commit ----
   // One batch: how many writes, statements, BEGIN-to-COMMIT time, how long
   // its oldest write waited in the queue, and whether it committed.
-  void ObserveCommitBatch(int writes, int statements, absl::Duration duration,
+  void ObserveCommitBatch(int writes, int statements, int round_trips, absl::Duration duration,
                           absl::Duration oldest_wait, bool committed);
 
   // Text exposition of everything (for tests and `wschedctl`).
@@ -83,6 +83,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& heartbeats_;
   prometheus::Histogram& batch_writes_;
   prometheus::Histogram& batch_statements_;
+  prometheus::Histogram& batch_round_trips_;
   prometheus::Histogram& batch_duration_;
   prometheus::Histogram& batch_wait_;
   prometheus::Family<prometheus::Counter>& batches_;

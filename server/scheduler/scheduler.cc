@@ -17,7 +17,7 @@ struct Scheduler::OwnedStores {
   OwnedStores(store::Database* db, metrics::Metrics* metrics, const SchedulerOptions& options)
       : placement(db, {options.max_commit_batch, options.max_commit_wait},
                   [metrics](const store::CommitBatcher::BatchReport& batch) {
-                    metrics->ObserveCommitBatch(batch.writes, batch.statements, batch.duration,
+                    metrics->ObserveCommitBatch(batch.writes, batch.statements, batch.round_trips, batch.duration,
                                                 batch.oldest_wait, batch.committed);
                   }),
         state(db),

@@ -62,7 +62,7 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
   BatchStatements stats;
   absl::Status commit = Commit(writes, outcomes, stats);
   if (observer_) {
-    observer_({static_cast<int>(batch.size()), stats.statements, absl::Now() - start,
+    observer_({static_cast<int>(batch.size()), stats.statements, stats.round_trips, absl::Now() - start,
                start - batch.front()->queued, commit.ok()});
   }
   for (size_t i = 0; i < batch.size(); ++i) {

@@ -35,6 +35,7 @@ class CommitBatcher {
   struct BatchReport {
     int writes = 0;
     int statements = 0;
+    int round_trips = 0;
     absl::Duration duration;       // BEGIN to COMMIT.
     absl::Duration oldest_wait;    // Queued before the batch began, at most.
     bool committed = false;
