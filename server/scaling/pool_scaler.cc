@@ -100,13 +100,13 @@ PoolScaler::PoolScaler(ScalerOptions options)
       history_(options_.history_samples) {}
 
 void PoolScaler::ForgetVanished(const PoolObservation& observation) {
-  std::set<std::string> present;
+  absl::flat_hash_set<absl::string_view> present;  // Views into `observation`.
   for (const PoolNode& node : observation.nodes) present.insert(node.name);
   auto prune_map = [&](auto& by_name) {
-    std::erase_if(by_name, [&](const auto& entry) { return !present.contains(entry.first); });
+    absl::erase_if(by_name, [&](const auto& entry) { return !present.contains(entry.first); });
   };
-  auto prune_set = [&](std::set<std::string>& names) {
-    std::erase_if(names, [&](const std::string& name) { return !present.contains(name); });
+  auto prune_set = [&](absl::flat_hash_set<std::string>& names) {
+    absl::erase_if(names, [&](const std::string& name) { return !present.contains(name); });
   };
   prune_map(last_seen_busy_);
   prune_map(first_seen_provisioning_);

@@ -16,6 +16,8 @@
 #include <vector>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "server/scaling/backoff.h"
 #include "server/scaling/binpack.h"
@@ -101,10 +103,12 @@ class PoolScaler {
   // When this scaler last asked for more nodes than the pool had.
   absl::Time last_scale_up_ = absl::InfinitePast();
   // By node name.
-  std::map<std::string, absl::Time> last_seen_busy_;
-  std::map<std::string, absl::Time> first_seen_provisioning_;
-  std::set<std::string> counted_ready_;
-  std::set<std::string> counted_timed_out_;
+  // By node name; looked up, never walked in order (hash containers: the
+  // leader evaluates every pool's nodes four times a second).
+  absl::flat_hash_map<std::string, absl::Time> last_seen_busy_;
+  absl::flat_hash_map<std::string, absl::Time> first_seen_provisioning_;
+  absl::flat_hash_set<std::string> counted_ready_;
+  absl::flat_hash_set<std::string> counted_timed_out_;
   // Provisioning requests already counted as failed, by request time.
   std::set<absl::Time> counted_timed_out_requests_;
   PoolSignal last_signal_;
