@@ -8,6 +8,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -179,6 +180,36 @@ TEST_F(ScalingTest, GpuPoolGoesFromZeroToTwoAndBackToZero) {
   EXPECT_THAT(actions, HasSubstr("target=2"));
   EXPECT_THAT(actions, HasSubstr("target=0"));
   EXPECT_THAT(actions, HasSubstr("remove=scaled-"));
+}
+
+TEST_F(ScalingTest, NodesAlreadyUpAreNoStartTimeSamples) {
+  // Nodes registered with no scale-up asked for, then a restart: neither
+  // leader saw them start, so neither may record how long they took (a
+  // zero-second sample per node would drag the time-to-GPU estimate down).
+  testing::TestDatabase db;
+  testing::ServerConfig config{db.url(), testing::SourcePath("tests/fixtures/scaling.yaml")};
+  for (int run = 0; run < 2; ++run) {
+    testing::ServerProcess server(config);
+    ASSERT_TRUE(server.started());
+    if (run == 0) {
+      testing::RegisterNode(server.channel(), testing::FakeCpuNode("up-1", "general"));
+      testing::RegisterNode(server.channel(), testing::FakeCpuNode("up-2", "general"));
+    }
+    // This process leads and has evaluated both nodes once it logs a signal
+    // counting them (start-time samples are written before the signal).
+    ASSERT_TRUE(Eventually([&] {
+      std::istringstream log(server.Log());
+      for (std::string line; std::getline(log, line);) {
+        if (line.find("\"msg\":\"scaling signal\"") != std::string::npos &&
+            line.find("\"pool\":\"general\"") != std::string::npos &&
+            line.find("\"current\":\"2\"") != std::string::npos) {
+          return true;
+        }
+      }
+      return false;
+    }, 10)) << server.Log();
+  }
+  EXPECT_EQ(db.Query("SELECT count(*) FROM timing_samples WHERE kind = 'node_start'"), "0");
 }
 
 TEST_F(ScalingTest, AnotherReplicaTakesOverWhenTheLeaderDies) {

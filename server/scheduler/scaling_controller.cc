@@ -264,6 +264,11 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
         // A node we asked for: its start time is measured from the request.
         seen->second = t.in_flight.front().requested_at;
         if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
+      } else if (is_new && node.state != core::NodeState::kProvisioning) {
+        // Up before this leader looked (a restart, a new leader, a node
+        // added by hand): when it was asked for is unknown, so it is no
+        // start-time sample (it would count as a start of zero seconds).
+        seen->second = absl::InfinitePast();
       }
       node.requested_at = seen->second;
       if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : seen->second;

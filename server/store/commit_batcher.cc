@@ -76,33 +76,51 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
 }
 
 
+absl::Status CommitBatcher::OpenWriterConnection() {
+  auto connection = OpenConnection(db_->url());
+  if (!connection.ok()) {
+    return absl::UnavailableError(absl::StrCat("group commit: ", connection.status().message()));
+  }
+  connection_ = std::move(*connection);
+  batches_on_connection_ = 0;
+  next_plan_refresh_ = kFirstPlanRefresh;
+  try {
+    // So pg_stat_activity tells the writer from the pooled connections.
+    pqxx::nontransaction(*connection_).exec0("SET application_name = 'wsched group commit'");
+  } catch (...) {
+    connection_.reset();
+    return StatusFromCurrentException("group commit");
+  }
+  return absl::OkStatus();
+}
+
+// Every statement of a batch is a lookup by key, and PostgreSQL keeps a
+// prepared statement's generic plan. One made while a table was nearly empty
+// (a fresh install, the first minute of a new pool) is a sequential scan and
+// would stay one as the table grows, until autovacuum's next ANALYZE: the
+// single writer paid 4 ms a batch for it (docs/performance.md), the foreign
+// key checks of gpu_holds too. So the writer drops its plans after 16, 32,
+// 64, ... batches and then every 4096: at most a doubling of a table since
+// its plans were made. Planning every execution (force_custom_plan) also
+// works but costs more PostgreSQL CPU per batch than this.
+void CommitBatcher::RefreshPlansWhenDue() {
+  if (++batches_on_connection_ < next_plan_refresh_) return;
+  next_plan_refresh_ = std::min(next_plan_refresh_ * 2, next_plan_refresh_ + kPlanRefreshEvery);
+  pqxx::nontransaction(*connection_).exec0("DISCARD PLANS");
+}
+
 absl::Status CommitBatcher::Commit(const std::vector<WorkspaceWrite>& writes,
                                    std::vector<WriteOutcome>& outcomes, BatchStatements& stats) {
-  constexpr absl::string_view kWhat = "group commit";
   if (connection_ == nullptr || !connection_->is_open()) {
-    auto connection = OpenConnection(db_->url());
-    if (!connection.ok()) return absl::UnavailableError(absl::StrCat(kWhat, ": ", connection.status().message()));
-    connection_ = std::move(*connection);
-    try {
-      // Every statement of a batch is a lookup by key. A generic plan made
-      // while a table was nearly empty (a fresh install, a new pool) would
-      // stay a sequential scan as the table grows, until an ANALYZE, and the
-      // single writer would pay it on every batch; the foreign-key checks
-      // of gpu_holds too. Planning each execution with the table's current
-      // size costs far less than that.
-      pqxx::nontransaction setup(*connection_);
-      setup.exec0("SET plan_cache_mode = force_custom_plan");
-    } catch (...) {
-      connection_.reset();
-      return StatusFromCurrentException(kWhat);
-    }
+    if (absl::Status opened = OpenWriterConnection(); !opened.ok()) return opened;
   }
   absl::Status status;
   try {
+    RefreshPlansWhenDue();
     outcomes = CommitWrites(*connection_, writes, stats);
     return absl::OkStatus();
   } catch (...) {
-    status = StatusFromCurrentException(kWhat);
+    status = StatusFromCurrentException("group commit");
   }
   // The failed batch may have left its transaction open (aborted). A
   // connection that broke is dropped and reopened for the next batch.

@@ -65,6 +65,11 @@ class CommitBatcher {
   // when needed; rolls back what a failure left open.
   absl::Status Commit(const std::vector<WorkspaceWrite>& writes, std::vector<WriteOutcome>& outcomes,
                       BatchStatements& stats);
+  absl::Status OpenWriterConnection();
+  void RefreshPlansWhenDue();  // Throws what libpqxx throws.
+
+  static constexpr int64_t kFirstPlanRefresh = 16;
+  static constexpr int64_t kPlanRefreshEvery = 4096;
 
   Database* const db_;
   const Options options_;
@@ -74,6 +79,8 @@ class CommitBatcher {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Only the writer thread touches it.
   std::unique_ptr<pqxx::connection> connection_;
+  int64_t batches_on_connection_ = 0;
+  int64_t next_plan_refresh_ = kFirstPlanRefresh;
   std::thread writer_;
 };
 
