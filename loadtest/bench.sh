@@ -288,6 +288,7 @@ loadgen_phase() {
   s1=$(pgstats)
   metrics_delta "$WORK/metrics.$name.0" "$WORK/metrics.$name.1"
   placed=$(json "$WORK/$name.out" 'd["place"]["placed"]')
+  [ "$placed" -gt 0 ] || die "$name placed nothing (every placement went pending: set NODES higher)"
   print_statements
   local unit=placement; [[ "$name" == cycle* ]] && unit="cycle (place + stop)"
   per_op "postgres per $unit" "$s0" "$s1" "$placed" wsched
@@ -459,6 +460,7 @@ for round in $(seq 1 "$ROUNDS"); do
       || echo "WARNING: some placements went pending (capacity ran out); set NODES higher"
   fi
   if ! skipping cycle; then
+    empty_cluster
     say "C=$C round $round: wsched-loadgen place + stop cycles, concurrency $C, ${S}s, mix $MIX"
     loadgen_phase "cycle$round" --stop_after_place
     CYCLE_LIST+=("$(json "$WORK/cycle$round.out" 'd["requests_per_s"]')")

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -199,7 +200,8 @@ placement::Decision Scheduler::DecideLocked(const core::WorkspaceClass& cls,
   if (contended_.empty() && peers_.empty()) return placement::Decide(cls, catalog.pools, snapshot_);
   std::vector<std::string> peers;
   for (const auto& [peer, seen] : peers_) peers.push_back(peer);
-  const auto& contended = contended_;
+  absl::flat_hash_set<std::string> contended;  // A handful of nodes at most.
+  for (const auto& [node, until] : contended_) contended.insert(node);
   const std::string& me = store::ReplicaId();
   return placement::DecideAvoiding(cls, catalog.pools, snapshot_, [&](const std::string& node) {
     return contended.contains(node) || !placement::OwnsNode(node, me, peers);
