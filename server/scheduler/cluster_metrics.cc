@@ -73,21 +73,32 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
       }
     }
     // Every configured pool shows up, even at zero nodes (scale-to-zero).
+    // Under the scheduler's lock, which placements wait for: per node only
+    // integer counts, the string keys touched once per node, not per GPU.
     snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
       const std::string& pool = node.info.pool;
       node_counts[{pool, core::NodeStateName(node.state)}]++;
+      if (node.info.gpus.empty()) return;
+      if (node.driver_state != core::DriverState::kReady) {
+        driver_counts[{pool, core::DriverStateName(node.driver_state)}]++;
+      }
       // Labelled with the pool's model name, so series match the zero rows
       // above (drivers report longer names, e.g. "NVIDIA H100 80GB HBM3").
       const core::NodePool* declared = catalog.FindPool(pool);
-      for (size_t i = 0; i < node.info.gpus.size(); ++i) {
-        const std::string& model =
-            declared != nullptr && declared->is_gpu() ? declared->shape.gpu_model : node.info.gpus[i].model;
-        gpu_counts[{pool, model, "total"}]++;
-        if (!node.gpus[i].holder.empty()) gpu_counts[{pool, model, "held"}]++;
-        if (!node.info.gpus[i].healthy) gpu_counts[{pool, model, "unhealthy"}]++;
-      }
-      if (!node.info.gpus.empty() && node.driver_state != core::DriverState::kReady) {
-        driver_counts[{pool, core::DriverStateName(node.driver_state)}]++;
+      const bool pool_model = declared != nullptr && declared->is_gpu();
+      size_t i = 0;
+      while (i < node.info.gpus.size()) {
+        // A run of GPUs under one model label: the whole node, mostly.
+        const std::string& model = pool_model ? declared->shape.gpu_model : node.info.gpus[i].model;
+        int total = 0, held = 0, unhealthy = 0;
+        for (; i < node.info.gpus.size() && (pool_model || node.info.gpus[i].model == model); ++i) {
+          total++;
+          held += !node.gpus[i].holder.empty();
+          unhealthy += !node.info.gpus[i].healthy;
+        }
+        gpu_counts[{pool, model, "total"}] += total;
+        if (held > 0) gpu_counts[{pool, model, "held"}] += held;
+        if (unhealthy > 0) gpu_counts[{pool, model, "unhealthy"}] += unhealthy;
       }
     });
   });
