@@ -275,7 +275,7 @@ loadgen_phase() {
   scrape "$WORK/metrics.$name.0"
   s0=$(pgstats)
   local srv0 pg0 srv1 pg1 placed
-  [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
+  reset_statements
   srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   # Workspace ids never repeat across phases: a known id is a restart.
   start_perf "$name"
@@ -305,7 +305,12 @@ print("CPU per %s: wsched-server %.2f ms, postgres %.2f ms, loadgen %.2f ms; "
 EOF
 }
 
-# print_statements: the statements of the run just finished (STATEMENTS=1).
+# reset_statements / print_statements: with STATEMENTS=1, the statements of
+# the run between the two.
+reset_statements() {
+  [ "${STATEMENTS:-0}" = 1 ] || return 0
+  "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
+}
 print_statements() {
   [ "${STATEMENTS:-0}" = 1 ] || return 0
   "${PSQL[@]}" -d wsched -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
@@ -391,7 +396,7 @@ two_phase() {
   wait_serving >/dev/null
   start_server_b "$WORK/server.$name.b.log"
   local srv0 srvb0 pg0 srv1 srvb1 pg1
-  [ "${STATEMENTS:-0}" = 1 ] && "${PSQL[@]}" -d wsched -c "SELECT pg_stat_statements_reset()" >/dev/null
+  reset_statements
   srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   start_perf "$name"
   "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a-c$C" >"$WORK/$name.a.out" &

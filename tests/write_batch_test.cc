@@ -20,6 +20,7 @@ class WriteBatchTest : public ::testing::Test {
   void SetUp() override {
     connection_ = std::make_unique<pqxx::connection>(db_.url());
     ASSERT_TRUE(store::ApplyMigrations(*connection_, store::EmbeddedMigrations()).ok());
+    store::PrepareWriteStatements(*connection_);
     // One ready node with 8 CPUs and two GPUs' worth of holds possible.
     db_.Query("INSERT INTO nodes (name, pool, info, state, driver_state, alloc_cpu_millis, "
               "alloc_memory_bytes) VALUES ('n1', 'p', '{}', 'ready', 'ready', 8000, 64000) RETURNING name");

@@ -7,7 +7,6 @@
 #include <variant>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
 #include "server/placement/resources.h"

@@ -2,7 +2,7 @@
 
 #include <google/protobuf/util/time_util.h>
 
-#include <set>
+#include <map>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"

@@ -87,6 +87,7 @@ absl::Status CommitBatcher::OpenWriterConnection() {
   try {
     // So pg_stat_activity tells the writer from the pooled connections.
     pqxx::nontransaction(*connection_).exec0("SET application_name = 'wsched group commit'");
+    PrepareWriteStatements(*connection_);
   } catch (...) {
     connection_.reset();
     return StatusFromCurrentException("group commit");

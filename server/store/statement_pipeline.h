@@ -36,8 +36,8 @@ class StatementPipeline {
     pipeline_.retain(kRetainAll);
   }
 
-  // Makes `statement` exist on the server, so EXECUTE finds it. A lookup in
-  // libpqxx's registry after the first time on a connection.
+  // Makes `statement` exist on the server, so EXECUTE finds it: once per
+  // connection, before the first pipeline that runs it.
   static void Prepare(pqxx::connection_base& connection, const Statement& statement) {
     connection.prepare(statement.name, statement.sql);
     connection.prepare_now(statement.name);

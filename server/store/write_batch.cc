@@ -1,7 +1,6 @@
 #include "server/store/write_batch.h"
 
 #include <map>
-#include <set>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -112,14 +111,6 @@ const Statement& LockRecordsStatement() {
   return statement;
 }
 
-void PrepareAll(pqxx::connection_base& connection) {
-  for (const Statement* statement : {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus,
-                                     &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
-                                     &kCapacity}) {
-    StatementPipeline::Prepare(connection, *statement);
-  }
-  PreparePublish(connection);
-}
 
 bool Places(Kind kind) { return kind == Kind::kPlace || kind == Kind::kQueuePlace; }
 
@@ -455,9 +446,17 @@ class Batch {
 
 }  // namespace
 
+void PrepareWriteStatements(pqxx::connection_base& connection) {
+  for (const Statement* statement : {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus,
+                                     &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
+                                     &kCapacity}) {
+    StatementPipeline::Prepare(connection, *statement);
+  }
+  PreparePublish(connection);
+}
+
 std::vector<WriteOutcome> CommitWrites(pqxx::connection_base& connection,
                                        const std::vector<WorkspaceWrite>& writes, BatchStatements& stats) {
-  PrepareAll(connection);
   pqxx::nontransaction session(connection);
   return Batch(session, writes, stats).Run();
 }

@@ -58,6 +58,10 @@ struct BatchStatements {
   int round_trips = 0;  // Waits for PostgreSQL's answers, BEGIN to COMMIT.
 };
 
+// Registers the statements CommitWrites runs on `connection`: once per
+// connection, before its first batch.
+void PrepareWriteStatements(pqxx::connection_base& connection);
+
 // Applies `writes` and commits them, with their change-log entry, as one
 // transaction on `connection`, and answers each (same order). A database
 // error throws, and may leave the transaction open: the caller fails the
