@@ -75,19 +75,6 @@ absl::StatusOr<int64_t> ParseSizeWithUnit(absl::string_view text) {
   return core::ParseBytes(text);
 }
 
-std::string FormatSize(int64_t bytes) {
-  std::string binary = core::FormatBytes(bytes);
-  if (!AllDigits(binary) || bytes == 0) return binary;
-  constexpr std::pair<int64_t, const char*> kDecimal[] = {{int64_t{1000} * 1000 * 1000 * 1000, "T"},
-                                                          {1000 * 1000 * 1000, "G"},
-                                                          {1000 * 1000, "M"},
-                                                          {1000, "k"}};
-  for (const auto& [factor, suffix] : kDecimal) {
-    if (bytes % factor == 0) return absl::StrCat(bytes / factor, suffix);
-  }
-  return binary;
-}
-
 bool HasSizeText(int64_t bytes) { return bytes % 1000 == 0 || bytes % 1024 == 0; }
 
 absl::StatusOr<absl::Duration> ParseCatalogDuration(absl::string_view text) {

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/core/quantity.h"
 
 namespace wsched::catalog {
 
@@ -22,11 +23,10 @@ std::string FormatCreditsMilli(int64_t milli);
 // always 16Gi meant, not 16 bytes.
 absl::StatusOr<int64_t> ParseSizeWithUnit(absl::string_view text);
 
-// Canonical text for a size that reads back through ParseSizeWithUnit:
-// core::FormatBytes ("16Gi"), or a decimal suffix when no binary one
-// divides it ("1G"). Sizes that are a multiple of neither 1Ki nor 1k have no
-// such text; validation refuses them.
-std::string FormatSize(int64_t bytes);
+// Canonical text for a size (core::FormatSize, "16Gi" or "1G") reads back
+// through ParseSizeWithUnit when it has a unit. Sizes that are a multiple of
+// neither 1Ki nor 1k have no such text; validation refuses them.
+using core::FormatSize;
 bool HasSizeText(int64_t bytes);
 
 // "10m", "30s", "1h30m" (absl::ParseDuration); finite and >= 0.

@@ -40,10 +40,6 @@ TEST(SizeWithUnit, RefusesBareNumbers) {
 }
 
 TEST(SizeWithUnit, FormatReadsBack) {
-  EXPECT_EQ(FormatSize(int64_t{16} << 30), "16Gi");
-  EXPECT_EQ(FormatSize(1'000'000'000), "1G");
-  EXPECT_EQ(FormatSize(1'500'000), "1500k");
-  EXPECT_EQ(FormatSize(2048), "2Ki");
   for (int64_t bytes : {int64_t{1000}, int64_t{1024}, int64_t{3} << 40, int64_t{5'000'000'000'000},
                         int64_t{123'000}}) {
     ASSERT_TRUE(HasSizeText(bytes));

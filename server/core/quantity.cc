@@ -2,12 +2,14 @@
 
 #include <array>
 #include <limits>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 
 namespace wsched::core {
 namespace {
@@ -29,6 +31,19 @@ constexpr std::array<Suffix, 8> kSizeSuffixes = {{
     {"G", 1000 * 1000 * 1000},
     {"T", int64_t{1000} * 1000 * 1000 * 1000},
 }};
+
+// kSizeSuffixes split by kind, each smallest first.
+constexpr absl::Span<const Suffix> kBinarySuffixes(kSizeSuffixes.data(), 4);
+constexpr absl::Span<const Suffix> kDecimalSuffixes(kSizeSuffixes.data() + 4, 4);
+
+// "16Gi": `bytes` with the largest of `suffixes` that divides it, if any does.
+std::optional<std::string> WithLargestSuffix(int64_t bytes, absl::Span<const Suffix> suffixes) {
+  if (bytes == 0) return std::nullopt;
+  for (auto s = suffixes.rbegin(); s != suffixes.rend(); ++s) {
+    if (bytes % s->factor == 0) return absl::StrCat(bytes / s->factor, s->text);
+  }
+  return std::nullopt;
+}
 
 // Splits "16Gi" into digits "16" and suffix "Gi".
 std::pair<absl::string_view, absl::string_view> SplitNumber(absl::string_view text) {
@@ -120,11 +135,12 @@ std::string FormatCpuMillis(int64_t millis) {
 }
 
 std::string FormatBytes(int64_t bytes) {
-  for (int i = 3; i >= 0; --i) {
-    const Suffix& s = kSizeSuffixes[i];
-    if (bytes != 0 && bytes % s.factor == 0) return absl::StrCat(bytes / s.factor, s.text);
-  }
-  return absl::StrCat(bytes);
+  return WithLargestSuffix(bytes, kBinarySuffixes).value_or(absl::StrCat(bytes));
+}
+
+std::string FormatSize(int64_t bytes) {
+  if (auto binary = WithLargestSuffix(bytes, kBinarySuffixes)) return *binary;
+  return WithLargestSuffix(bytes, kDecimalSuffixes).value_or(absl::StrCat(bytes));
 }
 
 }  // namespace wsched::core

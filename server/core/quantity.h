@@ -25,6 +25,11 @@ std::string FormatCpuMillis(int64_t millis);
 // Canonical text for a size: the largest binary suffix that divides it.
 std::string FormatBytes(int64_t bytes);
 
+// Text for a size as an operator writes it: FormatBytes ("16Gi"), or the
+// largest decimal suffix that divides it when no binary one does ("1G",
+// not "1000000000"), else plain bytes. Reads back through ParseBytes.
+std::string FormatSize(int64_t bytes);
+
 }  // namespace wsched::core
 
 #endif  // WSCHED_SERVER_CORE_QUANTITY_H_

@@ -56,5 +56,18 @@ TEST(FormatQuantities, RoundTrip) {
   }
 }
 
+TEST(FormatSize, PrefersBinaryThenDecimalSuffixes) {
+  EXPECT_EQ(FormatSize(int64_t{16} << 30), "16Gi");
+  EXPECT_EQ(FormatSize(1'000'000'000), "1G");
+  EXPECT_EQ(FormatSize(1'500'000), "1500k");
+  EXPECT_EQ(FormatSize(2048), "2Ki");
+  EXPECT_EQ(FormatSize(1001), "1001");
+  EXPECT_EQ(FormatSize(0), "0");
+  for (int64_t bytes : {int64_t{1000}, int64_t{1024}, int64_t{3} << 40, int64_t{5'000'000'000'000},
+                        int64_t{123'000}, int64_t{1001}}) {
+    EXPECT_EQ(*ParseBytes(FormatSize(bytes)), bytes) << bytes;
+  }
+}
+
 }  // namespace
 }  // namespace wsched::core
