@@ -142,7 +142,16 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
     Add(held_seconds, {{"class", cls}}, seconds.first);
     Add(busy_seconds, {{"class", cls}}, seconds.second);
   }
-  return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds};
+  // Memory follows what is live: a "live" that keeps growing while the
+  // workspaces in the database do not is a leak.
+  auto tracked = Family("wsched_tracked_workspaces",
+                        "Workspaces the replica keeps in memory: live ones, and recently ended "
+                        "ones whose version the change feed may still bring.",
+                        MetricType::Gauge);
+  const Scheduler::TrackedWorkspaces counts = scheduler_->Tracked();
+  Add(tracked, {{"kind", "live"}}, static_cast<double>(counts.live));
+  Add(tracked, {{"kind", "recently_ended"}}, static_cast<double>(counts.recently_ended));
+  return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds, tracked};
 }
 
 }  // namespace wsched::scheduler

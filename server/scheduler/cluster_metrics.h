@@ -2,7 +2,7 @@
 // always current and never leave stale label sets behind: nodes by pool and
 // state, GPUs total/held/unhealthy, driver-not-ready nodes, pending work and
 // its oldest age, per-GPU utilisation (DCGM-compatible labels), GPU seconds
-// held and busy by class.
+// held and busy by class; workspaces tracked in memory.
 #ifndef WSCHED_SERVER_SCHEDULER_CLUSTER_METRICS_H_
 #define WSCHED_SERVER_SCHEDULER_CLUSTER_METRICS_H_
 

@@ -61,6 +61,38 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     absl::MutexLock lock(&mu_);
     StopLocked(id, "other");
   }
+  // The node missed its heartbeats (store::MarkLostNodes): its placed
+  // workspaces are lost and keep what they hold.
+  void LoseNode(const std::string& name) {
+    absl::MutexLock lock(&mu_);
+    store::StoredNode& node = nodes_[name];
+    node.state = core::NodeState::kLost;
+    node.version = ++versions_;
+    std::vector<store::Change> changes = {{store::Entity::kNode, name, node.version}};
+    for (auto& [id, row] : rows_) {
+      if (row.workspace.node_name != name || row.workspace.state != core::WorkspaceState::kPlaced) continue;
+      row.workspace.state = core::WorkspaceState::kLost;
+      row.version = ++versions_;
+      changes.push_back({store::Entity::kWorkspace, id, row.version});
+    }
+    Publish("other", std::move(changes));
+  }
+  // An admin removed the node (store::DeleteNode): its workspaces are lost
+  // and released, and a fresh version tells followers to forget the node.
+  void RemoveNode(const std::string& name) {
+    absl::MutexLock lock(&mu_);
+    nodes_.erase(name);
+    std::vector<store::Change> changes = {{store::Entity::kNode, name, ++versions_}};
+    for (auto& [id, row] : rows_) {
+      if (row.workspace.node_name != name || row.released) continue;
+      for (const auto& uuid : row.workspace.gpu_uuids) holds_.erase(uuid);
+      row.workspace.state = core::WorkspaceState::kLost;
+      row.released = true;
+      row.version = ++versions_;
+      changes.push_back({store::Entity::kWorkspace, id, row.version});
+    }
+    Publish("other", std::move(changes));
+  }
   store::WorkspaceRow Row(const std::string& id) {
     absl::MutexLock lock(&mu_);
     return rows_[id];
@@ -137,10 +169,14 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
       if (auto it = nodes_.find(name); it != nodes_.end()) rows.nodes.push_back(it->second);
     }
     for (const auto& id : workspaces) {
+      ++workspace_rows_read;
       if (auto it = rows_.find(id); it != rows_.end()) rows.workspaces.push_back(it->second);
     }
     return rows;
   }
+  // Workspace rows the replica asked for because the feed named a version
+  // it did not know.
+  int workspace_rows_read = 0;
   absl::StatusOr<Everything> LoadAll() override {
     absl::MutexLock lock(&mu_);
     ++reloads;
@@ -150,7 +186,10 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     all.catalog_generation = generation_;
     for (const auto& [name, node] : nodes_) all.nodes.push_back(node);
     for (const auto& [id, row] : rows_) {
-      if (row.workspace.state != core::WorkspaceState::kStopped) all.active.push_back(row);
+      // As store::LoadActiveWorkspaces: what still is, or holds, something.
+      if (row.workspace.state != core::WorkspaceState::kStopped && !row.released) {
+        all.active.push_back(row);
+      }
     }
     return all;
   }

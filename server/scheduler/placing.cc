@@ -222,7 +222,7 @@ absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request
     int64_t generation;
     {
       absl::MutexLock lock(&mu_);
-      known = versions_.contains(request.workspace_id);
+      known = KnownVersionLocked(request.workspace_id) > 0;
       generation = catalog_generation_;
     }
     // The hot path: a workspace this replica has never seen (new, as far as
@@ -523,7 +523,7 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     pool = *catalog_->FindPool(placed->pool);
     // The queue placement lands only on the pending record it was decided
     // for: a stop (or any change) since then bumps the version and wins.
-    from = {versions_[id], /*pending=*/true};
+    from = {KnownVersionLocked(id), /*pending=*/true};
     w.id = id;
     w.org_id = entry->org;
     w.class_id = entry->class_id;

@@ -33,6 +33,11 @@ int64_t KnownVersion(const absl::flat_hash_map<std::string, int64_t>& versions,
   return it == versions.end() ? 0 : it->second;
 }
 
+// What a replica mirrors: everything else has ended and holds nothing.
+bool IsLive(const store::WorkspaceRow& row) {
+  return row.workspace.state == core::WorkspaceState::kPending || HoldsCapacity(row);
+}
+
 }  // namespace
 
 absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& records) {
@@ -63,7 +68,7 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
             }
             break;
           case store::Entity::kWorkspace:
-            if (change.version > KnownVersion(versions_, change.id) && seen.insert(change.id).second) {
+            if (change.version > KnownVersionLocked(change.id) && seen.insert(change.id).second) {
               workspace_ids.push_back(change.id);
             }
             break;
@@ -81,7 +86,7 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
   absl::StatusOr<StateStore::Rows> rows = state_->Load(catalog_changed, node_names, workspace_ids);
   if (!rows.ok()) return rows.status();
 
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
   // Catalog first: holds take their resources from classes, pending work
   // its pools.
   if (rows->catalog) ApplyCatalogLocked(std::move(*rows->catalog), rows->catalog_generation);
@@ -89,13 +94,19 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
     ApplyNodeLocked(node);
     nodes.erase(node.info.name);
   }
-  for (const auto& [name, version] : nodes) ForgetNodeLocked(name, version);  // Removed.
+  std::vector<std::string> removed;
+  for (const auto& [name, version] : nodes) {
+    if (ForgetNodeLocked(name, version)) removed.push_back(name);
+  }
   for (const auto& row : rows->workspaces) {
     // Another replica is packing this node: place elsewhere for a moment
     // rather than race it for the same room (its next commit would win).
     if (ApplyWorkspaceLocked(row) && HoldsCapacity(row)) MarkContendedLocked(row.workspace.node_name);
   }
   drain_requested_ = true;  // Freed or new capacity may place pending work.
+  lock.Release();
+  // Its own lock, never taken under ours (Scheduler::GpuUsage).
+  for (const auto& name : removed) usage_.ForgetNode(name);
   return absl::OkStatus();
 }
 
@@ -103,10 +114,22 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
   absl::StatusOr<StateStore::Everything> all = state_->LoadAll();
   if (!all.ok()) return all.status();
 
-  absl::MutexLock lock(&mu_);
+  absl::ReleasableMutexLock lock(&mu_);
+  std::vector<std::string> gone;  // Nodes removed while this replica was behind.
+  {
+    absl::flat_hash_set<std::string> stored;
+    for (const auto& node : all->nodes) stored.insert(node.info.name);
+    for (const auto& [name, node] : nodes_) {
+      if (!stored.contains(name)) gone.push_back(name);
+    }
+  }
   snapshot_ = placement::Snapshot();
   pending_ = placement::PendingQueue();
   nodes_.clear();
+  // Only what is live now is mirrored again. The window of ended versions
+  // stays: versions never repeat, so what it says is still true.
+  versions_.clear();
+  class_of_workspace_.clear();
   tentative_.clear();  // Decisions in flight re-check at commit, as always.
   settings_.Clear();
   catalog_ = std::make_shared<const core::Catalog>(std::move(all->catalog));
@@ -121,20 +144,35 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
   for (const auto& row : all->active) {
     // A reload may go back to an older picture than a local mirror: the
     // database's word is final here, and later entries bring it forward.
-    versions_[row.workspace.id] = 0;
+    ended_.Forget(row.workspace.id);
     ApplyWorkspaceLocked(row);
   }
-  return all->position;
+  const int64_t position = all->position;
+  lock.Release();
+  for (const auto& name : gone) usage_.ForgetNode(name);
+  return position;
+}
+
+int64_t Scheduler::KnownVersionLocked(const std::string& id) const {
+  if (int64_t live = KnownVersion(versions_, id); live > 0) return live;
+  return ended_.VersionOf(id);
 }
 
 bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   const core::Workspace& w = row.workspace;
-  int64_t& known = versions_[w.id];
-  if (row.version <= known) return false;
-  known = row.version;
+  if (row.version <= KnownVersionLocked(w.id)) return false;
   tentative_.erase(w.id);
   snapshot_.Release(w.id);
   pending_.Remove(w.id);
+  if (!IsLive(row)) {
+    // Ended: nothing of it stays but its version, for a while.
+    versions_.erase(w.id);
+    class_of_workspace_.erase(w.id);
+    ended_.Add(w.id, row.version, clock_());
+    return true;
+  }
+  versions_[w.id] = row.version;
+  ended_.Forget(w.id);
   class_of_workspace_[w.id] = w.class_id;
   if (w.state == core::WorkspaceState::kPending) {
     pending_.Upsert(PendingEntryFor(w));

@@ -46,6 +46,7 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
       metrics_(metrics),
       options_(options),
       clock_(std::move(clock)),
+      ended_(options.ended_window),
       liveness_([db = stores.db](const std::vector<std::string>& nodes) {
         return db->InTransaction("recording node liveness", [&](pqxx::work& txn) {
           store::RecordHeartbeats(txn, nodes);
@@ -133,6 +134,7 @@ void Scheduler::Loop() {
       if (stopping_) return;
       drain = drain_requested_;
       drain_requested_ = false;
+      ended_.Expire(clock_());  // Also when nothing ends for a while.
     }
     absl::Time now = absl::Now();
     if (now >= next_lost_check) {
@@ -160,13 +162,22 @@ int64_t Scheduler::WaitForChange(const std::string& workspace_id, int64_t after,
                                  absl::Time deadline) {
   absl::MutexLock lock(&mu_);
   auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (stopping_) return true;
-    auto it = versions_.find(workspace_id);
-    return it != versions_.end() && it->second > after;
+    return stopping_ || KnownVersionLocked(workspace_id) > after;
   };
   mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
-  auto it = versions_.find(workspace_id);
-  return it == versions_.end() ? 0 : it->second;
+  return KnownVersionLocked(workspace_id);
+}
+
+Scheduler::TrackedWorkspaces Scheduler::Tracked() const {
+  absl::MutexLock lock(&mu_);
+  TrackedWorkspaces tracked;
+  tracked.live = versions_.size();
+  tracked.recently_ended = ended_.size();
+  tracked.classes = class_of_workspace_.size();
+  tracked.pending = pending_.size();
+  tracked.holds = snapshot_.hold_count();
+  tracked.tentative = tentative_.size();
+  return tracked;
 }
 
 std::vector<Scheduler::PendingDemand> Scheduler::Pending() const {

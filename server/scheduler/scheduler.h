@@ -36,6 +36,7 @@
 #include "server/metrics/metrics.h"
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/liveness_recorder.h"
+#include "server/scheduler/recently_ended.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
 #include "server/scheduler/timing_stats.h"
@@ -69,6 +70,11 @@ struct SchedulerOptions {
   // Time to GPU while nothing is measured (placement/time_to_gpu.h).
   absl::Duration default_node_start = absl::Minutes(5);
   absl::Duration default_driver_install = absl::Minutes(10);
+  // How long, and for how many workspaces at most, the version of a
+  // workspace that ended is kept after it stops being mirrored: the change
+  // feed's entries for it arrive a moment after this replica's own mirror
+  // (scheduler/recently_ended.h).
+  RecentlyEnded::Limits ended_window;
 };
 
 // A node as listed to operators.
@@ -217,6 +223,18 @@ class Scheduler {
     absl::Time since;
   };
   std::vector<PendingDemand> Pending() const;
+  // How many workspaces each per-workspace structure tracks: all but
+  // recently_ended are bounded by the live (pending, placed, lost and still
+  // holding) workspaces plus decisions in flight.
+  struct TrackedWorkspaces {
+    size_t live = 0;            // Versions of live workspaces (also what watches wait on).
+    size_t recently_ended = 0;  // Versions kept for the feed's late entries.
+    size_t classes = 0;         // Class of each live workspace (GPU usage by class).
+    size_t pending = 0;         // The pending queue.
+    size_t holds = 0;           // Snapshot holds, tentative ones included.
+    size_t tentative = 0;       // Holds of decisions not committed yet.
+  };
+  TrackedWorkspaces Tracked() const;
   // Calls fn(snapshot) under the lock; fn must not block.
   void WithSnapshot(const std::function<void(const placement::Snapshot&,
                                              const core::Catalog&)>& fn) const;
@@ -251,6 +269,9 @@ class Scheduler {
   // (versions never repeat), so local mirrors and feed deltas may arrive in
   // any order. True when applied.
   bool ApplyWorkspaceLocked(const store::WorkspaceRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The newest version of the workspace this replica knows: live or
+  // recently ended; 0 when it keeps none.
+  int64_t KnownVersionLocked(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ApplyNodeLocked(const store::StoredNode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Releases uncommitted holds on these GPUs; true when there were any.
   bool EvictTentativeHoldersLocked(const std::string& node, const std::vector<int>& gpu_indices)
@@ -340,9 +361,11 @@ class Scheduler {
       std::make_shared<const core::Catalog>();
   int64_t catalog_generation_ ABSL_GUARDED_BY(mu_) = -1;
   placement::PendingQueue pending_ ABSL_GUARDED_BY(mu_);
-  // Stored version of every workspace this replica has seen; also what
-  // watchers wait on.
+  // Stored version of every live workspace (pending, placed, lost and still
+  // holding); also what watchers wait on. A workspace that ends leaves it
+  // for ended_, so memory follows what is live, not what ever ran.
   absl::flat_hash_map<std::string, int64_t> versions_ ABSL_GUARDED_BY(mu_);
+  RecentlyEnded ended_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> tentative_ ABSL_GUARDED_BY(mu_);
   // Nodes this replica just lost a commit race on, until when: decisions
   // keep off them while other nodes fit (placement::DecideAvoiding).
@@ -359,6 +382,7 @@ class Scheduler {
   // this replica saw (its registration for nodes first seen at a reload):
   // the "since" of pending reasons.
   absl::flat_hash_map<std::string, absl::Time> node_state_since_ ABSL_GUARDED_BY(mu_);
+  // Class of every live workspace: what GPU usage is charged to.
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
 
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

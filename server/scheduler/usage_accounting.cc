@@ -21,6 +21,16 @@ void UsageAccounting::Record(const std::string& node, std::vector<GpuUsage> samp
   previous.at = now;
 }
 
+void UsageAccounting::ForgetNode(const std::string& node) {
+  absl::MutexLock lock(&mu_);
+  nodes_.erase(node);
+}
+
+size_t UsageAccounting::node_count() const {
+  absl::MutexLock lock(&mu_);
+  return nodes_.size();
+}
+
 absl::flat_hash_map<std::string, std::vector<GpuUsage>> UsageAccounting::Latest() const {
   absl::MutexLock lock(&mu_);
   absl::flat_hash_map<std::string, std::vector<GpuUsage>> latest;

@@ -38,6 +38,10 @@ class UsageAccounting {
   // in proportion to the previous sample's utilization.
   void Record(const std::string& node, std::vector<GpuUsage> samples,
               const absl::flat_hash_map<std::string, std::string>& holder_classes);
+  // The node is gone (removed): its samples go with it.
+  void ForgetNode(const std::string& node);
+  // Nodes with samples kept.
+  size_t node_count() const;
   // The latest samples of every node that sent any.
   absl::flat_hash_map<std::string, std::vector<GpuUsage>> Latest() const;
   // Class -> (GPU seconds held, GPU seconds busy), since start.
