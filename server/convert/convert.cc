@@ -248,8 +248,49 @@ v1::NodeInfo ToProto(const core::NodeInfo& node) {
     if (gpu.reported_healthy_since != absl::InfinitePast()) {
       *g->mutable_reported_healthy_since() = TimestampOf(gpu.reported_healthy_since);
     }
+    g->set_cdi_device(gpu.cdi_device);
   }
   for (const auto& device : node.control_devices) ToProto(device, out.add_control_devices());
+  if (node.cdi != core::NodeCdi{}) *out.mutable_cdi() = ToProto(node.cdi);
+  return out;
+}
+
+v1::CdiMode ToProto(core::CdiMode mode) {
+  switch (mode) {
+    case core::CdiMode::kInline: return v1::CDI_MODE_UNSPECIFIED;
+    case core::CdiMode::kWsched: return v1::CDI_MODE_WSCHED;
+    case core::CdiMode::kNvidia: return v1::CDI_MODE_NVIDIA;
+  }
+  return v1::CDI_MODE_UNSPECIFIED;
+}
+
+core::CdiMode FromProto(v1::CdiMode mode) {
+  switch (mode) {
+    case v1::CDI_MODE_WSCHED: return core::CdiMode::kWsched;
+    case v1::CDI_MODE_NVIDIA: return core::CdiMode::kNvidia;
+    default: return core::CdiMode::kInline;
+  }
+}
+
+v1::NodeCdi ToProto(const core::NodeCdi& cdi) {
+  v1::NodeCdi out;
+  out.set_mode(ToProto(cdi.mode));
+  out.set_spec_dir(cdi.spec_dir);
+  for (const auto& device : cdi.extra_devices) {
+    auto* d = out.add_extra_devices();
+    d->set_path(device.path);
+    d->set_name(device.name);
+  }
+  for (const auto& problem : cdi.problems) out.add_problems(problem);
+  return out;
+}
+
+core::NodeCdi FromProto(const v1::NodeCdi& cdi) {
+  core::NodeCdi out;
+  out.mode = FromProto(cdi.mode());
+  out.spec_dir = cdi.spec_dir();
+  for (const auto& device : cdi.extra_devices()) out.extra_devices.push_back({device.path(), device.name()});
+  out.problems.assign(cdi.problems().begin(), cdi.problems().end());
   return out;
 }
 
@@ -282,11 +323,13 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
     gpu.health_reason = g.health_reason();
     if (g.has_unhealthy_since()) gpu.unhealthy_since = TimeOf(g.unhealthy_since());
     if (g.has_reported_healthy_since()) gpu.reported_healthy_since = TimeOf(g.reported_healthy_since());
+    gpu.cdi_device = g.cdi_device();
     out.gpus.push_back(std::move(gpu));
   }
   for (const auto& device : node.control_devices()) {
     out.control_devices.push_back(FromProto(device));
   }
+  out.cdi = FromProto(node.cdi());
   return out;
 }
 

@@ -28,6 +28,10 @@ core::OrgSettings FromProto(const v1::OrgSettings& settings);
 
 v1::NodeInfo ToProto(const core::NodeInfo& node);
 core::NodeInfo FromProto(const v1::NodeInfo& node);
+v1::CdiMode ToProto(core::CdiMode mode);
+core::CdiMode FromProto(v1::CdiMode mode);
+v1::NodeCdi ToProto(const core::NodeCdi& cdi);
+core::NodeCdi FromProto(const v1::NodeCdi& cdi);
 
 // Proto <-> JSON for storage (proto3 JSON mapping, field names preserved).
 std::string ToJson(const google::protobuf::Message& message);

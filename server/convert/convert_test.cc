@@ -70,6 +70,13 @@ TEST(Convert, NodeInfoRoundTrips) {
                        {{"0000:3b:00.1", "0x040300", "0x10de"}}});
   node.control_devices = {{"/dev/nvidiactl", 'c', 195, 255, "rwm"}};
   EXPECT_EQ(FromProto(ToProto(node)), node);
+  EXPECT_FALSE(ToProto(node).has_cdi()) << "an inline node stores no CDI message";
+
+  node.gpus[0].cdi_device = "wsched.io/gpu=GPU-1";
+  node.cdi = {core::CdiMode::kWsched, "/var/run/cdi", {{"/dev/fuse", "wsched.io/device=fuse"}},
+              {"libnvidia-ml.so.550.54.15 not found"}};
+  EXPECT_EQ(ToProto(node).cdi().mode(), v1::CDI_MODE_WSCHED);
+  EXPECT_EQ(FromProto(ToProto(node)), node);
 }
 
 }  // namespace

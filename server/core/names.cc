@@ -20,6 +20,15 @@ const char* NodeStateName(NodeState state) {
   return "unknown";
 }
 
+const char* CdiModeName(CdiMode mode) {
+  switch (mode) {
+    case CdiMode::kInline: return "inline";
+    case CdiMode::kWsched: return "wsched";
+    case CdiMode::kNvidia: return "nvidia";
+  }
+  return "unknown";
+}
+
 const char* DriverStateName(DriverState state) {
   switch (state) {
     case DriverState::kNotNeeded: return "not_needed";

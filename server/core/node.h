@@ -41,7 +41,35 @@ struct Gpu {
   absl::Time unhealthy_since = absl::InfinitePast();  // When it went out of service.
   // While out of service: since when the agent reports it healthy again.
   absl::Time reported_healthy_since = absl::InfinitePast();
+  // The qualified CDI name the node's spec gives this GPU
+  // ("wsched.io/gpu=GPU-..."); empty on a node without CDI information.
+  std::string cdi_device;
   friend bool operator==(const Gpu&, const Gpu&) = default;
+};
+
+// Where container runtimes on the node find a GPU workspace's devices
+// (docs/agent.md "The node's CDI spec").
+enum class CdiMode {
+  kInline,  // Nothing reported: the placement answer carries the spec itself.
+  kWsched,  // The agent wrote wsched's own spec (kind wsched.io/gpu).
+  kNvidia,  // NVIDIA's generated spec (kind nvidia.com/gpu) covers the GPUs.
+};
+
+// An extra device node (fuse, tun, kvm) the node's wsched.io/device spec names.
+struct CdiExtraDevice {
+  std::string path;  // "/dev/fuse"
+  std::string name;  // "wsched.io/device=fuse"
+  friend bool operator==(const CdiExtraDevice&, const CdiExtraDevice&) = default;
+};
+
+struct NodeCdi {
+  CdiMode mode = CdiMode::kInline;
+  std::string spec_dir;  // Where the node's spec files live, e.g. "/var/run/cdi".
+  std::vector<CdiExtraDevice> extra_devices;
+  // What the agent could not describe ("libcuda.so is 535.104.05, the loaded
+  // driver 550.54.15"); the GPUs concerned are reported unhealthy with it.
+  std::vector<std::string> problems;
+  friend bool operator==(const NodeCdi&, const NodeCdi&) = default;
 };
 
 // What the agent reports about a node.
@@ -59,10 +87,12 @@ struct NodeInfo {
   std::string driver_version;  // Empty: no driver loaded.
   std::vector<Gpu> gpus;
   std::vector<DeviceNode> control_devices;  // nvidiactl, nvidia-uvm, ...
+  NodeCdi cdi;
   friend bool operator==(const NodeInfo&, const NodeInfo&) = default;
 };
 
 const char* NodeStateName(NodeState state);
+const char* CdiModeName(CdiMode mode);  // "inline", "wsched", "nvidia".
 const char* DriverStateName(DriverState state);
 // Inverse of the names above; nullopt for an unknown name.
 std::optional<NodeState> ParseNodeState(absl::string_view name);

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/cdi_names.h"
 #include "server/core/validation.h"
 
 namespace wsched::core {
@@ -20,6 +21,54 @@ void CheckText(ErrorList& errors, const std::string& path, const std::string& va
 
 void CheckNonNegative(ErrorList& errors, const std::string& path, int64_t value) {
   if (value < 0) errors.Add(path, absl::StrCat("must be >= 0, got ", value));
+}
+
+void CheckCdiName(ErrorList& errors, const std::string& path, const std::string& name) {
+  if (!IsCdiQualifiedName(name)) {
+    errors.Add(path, absl::StrCat("\"", name.substr(0, 64),
+                                  "\" is not a qualified CDI device name (vendor/class=name)"));
+  }
+}
+
+// What the node's CDI spec names. An inline node names nothing: its answers
+// carry the spec, so a name would point at a file that is not there.
+void CheckCdi(ErrorList& errors, const NodeInfo& node, absl::string_view prefix) {
+  const std::string at = absl::StrCat(prefix, ".cdi");
+  const NodeCdi& cdi = node.cdi;
+  bool inline_mode = cdi.mode == CdiMode::kInline;
+  if (inline_mode && (!cdi.spec_dir.empty() || !cdi.extra_devices.empty())) {
+    errors.Add(at + ".mode", "is required when spec_dir or extra_devices are set");
+  }
+  if (!inline_mode && (!absl::StartsWith(cdi.spec_dir, "/") || !IsBoundedText(cdi.spec_dir, 256))) {
+    errors.Add(at + ".spec_dir", "must be an absolute path of at most 256 characters");
+  }
+  if (cdi.extra_devices.size() > kMaxCdiExtraDevices) {
+    errors.Add(at + ".extra_devices", absl::StrCat("at most ", kMaxCdiExtraDevices));
+  }
+  for (size_t i = 0; i < cdi.extra_devices.size() && i < kMaxCdiExtraDevices; ++i) {
+    std::string device_at = absl::StrCat(at, ".extra_devices[", i, "]");
+    const CdiExtraDevice& device = cdi.extra_devices[i];
+    if (!absl::StartsWith(device.path, "/dev/") || !IsBoundedText(device.path, 128)) {
+      errors.Add(device_at + ".path", "must be a path under /dev/");
+    }
+    CheckCdiName(errors, device_at + ".name", device.name);
+  }
+  if (cdi.problems.size() > kMaxCdiProblems) {
+    errors.Add(at + ".problems", absl::StrCat("at most ", kMaxCdiProblems));
+  }
+  for (size_t i = 0; i < cdi.problems.size() && i < kMaxCdiProblems; ++i) {
+    CheckText(errors, absl::StrCat(at, ".problems[", i, "]"), cdi.problems[i], 512, true);
+  }
+  for (size_t i = 0; i < node.gpus.size() && i < kMaxGpusPerNode; ++i) {
+    const std::string& name = node.gpus[i].cdi_device;
+    if (name.empty()) continue;
+    std::string gpu_at = absl::StrCat(prefix, ".gpus[", i, "].cdi_device");
+    if (inline_mode) {
+      errors.Add(gpu_at, "must be empty unless cdi.mode is set");
+    } else {
+      CheckCdiName(errors, gpu_at, name);
+    }
+  }
 }
 
 }  // namespace
@@ -98,6 +147,7 @@ absl::Status ValidateNodeInfo(const NodeInfo& node, absl::string_view prefix) {
       errors.Add(at + ".permissions", "must combine r, w and m");
     }
   }
+  CheckCdi(errors, node, prefix);
   if (errors.empty()) return absl::OkStatus();
   return absl::InvalidArgumentError(errors.Joined());
 }

@@ -11,6 +11,8 @@ namespace wsched::core {
 inline constexpr int kMaxGpusPerNode = 64;
 inline constexpr int kMaxIommuGroupMembers = 64;
 inline constexpr int kMaxControlDevices = 16;
+inline constexpr int kMaxCdiExtraDevices = 16;
+inline constexpr int kMaxCdiProblems = 16;
 
 // INVALID_ARGUMENT listing every error as "node.gpus[2].uuid: ..." (the
 // prefix names the request field), or OK.

@@ -61,5 +61,38 @@ TEST(ValidateNodeInfo, BoundsGroupMembersAndControlDevicePermissions) {
   EXPECT_TRUE(ValidateNodeInfo(node).ok()) << ValidateNodeInfo(node);
 }
 
+TEST(ValidateNodeInfo, AcceptsAWschedCdiNode) {
+  NodeInfo node = GoodNode();
+  node.cdi.mode = CdiMode::kWsched;
+  node.cdi.spec_dir = "/var/run/cdi";
+  node.cdi.extra_devices.push_back({"/dev/fuse", "wsched.io/device=fuse"});
+  node.gpus[0].cdi_device = "wsched.io/gpu=GPU-0";
+  node.gpus[1].cdi_device = "wsched.io/gpu=GPU-1";
+  EXPECT_TRUE(ValidateNodeInfo(node).ok()) << ValidateNodeInfo(node);
+}
+
+TEST(ValidateNodeInfo, NamesEveryBadCdiField) {
+  NodeInfo node = GoodNode();
+  node.gpus[0].cdi_device = "wsched.io/gpu=GPU-0";  // Names without a mode.
+  node.cdi.extra_devices.push_back({"/tmp/fuse", "fuse"});
+  absl::Status status = ValidateNodeInfo(node);
+  ASSERT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("node.gpus[0].cdi_device: must be empty unless cdi.mode is set"));
+  EXPECT_THAT(message, HasSubstr("node.cdi.mode: is required when spec_dir or extra_devices are set"));
+  EXPECT_THAT(message, HasSubstr("node.cdi.extra_devices[0].path: must be a path under /dev/"));
+  EXPECT_THAT(message, HasSubstr("node.cdi.extra_devices[0].name: \"fuse\" is not a qualified CDI"));
+
+  node.cdi.mode = CdiMode::kNvidia;
+  node.cdi.spec_dir = "relative";
+  node.cdi.extra_devices.clear();
+  node.gpus[0].cdi_device = "nvidia.com/gpu=GPU 0";
+  node.cdi.problems.push_back("");
+  message = std::string(ValidateNodeInfo(node).message());
+  EXPECT_THAT(message, HasSubstr("node.cdi.spec_dir: must be an absolute path"));
+  EXPECT_THAT(message, HasSubstr("node.gpus[0].cdi_device: \"nvidia.com/gpu=GPU 0\" is not"));
+  EXPECT_THAT(message, HasSubstr("node.cdi.problems[0]: is required"));
+}
+
 }  // namespace
 }  // namespace wsched::core
