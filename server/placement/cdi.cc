@@ -1,29 +1,15 @@
 #include "server/placement/cdi.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "server/core/cdi_names.h"
 #include "server/placement/device_nodes.h"
 
 namespace wsched::placement {
 namespace {
 
 using Json = nlohmann::ordered_json;  // Keeps field order: readable specs, stable diffs.
-
-constexpr size_t kMaxUuidLength = 128;
-
-// CDI device names: letters, digits, '-', '_', '.', ':'; NVIDIA UUIDs
-// ("GPU-8f6a...") qualify. Anything else would make an invalid spec.
-bool IsCdiDeviceName(const std::string& name) {
-  if (name.empty() || name.size() > kMaxUuidLength || !absl::ascii_isalnum(name.front())) {
-    return false;
-  }
-  for (char c : name) {
-    if (!absl::ascii_isalnum(c) && c != '-' && c != '_' && c != '.' && c != ':') return false;
-  }
-  return true;
-}
 
 Json DeviceNodeJson(const core::DeviceNode& node) {
   Json json;
@@ -41,48 +27,46 @@ Json DeviceNodesJson(const std::vector<core::DeviceNode>& nodes) {
   return array;
 }
 
-}  // namespace
-
-absl::StatusOr<CdiSpec> BuildCdiSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
-                                     const std::vector<int>& gpu_indices) {
-  if (cls.gpu.isolation == core::Isolation::kVm && cls.is_gpu()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("class ", cls.id, " uses vm isolation; its GPUs pass through with VFIO"));
+const core::Gpu* FindGpu(const core::NodeInfo& node, int index) {
+  for (const core::Gpu& candidate : node.gpus) {
+    if (candidate.index == index) return &candidate;
   }
-  if (static_cast<int>(gpu_indices.size()) != cls.gpu.count) {
-    return absl::InvalidArgumentError(absl::StrCat("class ", cls.id, " needs ", cls.gpu.count,
-                                                   " GPUs, got ", gpu_indices.size()));
-  }
-  if (absl::Status status = CheckClassDevices(cls.devices); !status.ok()) return status;
+  return nullptr;
+}
 
+absl::StatusOr<std::vector<const core::Gpu*>> ChosenGpus(const core::NodeInfo& node,
+                                                         const std::vector<int>& gpu_indices) {
+  std::vector<const core::Gpu*> gpus;
+  for (int index : gpu_indices) {
+    const core::Gpu* gpu = FindGpu(node, index);
+    if (gpu == nullptr) {
+      return absl::NotFoundError(absl::StrCat("node ", node.name, " has no GPU ", index));
+    }
+    if (!core::IsCdiDeviceName(gpu->uuid)) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "GPU ", index, " on node ", node.name, " has no usable UUID (\"", gpu->uuid, "\")"));
+    }
+    for (const core::Gpu* earlier : gpus) {
+      if (earlier == gpu) return absl::InvalidArgumentError(absl::StrCat("GPU ", index, " requested twice"));
+    }
+    gpus.push_back(gpu);
+  }
+  return gpus;
+}
+
+// The spec itself, for nodes whose agent wrote none.
+CdiSpec InlineSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
+                   const std::vector<const core::Gpu*>& gpus) {
   CdiSpec spec;
-  if (!cls.is_gpu()) {
-    MergeDeviceNodes(spec.extra_device_nodes, cls.devices);
-    return spec;
-  }
-
   // GPU nodes first, then control nodes, then the class's devices: earlier
   // entries win on a path, so nothing the class lists can replace them.
   std::vector<core::DeviceNode> all;
   std::vector<std::string> uuids;
   Json devices = Json::array();
-  for (int index : gpu_indices) {
-    const core::Gpu* gpu = nullptr;
-    for (const core::Gpu& candidate : node.gpus) {
-      if (candidate.index == index) gpu = &candidate;
-    }
-    if (gpu == nullptr) {
-      return absl::NotFoundError(absl::StrCat("node ", node.name, " has no GPU ", index));
-    }
-    if (!IsCdiDeviceName(gpu->uuid)) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "GPU ", index, " on node ", node.name, " has no usable UUID (\"", gpu->uuid, "\")"));
-    }
+  for (const core::Gpu* gpu : gpus) {
     core::DeviceNode device{absl::StrCat("/dev/nvidia", gpu->index), 'c', kNvidiaMajor,
                             gpu->index, "rwm"};
-    if (MergeDeviceNodes(all, {device}) == 0) {
-      return absl::InvalidArgumentError(absl::StrCat("GPU ", index, " requested twice"));
-    }
+    MergeDeviceNodes(all, {device});
     Json entry;
     entry["name"] = gpu->uuid;
     entry["containerEdits"]["deviceNodes"] = DeviceNodesJson({device});
@@ -106,6 +90,79 @@ absl::StatusOr<CdiSpec> BuildCdiSpec(const core::WorkspaceClass& cls, const core
       DeviceNodesJson(std::vector<core::DeviceNode>(all.begin() + gpu_nodes, all.end()));
   spec.spec_json = json.dump();
   return spec;
+}
+
+std::string NameOfExtraDevice(const core::NodeInfo& node, const std::string& path) {
+  for (const core::CdiExtraDevice& device : node.cdi.extra_devices) {
+    if (device.path == path) return device.name;
+  }
+  return "";
+}
+
+// Names only: the node's spec holds the edits (docs/agent.md).
+absl::StatusOr<CdiSpec> NodeSpecAnswer(const core::WorkspaceClass& cls, const core::NodeInfo& node,
+                                       const std::vector<const core::Gpu*>& gpus) {
+  CdiSpec spec;
+  spec.mode = node.cdi.mode;
+  spec.node_name = node.name;
+  std::vector<std::string> uuids;
+  for (const core::Gpu* gpu : gpus) {
+    if (gpu->cdi_device.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "GPU ", gpu->index, " on node ", node.name, " is not in the node's CDI spec",
+          node.cdi.problems.empty() ? "" : ": ", absl::StrJoin(node.cdi.problems, "; ")));
+    }
+    spec.device_names.push_back(gpu->cdi_device);
+    uuids.push_back(gpu->uuid);
+  }
+  // Control nodes come with the GPU spec; a class device on one of their
+  // paths is dropped, as in the inline spec.
+  std::vector<core::DeviceNode> taken = node.control_devices;
+  MergeDeviceNodes(spec.extra_device_nodes, cls.devices);
+  for (const core::DeviceNode& device : spec.extra_device_nodes) {
+    if (MergeDeviceNodes(taken, {device}) == 0 && cls.is_gpu()) continue;
+    if (std::string name = NameOfExtraDevice(node, device.path); !name.empty()) {
+      spec.device_names.push_back(name);
+    } else {
+      spec.unnamed_devices.push_back(device.path);
+    }
+  }
+  if (!uuids.empty()) spec.env.push_back(absl::StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(uuids, ",")));
+  for (const std::string& name : spec.device_names) spec.podman_args.insert(spec.podman_args.end(), {"--device", name});
+  for (const std::string& path : spec.unnamed_devices) spec.podman_args.insert(spec.podman_args.end(), {"--device", path});
+  for (const std::string& env : spec.env) spec.podman_args.insert(spec.podman_args.end(), {"--env", env});
+  if (!spec.device_names.empty()) {
+    absl::StatusOr<std::string> key = core::CdiAnnotationKey(kCdiAnnotationPlugin, kCdiAnnotationDevice);
+    if (!key.ok()) return key.status();
+    absl::StatusOr<std::string> value = core::CdiAnnotationValue(spec.device_names);
+    if (!value.ok()) return absl::FailedPreconditionError(value.status().message());
+    spec.pod_annotations[*key] = *value;
+  }
+  return spec;
+}
+
+}  // namespace
+
+absl::StatusOr<CdiSpec> BuildCdiSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
+                                     const std::vector<int>& gpu_indices) {
+  if (cls.gpu.isolation == core::Isolation::kVm && cls.is_gpu()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("class ", cls.id, " uses vm isolation; its GPUs pass through with VFIO"));
+  }
+  if (static_cast<int>(gpu_indices.size()) != cls.gpu.count) {
+    return absl::InvalidArgumentError(absl::StrCat("class ", cls.id, " needs ", cls.gpu.count,
+                                                   " GPUs, got ", gpu_indices.size()));
+  }
+  if (absl::Status status = CheckClassDevices(cls.devices); !status.ok()) return status;
+  absl::StatusOr<std::vector<const core::Gpu*>> gpus = ChosenGpus(node, gpu_indices);
+  if (!gpus.ok()) return gpus.status();
+  if (node.cdi.mode != core::CdiMode::kInline) return NodeSpecAnswer(cls, node, *gpus);
+  if (!cls.is_gpu()) {
+    CdiSpec spec;
+    MergeDeviceNodes(spec.extra_device_nodes, cls.devices);
+    return spec;
+  }
+  return InlineSpec(cls, node, *gpus);
 }
 
 }  // namespace wsched::placement

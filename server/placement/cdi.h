@@ -2,6 +2,7 @@
 #ifndef WSCHED_SERVER_PLACEMENT_CDI_H_
 #define WSCHED_SERVER_PLACEMENT_CDI_H_
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,27 +16,47 @@ inline constexpr char kCdiVersion[] = "0.5.0";
 inline constexpr char kCdiKind[] = "nvidia.com/gpu";
 inline constexpr int kNvidiaMajor = 195;  // /dev/nvidia<N> is char 195:N.
 
+// What a container runtime needs to start a workspace's container with
+// its devices. Two shapes, by the node's CDI mode (core::NodeCdi):
+//  - inline (a node that reported no CDI information): the spec itself, for
+//    a caller that writes it to the node, as before node specs existed;
+//  - node (wsched's or NVIDIA's spec is in the node's CDI directory): only
+//    the names, and the podman and Kubernetes forms that request them.
 struct CdiSpec {
-  // The spec (JSON): cdiVersion, kind, one device per GPU named by its UUID
-  // with its /dev/nvidia<N> node, and top-level containerEdits with the
-  // node's control devices, NVIDIA_VISIBLE_DEVICES and the class's extra
-  // devices. Empty for a CPU class (there is no GPU kind to describe).
+  core::CdiMode mode = core::CdiMode::kInline;
+  // Inline only. The spec (JSON): cdiVersion, kind, one device per GPU
+  // named by its UUID with its /dev/nvidia<N> node, and top-level
+  // containerEdits with the node's control devices, NVIDIA_VISIBLE_DEVICES
+  // and the class's extra devices. Empty for a CPU class.
   std::string spec_json;
-  // Qualified names ("nvidia.com/gpu=<uuid>") for runtimes that already have
-  // NVIDIA's generated spec on the node.
+  // Qualified names: the GPUs' ("nvidia.com/gpu=<uuid>" inline,
+  // the node spec's names otherwise), then in node mode the class's extra
+  // devices the node's wsched.io/device spec names.
   std::vector<std::string> device_names;
-  // The class's extra devices (fuse, tun), deduplicated. For a GPU class they
-  // are also merged into spec_json; a runtime that uses device_names with
-  // its own spec adds these itself. For a CPU class this is all there is.
+  // The class's extra devices (fuse, tun), deduplicated. Inline, for a GPU
+  // class they are also merged into spec_json.
   std::vector<core::DeviceNode> extra_device_nodes;
+  // Node mode only from here on.
+  std::vector<std::string> env;          // "NVIDIA_VISIBLE_DEVICES=<its GPUs' UUIDs>".
+  std::vector<std::string> podman_args;  // "--device", name, ..., "--env", env, ...
+  std::string node_name;                 // The pod's spec.nodeName.
+  std::map<std::string, std::string> pod_annotations;  // cdi.k8s.io/... -> names.
+  // Class devices the node's spec does not name: podman gets them by path;
+  // a pod cannot request them.
+  std::vector<std::string> unnamed_devices;
 };
 
-// Builds the spec for `gpu_indices` (core::Gpu::index) on `node`. Device
+// The Kubernetes annotation key wsched's answers use (CDI's rules, core/cdi_names.h).
+inline constexpr char kCdiAnnotationPlugin[] = "wsched";
+inline constexpr char kCdiAnnotationDevice[] = "workspace";
+
+// Builds the answer for `gpu_indices` (core::Gpu::index) on `node`. Device
 // edits are merged, never overwritten: a path appears once and GPU and
 // control nodes win over anything the class lists (see device_nodes.h).
 // InvalidArgument: a vm class (use BuildVfioSpec), a GPU count that differs
 // from the class, bad class devices. NotFound: a GPU the node lacks.
-// FailedPrecondition: a GPU without a usable UUID.
+// FailedPrecondition: a GPU without a usable UUID, or on a node with a CDI
+// spec, a GPU that spec does not name (with the node's CDI problems).
 absl::StatusOr<CdiSpec> BuildCdiSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
                                      const std::vector<int>& gpu_indices);
 

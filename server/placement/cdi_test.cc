@@ -107,5 +107,70 @@ TEST(BuildCdiSpec, RefusesWhatWouldLeakOrMisdescribeGpus) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// A node whose agent wrote wsched's spec (server/agent/node_cdi.h).
+core::NodeInfo WschedCdiNode() {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  node.cdi.mode = core::CdiMode::kWsched;
+  node.cdi.spec_dir = "/var/run/cdi";
+  node.cdi.extra_devices = {{"/dev/fuse", "wsched.io/device=fuse"}};
+  for (core::Gpu& gpu : node.gpus) gpu.cdi_device = "wsched.io/gpu=" + gpu.uuid;
+  return node;
+}
+
+TEST(BuildCdiSpec, OnANodeWithItsOwnSpecAnswersWithNamesForEachRuntime) {
+  core::WorkspaceClass cls = GpuClass("gpu-2", 2);
+  cls.devices = {kFuse, kTun};
+  absl::StatusOr<CdiSpec> spec = BuildCdiSpec(cls, WschedCdiNode(), {2, 5});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->mode, core::CdiMode::kWsched);
+  EXPECT_TRUE(spec->spec_json.empty()) << "the node's spec holds the edits";
+  EXPECT_THAT(spec->device_names, ElementsAre("wsched.io/gpu=GPU-g1-2", "wsched.io/gpu=GPU-g1-5",
+                                              "wsched.io/device=fuse"));
+  EXPECT_THAT(spec->env, ElementsAre("NVIDIA_VISIBLE_DEVICES=GPU-g1-2,GPU-g1-5"));
+  // tun is not in the node's device spec: podman takes it by path, a pod cannot.
+  EXPECT_THAT(spec->unnamed_devices, ElementsAre("/dev/net/tun"));
+  EXPECT_THAT(spec->podman_args,
+              ElementsAre("--device", "wsched.io/gpu=GPU-g1-2", "--device", "wsched.io/gpu=GPU-g1-5",
+                          "--device", "wsched.io/device=fuse", "--device", "/dev/net/tun", "--env",
+                          "NVIDIA_VISIBLE_DEVICES=GPU-g1-2,GPU-g1-5"));
+  EXPECT_EQ(spec->node_name, "g1");
+  EXPECT_THAT(spec->pod_annotations,
+              ElementsAre(::testing::Pair(
+                  "cdi.k8s.io/wsched_workspace",
+                  "wsched.io/gpu=GPU-g1-2,wsched.io/gpu=GPU-g1-5,wsched.io/device=fuse")));
+  EXPECT_EQ(spec->extra_device_nodes.size(), 2u);
+}
+
+TEST(BuildCdiSpec, InNvidiaModeUsesTheNamesOfNvidiasSpec) {
+  core::NodeInfo node = WschedCdiNode();
+  node.cdi.mode = core::CdiMode::kNvidia;
+  node.gpus[4].cdi_device = "nvidia.com/gpu=4";
+  absl::StatusOr<CdiSpec> spec = BuildCdiSpec(GpuClass("gpu-1", 1), node, {4});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->mode, core::CdiMode::kNvidia);
+  EXPECT_THAT(spec->device_names, ElementsAre("nvidia.com/gpu=4"));
+  EXPECT_THAT(spec->env, ElementsAre("NVIDIA_VISIBLE_DEVICES=GPU-g1-4"));
+}
+
+TEST(BuildCdiSpec, AGpuTheNodesSpecDoesNotNameIsNeverHandedOut) {
+  core::NodeInfo node = WschedCdiNode();
+  node.gpus[1].cdi_device.clear();
+  node.cdi.problems = {"libcuda.so is 535.104.05 but the loaded driver is 550.54.15"};
+  absl::Status status = BuildCdiSpec(GpuClass("gpu-1", 1), node, {1}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("GPU 1 on node g1 is not in the node's CDI spec: libcuda.so is 535.104.05"));
+}
+
+TEST(BuildCdiSpec, CpuClassOnANodeWithASpecGetsItsDevicesByName) {
+  core::WorkspaceClass cls = CpuClass("standard");
+  cls.devices = {kFuse};
+  absl::StatusOr<CdiSpec> spec = BuildCdiSpec(cls, WschedCdiNode(), {});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->device_names, ElementsAre("wsched.io/device=fuse"));
+  EXPECT_TRUE(spec->env.empty());
+  EXPECT_THAT(spec->podman_args, ElementsAre("--device", "wsched.io/device=fuse"));
+}
+
 }  // namespace
 }  // namespace wsched::placement

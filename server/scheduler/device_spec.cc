@@ -18,6 +18,19 @@ void AddDevice(const core::DeviceNode& device, v1::DeviceNode* out) {
   out->set_permissions(device.permissions);
 }
 
+void FillCdi(const placement::CdiSpec& cdi, v1::CdiSpec& out) {
+  out.set_spec_json(cdi.spec_json);
+  for (const auto& name : cdi.device_names) out.add_device_names(name);
+  out.set_mode(convert::ToProto(cdi.mode));
+  if (cdi.mode == core::CdiMode::kInline) return;  // As before node specs: the spec only.
+  for (const auto& env : cdi.env) out.add_env(env);
+  for (const auto& arg : cdi.podman_args) out.add_podman_args(arg);
+  auto* kubernetes = out.mutable_kubernetes();
+  kubernetes->set_node_name(cdi.node_name);
+  for (const auto& [key, value] : cdi.pod_annotations) (*kubernetes->mutable_annotations())[key] = value;
+  for (const auto& path : cdi.unnamed_devices) kubernetes->add_unnamed_devices(path);
+}
+
 }  // namespace
 
 absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
@@ -62,10 +75,10 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
   auto cdi = placement::BuildCdiSpec(cls, node, gpu_indices);
   if (!cdi.ok()) return cdi.status();
   for (const auto& device : cdi->extra_device_nodes) AddDevice(device, spec->add_extra_devices());
-  if (cls.is_gpu()) {
-    auto* c = spec->mutable_cdi();
-    c->set_spec_json(cdi->spec_json);
-    for (const auto& name : cdi->device_names) c->add_device_names(name);
+  // A CPU class on an inline node has nothing to name; on a node with its
+  // own spec its extra devices have names like a GPU's.
+  if (cls.is_gpu() || !cdi->device_names.empty() || !cdi->unnamed_devices.empty()) {
+    FillCdi(*cdi, *spec->mutable_cdi());
   }
   built.placement_json = convert::ToJson(out);
   built.placement_binary = out.SerializeAsString();
