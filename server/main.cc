@@ -63,6 +63,11 @@ ABSL_FLAG(absl::Duration, default_node_start_time, absl::Minutes(5),
 ABSL_FLAG(absl::Duration, default_driver_install_time, absl::Minutes(10),
           "time-to-GPU estimate of a driver install on a kernel without measured installs");
 
+ABSL_FLAG(absl::Duration, stopped_workspace_retention, absl::Hours(168),
+          "stopped workspaces are deleted this long after they stopped (0 = kept forever)");
+ABSL_FLAG(absl::Duration, stopped_workspace_sweep_interval, absl::Minutes(1),
+          "how often the scaling leader deletes stopped workspaces past the retention");
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("wsched-server: the workspace-class scheduler service");
   // Abseil's mutex deadlock detector records every lock order in a global
@@ -107,6 +112,14 @@ int main(int argc, char** argv) {
   options.scaling_batching_window = absl::GetFlag(FLAGS_scaling_batching_window);
   options.default_node_start_time = absl::GetFlag(FLAGS_default_node_start_time);
   options.default_driver_install_time = absl::GetFlag(FLAGS_default_driver_install_time);
+  options.stopped_workspace_retention = absl::GetFlag(FLAGS_stopped_workspace_retention);
+  options.stopped_workspace_sweep_interval = absl::GetFlag(FLAGS_stopped_workspace_sweep_interval);
+  if (options.stopped_workspace_retention < absl::ZeroDuration() ||
+      options.stopped_workspace_sweep_interval <= absl::ZeroDuration()) {
+    wsched::log::Error("--stopped_workspace_retention must not be negative and "
+                       "--stopped_workspace_sweep_interval must be positive");
+    return 1;
+  }
   absl::Status status = wsched::grpc_api::RunServer(options);
   if (!status.ok()) {
     wsched::log::Error("wsched-server cannot run", {{"error", std::string(status.message())}});

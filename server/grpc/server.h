@@ -44,6 +44,10 @@ struct ServerOptions {
   absl::Duration default_node_start_time = absl::Minutes(5);
   // Used until a pool has measured driver installs on a kernel.
   absl::Duration default_driver_install_time = absl::Minutes(10);
+  // Stopped workspace rows are deleted this long after they stopped; zero
+  // keeps them. The scaling leader sweeps every sweep interval.
+  absl::Duration stopped_workspace_retention = absl::Hours(168);
+  absl::Duration stopped_workspace_sweep_interval = absl::Minutes(1);
 };
 
 // Runs until SIGTERM/SIGINT, then lets in-flight RPCs finish (up to

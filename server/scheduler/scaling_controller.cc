@@ -87,7 +87,9 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
       scheduler_(scheduler),
       metrics_(metrics),
       options_(std::move(options)),
-      leader_lock_(db->url(), kScalingLeaderKey) {}
+      leader_lock_(db->url(), kScalingLeaderKey),
+      retention_(std::make_unique<WorkspaceRetention>(
+          db, options_.retention, [this] { return leading_now_.load(); })) {}
 
 ScalingController::~ScalingController() { Stop(); }
 
@@ -115,6 +117,7 @@ absl::Status ScalingController::Start() {
     actuator_ = std::move(*created);
   }
   loop_ = std::thread([this] { Loop(); });
+  retention_->Start();
   return absl::OkStatus();
 }
 
@@ -124,6 +127,7 @@ void ScalingController::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  retention_->Stop();
   if (loop_.joinable()) loop_.join();
   if (actuator_) actuator_->Stop();
   leader_lock_.Release();
@@ -172,6 +176,7 @@ void ScalingController::Loop() {
     if (lead && !leading_) BecomeLeader();
     if (!lead && leading_) log::Warning("lost scaling leadership");
     leading_ = lead;
+    leading_now_ = lead;
     if (leading_) {
       LeadTick(now);
     } else if (now >= next_follow) {

@@ -6,6 +6,7 @@
 #ifndef WSCHED_SERVER_SCHEDULER_SCALING_CONTROLLER_H_
 #define WSCHED_SERVER_SCHEDULER_SCALING_CONTROLLER_H_
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -22,6 +23,7 @@
 #include "server/scaling/exec_actuator.h"
 #include "server/scaling/pool_scaler.h"
 #include "server/scheduler/scheduler.h"
+#include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
 #include "server/store/leader_lock.h"
 #include "server/store/scaling_repository.h"
@@ -35,6 +37,8 @@ struct ScalingControllerOptions {
   // Exec actuator: argv of the admin's command; empty = gRPC stream only.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);
+  // Deleting stopped workspace rows, which only the leader does.
+  RetentionOptions retention;
 };
 
 class ScalingController {
@@ -91,6 +95,9 @@ class ScalingController {
 
   // Loop-thread state (only the loop thread touches it).
   bool leading_ = false;
+  // leading_ for other threads (the retention sweep).
+  std::atomic<bool> leading_now_{false};
+  std::unique_ptr<WorkspaceRetention> retention_;
   std::map<std::string, PoolTracking> tracking_;
   int64_t last_report_id_ = 0;
 

@@ -112,6 +112,20 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
   return out;
 }
 
+int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit) {
+  // The ORDER BY and the bound follow the partial index workspaces_ended
+  // (migrations/0006): a batch reads only the rows it deletes.
+  return txn
+      .exec_params(
+          "WITH old AS (SELECT id FROM workspaces WHERE stopped_at IS NOT NULL "
+          "AND stopped_at < now() - make_interval(secs => $1::float8) "
+          "AND state IN ('stopped', 'lost') ORDER BY stopped_at LIMIT $2 "
+          "FOR UPDATE SKIP LOCKED) "
+          "DELETE FROM workspaces w USING old WHERE w.id = old.id",
+          absl::ToDoubleSeconds(retention), limit)
+      .affected_rows();
+}
+
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id) {
   return txn
       .exec_params("SELECT count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "

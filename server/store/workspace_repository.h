@@ -13,6 +13,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/core/workspace.h"
 #include "server/store/change_log.h"
 
@@ -56,6 +57,14 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
 // alias `w`), and the rows of a result selected with them.
 extern const char kWorkspaceColumns[];
 absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRows(const pqxx::result& rows);
+
+// Deletes at most `limit` workspaces that ended (stopped, or lost and
+// released: stopped_at set) more than `retention` ago by the database's
+// clock, oldest first, and returns how many. Rows another transaction holds
+// are skipped, not waited for (SKIP LOCKED): a placement restarting one of
+// them goes first, and the next sweep finds what is left. Nothing is
+// published: no replica mirrors an ended workspace.
+int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit);
 
 // GPUs the org's workspaces hold now.
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id);
