@@ -6,9 +6,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 
 namespace wsched::scaling {
 namespace {
+
+// What the logs keep of a run's output: its end, where the error is.
+constexpr size_t kOutputTailBytes = 4096;
 
 // Names go into a comma-separated variable and onto a cloud CLI's command
 // line; anything odd is refused rather than passed on.
@@ -34,14 +38,32 @@ absl::Status CheckPassable(const PoolSignal& signal) {
   return absl::OkStatus();
 }
 
+// OK: exit status 0. Unavailable: non-zero exit or killed by a signal.
+// DeadlineExceeded: ran past the timeout. Cancelled: stopped by Stop().
+// NotFound and the like: could not start.
+absl::Status AttemptStatus(const std::string& command,
+                           const absl::StatusOr<process::Result>& result, absl::Duration timeout) {
+  if (!result.ok()) return result.status();
+  if (result->timed_out) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(command, " did not finish within ", absl::FormatDuration(timeout)));
+  }
+  if (result->cancelled) return absl::CancelledError(absl::StrCat(command, " stopped at shutdown"));
+  if (!result->succeeded()) {
+    return absl::UnavailableError(
+        absl::StrCat(command, " failed with ", process::DescribeExit(*result)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-ProcessSpec BuildInvocation(const std::vector<std::string>& command,
-                            const std::vector<std::pair<std::string, std::string>>& extra_env,
-                            const PoolSignal& signal) {
+process::Command BuildInvocation(const std::vector<std::string>& command,
+                                 const std::vector<std::pair<std::string, std::string>>& extra_env,
+                                 const PoolSignal& signal) {
   std::string nodes = absl::StrJoin(signal.nodes_to_remove, ",");
   std::string reasons = JoinReasonNames(signal.reasons);
-  ProcessSpec spec;
+  process::Command spec;
   spec.argv = command;
   spec.argv.push_back(absl::StrCat("--pool=", signal.pool));
   spec.argv.push_back(absl::StrCat("--generation=", signal.generation));
@@ -155,10 +177,13 @@ void ExecActuator::WorkerLoop() {
 }
 
 void ExecActuator::Apply(const PoolSignal& signal) {
-  ProcessSpec spec = BuildInvocation(options_.command, options_.extra_env, signal);
+  process::Command spec = BuildInvocation(options_.command, options_.extra_env, signal);
   spec.timeout = options_.timeout;
   spec.kill_grace = options_.stop_grace;
-  auto stopping = [this] {
+  spec.output_limit = kOutputTailBytes;
+  spec.keep = process::Keep::kTail;
+  spec.merge_stderr = true;
+  spec.cancelled = [this] {
     absl::MutexLock lock(&mu_);
     return stopping_;
   };
@@ -176,26 +201,27 @@ void ExecActuator::Apply(const PoolSignal& signal) {
       }
       pause = std::min(pause * 2, options_.retry_max);
     }
-    ProcessResult result = RunProcess(spec, stopping);
+    const absl::Time started = absl::Now();
+    absl::StatusOr<process::Result> result = process::RunCommand(spec);
+    absl::Status status = AttemptStatus(spec.argv[0], result, spec.timeout);
     ActuatorAttempt report{.pool = signal.pool,
                            .generation = signal.generation,
                            .attempt = attempt,
                            .final = true,
-                           .status = result.status,
-                           .output_tail = std::move(result.output_tail),
-                           .took = result.took};
-    bool done =
-        result.status.ok() || absl::IsCancelled(result.status) || attempt == options_.max_attempts;
+                           .status = status,
+                           .output_tail = result.ok() ? std::move(result->out.text) : "",
+                           .took = result.ok() ? result->took : absl::Now() - started};
+    bool done = status.ok() || absl::IsCancelled(status) || attempt == options_.max_attempts;
     report.final = done;
     {
       absl::MutexLock lock(&mu_);
       ++stats_.attempts;
       if (attempt > 1) ++stats_.retries;
-      if (absl::IsDeadlineExceeded(result.status)) ++stats_.timeouts;
-      if (result.status.ok()) {
+      if (absl::IsDeadlineExceeded(status)) ++stats_.timeouts;
+      if (status.ok()) {
         ++stats_.succeeded;
         pools_[signal.pool].applied_generation = signal.generation;
-      } else if (done && !absl::IsCancelled(result.status)) {
+      } else if (done && !absl::IsCancelled(status)) {
         ++stats_.failed;
       }
     }

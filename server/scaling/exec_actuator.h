@@ -35,7 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/scaling/actuator_process.h"
+#include "server/process/process_runner.h"
 #include "server/scaling/scaling_signal.h"
 
 namespace wsched::scaling {
@@ -65,7 +65,7 @@ struct ExecActuatorOptions {
   absl::Duration retry_max = absl::Minutes(1);
   // Pools run in parallel up to this many.
   int workers = 2;
-  // At Stop(): how long a running command gets after SIGTERM.
+  // At Stop() or the timeout: how long a running command gets after SIGTERM.
   absl::Duration stop_grace = absl::Seconds(5);
   // Called (from a worker thread, no lock held) after every attempt: the
   // place to log failures. Exceptions it throws are swallowed.
@@ -87,9 +87,9 @@ struct ExecActuatorStats {
 };
 
 // The argv and environment a signal turns into (exposed for tests).
-ProcessSpec BuildInvocation(const std::vector<std::string>& command,
-                            const std::vector<std::pair<std::string, std::string>>& extra_env,
-                            const PoolSignal& signal);
+process::Command BuildInvocation(const std::vector<std::string>& command,
+                                 const std::vector<std::pair<std::string, std::string>>& extra_env,
+                                 const PoolSignal& signal);
 
 class ExecActuator {
  public:

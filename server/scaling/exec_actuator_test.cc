@@ -55,10 +55,19 @@ struct Attempts {
     absl::MutexLock lock(&mu);
     return seen;
   }
+  // True once `count` attempts have been reported.
+  bool WaitFor(size_t count) {
+    absl::MutexLock lock(&mu);
+    auto reached = [this, count]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
+      return seen.size() >= count;
+    };
+    return mu.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
+  }
 };
 
 TEST(BuildInvocationTest, PassesTheSignalAsEnvironmentAndArguments) {
-  ProcessSpec spec = BuildInvocation({"/bin/act", "--zone=z1"}, {{"ASG", "gpu-asg"}}, Signal(7));
+  process::Command spec =
+      BuildInvocation({"/bin/act", "--zone=z1"}, {{"ASG", "gpu-asg"}}, Signal(7));
   EXPECT_THAT(spec.argv, ElementsAre("/bin/act", "--zone=z1", "--pool=gpu-a100", "--generation=7",
                                      "--current=3", "--target=2", "--nodes-to-remove=node-a,node-b",
                                      "--reason=warm_buffer,idle_timeout"));
@@ -154,6 +163,25 @@ TEST(ExecActuatorTest, KillsACommandThatRunsPastTheTimeout) {
   EXPECT_TRUE(absl::IsDeadlineExceeded(attempts.Get()[0].status));
 }
 
+TEST(ExecActuatorTest, ReportsTheEndOfTheOutputWithStderr) {
+  ScriptDir dir;
+  // 10 KB of progress, then the error on stderr: the report keeps the end.
+  ExecActuatorOptions options =
+      Fast(dir.Script("noisy.sh",
+                      "head -c 10000 /dev/zero | tr '\\0' .\necho quota exceeded >&2\nexit 1"));
+  options.max_attempts = 1;
+  Attempts attempts;
+  options.on_attempt = attempts.Callback();
+  auto actuator = Start(std::move(options));
+  ASSERT_TRUE(actuator->Submit(Signal(1)).ok());
+  ASSERT_TRUE(attempts.WaitFor(1));
+  std::string tail = attempts.Get()[0].output_tail;
+  EXPECT_EQ(tail.size(), 4096u);
+  EXPECT_THAT(tail, ::testing::EndsWith("....quota exceeded\n"));
+  EXPECT_TRUE(absl::IsUnavailable(attempts.Get()[0].status));
+  EXPECT_THAT(attempts.Get()[0].status.message(), HasSubstr("exit status 1"));
+}
+
 // A script that logs its start, waits until the test creates the file "go",
 // and logs its end: the test decides when runs finish.
 std::string GatedScript(const ScriptDir& dir, const std::string& what) {
@@ -173,7 +201,9 @@ TEST(ExecActuatorTest, RunsOfOnePoolNeverOverlapAndOnlyTheNewestWaitingRuns) {
   ASSERT_TRUE(actuator->Submit(Signal(1)).ok());
   ASSERT_TRUE(dir.WaitFor("log", "start 1"));
   for (int generation : {2, 3, 4}) ASSERT_TRUE(actuator->Submit(Signal(generation)).ok());
-  absl::SleepFor(absl::Milliseconds(50));  // Idle workers must not pick up the pool.
+  // Idle workers must not pick up the pool while its run goes on. (Nothing
+  // marks a worker deciding not to: the check can only give them time.)
+  EXPECT_FALSE(dir.WaitFor("log", "start 4", absl::Milliseconds(100)));
   Go(dir);
   ASSERT_TRUE(actuator->WaitUntilIdle(absl::Seconds(10)));
   EXPECT_EQ(dir.Read("log"), "start 1\nend 1\nstart 4\nend 4\n");
@@ -208,8 +238,8 @@ TEST(ExecActuatorTest, ANewerSignalReplacesAPendingRetry) {
   options.on_attempt = attempts.Callback();
   auto actuator = Start(std::move(options));
   ASSERT_TRUE(actuator->Submit(Signal(1)).ok());
-  ASSERT_TRUE(dir.WaitFor("log", "1"));
-  absl::SleepFor(absl::Milliseconds(100));  // Now in the retry pause.
+  // The failed first attempt is reported just before the retry pause.
+  ASSERT_TRUE(attempts.WaitFor(1));
   ASSERT_TRUE(actuator->Submit(Signal(2)).ok());
   ASSERT_TRUE(actuator->WaitUntilIdle(absl::Seconds(10)));
   EXPECT_EQ(dir.Read("log"), "1\n2\n");

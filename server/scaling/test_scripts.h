@@ -64,15 +64,6 @@ class ScriptDir {
   std::filesystem::path path_;
 };
 
-// True while a process with this pid exists and is not a zombie.
-inline bool ProcessAlive(const std::string& pid) {
-  std::ifstream stat("/proc/" + pid + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  size_t paren = line.rfind(')');
-  return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
-}
-
 }  // namespace wsched::scaling::testing
 
 #endif  // WSCHED_SERVER_SCALING_TEST_SCRIPTS_H_
