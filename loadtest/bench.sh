@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmarks wsched on THIS machine against a baseline measured in the same
-# run (DESIGN.md "Performance"; results and how to read them: docs/performance.md).
+# run (targets, results and how to read them: docs/performance.md).
 #
 #   loadtest/bench.sh                 # C="16 64" S=10 ROUNDS=3: about 10 minutes on 2 CPUs
 #   C=32 loadtest/bench.sh            # one concurrency

@@ -1,4 +1,5 @@
-// Which class a new workspace gets, and why (DESIGN.md "Choosing the class").
+// Which class a new workspace gets, and why (docs/placement.md, "The flow of
+// one request", step 3).
 #ifndef WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_
 #define WSCHED_SERVER_CORE_CLASS_RESOLUTION_H_
 
