@@ -61,4 +61,9 @@ v1::NodeInfo GpuNode(const std::string& name, const std::string& pool, const Gpu
   return node;
 }
 
+std::string FakeNodeName(const std::string& run_id, int i, int gpu_nodes) {
+  if (i < gpu_nodes) return absl::StrCat(run_id, "-gpu-", i);
+  return absl::StrCat(run_id, "-cpu-", i - gpu_nodes);
+}
+
 }  // namespace wsched::loadtest

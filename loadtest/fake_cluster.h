@@ -35,6 +35,10 @@ v1::NodeInfo CpuNode(const std::string& name, const std::string& pool,
 v1::NodeInfo GpuNode(const std::string& name, const std::string& pool,
                      const GpuNodeShape& shape = {});
 
+// The name wsched-loadgen gives the i-th of its --setup_nodes, of which the
+// first `gpu_nodes` are GPU nodes: <run_id>-gpu-<i>, then <run_id>-cpu-<j>.
+std::string FakeNodeName(const std::string& run_id, int i, int gpu_nodes);
+
 }  // namespace wsched::loadtest
 
 #endif  // WSCHED_LOADTEST_FAKE_CLUSTER_H_

@@ -1,11 +1,15 @@
-// wsched-heartbeat-load: agents' heartbeats at a fixed rate, for nodes that
-// the load generator registered (`wsched-loadgen --setup_only
-// --setup_nodes=N --run_id=ID` names them ID-cpu-0 .. ID-cpu-(N-1)). Each
+// wsched-heartbeat-load: agents' heartbeats at a fixed rate, for every node
+// that the load generator registered (`wsched-loadgen --setup_nodes=N
+// --run_id=ID` names them ID-gpu-0 .. ID-gpu-(G-1), then ID-cpu-0 ..
+// ID-cpu-(N-G-1); its setup line and JSON say G, "gpu_nodes"). Each
 // heartbeat repeats what the node reported at registration, so nothing
 // changes: what it costs is the price of liveness alone.
 //
 //   wsched-heartbeat-load --server=127.0.0.1:50051 --token=AGENT_TOKEN
-//       --run_id=hb --nodes=10000 --rate=1000 --duration=20s
+//       --run_id=hb --nodes=10000 --gpu_nodes=2000 --rate=1000 --duration=20s
+//
+// --shard=K/M beats only the nodes whose index is K modulo M (two processes
+// with 0/2 and 1/2 share the fleet; stopping one makes half the nodes lost).
 //
 // Open loop: the send times are fixed in advance (rate / threads per
 // thread), so a slow server shows up as latency, not as a lower rate.
@@ -22,7 +26,10 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "loadtest/fake_cluster.h"
 #include "absl/time/time.h"
 #include "loadtest/latency.h"
 #include "nlohmann/json.hpp"
@@ -31,7 +38,9 @@
 ABSL_FLAG(std::string, server, "127.0.0.1:50051", "wsched-server gRPC address");
 ABSL_FLAG(std::string, token, "", "bearer token with the agent or admin role");
 ABSL_FLAG(std::string, run_id, "", "the --run_id the nodes were registered with");
-ABSL_FLAG(int, nodes, 1000, "nodes to heartbeat for, round robin");
+ABSL_FLAG(int, nodes, 1000, "nodes the load generator registered (--setup_nodes), round robin");
+ABSL_FLAG(int, gpu_nodes, 0, "how many of --nodes are GPU nodes (the load generator's gpu_nodes)");
+ABSL_FLAG(std::string, shard, "0/1", "K/M: only the nodes whose index is K modulo M");
 ABSL_FLAG(double, rate, 100, "heartbeats per second in all");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "how long to send");
 ABSL_FLAG(int, threads, 8, "sending threads");
@@ -49,16 +58,33 @@ struct Sent {
   std::string first_error;
 };
 
+// The names of this shard's nodes, GPU and CPU alike.
+std::vector<std::string> ShardNodes(const std::string& run_id, int nodes, int gpu_nodes, int shard,
+                                    int shards) {
+  std::vector<std::string> names;
+  for (int i = shard; i < nodes; i += shards) names.push_back(FakeNodeName(run_id, i, gpu_nodes));
+  return names;
+}
+
 int Main() {
   const std::string run_id = absl::GetFlag(FLAGS_run_id);
   const int nodes = absl::GetFlag(FLAGS_nodes);
+  const int gpu_nodes = absl::GetFlag(FLAGS_gpu_nodes);
   const double rate = absl::GetFlag(FLAGS_rate);
   const int threads = absl::GetFlag(FLAGS_threads);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
-  if (run_id.empty() || nodes < 1 || rate <= 0 || threads < 1 || duration <= absl::ZeroDuration()) {
-    std::cerr << "give --run_id, --nodes >= 1, --rate > 0, --threads >= 1 and --duration > 0\n";
+  std::pair<std::string, std::string> shard_text =
+      absl::StrSplit(absl::GetFlag(FLAGS_shard), absl::MaxSplits('/', 1));
+  int shard = 0, shards = 0;
+  if (run_id.empty() || nodes < 1 || gpu_nodes < 0 || gpu_nodes > nodes || rate <= 0 ||
+      threads < 1 || duration <= absl::ZeroDuration() ||
+      !absl::SimpleAtoi(shard_text.first, &shard) || !absl::SimpleAtoi(shard_text.second, &shards) ||
+      shards < 1 || shard < 0 || shard >= shards || shard >= nodes) {
+    std::cerr << "give --run_id, --nodes >= 1, 0 <= --gpu_nodes <= --nodes, --rate > 0, "
+                 "--threads >= 1, --duration > 0 and --shard=K/M with 0 <= K < M\n";
     return 2;
   }
+  const std::vector<std::string> names = ShardNodes(run_id, nodes, gpu_nodes, shard, shards);
   auto channel = grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
   if (!channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
     std::cerr << "cannot connect to " << absl::GetFlag(FLAGS_server) << "\n";
@@ -79,9 +105,9 @@ int Main() {
       auto due = start + interval * t / threads;
       for (; due < end; due += interval) {
         std::this_thread::sleep_until(due);
-        int64_t i = next_node.fetch_add(1) % nodes;
+        const std::string& name = names[next_node.fetch_add(1) % names.size()];
         v1::HeartbeatRequest request;
-        request.set_node_name(absl::StrCat(run_id, "-cpu-", i));
+        request.set_node_name(name);
         request.set_kernel_version(kernel);
         v1::HeartbeatResponse response;
         grpc::ClientContext context;
@@ -112,12 +138,14 @@ int Main() {
   }
   const int64_t ok = static_cast<int64_t>(all.latency_ns.size());
   Percentiles latency = Summarize(all.latency_ns);
-  std::printf("heartbeats ok %lld in %.2f s = %.1f/s (target %.1f/s), errors %lld, reregister %lld\n",
-              static_cast<long long>(ok), seconds, ok / seconds, rate,
+  std::printf("heartbeats ok %lld for %zu nodes in %.2f s = %.1f/s (target %.1f/s), errors %lld, "
+              "reregister %lld\n",
+              static_cast<long long>(ok), names.size(), seconds, ok / seconds, rate,
               static_cast<long long>(all.errors), static_cast<long long>(all.reregister));
   std::printf("latency ms p50 %.3f p99 %.3f max %.3f\n", latency.p50, latency.p99, latency.max);
   if (all.errors > 0) std::printf("first error: %s\n", all.first_error.c_str());
   nlohmann::json out = {{"tool", "wsched-heartbeat-load"},
+                        {"nodes", names.size()},
                         {"ok", ok},
                         {"errors", all.errors},
                         {"reregister", all.reregister},

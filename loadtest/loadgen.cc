@@ -235,11 +235,11 @@ SetupResult RegisterNodes(const std::vector<std::shared_ptr<grpc::Channel>>& cha
       Tally tally;
       for (int i = next++; i < total; i = next++) {
         v1::RegisterNodeRequest request;
+        const std::string name = FakeNodeName(run_id, i, result.gpu_nodes);
         if (i < result.gpu_nodes) {
-          *request.mutable_node() = GpuNode(absl::StrCat(run_id, "-gpu-", i), gpu_pool);
+          *request.mutable_node() = GpuNode(name, gpu_pool);
         } else {
-          *request.mutable_node() =
-              CpuNode(absl::StrCat(run_id, "-cpu-", i - result.gpu_nodes), cpu_pool);
+          *request.mutable_node() = CpuNode(name, cpu_pool);
         }
         v1::RegisterNodeResponse response;
         auto context = Context(token, timeout);
