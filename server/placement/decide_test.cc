@@ -143,7 +143,8 @@ TEST_F(DecideTest, CpuClassStaysOffGpuPools) {
   std::vector<core::NodePool> gpu_only = {GpuPool("gpu-h100", "h100")};
   Decision never = Decide(cpu, gpu_only, snapshot_);
   ASSERT_TRUE(std::holds_alternative<Never>(never));
-  EXPECT_THAT(std::get<Never>(never).reason, HasSubstr("kept for GPU classes"));
+  EXPECT_THAT(std::get<Never>(never).reason,
+              HasSubstr("is a GPU pool and the class has no pool_selector asking for it"));
 
   // A selector naming the GPU pool opts in.
   core::WorkspaceClass on_gpu = CpuClass("cpu-on-gpu");
@@ -266,24 +267,24 @@ TEST_F(DecideTest, NeverVersusNotNow) {
   ASSERT_TRUE(std::holds_alternative<Never>(never));
   EXPECT_THAT(std::get<Never>(never).reason, HasSubstr("no pool can ever hold class gpu-1"));
   EXPECT_THAT(std::get<Never>(never).reason,
-              HasSubstr("pool gpu-h100: pool_selector {zone=mars} does not match its labels"));
+              HasSubstr("pool gpu-h100: has no label zone (pool_selector wants mars)"));
 
   Decision too_many = Run(GpuClass("gpu-16", 16));
   ASSERT_TRUE(std::holds_alternative<Never>(too_many));
   EXPECT_THAT(std::get<Never>(too_many).reason,
-              HasSubstr("pool gpu-h100: nodes have 8 GPUs, the class needs 16"));
+              HasSubstr("pool gpu-h100: node has 8 GPUs, class needs 16"));
 
   Decision wrong_model = Run(GpuClass("gpu-l4", 1, {"l4"}));
   ASSERT_TRUE(std::holds_alternative<Never>(wrong_model));
   EXPECT_THAT(std::get<Never>(wrong_model).reason,
-              HasSubstr("pool gpu-a100: GPU model a100 is not one of the class's models (l4)"));
+              HasSubstr("pool gpu-a100: gpu_model \"a100\" is not in models [l4]"));
 
   core::WorkspaceClass huge = CpuClass("huge");
   huge.resources.memory_bytes = 512 * kGi;
   Decision too_big = Run(huge);
   ASSERT_TRUE(std::holds_alternative<Never>(too_big));
   EXPECT_THAT(std::get<Never>(too_big).reason,
-              HasSubstr("pool cpu: nodes have 256Gi memory, the class requests 512Gi"));
+              HasSubstr("pool cpu: node memory 256Gi < class memory 512Gi"));
   EXPECT_FALSE(CanEverFit(huge, pools_).ok());
 
   // Pool scaled to zero: not now, and the pool is named for the autoscaler.

@@ -4,8 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/core/quantity.h"
-#include "server/placement/gpu_allocator.h"
+#include "server/core/feasibility.h"
 
 namespace wsched::placement {
 namespace {
@@ -13,30 +12,11 @@ namespace {
 // Bounds the Never reason, which ends up in an RPC answer.
 constexpr int kMaxPoolsInReason = 8;
 
-std::string FormatSelector(const std::map<std::string, std::string>& selector) {
-  return absl::StrCat("{", absl::StrJoin(selector, ", ", absl::PairFormatter("=")), "}");
-}
-
-bool ModelAccepted(const core::WorkspaceClass& cls, const core::NodePool& pool) {
-  const auto& models = cls.gpu.models;
-  return models.empty() || std::find(models.begin(), models.end(), pool.shape.gpu_model) != models.end();
-}
-
-// Fills *why (when asked) and returns false, to keep the checks one-liners.
-bool Reject(std::string* why, std::string reason) {
-  if (why != nullptr) *why = std::move(reason);
-  return false;
-}
-
-// A shape dimension of zero is "not stated": it rules nothing out.
-bool ShapeTooSmall(int64_t shape, int64_t request) { return shape > 0 && request > shape; }
-
-// CPU class + GPU pool: allowed only on purpose (see PlanPools).
-bool GpuPoolGuardAllows(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools) {
-  if (cls.pool_selector.empty()) return false;
-  return std::none_of(pools.begin(), pools.end(), [&](const core::NodePool& p) {
-    return !p.is_gpu() && p.Matches(cls.pool_selector);
-  });
+// A pool may serve the class at all: one rule for placement and catalog
+// validation alike.
+bool Feasible(const core::WorkspaceClass& cls, const core::NodePool& pool,
+              const std::vector<core::NodePool>& pools) {
+  return !core::FirstInfeasibility(cls, pool, pools).has_value();
 }
 
 }  // namespace
@@ -47,54 +27,12 @@ bool NodeAcceptsWork(core::NodeState state, core::DriverState driver_state, bool
   return !has_gpus && driver_state == core::DriverState::kNotNeeded;
 }
 
-bool PoolCanEverHold(const core::WorkspaceClass& cls, const core::NodePool& pool,
-                     std::string* why) {
-  if (!pool.Matches(cls.pool_selector)) {
-    return Reject(why, absl::StrCat("pool_selector ", FormatSelector(cls.pool_selector),
-                                    " does not match its labels"));
-  }
-  if (cls.is_gpu()) {
-    if (!pool.is_gpu()) return Reject(why, "it has no GPUs");
-    if (!ModelAccepted(cls, pool)) {
-      return Reject(why, absl::StrCat("GPU model ", pool.shape.gpu_model,
-                                      " is not one of the class's models (",
-                                      absl::StrJoin(cls.gpu.models, ", "), ")"));
-    }
-    if (cls.gpu.count > pool.shape.gpus_per_node || cls.gpu.count > kMaxGpusPerWorkspace) {
-      return Reject(why, absl::StrCat("nodes have ", pool.shape.gpus_per_node,
-                                      " GPUs, the class needs ", cls.gpu.count));
-    }
-  }
-  const core::NodeShape& shape = pool.shape;
-  const core::ClassResources& want = cls.resources;
-  if (ShapeTooSmall(shape.cpu_millis, want.cpu_request_millis)) {
-    return Reject(why, absl::StrCat("nodes have ", core::FormatCpuMillis(shape.cpu_millis),
-                                    " CPU, the class requests ",
-                                    core::FormatCpuMillis(want.cpu_request_millis)));
-  }
-  if (ShapeTooSmall(shape.memory_bytes, want.memory_bytes)) {
-    return Reject(why, absl::StrCat("nodes have ", core::FormatBytes(shape.memory_bytes),
-                                    " memory, the class requests ",
-                                    core::FormatBytes(want.memory_bytes)));
-  }
-  if (ShapeTooSmall(shape.ephemeral_storage_bytes, want.ephemeral_storage_bytes)) {
-    return Reject(why, absl::StrCat("nodes have ", core::FormatBytes(shape.ephemeral_storage_bytes),
-                                    " ephemeral storage, the class requests ",
-                                    core::FormatBytes(want.ephemeral_storage_bytes)));
-  }
-  if (ShapeTooSmall(shape.disk_bytes, want.disk_bytes)) {
-    return Reject(why, absl::StrCat("nodes have ", core::FormatBytes(shape.disk_bytes),
-                                    " disk, the class requests ", core::FormatBytes(want.disk_bytes)));
-  }
-  return true;
-}
-
 PoolPlan PlanPools(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools) {
   PoolPlan plan;
   auto add_tier = [&](auto&& accept) {
     std::vector<const core::NodePool*> tier;
     for (const core::NodePool& pool : pools) {
-      if (accept(pool) && PoolCanEverHold(cls, pool)) tier.push_back(&pool);
+      if (accept(pool) && Feasible(cls, pool, pools)) tier.push_back(&pool);
     }
     if (!tier.empty()) plan.tiers.push_back(std::move(tier));
   };
@@ -118,11 +56,9 @@ PoolPlan PlanPools(const core::WorkspaceClass& cls, const std::vector<core::Node
     return plan;
   }
 
-  if (GpuPoolGuardAllows(cls, pools)) {
-    add_tier([](const core::NodePool& pool) { return pool.is_gpu(); });
-  } else {
-    add_tier([](const core::NodePool& pool) { return !pool.is_gpu(); });
-  }
+  // GPU pools pass the rule only when no CPU pool matches the selector, so
+  // the tier never mixes kinds.
+  add_tier([](const core::NodePool&) { return true; });
   return plan;
 }
 
@@ -144,23 +80,15 @@ std::string WhyNoPool(const core::WorkspaceClass& cls, const std::vector<core::N
   std::string prefix = absl::StrCat("no pool can ever hold class ", cls.id);
   if (pools.empty()) return absl::StrCat(prefix, ": no node pools are configured");
 
-  const bool guard_allows = !cls.is_gpu() && GpuPoolGuardAllows(cls, pools);
   std::vector<std::string> parts;
   for (const core::NodePool& pool : pools) {
     if (static_cast<int>(parts.size()) == kMaxPoolsInReason) {
       parts.push_back(absl::StrCat("and ", pools.size() - kMaxPoolsInReason, " more"));
       break;
     }
-    std::string why;
-    if (!PoolCanEverHold(cls, pool, &why)) {
-      // Shape reasons first: they say more than the guard.
-    } else if (!cls.is_gpu() && pool.is_gpu() && !guard_allows) {
-      why = "GPU pool, kept for GPU classes (a CPU class uses it only when its pool_selector "
-            "matches it and no CPU pool)";
-    } else {
-      why = "could hold it";
-    }
-    parts.push_back(absl::StrCat("pool ", pool.id, ": ", why));
+    core::PoolVerdict verdict = core::CanEverHold(cls, pool, pools);
+    parts.push_back(absl::StrCat("pool ", pool.id, ": ",
+                                 verdict.feasible() ? "could hold it" : verdict.message));
   }
   return absl::StrCat(prefix, ": ", absl::StrJoin(parts, "; "));
 }

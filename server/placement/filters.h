@@ -19,29 +19,20 @@ namespace wsched::placement {
 // installer is about to be worked on, so it takes nothing new.
 bool NodeAcceptsWork(core::NodeState state, core::DriverState driver_state, bool has_gpus);
 
-// Whether a node of the pool's shape could ever hold the class, ignoring what
-// is in use. When not and `why` is set, *why says why ("nodes have 4 GPUs,
-// the class needs 8"). A zero in the shape's CPU/memory/storage means "not
-// stated" and rules nothing out. This does not apply the GPU-pool guard for
-// CPU classes, which depends on the other pools (see PlanPools).
-//
-// VM isolation is not judged here: whether future nodes have safe IOMMU
-// groups cannot be known, so no safe GPU now is "not now", not "never".
-bool PoolCanEverHold(const core::WorkspaceClass& cls, const core::NodePool& pool,
-                     std::string* why = nullptr);
-
-// The pools a class may use, in preference tiers. Nodes of one tier compete
-// on packing score; a later tier is tried only when no node of the earlier
-// ones fits now.
+// The pools a class may use, in preference tiers: those that could ever
+// hold it (core::CanEverHold, the rule catalog validation applies too).
+// Nodes of one tier compete on packing score; a later tier is tried only
+// when no node of the earlier ones fits now.
 //  - GPU class: one tier per model in `gpu.models` (first preferred, later
 //    ones fallbacks), pools in catalog order; one tier of every GPU pool
 //    when `models` is empty.
-//  - CPU class: the CPU pools its selector matches. GPU pools are guarded
-//    (like Ray's non-GPU node filter and Mesos' filterGpuResources): a CPU
-//    class uses them only when its selector is non-empty, matches them, and
-//    matches no CPU pool — that is, when it names GPU pools on purpose. A
-//    selector that happens to match both keeps off the GPU nodes, which then
-//    stay free to scale to zero.
+//  - CPU class: one tier. GPU pools are guarded (like Ray's non-GPU node
+//    filter and Mesos' filterGpuResources): a CPU class uses them only when
+//    its selector names them on purpose (core/feasibility.h, rule 4), so GPU
+//    nodes stay free to scale to zero.
+//
+// VM isolation is not judged here: whether future nodes have safe IOMMU
+// groups cannot be known, so no safe GPU now is "not now", not "never".
 struct PoolPlan {
   std::vector<std::vector<const core::NodePool*>> tiers;
   bool empty() const { return tiers.empty(); }
@@ -60,7 +51,8 @@ struct Feasibility {
 };
 Feasibility CanEverFit(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools);
 
-// The reason for Never: every pool with why it cannot hold the class.
+// The reason for Never: every pool with why it cannot hold the class
+// (core::CanEverHold's message), at most 8 of them.
 std::string WhyNoPool(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools);
 
 }  // namespace wsched::placement

@@ -5,6 +5,8 @@
 #include <optional>
 #include <vector>
 
+#include "server/core/feasibility.h"
+
 namespace wsched::placement {
 
 // GPUs that can only be handed out together: a single GPU for containers,
@@ -14,8 +16,9 @@ struct GpuUnit {
   int numa_node = -1;        // -1: unknown (counts as one more NUMA node).
 };
 
-// The largest class the allocator handles; larger counts never fit.
-inline constexpr int kMaxGpusPerWorkspace = 128;
+// The largest class the allocator handles; larger counts never fit (and
+// core::CanEverHold calls such a class infeasible everywhere).
+inline constexpr int kMaxGpusPerWorkspace = core::kMaxGpusPerWorkspace;
 
 // Picks exactly `count` GPUs made of whole units, scored by GpuSetScore
 // (fewest NUMA nodes, then best fit on them, then lowest indices). Never

@@ -37,6 +37,14 @@ class PendingReasonTest : public ::testing::Test {
     ASSERT_TRUE(snapshot_.Hold("other-on-" + node, node, {0}, {}).ok());
   }
 
+  // gpu-h100 at max_size 1, its one node without 8 free GPUs. (A max_size
+  // of 0 would not do: such a pool can never hold the class at all.)
+  void FillPreferredPoolToMaxSize() {
+    pools_[0].max_size = 1;
+    AddNode(FakeGpuNode("h1", "gpu-h100"));
+    HoldOne("h1");
+  }
+
   PendingReason Explain() {
     PendingContext ctx;
     ctx.cls = &cls_;
@@ -193,7 +201,7 @@ TEST_F(PendingReasonTest, TheNearestPoolWins) {
   // its driver: that install is what the workspace waits for.
   cls_ = GpuClass("gpu-8x", 8, {"h100", "a100"});
   pools_.push_back(GpuPool("gpu-a100", "a100"));
-  pools_[0].max_size = 0;
+  FillPreferredPoolToMaxSize();
   AddNode(FakeGpuNode("a1", "gpu-a100", "a100"), core::NodeState::kReady,
           core::DriverState::kNeedsDriver);
   PendingReason reason = Explain();
@@ -204,7 +212,7 @@ TEST_F(PendingReasonTest, TheNearestPoolWins) {
 TEST_F(PendingReasonTest, AFallbackPoolScalingUpBeatsAFullPreferredPool) {
   cls_ = GpuClass("gpu-8x", 8, {"h100", "a100"});
   pools_.push_back(GpuPool("gpu-a100", "a100"));
-  pools_[0].max_size = 0;
+  FillPreferredPoolToMaxSize();
   scaling_["gpu-a100"] = {.has_signal = true, .current_size = 0, .target_size = 1};
   PendingReason reason = Explain();
   EXPECT_EQ(reason.code, PendingCode::kScaleUpRequested);
