@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/validate.h"
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 namespace wsched::catalog {
 namespace {
@@ -20,7 +20,7 @@ void CheckNodes(absl::string_view path, int nodes, int max_size, Diagnostics& di
 }
 
 void CheckTimeZone(absl::string_view path, const std::string& time_zone, Diagnostics& diagnostics) {
-  absl::StatusOr<absl::TimeZone> zone = scaling::LoadScheduleTimeZone(time_zone);
+  absl::StatusOr<absl::TimeZone> zone = core::LoadScheduleTimeZone(time_zone);
   if (!zone.ok()) diagnostics.Error(FieldPath(path, "time_zone"), zone.status().message());
 }
 
@@ -38,14 +38,14 @@ void CheckWhen(absl::string_view path, const core::TimeWindow& when, Diagnostics
     // The core reads this as the whole day; a file says so by leaving both out.
     diagnostics.Error(
         FieldPath(path, "to"),
-        absl::StrCat("must differ from from (", scaling::FormatTimeOfDay(when.start_minute),
+        absl::StrCat("must differ from from (", core::FormatTimeOfDay(when.start_minute),
                      "); leave out from and to for the whole day"));
   }
   std::set<absl::Weekday> seen;
   for (absl::Weekday day : when.days) {
     if (!seen.insert(day).second) {
       diagnostics.Error(FieldPath(path, "days"),
-                        absl::StrCat("lists ", scaling::WeekdayName(day), " twice"));
+                        absl::StrCat("lists ", core::WeekdayName(day), " twice"));
       return;
     }
   }

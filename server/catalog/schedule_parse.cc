@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/catalog/schedules.h"
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 namespace wsched::catalog {
 namespace {
@@ -29,7 +29,7 @@ std::optional<int> ReadNodeCount(const Field& field, Diagnostics& diagnostics) {
 std::optional<int> ReadTimeOfDay(const Field& field, Diagnostics& diagnostics) {
   std::optional<std::string> text = ReadScalar(field, "a time of day (\"08:00\")", diagnostics);
   if (!text) return std::nullopt;
-  absl::StatusOr<int> minutes = scaling::ParseTimeOfDay(*text);
+  absl::StatusOr<int> minutes = core::ParseTimeOfDay(*text);
   if (!minutes.ok()) {
     diagnostics.ParseError(field.path, minutes.status().message());
     return std::nullopt;
@@ -49,7 +49,7 @@ std::vector<absl::Weekday> ReadDays(const Field& field, Diagnostics& diagnostics
   for (const Field& entry : *entries) {
     std::optional<std::string> text = ReadString(entry, diagnostics);
     if (!text) continue;
-    absl::StatusOr<std::vector<absl::Weekday>> range = scaling::ParseDayRange(*text);
+    absl::StatusOr<std::vector<absl::Weekday>> range = core::ParseDayRange(*text);
     if (!range.ok()) {
       diagnostics.ParseError(entry.path, range.status().message());
       continue;
@@ -57,7 +57,7 @@ std::vector<absl::Weekday> ReadDays(const Field& field, Diagnostics& diagnostics
     for (absl::Weekday day : *range) {
       if (std::find(days.begin(), days.end(), day) != days.end()) {
         diagnostics.ParseError(entry.path,
-                               absl::StrCat(scaling::WeekdayName(day), " is already in the list"));
+                               absl::StrCat(core::WeekdayName(day), " is already in the list"));
         break;
       }
       days.push_back(day);

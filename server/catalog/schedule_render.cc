@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "server/catalog/schedules.h"
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 namespace wsched::catalog {
 namespace {
@@ -13,7 +13,7 @@ void Key(YAML::Emitter& out, const char* key) { out << YAML::Key << key << YAML:
 // Times are quoted: YAML 1.1 readers take an unquoted 08:00 for a number.
 void Time(YAML::Emitter& out, const char* key, int minutes) {
   Key(out, key);
-  out << YAML::DoubleQuoted << scaling::FormatTimeOfDay(minutes);
+  out << YAML::DoubleQuoted << core::FormatTimeOfDay(minutes);
 }
 
 // The keys a window shares; the caller adds its value and closes the map.
@@ -22,7 +22,7 @@ void BeginWindow(YAML::Emitter& out, const core::TimeWindow& when) {
   if (!when.days.empty()) {
     Key(out, "days");
     out << YAML::Flow << YAML::BeginSeq;
-    for (const std::string& entry : scaling::FormatDays(when.days)) out << entry;
+    for (const std::string& entry : core::FormatDays(when.days)) out << entry;
     out << YAML::EndSeq;
   }
   Time(out, "from", when.start_minute);

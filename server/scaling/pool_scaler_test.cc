@@ -4,8 +4,8 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/time_window.h"
 #include "server/scaling/test_pools.h"
-#include "server/scaling/time_window.h"
 
 namespace wsched::scaling {
 namespace {
@@ -412,7 +412,7 @@ core::TimeWindow BerlinOfficeHours() {
 
 absl::Time Berlin(int month, int day, int hour, int minute) {
   return absl::FromCivil(absl::CivilMinute(2026, month, day, hour, minute),
-                         *LoadScheduleTimeZone("Europe/Berlin"));
+                         *core::LoadScheduleTimeZone("Europe/Berlin"));
 }
 
 TEST_F(PoolScalerTest, WarmBufferScheduleFollowsTheClock) {

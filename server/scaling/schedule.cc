@@ -3,13 +3,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 namespace wsched::scaling {
 namespace {
 
 absl::CivilMinute LocalMinute(const std::string& time_zone, absl::Time now) {
-  absl::StatusOr<absl::TimeZone> zone = LoadScheduleTimeZone(time_zone);
+  absl::StatusOr<absl::TimeZone> zone = core::LoadScheduleTimeZone(time_zone);
   return absl::ToCivilMinute(now, zone.ok() ? *zone : absl::UTCTimeZone());
 }
 
@@ -18,7 +18,7 @@ absl::CivilMinute LocalMinute(const std::string& time_zone, absl::Time now) {
 template <typename Window>
 std::optional<size_t> FirstCovering(const std::vector<Window>& windows, absl::CivilMinute local) {
   for (size_t i = 0; i < windows.size(); ++i) {
-    if (WindowCovers(windows[i].when, local)) return i;
+    if (core::WindowCovers(windows[i].when, local)) return i;
   }
   return std::nullopt;
 }
@@ -41,7 +41,7 @@ ScaleDownNow ScaleDownAt(const core::ScaleDownSchedule& schedule, absl::Time now
 
 std::string DescribeScheduleWindow(size_t index, const core::TimeWindow& window,
                                    const std::string& time_zone) {
-  return absl::StrCat("windows[", index, "] ", DescribeWindow(window), " ",
+  return absl::StrCat("windows[", index, "] ", core::DescribeWindow(window), " ",
                       time_zone.empty() ? "UTC" : time_zone);
 }
 

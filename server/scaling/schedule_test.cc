@@ -2,7 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 namespace wsched::scaling {
 namespace {
@@ -12,7 +12,7 @@ absl::Time Utc(int month, int day, int hour, int minute) {
 }
 
 core::TimeWindow Weekdays(int from_hour, int to_hour) {
-  return {.days = *ParseDayRange("mon-fri"),
+  return {.days = *core::ParseDayRange("mon-fri"),
           .start_minute = from_hour * 60,
           .end_minute = to_hour * 60};
 }
@@ -98,9 +98,10 @@ TEST(WarmBufferAtTest, NightWindowSpanningTheDstChangeKeepsItsLocalEnd) {
 }
 
 TEST(WarmBufferAtTest, FirstMatchingWindowWinsSoAWindowCanLower) {
-  core::WarmBuffer buffer{.default_nodes = 2,
-                          .windows = {{.when = {.days = *ParseDayRange("sat-sun")}, .nodes = 0},
-                                      {.when = {}, .nodes = 5}}};
+  core::WarmBuffer buffer{
+      .default_nodes = 2,
+      .windows = {{.when = {.days = *core::ParseDayRange("sat-sun")}, .nodes = 0},
+                  {.when = {}, .nodes = 5}}};
   WarmBufferNow saturday = WarmBufferAt(buffer, Utc(3, 28, 12, 0));
   EXPECT_EQ(saturday.nodes, 0);
   EXPECT_EQ(saturday.window, 0u);

@@ -1,4 +1,4 @@
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 #include <algorithm>
 #include <array>
@@ -11,7 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 
-namespace wsched::scaling {
+namespace wsched::core {
 namespace {
 
 constexpr int kMaxOffsetMinutes = 14 * 60;  // The widest real UTC offset.
@@ -29,7 +29,7 @@ constexpr std::array<std::pair<const char*, absl::Weekday>, 7> kDays = {{
 
 int DayIndex(absl::Weekday day) { return static_cast<int>(day); }  // Monday is 0.
 
-bool CoversDay(const core::TimeWindow& window, absl::Weekday day) {
+bool CoversDay(const TimeWindow& window, absl::Weekday day) {
   return window.days.empty() ||
          std::find(window.days.begin(), window.days.end(), day) != window.days.end();
 }
@@ -79,7 +79,7 @@ absl::StatusOr<absl::TimeZone> LoadScheduleTimeZone(absl::string_view name) {
   return zone;
 }
 
-bool WindowCovers(const core::TimeWindow& window, absl::CivilMinute local) {
+bool WindowCovers(const TimeWindow& window, absl::CivilMinute local) {
   int minute = local.hour() * 60 + local.minute();
   absl::CivilDay today(local);
   absl::Weekday weekday = absl::GetWeekday(today);
@@ -101,7 +101,7 @@ absl::StatusOr<int> ParseTimeOfDay(absl::string_view text) {
     return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": want HH:MM"));
   }
   int total = hours * 60 + minutes;
-  if (minutes >= 60 || total > core::kMinutesPerDay) {
+  if (minutes >= 60 || total > kMinutesPerDay) {
     return absl::InvalidArgumentError(absl::StrCat("\"", text, "\": not a time of day"));
   }
   return total;
@@ -176,11 +176,11 @@ std::vector<std::string> FormatDays(const std::vector<absl::Weekday>& days) {
   return out;
 }
 
-std::string DescribeWindow(const core::TimeWindow& window) {
+std::string DescribeWindow(const TimeWindow& window) {
   std::string days =
       window.days.empty() ? "every day" : absl::StrJoin(FormatDays(window.days), ",");
   return absl::StrCat(days, " ", FormatTimeOfDay(window.start_minute), "-",
                       FormatTimeOfDay(window.end_minute));
 }
 
-}  // namespace wsched::scaling
+}  // namespace wsched::core

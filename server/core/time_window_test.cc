@@ -1,9 +1,9 @@
-#include "server/scaling/time_window.h"
+#include "server/core/time_window.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
-namespace wsched::scaling {
+namespace wsched::core {
 namespace {
 
 using ::testing::ElementsAre;
@@ -18,7 +18,7 @@ constexpr absl::Weekday kMonday = absl::Weekday::monday;
 constexpr absl::Weekday kFriday = absl::Weekday::friday;
 
 TEST(TimeWindowTest, StartIsInclusiveEndExclusive) {
-  core::TimeWindow window{.days = {kMonday}, .start_minute = 8 * 60, .end_minute = 18 * 60};
+  TimeWindow window{.days = {kMonday}, .start_minute = 8 * 60, .end_minute = 18 * 60};
   EXPECT_FALSE(WindowCovers(window, Local(1, 7, 59)));
   EXPECT_TRUE(WindowCovers(window, Local(1, 8, 0)));
   EXPECT_TRUE(WindowCovers(window, Local(1, 17, 59)));
@@ -27,7 +27,7 @@ TEST(TimeWindowTest, StartIsInclusiveEndExclusive) {
 }
 
 TEST(TimeWindowTest, DefaultWindowIsEveryWholeDay) {
-  core::TimeWindow window;
+  TimeWindow window;
   for (int day = 1; day <= 7; ++day) {
     EXPECT_TRUE(WindowCovers(window, Local(day, 0, 0)));
     EXPECT_TRUE(WindowCovers(window, Local(day, 23, 59)));
@@ -38,7 +38,7 @@ TEST(TimeWindowTest, DefaultWindowIsEveryWholeDay) {
 }
 
 TEST(TimeWindowTest, WindowPastMidnightBelongsToTheDayItStarts) {
-  core::TimeWindow window{.days = {kFriday}, .start_minute = 22 * 60, .end_minute = 6 * 60};
+  TimeWindow window{.days = {kFriday}, .start_minute = 22 * 60, .end_minute = 6 * 60};
   EXPECT_TRUE(WindowCovers(window, Local(5, 23, 0)));  // Friday night.
   EXPECT_TRUE(WindowCovers(window, Local(6, 5, 59)));  // Saturday early morning.
   EXPECT_FALSE(WindowCovers(window, Local(6, 6, 0)));
@@ -110,4 +110,4 @@ TEST(TimeWindowTest, DayRangesReadAndWriteBack) {
 }
 
 }  // namespace
-}  // namespace wsched::scaling
+}  // namespace wsched::core

@@ -1,8 +1,8 @@
 // Weekly time-of-day windows in a time zone, the building block of the
 // warm-buffer and scale-down schedules (core/pool.h), and the text forms the
 // catalog reads and writes ("mon-fri", "08:00", "Europe/Berlin").
-#ifndef WSCHED_SERVER_SCALING_TIME_WINDOW_H_
-#define WSCHED_SERVER_SCALING_TIME_WINDOW_H_
+#ifndef WSCHED_SERVER_CORE_TIME_WINDOW_H_
+#define WSCHED_SERVER_CORE_TIME_WINDOW_H_
 
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "server/core/pool.h"
 
-namespace wsched::scaling {
+namespace wsched::core {
 
 // The time zone a schedule's windows are read in: "" (UTC), "UTC", "Z", a
 // fixed offset ("+01:00", "UTC-05:30") or an IANA name ("Europe/Berlin",
@@ -23,7 +23,7 @@ namespace wsched::scaling {
 absl::StatusOr<absl::TimeZone> LoadScheduleTimeZone(absl::string_view name);
 
 // True when `window` covers the local minute `local`.
-bool WindowCovers(const core::TimeWindow& window, absl::CivilMinute local);
+bool WindowCovers(const TimeWindow& window, absl::CivilMinute local);
 
 // "08:30" -> 510; "24:00" -> 1440 (only meaningful as an end).
 absl::StatusOr<int> ParseTimeOfDay(absl::string_view text);
@@ -42,8 +42,8 @@ const char* WeekdayName(absl::Weekday day);
 // ParseDayRange reads back: {"mon-fri", "sun"}.
 std::vector<std::string> FormatDays(const std::vector<absl::Weekday>& days);
 // "mon-fri 08:00-18:00", "sat 00:00-24:00", "every day 22:00-06:00".
-std::string DescribeWindow(const core::TimeWindow& window);
+std::string DescribeWindow(const TimeWindow& window);
 
-}  // namespace wsched::scaling
+}  // namespace wsched::core
 
-#endif  // WSCHED_SERVER_SCALING_TIME_WINDOW_H_
+#endif  // WSCHED_SERVER_CORE_TIME_WINDOW_H_
