@@ -125,7 +125,8 @@ class AgentE2eTest : public ::testing::Test {
             std::string("--token=") + testing::kAgentToken,
             "--pool=" + pool,
             "--node_name=" + node_name,
-            "--nvidia_smi=" + nvidia_smi};
+            "--nvidia_smi=" + nvidia_smi,
+            "--cdi_dir="};  // No node spec: these tests read the inline answers.
   }
 
   std::optional<v1::Node> FindNode(const std::string& name) {

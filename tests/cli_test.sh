@@ -155,7 +155,7 @@ check "pools json" 0 '"gpus_per_node": 8' "$CP" pools --output=json
 have_node=false
 if [[ -x $AGENT ]]; then
   if "$AGENT" --root="$SRC/tests/sysfs/h100-8gpu" --server="$ADDR" --token="$AGENT_TOKEN" \
-      --pool=gpu-h100 --node_name=h100-a --nvidia_smi= --once >"$WORK/agent.log" 2>&1; then
+      --pool=gpu-h100 --node_name=h100-a --nvidia_smi= --cdi_dir= --once >"$WORK/agent.log" 2>&1; then
     have_node=true
     passed=$((passed + 1))
   else

@@ -53,7 +53,7 @@ while [ "$running" -lt "$WSCHED_TARGET_SIZE" ]; do
   # setsid: the agent outlives this command (the actuator reaps its group).
   setsid ")sh" << WSCHED_AGENT_BINARY << R"sh(" --root="$dir/$name" --server=127.0.0.1:)sh" << port
                       << R"sh( --token=)sh" << testing::kAgentToken << R"sh( --pool="$WSCHED_POOL" \
-    --node_name="$name" --heartbeat_interval=1s >> "$dir/$name.log" 2>&1 &
+    --node_name="$name" --heartbeat_interval=1s --cdi_dir= >> "$dir/$name.log" 2>&1 &
   pid=$!
   echo $pid > "$dir/$name.pid"
   # Wait until the agent has left this command's process group (reaped on exit).

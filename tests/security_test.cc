@@ -266,7 +266,7 @@ TEST_F(SecurityTest, ClientCertificatesMapToRolesAndScopes) {
 
   // The real agent, with its node certificate instead of a token.
   std::string out;
-  int rc = RunCommand(absl::StrCat(Binary("wsched-agent"), " --once --nvidia_smi= --root=",
+  int rc = RunCommand(absl::StrCat(Binary("wsched-agent"), " --once --nvidia_smi= --cdi_dir= --root=",
                             testing::SourcePath("tests/sysfs/h100-8gpu"),
                             " --node_name=node-2 --pool=gpu-h100 --server=", server.address(),
                             " --tls_ca_file=", ca_.ca_cert(), " --tls_cert_file=", node2.cert,

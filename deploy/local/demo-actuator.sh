@@ -38,6 +38,7 @@ while [ "$running" -lt "$WSCHED_TARGET_SIZE" ]; do
   # setsid: the agent outlives this command (the actuator reaps its group).
   setsid "$bin/wsched-agent" --root="$state/nodes/$name" --server="$server" \
     --token="$WSCHED_DEMO_AGENT_TOKEN" --pool="$pool" --node_name="$name" --nvidia_smi= \
+    --cdi_dir="$state/cdi/$name" --cdi_host_root="$state/nodes/$name" --cdi_nvidia_spec_dirs= \
     >>"$state/nodes/$name.log" 2>&1 &
   pid=$!
   echo "$pid" >"$state/nodes/$name.pid"

@@ -4,11 +4,18 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/agent/log.h"
 #include "server/agent/report.h"
 #include "server/agent/rooted_fs.h"
 
 namespace wsched::agent {
+namespace {
+
+// The server's bound on a reported health reason (request_validation.cc).
+constexpr size_t kMaxHealthReason = 256;
+
+}  // namespace
 
 void StopSignal::Stop() {
   absl::MutexLock lock(&mutex_);
@@ -107,7 +114,32 @@ absl::StatusOr<core::NodeInfo> Agent::Discover() {
                                      node.status().message()));
   }
   verdicts_ = JudgeGpus(*node, sampled ? &fresh_sample_ : nullptr, xids_.Unhealthy(absl::Now()));
+  DescribeCdi(*node);
   return node;
+}
+
+void Agent::DescribeCdi(core::NodeInfo& node) {
+  if (options_.cdi.spec_dir.empty()) return;
+  NodeCdiPlan plan = PlanNodeCdi(RootedFs(options_.discovery.root), node, options_.cdi);
+  if (absl::Status status = SyncSpecFiles(options_.cdi.spec_dir, plan); !status.ok()) {
+    // Names that point at a file the runtime cannot read would fail every
+    // container: hand nothing out until the directory is writable again.
+    std::string problem = absl::StrCat("CDI spec not written: ", status.message());
+    plan.gpu_names.clear();
+    plan.cdi.problems.push_back(problem);
+    for (const core::Gpu& gpu : node.gpus) plan.gpu_problems[gpu.uuid] = problem;
+  }
+  ApplyNodeCdi(plan, node);
+  for (const auto& [uuid, problem] : plan.gpu_problems) {
+    verdicts_[uuid] = {.healthy = false, .reason = problem.substr(0, kMaxHealthReason)};
+  }
+  if (node.cdi.problems != cdi_problems_) {
+    Log(node.cdi.problems.empty()
+            ? absl::StrCat("CDI spec in ", options_.cdi.spec_dir, " (", core::CdiModeName(node.cdi.mode),
+                           " mode) describes every GPU")
+            : absl::StrCat("CDI: ", absl::StrJoin(node.cdi.problems, "; ")));
+    cdi_problems_ = node.cdi.problems;
+  }
 }
 
 absl::Status Agent::Register(const core::NodeInfo& node) {

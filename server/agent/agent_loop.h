@@ -19,6 +19,7 @@
 #include "server/agent/discovery.h"
 #include "server/agent/gpu_health_rules.h"
 #include "server/agent/inventory_client.h"
+#include "server/agent/node_cdi.h"
 #include "server/agent/nvidia_smi.h"
 #include "server/agent/xid_events.h"
 #include "server/core/node.h"
@@ -51,6 +52,8 @@ struct AgentOptions {
   absl::Duration heartbeat_interval = absl::Seconds(10);
   absl::Duration initial_backoff = absl::Seconds(1);
   absl::Duration max_backoff = absl::Minutes(1);
+  // The node's CDI spec; spec_dir empty: off (answers carry the spec inline).
+  CdiOptions cdi;
   // Called with what is about to be registered (for --print).
   std::function<void(const core::NodeInfo&)> on_register;
 };
@@ -73,6 +76,9 @@ class Agent {
   // False when nvidia-smi failed this cycle (its verdicts are unknown).
   bool SampleNvidiaSmiOnce();
   void ReadXids();
+  // Keeps the node's spec files in step and reports what they name; a GPU
+  // they cannot describe is judged unhealthy with the reason.
+  void DescribeCdi(core::NodeInfo& node);
   absl::Status Register(const core::NodeInfo& node);
   // Sends a heartbeat; clears registered_ when the server asks to re-register.
   absl::Status Heartbeat(const core::NodeInfo& node);
@@ -96,6 +102,7 @@ class Agent {
   XidTracker xids_;
   // This cycle's health of the GPUs, by UUID (see JudgeGpus).
   std::map<std::string, GpuVerdict> verdicts_;
+  std::vector<std::string> cdi_problems_;  // Last logged, so each change is logged once.
   absl::BitGen random_;  // Backoff jitter.
 };
 

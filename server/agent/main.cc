@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/flags/marshalling.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
@@ -51,6 +52,16 @@ ABSL_FLAG(std::string, kmsg, "/dev/kmsg",
           "Kernel log to read NVIDIA XID events from (below --root); empty: do not read XIDs");
 ABSL_FLAG(absl::Duration, xid_hold, absl::Minutes(5),
           "How long a GPU is reported unhealthy after an XID that makes it so");
+ABSL_FLAG(std::string, cdi_dir, "/var/run/cdi",
+          "Directory the node's CDI spec files are written to, as this agent sees it (a container "
+          "mounts the host's /var/run/cdi there); empty: write none, answers carry the spec inline");
+ABSL_FLAG(std::vector<std::string>, cdi_nvidia_spec_dirs,
+          std::vector<std::string>({"/etc/cdi", "/var/run/cdi"}),
+          "Directories where NVIDIA's generated CDI spec (kind nvidia.com/gpu) may be, as this agent "
+          "sees them; when it is there its names are used and no GPU spec of ours is written");
+ABSL_FLAG(std::string, cdi_host_root, "/",
+          "How the node's container runtime sees --root: paths in the spec are this plus the path "
+          "below --root (\"/\" on a host or with the host mounted at /host)");
 ABSL_FLAG(bool, once, false, "Discover (and register, with --server) once, then exit");
 ABSL_FLAG(bool, print, false, "Print the discovered node as JSON on stdout");
 
@@ -170,6 +181,9 @@ int main(int argc, char** argv) {
     options.kernel_log = path->string();
   }
   options.xid_hold = absl::GetFlag(FLAGS_xid_hold);
+  options.cdi.spec_dir = absl::GetFlag(FLAGS_cdi_dir);
+  options.cdi.nvidia_spec_dirs = absl::GetFlag(FLAGS_cdi_nvidia_spec_dirs);
+  options.cdi.host_root = absl::GetFlag(FLAGS_cdi_host_root);
   const bool once = absl::GetFlag(FLAGS_once);
   const bool print = absl::GetFlag(FLAGS_print);
   const std::string server = absl::GetFlag(FLAGS_server);
@@ -181,6 +195,14 @@ int main(int argc, char** argv) {
   }
   if (options.heartbeat_interval <= absl::ZeroDuration()) {
     Log("--heartbeat_interval must be positive");
+    return kExitUsage;
+  }
+  if (!options.cdi.spec_dir.empty() && options.cdi.spec_dir.front() != '/') {
+    Log("--cdi_dir must be an absolute path (or empty to write no spec)");
+    return kExitUsage;
+  }
+  if (options.cdi.host_root.empty() || options.cdi.host_root.front() != '/') {
+    Log("--cdi_host_root must be an absolute path");
     return kExitUsage;
   }
   if (options.xid_hold < absl::ZeroDuration()) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "server/convert/convert.h"
+
 namespace wsched::agent {
 namespace {
 
@@ -10,52 +12,12 @@ wsched::v1::GpuHealth HealthOf(const core::Gpu& gpu) {
   return gpu.healthy ? wsched::v1::GPU_HEALTH_HEALTHY : wsched::v1::GPU_HEALTH_UNHEALTHY;
 }
 
-void FillGpu(const core::Gpu& gpu, wsched::v1::Gpu& out) {
-  out.set_index(gpu.index);
-  out.set_uuid(gpu.uuid);
-  out.set_pci_address(gpu.pci_address);
-  out.set_model(gpu.model);
-  out.set_memory_bytes(gpu.memory_bytes);
-  out.set_numa_node(gpu.numa_node);
-  out.set_health(HealthOf(gpu));
-  out.set_iommu_group(gpu.iommu_group);
-  for (const core::PciDevice& member : gpu.iommu_group_members) {
-    wsched::v1::IommuGroupMember* proto = out.add_iommu_group_members();
-    proto->set_pci_address(member.address);
-    proto->set_pci_class(member.pci_class);
-    proto->set_vendor(member.vendor);
-  }
-}
-
-void FillDevice(const core::DeviceNode& device, wsched::v1::DeviceNode& out) {
-  out.set_path(device.path);
-  out.set_type(std::string(1, device.type));
-  out.set_major(device.major);
-  out.set_minor(device.minor);
-  out.set_permissions(device.permissions);
-}
-
 }  // namespace
 
 wsched::v1::NodeInfo NodeInfoToProto(const core::NodeInfo& node) {
-  wsched::v1::NodeInfo out;
-  out.set_name(node.name);
-  out.set_pool(node.pool);
-  out.set_provider_id(node.provider_id);
-  wsched::v1::Resources* allocatable = out.mutable_allocatable();
-  allocatable->set_cpu_millis(node.cpu_millis);
-  allocatable->set_memory_bytes(node.memory_bytes);
-  allocatable->set_ephemeral_storage_bytes(node.ephemeral_storage_bytes);
-  allocatable->set_disk_bytes(node.disk_bytes);
-  out.set_kernel_version(node.kernel_version);
-  out.set_os_id(node.os_id);
-  out.set_os_version(node.os_version);
-  out.set_driver_version(node.driver_version);
-  for (const core::Gpu& gpu : node.gpus) FillGpu(gpu, *out.add_gpus());
-  for (const core::DeviceNode& device : node.control_devices) {
-    FillDevice(device, *out.add_control_devices());
-  }
-  return out;
+  // The server's own mapping, so the agent reports every field it knows
+  // (a second copy here once dropped the CDI fields).
+  return convert::ToProto(node);
 }
 
 void ApplyVerdicts(const std::map<std::string, GpuVerdict>& verdicts, wsched::v1::NodeInfo& node) {

@@ -89,7 +89,7 @@ EOF
 agent_once() {
   FAKE_NVIDIA_SMI_CSV=$WORK/nvidia-smi.csv "$AGENT" --root="$SRC/tests/sysfs/$1" --server="$ADDR" \
     --token="$AGENT_TOKEN" --pool="$2" --node_name="$3" --nvidia_smi="$SRC/tests/sysfs/bin/nvidia-smi" \
-    --once >>"$WORK/agent.log" 2>&1
+    --cdi_dir= --once >>"$WORK/agent.log" 2>&1
 }
 agent_once h100-8gpu gpu-h100 h100-a
 ctl "$CP" place ws-gpu-1 --org=o-1 --project=p-1 --user=u-1 --class=gpu-1x

@@ -1,0 +1,138 @@
+#include "server/agent/cdi_spec.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "nlohmann/json.hpp"
+#include "server/core/cdi_names.h"
+
+namespace wsched::agent {
+namespace {
+
+using Json = nlohmann::ordered_json;  // Field order kept: readable, stable files.
+
+constexpr int kNvidiaMajor = 195;  // /dev/nvidia<N> is char 195:N.
+
+Json DeviceNodeJson(const core::DeviceNode& device, const std::string& host_root) {
+  Json json;
+  json["path"] = device.path;
+  json["hostPath"] = HostPath(host_root, device.path);
+  json["type"] = std::string(1, device.type);
+  json["major"] = device.major;
+  json["minor"] = device.minor;
+  if (!device.permissions.empty()) json["permissions"] = device.permissions;
+  return json;
+}
+
+Json MountJson(const std::string& host_path, const std::string& container_path,
+               std::vector<std::string> options) {
+  Json json;
+  json["hostPath"] = host_path;
+  json["containerPath"] = container_path;
+  json["options"] = std::move(options);
+  return json;
+}
+
+Json ReadOnlyMount(const std::string& host_root, const std::string& node_path) {
+  return MountJson(HostPath(host_root, node_path), node_path, {"ro", "nosuid", "nodev", "bind"});
+}
+
+Json HookJson(const DriverFiles& files, const std::string& host_root,
+              std::vector<std::string> args) {
+  std::vector<std::string> argv = files.hook.argv;
+  argv.insert(argv.end(), args.begin(), args.end());
+  Json json;
+  json["hookName"] = "createContainer";
+  json["path"] = HostPath(host_root, files.hook.path);
+  json["args"] = std::move(argv);
+  return json;
+}
+
+std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
+
+// Soname links: NVIDIA's hook creates them inside the container when it is
+// installed; otherwise the library itself is bound at the soname's path too,
+// which a dynamic linker follows just the same.
+void AddLibraries(const DriverFiles& files, const std::string& host_root, Json& edits) {
+  std::vector<std::string> links;
+  for (const DriverLibrary& library : files.libraries) {
+    edits["mounts"].push_back(ReadOnlyMount(host_root, library.path));
+    if (library.soname_path.empty()) continue;
+    if (files.hook.path.empty()) {
+      edits["mounts"].push_back(MountJson(HostPath(host_root, library.path), library.soname_path,
+                                          {"ro", "nosuid", "nodev", "bind"}));
+    } else {
+      links.push_back("--link");
+      links.push_back(absl::StrCat(BaseName(library.path), "::", library.soname_path));
+    }
+  }
+  if (files.hook.path.empty()) return;
+  if (!links.empty()) {
+    links.insert(links.begin(), "create-symlinks");
+    edits["hooks"].push_back(HookJson(files, host_root, links));
+  }
+  std::vector<std::string> ldcache = {"update-ldcache"};
+  for (const std::string& dir : files.library_dirs) {
+    ldcache.push_back("--folder");
+    ldcache.push_back(dir);
+  }
+  edits["hooks"].push_back(HookJson(files, host_root, ldcache));
+}
+
+}  // namespace
+
+std::string HostPath(const std::string& host_root, const std::string& node_path) {
+  absl::string_view root = absl::StripSuffix(host_root, "/");
+  return absl::StrCat(root, node_path);
+}
+
+std::string BuildGpuSpec(const core::NodeInfo& node, const DriverFiles& files,
+                         const std::string& host_root) {
+  Json devices = Json::array();
+  for (const core::Gpu& gpu : node.gpus) {
+    core::DeviceNode device{absl::StrCat("/dev/nvidia", gpu.index), 'c', kNvidiaMajor, gpu.index,
+                            "rw"};
+    Json entry;
+    entry["name"] = gpu.uuid;
+    entry["containerEdits"]["deviceNodes"] = Json::array({DeviceNodeJson(device, host_root)});
+    devices.push_back(std::move(entry));
+  }
+  Json edits;
+  edits["deviceNodes"] = Json::array();
+  for (const core::DeviceNode& control : node.control_devices) {
+    edits["deviceNodes"].push_back(DeviceNodeJson(control, host_root));
+  }
+  edits["mounts"] = Json::array();
+  AddLibraries(files, host_root, edits);
+  for (const std::string& utility : files.utilities) {
+    edits["mounts"].push_back(ReadOnlyMount(host_root, utility));
+  }
+  if (!files.firmware_dir.empty()) edits["mounts"].push_back(ReadOnlyMount(host_root, files.firmware_dir));
+  for (const std::string& socket : files.sockets) {
+    edits["mounts"].push_back(
+        MountJson(HostPath(host_root, socket), socket, {"ro", "nosuid", "nodev", "bind", "noexec"}));
+  }
+  Json spec;
+  spec["cdiVersion"] = kCdiSpecVersion;
+  spec["kind"] = core::kWschedGpuKind;
+  spec["devices"] = std::move(devices);
+  spec["containerEdits"] = std::move(edits);
+  return spec.dump(2) + "\n";
+}
+
+std::string BuildDeviceSpec(const std::vector<NamedDevice>& devices, const std::string& host_root) {
+  Json entries = Json::array();
+  for (const NamedDevice& device : devices) {
+    Json entry;
+    entry["name"] = device.name;
+    entry["containerEdits"]["deviceNodes"] = Json::array({DeviceNodeJson(device.node, host_root)});
+    entries.push_back(std::move(entry));
+  }
+  Json spec;
+  spec["cdiVersion"] = kCdiSpecVersion;
+  spec["kind"] = core::kWschedDeviceKind;
+  spec["devices"] = std::move(entries);
+  return spec.dump(2) + "\n";
+}
+
+}  // namespace wsched::agent

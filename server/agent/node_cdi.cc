@@ -1,0 +1,176 @@
+#include "server/agent/node_cdi.h"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/agent/cdi_spec.h"
+#include "server/agent/driver_files.h"
+#include "server/agent/nvidia_cdi_spec.h"
+#include "server/core/cdi_names.h"
+#include "server/core/node_validation.h"
+
+namespace wsched::agent {
+namespace {
+
+constexpr size_t kMaxProblemLength = 512;
+
+struct ExtraDevice {
+  const char* name;
+  core::DeviceNode node;  // Numbers used when the tree holds a plain file (fake trees).
+};
+
+// The device nodes classes ask for by name (docs/catalog.md "devices").
+const ExtraDevice kExtraDevices[] = {
+    {"fuse", {"/dev/fuse", 'c', 10, 229, "rwm"}},
+    {"tun", {"/dev/net/tun", 'c', 10, 200, "rwm"}},
+    {"kvm", {"/dev/kvm", 'c', 10, 232, "rwm"}},
+    {"vhost-net", {"/dev/vhost-net", 'c', 10, 238, "rwm"}},
+};
+
+void PlanExtraDevices(const RootedFs& fs, const CdiOptions& options, NodeCdiPlan& plan) {
+  std::vector<NamedDevice> present;
+  for (const ExtraDevice& extra : kExtraDevices) {
+    if (!fs.Exists(extra.node.path)) continue;
+    core::DeviceNode node = extra.node;
+    if (std::optional<DeviceNumbers> real = fs.CharDevice(node.path)) {
+      node.major = real->major;
+      node.minor = real->minor;
+    }
+    present.push_back({extra.name, node});
+    plan.cdi.extra_devices.push_back(
+        {node.path, core::CdiQualifiedName(core::kWschedDeviceKind, extra.name)});
+  }
+  if (present.empty()) {
+    plan.remove.push_back(kDeviceSpecFile);
+  } else {
+    plan.write.push_back({kDeviceSpecFile, BuildDeviceSpec(present, options.host_root)});
+  }
+}
+
+void AllGpusHave(const core::NodeInfo& node, const std::string& problem, NodeCdiPlan& plan) {
+  for (const core::Gpu& gpu : node.gpus) plan.gpu_problems[gpu.uuid] = problem;
+}
+
+// NVIDIA's spec is there: its names, or for a GPU it lacks, the reason.
+void PlanNvidia(const NvidiaSpec& spec, const core::NodeInfo& node, NodeCdiPlan& plan) {
+  plan.cdi.mode = core::CdiMode::kNvidia;
+  NvidiaNames names = MatchNvidiaNames(spec, node.gpus);
+  plan.gpu_names = names.by_uuid;
+  for (const auto& [uuid, problem] : names.problems) {
+    plan.gpu_problems[uuid] = problem;
+    plan.cdi.problems.push_back(problem);
+  }
+  plan.remove.push_back(kGpuSpecFile);
+}
+
+void PlanWsched(const RootedFs& fs, const core::NodeInfo& node, const CdiOptions& options,
+                NodeCdiPlan& plan) {
+  plan.cdi.mode = core::CdiMode::kWsched;
+  if (node.gpus.empty()) {
+    plan.remove.push_back(kGpuSpecFile);
+    return;
+  }
+  DriverFiles files = DiscoverDriverFiles(fs, node.driver_version);
+  if (node.driver_version.empty()) files.problems.push_back("no NVIDIA driver is loaded");
+  if (!files.problems.empty()) {
+    // No partial spec: a container that starts without libcuda fails later
+    // and more obscurely than a GPU that is not handed out.
+    plan.cdi.problems = files.problems;
+    AllGpusHave(node, absl::StrCat("CDI: ", absl::StrJoin(files.problems, "; ")), plan);
+    plan.remove.push_back(kGpuSpecFile);
+    return;
+  }
+  for (const core::Gpu& gpu : node.gpus) {
+    plan.gpu_names[gpu.uuid] = core::CdiQualifiedName(core::kWschedGpuKind, gpu.uuid);
+  }
+  plan.write.push_back({kGpuSpecFile, BuildGpuSpec(node, files, options.host_root)});
+}
+
+absl::StatusOr<std::string> ReadIfExists(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::string();
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+absl::Status WriteAtomically(const std::filesystem::path& path, const std::string& content) {
+  // The temporary name has no .json/.yaml suffix: runtimes watching the
+  // directory ignore it.
+  std::filesystem::path temp = path;
+  temp += ".tmp";
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) return absl::InternalError(absl::StrCat("writing ", temp.string(), " failed"));
+  }
+  std::error_code error;
+  std::filesystem::permissions(temp, std::filesystem::perms(0644), error);
+  std::filesystem::rename(temp, path, error);
+  if (error) {
+    return absl::InternalError(absl::StrCat("renaming ", temp.string(), " to ", path.string(),
+                                            ": ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+NodeCdiPlan PlanNodeCdi(const RootedFs& fs, const core::NodeInfo& node, const CdiOptions& options) {
+  NodeCdiPlan plan;
+  if (options.spec_dir.empty()) return plan;  // CDI off: inline answers.
+  plan.cdi.spec_dir = options.spec_dir;
+  absl::StatusOr<std::optional<NvidiaSpec>> nvidia = FindNvidiaSpec(options.nvidia_spec_dirs);
+  if (!nvidia.ok()) {
+    // The node has a spec of NVIDIA's kind that cannot be read: writing our
+    // own beside it would not help (the runtime refuses the kind), so no GPU
+    // goes out until it is fixed.
+    plan.cdi.mode = core::CdiMode::kNvidia;
+    plan.cdi.problems.push_back(std::string(nvidia.status().message()));
+    AllGpusHave(node, absl::StrCat("CDI: ", nvidia.status().message()), plan);
+    plan.remove.push_back(kGpuSpecFile);
+  } else if (nvidia->has_value() && !node.gpus.empty()) {
+    PlanNvidia(**nvidia, node, plan);
+  } else {
+    PlanWsched(fs, node, options, plan);
+  }
+  PlanExtraDevices(fs, options, plan);
+  return plan;
+}
+
+absl::Status SyncSpecFiles(const std::string& dir, const NodeCdiPlan& plan) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return absl::InternalError(absl::StrCat("creating ", dir, ": ", error.message()));
+  for (const SpecFile& file : plan.write) {
+    std::filesystem::path path = std::filesystem::path(dir) / file.name;
+    absl::StatusOr<std::string> current = ReadIfExists(path);
+    if (current.ok() && *current == file.content) continue;
+    if (absl::Status status = WriteAtomically(path, file.content); !status.ok()) return status;
+  }
+  for (const std::string& name : plan.remove) {
+    std::filesystem::remove(std::filesystem::path(dir) / name, error);
+    if (error) return absl::InternalError(absl::StrCat("removing ", name, ": ", error.message()));
+  }
+  return absl::OkStatus();
+}
+
+void ApplyNodeCdi(const NodeCdiPlan& plan, core::NodeInfo& node) {
+  node.cdi = plan.cdi;
+  // Within what the server accepts (core/node_validation.h); the GPUs'
+  // health reasons carry the rest.
+  if (node.cdi.problems.size() > core::kMaxCdiProblems) node.cdi.problems.resize(core::kMaxCdiProblems);
+  for (std::string& problem : node.cdi.problems) problem = problem.substr(0, kMaxProblemLength);
+  for (core::Gpu& gpu : node.gpus) {
+    auto name = plan.gpu_names.find(gpu.uuid);
+    gpu.cdi_device = name == plan.gpu_names.end() ? "" : name->second;
+  }
+}
+
+}  // namespace wsched::agent
