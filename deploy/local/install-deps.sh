@@ -16,6 +16,10 @@ PACKAGES=(
   prometheus python3-yaml
   clang-14
   tzdata
+  # The runtime test (tests/runtime): podman starts GPU containers from
+  # wsched's CDI answers; the CDI project's JSON schema and a validator.
+  podman runc busybox-static
+  golang-github-container-orchestrated-devices-container-device-interface-dev python3-jsonschema
 )
 
 missing=()

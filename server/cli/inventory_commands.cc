@@ -61,6 +61,22 @@ void PrintUnhealthyGpus(const v1::NodeInfo& info) {
   }
 }
 
+// The node's CDI mode: which spec container runtimes resolve its GPUs through.
+void PrintCdi(const v1::NodeCdi& cdi) {
+  if (cdi.mode() == v1::CDI_MODE_UNSPECIFIED) {
+    std::cout << "cdi:            inline (the node reports no spec; answers carry one)\n";
+    return;
+  }
+  std::cout << "cdi:            "
+            << (cdi.mode() == v1::CDI_MODE_NVIDIA ? "nvidia (NVIDIA's spec, kind nvidia.com/gpu)"
+                                                  : "wsched (wsched's spec, kind wsched.io/gpu)")
+            << " in " << cdi.spec_dir() << "\n";
+  std::vector<std::string> devices;
+  for (const auto& device : cdi.extra_devices()) devices.push_back(device.name());
+  if (!devices.empty()) std::cout << "cdi devices:    " << Join(devices, ", ") << "\n";
+  for (const auto& problem : cdi.problems()) std::cout << "cdi problem:    " << problem << "\n";
+}
+
 void PrintNodeDetail(const v1::Node& node) {
   const v1::NodeInfo& info = node.info();
   std::cout << "name:           " << info.name() << "\n"
@@ -86,6 +102,7 @@ void PrintNodeDetail(const v1::Node& node) {
     }
     std::cout << "control devices: " << Join(devices, ", ") << "\n";
   }
+  PrintCdi(info.cdi());
   if (info.gpus().empty()) {
     std::cout << "gpus:           none\n";
     return;

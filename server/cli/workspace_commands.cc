@@ -46,9 +46,23 @@ std::string PendingText(const v1::Workspace& workspace) {
 void PrintDeviceSpec(const v1::DeviceSpec& spec) {
   if (spec.has_cdi()) {
     std::cout << "\ncontainer devices (CDI):\n";
-    for (const auto& name : spec.cdi().device_names()) std::cout << "  " << name << "\n";
-    if (!spec.cdi().spec_json().empty()) {
-      std::cout << "CDI spec:\n" << PrettyJson(spec.cdi().spec_json()) << "\n";
+    const v1::CdiSpec& cdi = spec.cdi();
+    for (const auto& name : cdi.device_names()) std::cout << "  " << name << "\n";
+    if (!cdi.spec_json().empty()) {
+      std::cout << "CDI spec:\n" << PrettyJson(cdi.spec_json()) << "\n";
+    }
+    if (!cdi.env().empty()) {
+      std::cout << "env: " << Join({cdi.env().begin(), cdi.env().end()}, " ") << "\n";
+    }
+    if (!cdi.podman_args().empty()) {
+      std::cout << "podman run " << Join({cdi.podman_args().begin(), cdi.podman_args().end()}, " ")
+                << " IMAGE\n";
+    }
+    if (cdi.has_kubernetes()) {
+      std::cout << "kubernetes pod: spec.nodeName: " << cdi.kubernetes().node_name() << "\n";
+      for (const auto& [key, value] : cdi.kubernetes().annotations()) {
+        std::cout << "  annotation " << key << ": " << value << "\n";
+      }
     }
   } else if (spec.has_vfio()) {
     const v1::VfioSpec& vfio = spec.vfio();

@@ -1,0 +1,323 @@
+#!/usr/bin/env bash
+# GPU workspaces started by a real container runtime from wsched's answers.
+#   runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR
+#
+# Fake GPU nodes (copies of tests/sysfs/h100-8gpu with mknod-made device
+# nodes and fake driver libraries), the real agent writing the node's CDI
+# spec into /var/run/cdi, the real server placing workspaces on them, and
+# podman (runc) starting each container with exactly the --device/--env
+# arguments of the answer. Inside, the test looks for the workspace's own
+# /dev/nvidiaN and no other GPU's, the control nodes, /dev/fuse, the driver
+# libraries, nvidia-smi and NVIDIA_VISIBLE_DEVICES.
+# Also: NVIDIA's spec already on the node (wsched answers with its names and
+# writes no second GPU spec), the CDI JSON schema, a driver upgrade, and a
+# node whose libraries belong to another driver (no workspace, the reason).
+#
+# Needs root (mknod, /var/run/cdi), podman and runc (deploy/local/install-deps.sh),
+# and the test PostgreSQL on 127.0.0.1:55433 (the ctest "pg" fixture).
+# Exits 77 (skipped) only where podman cannot run at all.
+set -euo pipefail
+
+CTL=${1:?usage: runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR}
+SERVER=${2:?wsched-server binary required}
+AGENT=${3:?wsched-agent binary required}
+SRC=${4:?source dir required}
+PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
+DB=runtime_test_$$
+PY=/usr/bin/python3
+SCHEMA=/usr/share/gocode/src/github.com/container-orchestrated-devices/container-device-interface/schema
+CDI_DIR=/var/run/cdi
+NVIDIA_SPEC=/etc/cdi/wsched-runtime-test-nvidia.yaml
+OLD=550.54.15
+NEW=560.35.03
+LIB=usr/lib/x86_64-linux-gnu
+IMAGE=localhost/wsched-runtime-test:busybox
+
+ADMIN=admin-token-0123456789abcdef
+CP=control-plane-token-0123456789
+AGENT_TOKEN=agent-token-0123456789abcdef
+
+skip() { echo "SKIPPED: $1" >&2; exit 77; }
+[[ $(id -u) -eq 0 ]] || skip "needs root: mknod for device nodes and the node's CDI directory $CDI_DIR"
+command -v podman >/dev/null || skip "podman is not installed (deploy/local/install-deps.sh installs it)"
+command -v runc >/dev/null || skip "runc is not installed"
+[[ -x /bin/busybox ]] || skip "busybox-static is not installed (the container image is made from it)"
+
+WORK=$(mktemp -d /tmp/wsched-runtime-test-XXXXXX)
+export CONTAINERS_CONF=$WORK/containers.conf
+PODMAN=(podman --root "$WORK/storage" --runroot "$WORK/run" --storage-driver vfs
+        --runtime runc --cgroup-manager cgroupfs)
+passed=0
+failed=0
+server_pid=
+
+cleanup() {
+  local rc=$?
+  if [[ -n $server_pid ]]; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -f "$CDI_DIR/wsched-gpu.json" "$CDI_DIR/wsched-device.json" "$NVIDIA_SPEC"
+  psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  if [[ $rc -eq 0 || $rc -eq 77 ]]; then
+    rm -rf "$WORK"
+  else
+    echo "runtime_test: logs kept in $WORK" >&2
+    [[ -f $WORK/server.log ]] && tail -30 "$WORK/server.log" >&2
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+pass() { echo "ok: $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $1" >&2; failed=$((failed + 1)); }
+# expect NAME FILE TEXT: FILE contains the line TEXT.
+expect() { if grep -qxF -- "$3" "$2"; then pass "$1"; else fail "$1: no line \"$3\" in $2"; sed 's/^/    | /' "$2" >&2; fi; }
+# refute NAME FILE TEXT: no line of FILE contains TEXT.
+refute() { if grep -qF -- "$3" "$2"; then fail "$1: \"$3\" in $2"; sed 's/^/    | /' "$2" >&2; else pass "$1"; fi; }
+ctl() { local token=$1; shift; WSCHED_TOKEN=$token "$CTL" --server="$ADDR" "$@"; }
+
+# --- podman: a busybox image, no network, no registry --------------------------------
+printf '[containers]\ndefault_ulimits = []\n' >"$CONTAINERS_CONF"
+mkdir -p "$WORK/image/bin" "$WORK/image/etc" "$WORK/image/tmp"
+cp /bin/busybox "$WORK/image/bin/"
+for tool in sh ls cat echo test true; do ln -s busybox "$WORK/image/bin/$tool"; done
+if ! tar -C "$WORK/image" -c . | "${PODMAN[@]}" import - "$IMAGE" >"$WORK/podman-import.log" 2>&1 ||
+   ! "${PODMAN[@]}" run --rm --network none "$IMAGE" true >>"$WORK/podman-import.log" 2>&1; then
+  cat "$WORK/podman-import.log" >&2
+  skip "podman cannot run a container on this machine"
+fi
+pass "podman runs a container"
+
+# --- fake GPU nodes -------------------------------------------------------------------
+# make_node NAME: tests/sysfs/h100-8gpu with UUIDs of its own and real device
+# nodes (the runtime stats each hostPath).
+make_node() {
+  local root=$WORK/nodes/$1
+  mkdir -p "$WORK/nodes"
+  cp -r "$SRC/tests/sysfs/h100-8gpu" "$root"
+  sed -i "s/GPU-/GPU-$1-/" "$root"/proc/driver/nvidia/gpus/*/information
+  local uvm
+  uvm=$(awk '$2 == "nvidia-uvm" {print $1}' "$root/proc/devices")
+  for i in 0 1 2 3 4 5 6 7; do rm -f "$root/dev/nvidia$i"; mknod "$root/dev/nvidia$i" c 195 "$i"; done
+  rm -f "$root"/dev/nvidiactl "$root"/dev/nvidia-modeset "$root"/dev/nvidia-uvm "$root"/dev/nvidia-uvm-tools
+  mknod "$root/dev/nvidiactl" c 195 255
+  mknod "$root/dev/nvidia-modeset" c 195 254
+  mknod "$root/dev/nvidia-uvm" c "$uvm" 0
+  mknod "$root/dev/nvidia-uvm-tools" c "$uvm" 1
+  rm -f "$root/dev/fuse" "$root/dev/net/tun"
+  mknod "$root/dev/fuse" c 10 229
+  mknod "$root/dev/net/tun" c 10 200
+  echo "$root"
+}
+
+# agent NAME POOL [FLAGS...]: one registration of the node, CDI spec written.
+agent() {
+  local name=$1 pool=$2
+  shift 2
+  "$AGENT" --root="$WORK/nodes/$name" --server="$ADDR" --token="$AGENT_TOKEN" --pool="$pool" \
+    --node_name="$name" --nvidia_smi= --once --cdi_dir="$CDI_DIR" \
+    --cdi_host_root="$WORK/nodes/$name" "$@" >>"$WORK/agent-$name.log" 2>&1
+}
+
+# place ID CLASS: the answer as JSON in $WORK/ID.json.
+place() {
+  ctl "$CP" place "$1" --org=o-1 --project=p-1 --user=u-1 --class="$2" --output=json >"$WORK/$1.json"
+}
+
+# field ID EXPR: a Python expression over the answer `w`.
+field() { "$PY" -c "import json,sys; w=json.load(open('$WORK/$1.json')); print($2)"; }
+
+# run_in ID SCRIPT: podman run with the answer's arguments; output in $WORK/ID.out.
+run_in() {
+  local args
+  mapfile -t args < <(field "$1" "'\n'.join(w['device_spec']['cdi']['podman_args'])")
+  echo "podman run ${args[*]} $IMAGE" >"$WORK/$1.cmd"
+  "${PODMAN[@]}" run --rm --network none "${args[@]}" "$IMAGE" sh -c "$2" >"$WORK/$1.out" 2>&1 ||
+    { fail "$1: podman run failed"; sed 's/^/    | /' "$WORK/$1.out" >&2; return 0; }
+  echo "--- inside $1's container ($(cat "$WORK/$1.cmd")):"
+  sed 's/^/    /' "$WORK/$1.out"
+}
+
+INSIDE='for d in /dev/nvidia[0-9]*; do echo "gpu $d"; done
+for d in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/fuse /dev/net/tun; do
+  test -c $d && echo "device $d"; done
+echo "visible $NVIDIA_VISIBLE_DEVICES"
+for f in /usr/lib/x86_64-linux-gnu/libcuda.so.* /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.*; do
+  echo "library $f: $(cat $f)"; done
+echo "smi $(/usr/bin/nvidia-smi)"
+for f in /lib/firmware/nvidia/*/*; do echo "firmware $f"; done'
+
+# check_container ID INDEX... : the container saw exactly these GPUs.
+check_container() {
+  local id=$1
+  shift
+  local out=$WORK/$id.out want
+  for i in 0 1 2 3 4 5 6 7; do
+    want=false
+    for j in "$@"; do [[ $i == "$j" ]] && want=true; done
+    if $want; then expect "$id sees its GPU $i" "$out" "gpu /dev/nvidia$i"
+    else refute "$id does not see GPU $i" "$out" "gpu /dev/nvidia$i"; fi
+  done
+  expect "$id has nvidiactl" "$out" "device /dev/nvidiactl"
+  expect "$id has nvidia-uvm" "$out" "device /dev/nvidia-uvm"
+  expect "$id visible devices are its own" "$out" \
+    "visible $(field "$id" "','.join(g['uuid'] for g in w['gpus'])")"
+}
+
+# --- server ---------------------------------------------------------------------------
+psql -q -v ON_ERROR_STOP=1 "$PG/postgres" -c "CREATE DATABASE $DB" >/dev/null
+cat >"$WORK/tokens.yaml" <<EOF
+tokens:
+  - {name: rt-admin, token: $ADMIN, role: admin}
+  - {name: rt-cp, token: $CP, role: control-plane}
+  - {name: rt-agent, token: $AGENT_TOKEN, role: agent}
+EOF
+sed "s/@DRIVER@/$OLD/; s/@BRANCH@/${OLD%%.*}/" "$SRC/tests/runtime/catalog.yaml.in" >"$WORK/catalog.yaml"
+"$SERVER" --listen=127.0.0.1:0 --port_file="$WORK/port" --metrics_listen= \
+  --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
+  --catalog="$WORK/catalog.yaml" --database_connections=4 >"$WORK/server.log" 2>&1 &
+server_pid=$!
+port=
+for _ in $(seq 300); do
+  if [[ -s $WORK/port ]] && [[ $(tail -c1 "$WORK/port" | od -An -c | tr -d ' ') == '\n' ]]; then
+    port=$(tr -d '\n' <"$WORK/port")
+    break
+  fi
+  kill -0 "$server_pid" 2>/dev/null || { echo "wsched-server exited at start" >&2; exit 1; }
+  sleep 0.1
+done
+[[ -n $port ]] || { echo "wsched-server wrote no port file in 30s" >&2; exit 1; }
+ADDR=127.0.0.1:$port
+
+# --- node a: wsched's own spec --------------------------------------------------------
+A=$(make_node node-a)
+mkdir -p "$WORK/no-nvidia-spec"
+agent node-a rt-a --cdi_nvidia_spec_dirs="$WORK/no-nvidia-spec" || fail "agent on node-a"
+[[ -f $CDI_DIR/wsched-gpu.json ]] && pass "agent wrote $CDI_DIR/wsched-gpu.json" ||
+  fail "no $CDI_DIR/wsched-gpu.json"
+if "$PY" "$SRC/tests/runtime/validate_cdi.py" "$SCHEMA" "$CDI_DIR/wsched-gpu.json" \
+     "$CDI_DIR/wsched-device.json" >"$WORK/schema.out" 2>&1; then
+  pass "specs valid against the CDI JSON schema"
+else
+  fail "specs invalid against the CDI JSON schema"
+fi
+cat "$WORK/schema.out"
+ctl "$ADMIN" node get node-a >"$WORK/node-a.txt"
+refute "node-a: no CDI problem" "$WORK/node-a.txt" "cdi problem"
+grep -q "^cdi: *wsched" "$WORK/node-a.txt" && pass "node get shows the wsched mode" ||
+  fail "node get lacks the wsched mode: $(grep cdi "$WORK/node-a.txt")"
+
+place ws-one rt-gpu-1
+place ws-two rt-gpu-2
+for id in ws-one ws-two; do
+  [[ $(field $id "w['state']") == WORKSPACE_STATE_PLACED ]] && pass "$id placed" || fail "$id not placed"
+  [[ $(field $id "w['device_spec']['cdi'].get('spec_json', '')") == "" ]] &&
+    pass "$id: names only, no inline spec" || fail "$id carries an inline spec"
+  [[ $(field $id "w['device_spec']['cdi']['kubernetes']['node_name']") == node-a ]] &&
+    pass "$id: Kubernetes node name" || fail "$id: Kubernetes node name"
+  annotation=$(field $id "w['device_spec']['cdi']['kubernetes']['annotations']['cdi.k8s.io/wsched_workspace']")
+  [[ $annotation == "$(field $id "','.join(w['device_spec']['cdi']['device_names'])")" ]] &&
+    pass "$id: cdi.k8s.io annotation requests every device ($annotation)" ||
+    fail "$id: annotation $annotation"
+done
+echo "--- ws-one as wschedctl prints it:"
+ctl "$CP" workspace get ws-one | sed -n '/container devices/,$p' | sed 's/^/    /'
+
+run_in ws-one "$INSIDE"
+check_container ws-one $(field ws-one "' '.join(str(g['index']) for g in w['gpus'])")
+expect "ws-one has /dev/fuse (its class asks)" "$WORK/ws-one.out" "device /dev/fuse"
+expect "ws-one has libcuda of the loaded driver" "$WORK/ws-one.out" \
+  "library /$LIB/libcuda.so.$OLD: fake libcuda.so $OLD"
+expect "ws-one has libcuda's soname" "$WORK/ws-one.out" "library /$LIB/libcuda.so.1: fake libcuda.so $OLD"
+expect "ws-one has libnvidia-ml" "$WORK/ws-one.out" \
+  "library /$LIB/libnvidia-ml.so.$OLD: fake libnvidia-ml.so $OLD"
+expect "ws-one runs nvidia-smi" "$WORK/ws-one.out" "smi fake nvidia-smi $OLD"
+expect "ws-one has the GSP firmware" "$WORK/ws-one.out" "firmware /lib/firmware/nvidia/$OLD/gsp_ga10x.bin"
+
+run_in ws-two "$INSIDE"
+check_container ws-two $(field ws-two "' '.join(str(g['index']) for g in w['gpus'])")
+refute "ws-two has no /dev/fuse (its class does not ask)" "$WORK/ws-two.out" "device /dev/fuse"
+
+# --- driver upgrade on node a: the spec follows the loaded driver ---------------------
+for f in "$A"/$LIB/*."$OLD"; do
+  base=$(basename "$f" ".$OLD")
+  echo "fake $base $NEW" >"$A/$LIB/$base.$NEW"
+done
+ln -sf "libcuda.so.$NEW" "$A/$LIB/libcuda.so.1"
+mkdir -p "$A/lib/firmware/nvidia/$NEW" && echo "fake GSP firmware $NEW" >"$A/lib/firmware/nvidia/$NEW/gsp_ga10x.bin"
+echo "$NEW" >"$A/sys/module/nvidia/version"
+sed "s/@DRIVER@/$NEW/; s/@BRANCH@/${NEW%%.*}/" "$SRC/tests/runtime/catalog.yaml.in" >"$WORK/catalog-new.yaml"
+ctl "$ADMIN" catalog apply "$WORK/catalog-new.yaml" >"$WORK/apply.out" 2>&1 ||
+  { fail "catalog apply"; cat "$WORK/apply.out" >&2; }
+agent node-a rt-a --cdi_nvidia_spec_dirs="$WORK/no-nvidia-spec" || fail "agent on node-a after the upgrade"
+grep -q "libcuda.so.$NEW" "$CDI_DIR/wsched-gpu.json" && ! grep -q "libcuda.so.$OLD" "$CDI_DIR/wsched-gpu.json" &&
+  pass "the upgrade rewrote the spec for $NEW" || fail "spec not rewritten for $NEW"
+place ws-three rt-gpu-1
+run_in ws-three "$INSIDE"
+expect "ws-three has the new libcuda" "$WORK/ws-three.out" "library /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW"
+refute "ws-three has no old libcuda" "$WORK/ws-three.out" "libcuda.so.$OLD"
+
+# --- node c: libraries of another driver: no spec, no workspace, the reason -----------
+C=$(make_node node-c)
+for f in "$C"/$LIB/*."$OLD"; do mv "$f" "${f%."$OLD"}.535.104.05"; done
+echo "$NEW" >"$C/sys/module/nvidia/version"
+agent node-c rt-c --cdi_nvidia_spec_dirs="$WORK/no-nvidia-spec" --cdi_dir="$WORK/cdi-node-c" ||
+  fail "agent on node-c"
+ctl "$ADMIN" node get node-c >"$WORK/node-c.txt"
+grep -q "cdi problem: *libnvidia-ml.so is 535.104.05 but the loaded driver is $NEW" "$WORK/node-c.txt" &&
+  pass "node-c names the mismatch" || { fail "node-c lacks the mismatch"; cat "$WORK/node-c.txt" >&2; }
+grep -q "unhealthy: CDI: libnvidia-ml.so is 535.104.05" "$WORK/node-c.txt" &&
+  pass "node-c's GPUs are out of service with the reason" || fail "node-c's GPUs not out of service"
+[[ ! -e $WORK/cdi-node-c/wsched-gpu.json ]] && pass "no partial spec for node-c" || fail "node-c got a GPU spec"
+place ws-bad rt-mismatch-1
+[[ $(field ws-bad "w['state']") == WORKSPACE_STATE_PENDING ]] && pass "ws-bad gets no GPU" ||
+  fail "ws-bad was placed"
+echo "ws-bad pending: $(field ws-bad "w.get('pending_reason', '')")"
+
+# --- node b: NVIDIA's spec already on the node ----------------------------------------
+if grep -lqs "nvidia.com/gpu" /etc/cdi/* /var/run/cdi/* 2>/dev/null; then
+  echo "NOTE: this machine has its own nvidia.com/gpu spec; the NVIDIA-mode part is not run"
+else
+  B=$(make_node node-b)
+  echo "$NEW" >"$B/sys/module/nvidia/version"  # The catalog's driver by now.
+  echo "fake libcuda.so $NEW" >"$B/$LIB/libcuda.so.$NEW"
+  mkdir -p "$(dirname "$NVIDIA_SPEC")"
+  {
+    echo "cdiVersion: 0.5.0"
+    echo "kind: nvidia.com/gpu"
+    echo "devices:"
+    for i in 0 1 2 3 4 5 6 7; do
+      printf -- '- name: "%s"\n  containerEdits:\n    deviceNodes:\n' "$i"
+      printf -- '    - {path: /dev/nvidia%s, hostPath: %s/dev/nvidia%s}\n' "$i" "$B" "$i"
+    done
+    echo "containerEdits:"
+    echo "  deviceNodes:"
+    echo "  - {path: /dev/nvidiactl, hostPath: $B/dev/nvidiactl}"
+    echo "  - {path: /dev/nvidia-uvm, hostPath: $B/dev/nvidia-uvm}"
+    echo "  mounts:"
+    echo "  - {hostPath: $B/$LIB/libcuda.so.$NEW, containerPath: /$LIB/libcuda.so.$NEW, options: [ro, nosuid, nodev, bind]}"
+  } >"$NVIDIA_SPEC"
+  agent node-b rt-b --cdi_nvidia_spec_dirs=/etc/cdi || fail "agent on node-b"
+  [[ ! -e $CDI_DIR/wsched-gpu.json ]] && pass "no wsched GPU spec beside NVIDIA's" ||
+    fail "wsched-gpu.json written beside NVIDIA's spec"
+  [[ $(grep -ls "nvidia.com/gpu" /etc/cdi/* /var/run/cdi/* | wc -l) -eq 1 ]] &&
+    pass "exactly one spec of kind nvidia.com/gpu" || fail "more than one nvidia.com/gpu spec"
+  ctl "$ADMIN" node get node-b >"$WORK/node-b.txt"
+  grep -q "^cdi: *nvidia" "$WORK/node-b.txt" && pass "node get shows the nvidia mode" ||
+    fail "node get lacks the nvidia mode"
+  place ws-nv rt-nvidia-1
+  [[ $(field ws-nv "w['state']") == WORKSPACE_STATE_PLACED ]] && pass "ws-nv placed" ||
+    { fail "ws-nv not placed: $(field ws-nv "w.get('pending_reason', '')")"; exit 1; }
+  index=$(field ws-nv "w['gpus'][0]['index']")
+  [[ $(field ws-nv "w['device_spec']['cdi']['device_names'][0]") == "nvidia.com/gpu=$index" ]] &&
+    pass "ws-nv answered with NVIDIA's name nvidia.com/gpu=$index" || fail "ws-nv names"
+  run_in ws-nv "$INSIDE"
+  check_container ws-nv "$index"
+  expect "ws-nv has /dev/fuse from wsched's device kind" "$WORK/ws-nv.out" "device /dev/fuse"
+  expect "ws-nv has NVIDIA's libcuda" "$WORK/ws-nv.out" "library /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW"
+fi
+
+echo "runtime_test: $passed passed, $failed failed"
+[[ $failed -eq 0 ]]
