@@ -38,8 +38,12 @@ await_state ws-gpu-2 WORKSPACE_STATE_PLACED
 echo "what the exec actuator was asked to do:"
 grep 'pool=gpu-h100' "$WSCHED_DEMO_STATE/actuator.log" | sed 's/^/  /'
 ctl "${admin[@]}" scaling
-step "placed, with the CDI spec for the container runtime (/dev/fuse merged in)"
+step "placed: the CDI names of the node's spec (its agent wrote it), as podman arguments and as a Kubernetes pod's node name and annotation"
 ctl "${cp[@]}" place ws-gpu-1 --org=acme --project=ml --user=grace --class=gpu-1x
+node=$(ctl "${cp[@]}" workspace get ws-gpu-1 --output=json | sed -n 's/.*"node_name": "\(.*\)".*/\1/p' | head -1)
+echo "the node's spec, as its agent wrote it ($WSCHED_DEMO_STATE/cdi/$node/wsched-gpu.json), first lines:"
+sed -n '1,12p' "$WSCHED_DEMO_STATE/cdi/$node/wsched-gpu.json" | sed 's/^/  /'
+ctl "${admin[@]}" node get "$node" | grep '^cdi' || true
 
 step "an 8-GPU workspace does not fit now (2 of 8 GPUs held; the pool is at max_size 1): pending"
 ctl "${cp[@]}" place ws-gpu-8 --org=acme --project=ml --user=grace --class=gpu-8x
