@@ -339,7 +339,8 @@ gs_step_log=""
 [[ -s $GS_WORK/out/workspace.json ]] || fail "the guide's workspace get printed nothing"
 "$AGENT_BIN" --root="$SRC/tests/sysfs/h100-8gpu" --nvidia_smi= --once --print >"$GS_WORK/node.json" 2>/dev/null ||
   fail "wsched-agent --once --print on tests/sysfs/h100-8gpu failed"
-"$PY" - "$GS_WORK/out/workspace.json" "$GS_WORK/node.json" <<'PY' || fail "the placed workspace (see above)"
+"$PY" - "$GS_WORK/out/workspace.json" "$GS_WORK/node.json" "$HOME/wsched-cdi/wsched-gpu.json" \
+  <<'PY' || fail "the placed workspace (see above)"
 import json, sys
 ws = json.load(open(sys.argv[1]))
 node = json.load(open(sys.argv[2]))
@@ -359,18 +360,28 @@ check(cdi is not None, "no CDI device spec")
 if len(assigned) == 1 and cdi is not None:
     uuid = assigned[0]["uuid"]
     check(uuid in gpus, f"GPU {uuid} is not one of the fake node's GPUs")
-    check(cdi.get("device_names") == [f"nvidia.com/gpu={uuid}"], f"CDI device names {cdi.get('device_names')}")
+    check(cdi.get("mode") == "CDI_MODE_WSCHED", f"CDI mode {cdi.get('mode')!r}: the agent wrote no spec")
+    check(cdi.get("device_names") == [f"wsched.io/gpu={uuid}", "wsched.io/device=fuse"],
+          f"CDI device names {cdi.get('device_names')}")
+    check(cdi.get("env") == [f"NVIDIA_VISIBLE_DEVICES={uuid}"], f"env {cdi.get('env')}")
+    check(cdi.get("podman_args", [])[:2] == ["--device", f"wsched.io/gpu={uuid}"],
+          f"podman args {cdi.get('podman_args')}")
+    k8s = cdi.get("kubernetes", {})
+    check(k8s.get("node_name") == "h100-node-1", f"Kubernetes node name {k8s.get('node_name')!r}")
+    check(k8s.get("annotations", {}).get("cdi.k8s.io/wsched_workspace") == ",".join(cdi.get("device_names", [])),
+          f"Kubernetes annotations {k8s.get('annotations')}")
+    # The node's spec, as the agent wrote it where the guide said.
     try:
-        spec = json.loads(cdi.get("spec_json", ""))
-    except ValueError as e:
+        spec = json.load(open(sys.argv[3]))
+    except (OSError, ValueError) as e:
         spec = {}
-        errors.append(f"spec_json is not JSON: {e}")
-    check(spec.get("kind") == "nvidia.com/gpu", f"CDI kind {spec.get('kind')!r}")
+        errors.append(f"the node's CDI spec {sys.argv[3]}: {e}")
+    check(spec.get("kind") == "wsched.io/gpu", f"CDI kind {spec.get('kind')!r}")
     check(bool(spec.get("cdiVersion")), "CDI spec without cdiVersion")
-    devices = spec.get("devices", [])
-    check([d.get("name") for d in devices] == [uuid], f"CDI devices {[d.get('name') for d in devices]}")
-    if devices and uuid in gpus:
-        paths = [n.get("path") for n in devices[0].get("containerEdits", {}).get("deviceNodes", [])]
+    devices = {d.get("name"): d for d in spec.get("devices", [])}
+    check(uuid in devices, f"the node's spec has no device {uuid}")
+    if uuid in devices and uuid in gpus:
+        paths = [n.get("path") for n in devices[uuid].get("containerEdits", {}).get("deviceNodes", [])]
         want = gpus[uuid]["device"]["path"]
         check(want in paths, f"CDI device nodes {paths} lack {want}")
 for e in errors:
