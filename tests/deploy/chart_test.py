@@ -14,7 +14,10 @@ image; server probes are native gRPC probes on the gRPC container port;
 container ports equal the Dockerfile's EXPOSE and the --listen and
 --metrics_listen flags; every flag exists in server/main.cc or
 server/agent/main.cc; the agent mounts exactly the host paths discovery
-reads (server/agent/*.cc), all read-only; every referenced volume, Secret
+reads (server/agent/*.cc), all read-only under --root, none of a type that
+creates it, and as its one writable hostPath the CDI directory at exactly
+--cdi_dir (beside /etc/cdi, read-only), running as uid 0 only then and
+never with a capability; every referenced volume, Secret
 key, ConfigMap and ServiceAccount exists. Also: values.yaml keys are all in
 docs/deploy.md, NOTES.txt renders, the catalog in the ConfigMap validates
 with wschedctl, and missing required values fail the rendering with a clear
@@ -56,9 +59,19 @@ LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?")
 ABSL_BUILTIN = {"fromenv", "tryfromenv", "flagfile", "undefok"}
 # Paths discovery reads that no mount needs to cover, and why.
 UNMOUNTED_OK = {
-    "/usr/lib/os-release": "read only when /etc/os-release is missing; the /etc/os-release "
-                           "hostPath follows its usual symlink to this file",
+    "/lib64": "merged-/usr hosts link it to /usr/lib64, which the /usr mount covers; elsewhere it "
+              "holds the dynamic linker and no NVIDIA files, and arm64 hosts have none, where a "
+              "hostPath would make the runtime create it in the host's /",
+    "/bin": "merged-/usr hosts link it to /usr/bin, which the /usr mount covers; neither NVIDIA's "
+            "packages nor its installer put utilities in a separate /bin",
+    "/tmp/nvidia-mps": "the host's /tmp is not mounted (other users' files and sockets), and a "
+                       "hostPath of the pipe directory would be created, owned by root, on nodes "
+                       "without MPS, breaking an MPS daemon started later as another user: the "
+                       "agent's spec carries no MPS pipes on Kubernetes",
 }
+# hostPath types that create the path when it is missing: only for what the
+# agent writes.
+CREATING_TYPES = {"DirectoryOrCreate", "FileOrCreate"}
 
 failures, passes = [], 0
 quiet = False  # while rendering a case that is meant to be flagged
@@ -90,11 +103,20 @@ def dockerfile_exposed():
 
 
 def discovery_paths():
-    """Absolute paths the agent's discovery code reads, below --root."""
+    """Absolute paths the agent's discovery code reads, below --root: every
+    string literal that is a path in a top-level directory (/sys, /proc,
+    /dev, /etc, /usr, /lib, /lib64, /bin, /sbin, /run, /tmp, /var, /opt),
+    "/dev/nvidia" of "/dev/nvidiaN" included; not the tails of paths built
+    with StrCat ("/information")."""
     paths = set()
-    for name in ("discovery.cc", "host_facts.cc", "nvidia_proc.cc", "pci.cc"):
-        for lit in re.findall(r'"(/(?:sys|proc|dev|etc|usr)(?:/[\w.-]*)*)"', read(f"server/agent/{name}")):
+    for name in ("discovery.cc", "host_facts.cc", "nvidia_proc.cc", "pci.cc", "driver_files.cc",
+                 "node_cdi.cc"):
+        for lit in re.findall(r'"(/(?:sys|proc|dev|etc|usr|lib|lib64|s?bin|run|tmp|var|opt)(?:/[\w.-]*)*)"',
+                              read(f"server/agent/{name}")):
             paths.add(lit.rstrip("/"))
+    for must in ("/usr/lib", "/usr/bin", "/lib/firmware/nvidia", "/etc/ld.so.conf.d",
+                 "/run/nvidia-persistenced/socket", "/run/nvidia-fabricmanager/socket", "/dev/fuse"):
+        check(must in paths, f"discovery_paths() no longer finds {must} in server/agent/*.cc")
     return paths
 
 
@@ -135,10 +157,19 @@ def check_doc_basics(doc, src, namespace):
     return where
 
 
-def check_pod(where, pod, image, volumes_needed_readonly=False):
+def check_pod(where, pod, image, volumes_needed_readonly=False, writable=(), uid0=False):
+    """writable: mount paths exempt from volumes_needed_readonly. uid0: the pod
+    runs as uid 0 (the agent writing the host's CDI directory), still with
+    a group other than 0 and, as every container, no capability."""
     spec = pod["spec"]
     sc = spec.get("securityContext", {})
-    check(sc.get("runAsNonRoot") is True and sc.get("runAsUser", 0) != 0, f"{where}: runs as root")
+    if uid0:
+        check(sc.get("runAsUser") == 0 and sc.get("runAsNonRoot") is not True
+              and sc.get("runAsGroup", 0) != 0 and sc.get("fsGroup", 0) != 0,
+              f"{where}: must run as uid 0 (to write --cdi_dir) with a group other than 0: {sc}")
+    else:
+        check(sc.get("runAsNonRoot") is True and sc.get("runAsUser", 0) != 0, f"{where}: runs as root")
+    check(sc.get("seccompProfile") == {"type": "RuntimeDefault"}, f"{where}: seccompProfile")
     vols = {v["name"]: v for v in spec.get("volumes", [])}
     used = set()
     for c in spec["containers"]:
@@ -147,11 +178,13 @@ def check_pod(where, pod, image, volumes_needed_readonly=False):
         check(c.get("imagePullPolicy") in ("Always", "IfNotPresent", "Never"), f"{cw}: imagePullPolicy")
         csc = c.get("securityContext", {})
         check(csc.get("allowPrivilegeEscalation") is False and csc.get("readOnlyRootFilesystem") is True
-              and csc.get("capabilities", {}).get("drop") == ["ALL"], f"{cw}: securityContext")
+              and csc.get("capabilities", {}).get("drop") == ["ALL"]
+              and not csc.get("capabilities", {}).get("add") and not csc.get("privileged")
+              and "runAsUser" not in csc and "runAsNonRoot" not in csc, f"{cw}: securityContext")
         for m in c.get("volumeMounts", []):
             used.add(m["name"])
             check(m["name"] in vols, f"{cw}: mount of unknown volume {m['name']}")
-            if volumes_needed_readonly:
+            if volumes_needed_readonly and m["mountPath"] not in writable:
                 check(m.get("readOnly") is True, f"{cw}: mount {m['mountPath']} is not readOnly")
     check(used == set(vols), f"{where}: unused volumes {sorted(set(vols) - used)}")
     return vols
@@ -343,10 +376,12 @@ def validate(docs, values, namespace, label):
         check(apod["spec"]["nodeSelector"] == {a["poolLabel"]: pool}, f"{where}: nodeSelector")
         if catalog_pools:
             check(pool in catalog_pools, f"{where}: pool {pool} is not in the catalog")
-        avols = check_pod(where, apod, image, volumes_needed_readonly=True)
         (ac,) = apod["spec"]["containers"]
-        check(ac.get("command") == ["/usr/local/bin/wsched-agent"], f"{where}: command")
         af = arg_flags(ac["args"])
+        cdi_dir = af.get("cdi_dir", "/var/run/cdi")
+        avols = check_pod(where, apod, image, volumes_needed_readonly=True,
+                          writable={cdi_dir} if cdi_dir else set(), uid0=bool(cdi_dir))
+        check(ac.get("command") == ["/usr/local/bin/wsched-agent"], f"{where}: command")
         check(set(af) <= agent_flags, f"{where}: unknown agent flags {sorted(set(af) - agent_flags)}")
         check(af.get("pool") == pool, f"{where}: --pool")
         root = af.get("root", "/")
@@ -371,15 +406,55 @@ def validate(docs, values, namespace, label):
                 tkey = next((k for k, p in items.items() if p == os.path.basename(af["token_file"])), None)
         check(tv is not None and tv["secret"]["secretName"] == secret_name and tkey == "agent-token",
               f"{where}: --token_file is not the Secret's agent-token")
-        host = {}
+        # The CDI directories: --cdi_dir, the one writable hostPath, and
+        # NVIDIA's spec directories, read-only; both at the agent's own
+        # paths, not below --root.
+        check(("cdi_dir" in af) and (bool(af["cdi_dir"]) == bool(a["cdi"]["enabled"])),
+              f"{where}: --cdi_dir={af.get('cdi_dir')} with agent.cdi.enabled={a['cdi']['enabled']}")
+        spec_dirs = [d for d in (af.get("cdi_nvidia_spec_dirs") or "").split(",") if d] if cdi_dir else []
+        if cdi_dir:
+            check(cdi_dir.startswith("/") and not cdi_dir.startswith(root + "/"), f"{where}: --cdi_dir={cdi_dir}")
+            check("cdi_nvidia_spec_dirs" in af and "/etc/cdi" in spec_dirs and cdi_dir in spec_dirs,
+                  f"{where}: --cdi_nvidia_spec_dirs={af.get('cdi_nvidia_spec_dirs')}")
+            # Paths in the spec are the host's: those below --root as they are.
+            check(af.get("cdi_host_root", "/") == "/", f"{where}: --cdi_host_root")
+        rro = a["recursiveReadOnly"]
+        host, cdi_mounts = {}, {}
         for m in ac["volumeMounts"]:
             v = avols[m["name"]]
-            if "hostPath" in v:
-                check(m["mountPath"] == root + v["hostPath"]["path"], f"{where}: {m['mountPath']} not at --root")
-                host[v["hostPath"]["path"]] = m
+            if "hostPath" not in v:
+                continue
+            hp = v["hostPath"]
+            if m.get("readOnly"):
+                check(hp.get("type", "") not in CREATING_TYPES, f"{where}: read-only hostPath {hp} creates itself")
+                check(m.get("recursiveReadOnly") == (rro or None), f"{where}: {m['mountPath']} recursiveReadOnly")
+            else:
+                check("recursiveReadOnly" not in m, f"{where}: {m['mountPath']} recursiveReadOnly")
+            if m["mountPath"].startswith(root + "/"):
+                check(m["mountPath"] == root + hp["path"], f"{where}: {m['mountPath']} not at --root")
+                host[hp["path"]] = m
+            else:
+                cdi_mounts[m["mountPath"]] = (hp, m)
+        writable = [p for p, (_, m) in cdi_mounts.items() if not m.get("readOnly")]
+        check(writable == ([cdi_dir] if cdi_dir else []), f"{where}: writable hostPaths {writable}, --cdi_dir={cdi_dir}")
+        if cdi_dir:
+            hp, _ = cdi_mounts.get(cdi_dir, ({}, None))
+            check(hp == {"path": a["cdi"]["dir"], "type": "DirectoryOrCreate"},
+                  f"{where}: --cdi_dir is not the host's agent.cdi.dir: {hp}")
+        for d in spec_dirs:
+            if d != cdi_dir:
+                hp, m = cdi_mounts.get(d, ({}, {}))
+                check(hp.get("path") == d and m.get("readOnly") is True,
+                      f"{where}: NVIDIA spec directory {d} is not the host's, read-only")
+        check(set(cdi_mounts) == set(spec_dirs) | ({cdi_dir} if cdi_dir else set()),
+              f"{where}: hostPaths outside --root: {sorted(cdi_mounts)}")
         for p in reads:
             covered = any(p == h or p.startswith(h + "/") for h in host)
             check(covered or p in UNMOUNTED_OK, f"{where}: discovery reads {p}, which no hostPath mounts")
+            if p in UNMOUNTED_OK:
+                check(not covered, f"{where}: {p} is mounted; drop it from UNMOUNTED_OK")
+        for p in UNMOUNTED_OK:
+            check(p in reads, f"{where}: UNMOUNTED_OK lists {p}, which discovery no longer reads")
         for h in host:
             check(any(p == h or p.startswith(h + "/") for p in reads), f"{where}: hostPath {h} is never read")
         shape = catalog_shapes.get(pool, {})
@@ -440,7 +515,11 @@ FULL = [
     "serverTls.enabled=true", "serverTls.clientCaSecret=wsched-client-ca",
     "server.requireHashedTokens=true",
     "ingress.annotations={nginx.ingress.kubernetes.io/backend-protocol: GRPCS}",
+    "agent.cdi.dir=/run/cdi", "agent.recursiveReadOnly=Enabled",
 ]
+# No CDI spec files: the agent back at user 10001, every hostPath read-only;
+# and no recursiveReadOnly (clusters before 1.30).
+NO_CDI = ["agent.cdi.enabled=false", "agent.recursiveReadOnly="]
 # Mutual TLS required of every caller: only without the chart's agents.
 MTLS = ["serverTls.enabled=true", "serverTls.clientCaSecret=wsched-client-ca",
         "serverTls.requireClientCert=true", "agent.enabled=false"]
@@ -485,6 +564,7 @@ def main():
         "secret.tokens=tokens: [{name: ops, token: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, role: admin}]"])
     render_set(MINIMAL, "minimal")
     render_set(MTLS, "mutual-tls")
+    render_set(NO_CDI, "no-cdi")
     render_set([], "other-namespace", namespace="gpu-scheduler")
     for sets, message in MUST_FAIL:
         if message is None:
