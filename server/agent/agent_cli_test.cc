@@ -1,10 +1,11 @@
 // Runs the real wsched-agent binary, as an operator would.
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/agent/subprocess.h"
 #include "server/agent/test_paths.h"
+#include "server/process/process_runner.h"
 
 namespace wsched::agent {
 namespace {
@@ -12,9 +13,18 @@ namespace {
 using ::testing::HasSubstr;
 using testing::Tree;
 
+// Its stdout; a failed run is an error naming its exit and with its stderr.
 absl::StatusOr<std::string> RunAgent(std::vector<std::string> flags) {
   flags.insert(flags.begin(), WSCHED_AGENT_BINARY);
-  return RunAndCapture(flags, absl::Seconds(30));
+  absl::StatusOr<process::Result> run =
+      process::RunCommand({.argv = flags, .timeout = absl::Seconds(30)});
+  if (!run.ok()) return run.status();
+  if (run->timed_out) return absl::DeadlineExceededError("wsched-agent did not finish");
+  if (!run->succeeded()) {
+    return absl::UnavailableError(absl::StrCat("wsched-agent failed with ",
+                                               process::DescribeExit(*run), ": ", run->err.text));
+  }
+  return std::move(run->out.text);
 }
 
 TEST(AgentCliTest, OncePrintShowsTheNodeAsJson) {

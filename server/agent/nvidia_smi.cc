@@ -11,8 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
-#include "server/agent/subprocess.h"
 #include "server/core/validation.h"
+#include "server/process/process_runner.h"
 
 namespace wsched::agent {
 namespace {
@@ -21,6 +21,10 @@ constexpr int kBasicColumns = 7;
 constexpr int kHealthColumns = 11;
 constexpr int64_t kMiB = int64_t{1} << 20;
 constexpr char kUnreachablePrefix[] = "Unable to determine the device handle for GPU";
+// nvidia-smi output for a full node is a few KiB; anything near this is junk.
+constexpr size_t kMaxOutputBytes = 4 << 20;
+// A wedged driver can make nvidia-smi hang; the heartbeat must go on.
+constexpr absl::Duration kKillGrace = absl::Milliseconds(500);
 
 // "[N/A]", "[Not Supported]", "[Unknown Error]": nvidia-smi's "no value".
 bool IsUnavailable(absl::string_view value) {
@@ -195,21 +199,48 @@ absl::StatusOr<std::vector<GpuUsage>> ParseNvidiaSmiCsv(absl::string_view text) 
   return gpus;
 }
 
+namespace {
+
+// Runs nvidia-smi with stdout and stderr together: it exits non-zero when
+// one GPU is lost, still prints the others, and says which GPU on stderr.
+// A run past the timeout or the output limit is an error, not a result.
+absl::StatusOr<process::Result> RunNvidiaSmi(const std::vector<std::string>& argv,
+                                             absl::Duration timeout) {
+  absl::StatusOr<process::Result> result =
+      process::RunCommand({.argv = argv,
+                           .timeout = timeout,
+                           .kill_grace = kKillGrace,
+                           .output_limit = kMaxOutputBytes,
+                           .merge_stderr = true});
+  if (!result.ok()) return result.status();
+  if (result->timed_out) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(argv[0], " did not finish within ", absl::FormatDuration(timeout)));
+  }
+  if (result->out.truncated()) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(argv[0], " printed more than ", kMaxOutputBytes, " bytes"));
+  }
+  return result;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<GpuUsage>> NvidiaSmiSampler::Run(const char* query,
                                                              absl::Duration timeout) {
-  absl::StatusOr<CommandOutput> result = RunAndCaptureAll(
+  absl::StatusOr<process::Result> result = RunNvidiaSmi(
       {path_, absl::StrCat("--query-gpu=", query), "--format=csv,noheader,nounits"}, timeout);
   if (!result.ok()) return result.status();
-  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(result->output);
-  if (result->exit_status == 0 && result->signal == 0) return gpus;
+  absl::StatusOr<std::vector<GpuUsage>> gpus = ParseNvidiaSmiCsv(result->out.text);
+  if (result->exit_code == 0) return gpus;
   // Failed, but with GPUs to show: one GPU is lost and the others are fine.
   if (gpus.ok() && !gpus->empty()) return gpus;
   absl::string_view hint =
-      absl::StripAsciiWhitespace(absl::string_view(result->output).substr(0, 200));
+      absl::StripAsciiWhitespace(absl::string_view(result->out.text).substr(0, 200));
   return absl::UnavailableError(absl::StrCat(
       path_, " failed with ",
       result->signal != 0 ? absl::StrCat("signal ", result->signal)
-                          : absl::StrCat("exit status ", result->exit_status),
+                          : absl::StrCat("exit status ", result->exit_code),
       hint.empty() ? "" : ": ", hint));
 }
 
