@@ -11,9 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "server/catalog/feasibility.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
+#include "server/core/feasibility.h"
 #include "server/core/quantity.h"
 #include "server/core/validation.h"
 
@@ -492,9 +492,10 @@ class CatalogValidator {
     return core::IsDnsLabel(id) ? id : ElementPath("pools", sources_.pools[j], "");
   }
 
-  // The "can never fit" check (DESIGN.md "Placement"): a class no pool can
+  // The "can never fit" check (docs/placement.md "Feasibility"): a class no pool can
   // hold would leave its workspaces pending forever, so it is an error here
-  // rather than a surprise at the first start.
+  // rather than a surprise at the first start. core::CanEverHold is the
+  // rule placement applies too, so what passes here is never "Never" there.
   void CheckEveryClassHasAPool() {
     for (size_t i = 0; i < catalog_.classes.size(); ++i) {
       const std::string path = ClassPath(i);
@@ -508,11 +509,11 @@ class CatalogValidator {
           unknown = true;  // A pool we could not read might have held it.
           continue;
         }
-        auto why = WhyPoolCannotHold(cls, catalog_.pools[j]);
-        if (why) {
-          reasons.push_back(absl::StrCat(PoolName(j), ": ", *why));
-        } else {
+        core::PoolVerdict verdict = core::CanEverHold(cls, catalog_.pools[j], catalog_.pools);
+        if (verdict.feasible()) {
           holdable = true;
+        } else {
+          reasons.push_back(absl::StrCat(PoolName(j), ": ", verdict.message));
         }
       }
       if (holdable || unknown || diagnostics_.IsIncomplete("pools")) {
@@ -552,7 +553,7 @@ class CatalogValidator {
       if (diagnostics_.HasParseErrorUnder(PoolPath(j)) || catalog_.pools[j].max_size <= 0) continue;
       bool used = false;
       for (const WorkspaceClass& cls : catalog_.classes) {
-        used = used || !WhyPoolCannotHold(cls, catalog_.pools[j]).has_value();
+        used = used || !core::FirstInfeasibility(cls, catalog_.pools[j], catalog_.pools);
       }
       if (!used) diagnostics_.Warning(PoolPath(j), "no class can use this pool");
     }

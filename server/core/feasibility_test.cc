@@ -1,6 +1,6 @@
-// The feasibility rule, and every caller that judges with it: placement
-// (Decide, CanEverFit, the NO_POOL pending reason) and scaling's count of
-// workspaces per node. Each case that two copies of the
+// The feasibility rule, and every caller that judges with it: catalog
+// validation, placement (Decide, CanEverFit, the NO_POOL pending reason) and
+// scaling's count of workspaces per node. Each case that two copies of the
 // rule once answered differently is checked against all of them.
 #include "server/core/feasibility.h"
 
@@ -12,6 +12,8 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/catalog/validate.h"
+#include "server/core/catalog.h"
 #include "server/placement/decide.h"
 #include "server/placement/filters.h"
 #include "server/placement/pending_reason.h"
@@ -25,6 +27,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Optional;
 
 constexpr int64_t kGi = int64_t{1} << 30;
 
@@ -66,6 +69,27 @@ WorkspaceClass GpuClass(const std::string& id, int gpus) {
   return cls;
 }
 
+// Catalog validation's "no pool can ever hold this class" error for a
+// catalog of just this class and these pools, if it gives one.
+std::optional<std::string> CatalogRefusal(const WorkspaceClass& cls,
+                                          const std::vector<NodePool>& pools) {
+  Catalog catalog;
+  catalog.classes = {cls};
+  catalog.pools = pools;
+  for (const std::string& error : catalog::CheckCatalog(catalog).errors) {
+    if (absl::StrContains(error, "no pool can ever hold this class")) return error;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> CatalogErrors(const WorkspaceClass& cls,
+                                       const std::vector<NodePool>& pools) {
+  Catalog catalog;
+  catalog.classes = {cls};
+  catalog.pools = pools;
+  return catalog::CheckCatalog(catalog).errors;
+}
+
 placement::PendingCode PendingCodeFor(const WorkspaceClass& cls,
                                       const std::vector<NodePool>& pools,
                                       const placement::Snapshot& snapshot) {
@@ -82,21 +106,24 @@ placement::PendingCode PendingCodeFor(const WorkspaceClass& cls,
   return placement::ExplainPending(ctx).code;
 }
 
-// Every caller agrees with the rule: placement calls the class Never exactly
-// when the rule says no pool can hold it, and a queued workspace of it gets
+// Every caller agrees with the rule: catalog validation refuses the class
+// exactly when placement calls it Never and a queued workspace of it gets
 // NO_POOL. An infeasible answer carries the rule's message.
 void ExpectEveryCallerAgrees(const WorkspaceClass& cls, const std::vector<NodePool>& pools,
                              const PoolVerdict& verdict,
                              const placement::Snapshot& snapshot = placement::Snapshot()) {
+  const std::optional<std::string> refusal = CatalogRefusal(cls, pools);
   const placement::Decision decision = placement::Decide(cls, pools, snapshot);
   const placement::Feasibility can_ever = placement::CanEverFit(cls, pools);
   const placement::PendingCode pending = PendingCodeFor(cls, pools, snapshot);
   if (verdict.feasible()) {
+    EXPECT_EQ(refusal, std::nullopt);
     EXPECT_STRNE(placement::DecisionKind(decision), "never");
     EXPECT_TRUE(can_ever.ok()) << can_ever.reason;
     EXPECT_NE(pending, placement::PendingCode::kNoPool);
     return;
   }
+  EXPECT_THAT(refusal, Optional(HasSubstr(verdict.message)));
   ASSERT_STREQ(placement::DecisionKind(decision), "never");
   EXPECT_THAT(std::get<placement::Never>(decision).reason, HasSubstr(verdict.message));
   EXPECT_FALSE(can_ever.ok());
@@ -133,7 +160,7 @@ TEST(Feasibility, PoolThatCannotGrowHoldsNothing) {
 
 // Disagreement 2: a CPU class whose selector matches a CPU pool and a GPU
 // pool. Validation let it use the GPU pool, placement kept it on the CPU
-// pools. The rule keeps it there: the selector did not name GPU pools on
+// pools. Now both keep it there: the selector did not name GPU pools on
 // purpose, so a CPU pool too small for the class leaves nothing.
 TEST(Feasibility, CpuClassKeepsOffGpuPoolsItsSelectorMatchesByAccident) {
   const std::vector<NodePool> pools = {CpuPool("small-cpu", {{"region", "eu"}}),
@@ -170,13 +197,17 @@ TEST(Feasibility, CpuClassUsesGpuPoolsOnlyWhenItsSelectorNamesThem) {
 
 // Disagreement 3: a zero CPU or memory in the pool's shape. Validation read
 // it as zero ("node cpu 0 < class cpu 4", on top of "is required"),
-// placement and scaling as "not stated". The rule reads it as not stated.
+// placement and scaling as "not stated". Now it is "not stated" everywhere:
+// the catalog reports the missing field once, and nothing else.
 TEST(Feasibility, ZeroInTheShapeMeansNotStated) {
   std::vector<NodePool> pools = {CpuPool("cpu")};
   pools[0].shape.cpu_millis = 0;
   pools[0].shape.memory_bytes = 0;
   const WorkspaceClass cls = CpuClass("standard");
   EXPECT_TRUE(CanEverHold(cls, pools[0], pools).feasible());
+  EXPECT_THAT(CatalogErrors(cls, pools),
+              ElementsAre("pools[0] (cpu).node.cpu: is required",
+                                     "pools[0] (cpu).node.memory: is required"));
   EXPECT_STRNE(placement::DecisionKind(placement::Decide(cls, pools, placement::Snapshot())),
                "never");
   EXPECT_GT(scaling::WorkspacesPerNode(pools[0].shape, cls), 0);
