@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+"""The pure folders include only what is below them (docs/architecture.md,
+"Layout"): a catalog rule that reached into server/scaling, or a placement
+filter that included a gRPC header, would drag I/O and threads into code
+that is tested as string in, value out.
+
+  tests/lint/include_layers.py SOURCE_DIR
+
+Reads every .h and .cc under the folders named in ALLOWED and fails listing
+each `#include "server/<folder>/..."` of a folder not allowed there. Tests
+(*_test.cc) are left out: a test may check a rule against its callers.
+"""
+import os
+import re
+import sys
+
+# Folder -> the server/ folders its sources may include (its own included).
+ALLOWED = {
+    "server/core": {"core"},
+    "server/catalog": {"catalog", "core"},
+    "server/placement": {"placement", "core"},
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s+"server/([a-z_]+)/', re.MULTILINE)
+
+
+def violations(root):
+    for folder, allowed in sorted(ALLOWED.items()):
+        for directory, _, files in os.walk(os.path.join(root, folder)):
+            for name in sorted(files):
+                if not name.endswith((".h", ".cc")) or name.endswith("_test.cc"):
+                    continue
+                path = os.path.join(directory, name)
+                with open(path, encoding="utf-8") as f:
+                    text = f.read()
+                for match in INCLUDE.finditer(text):
+                    if match.group(1) not in allowed:
+                        line = text.count("\n", 0, match.start()) + 1
+                        yield (f"{os.path.relpath(path, root)}:{line}: includes server/"
+                               f"{match.group(1)}/, but {folder} may include only "
+                               + ", ".join(f"server/{a}/" for a in sorted(allowed)))
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    root = sys.argv[1]
+    for folder in ALLOWED:
+        if not os.path.isdir(os.path.join(root, folder)):
+            sys.exit(f"{folder} is not a folder under {root}")
+    found = list(violations(root))
+    for finding in found:
+        print(finding)
+    print(f"include layers: {len(found)} include(s) pointing up")
+    sys.exit(1 if found else 0)
+
+
+if __name__ == "__main__":
+    main()
