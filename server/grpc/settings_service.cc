@@ -4,8 +4,7 @@
 #include "server/convert/convert.h"
 #include "server/core/class_resolution.h"
 #include "server/grpc/handler.h"
-#include "server/store/catalog_repository.h"
-#include "server/store/settings_repository.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -59,8 +58,9 @@ grpc::Status SettingsServiceImpl::GetProjectSettings(grpc::ServerContext* contex
                                                      v1::ProjectSettings* response) {
   return Handle(context_, context, kService, "GetProjectSettings", *request,
                 [&](const Principal& who) -> absl::Status {
-    return context_.db->InTransaction("reading project settings", [&](pqxx::work& txn) -> absl::Status {
-      auto settings = store::LoadProjectSettings(txn, request->project_id());
+    return store::UnitOfWork::Run(*context_.db, "reading project settings",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto settings = unit.settings().LoadProject(request->project_id());
       if (!settings.ok()) return settings.status();
       if (!who.CoversProject(settings->org_id, settings->project_id)) {
         return DenyProject(who, request->project_id());
@@ -78,15 +78,17 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
                 [&](const Principal& who) -> absl::Status {
     const v1::ProjectSettings& in = request->settings();
     if (!who.CoversProject(in.org_id(), in.project_id())) return DenyProject(who, in.project_id());
-    return context_.db->InTransaction("saving project settings", [&](pqxx::work& txn) -> absl::Status {
-      auto stored = store::LoadProjectSettings(txn, in.project_id());
+    // Read, checked and saved in one transaction.
+    return store::UnitOfWork::Run(*context_.db, "saving project settings",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto stored = unit.settings().LoadProject(in.project_id());
       if (!stored.ok()) return stored.status();
       // A project belongs to one org; only an admin may move it.
       if (!stored->org_id.empty() && stored->org_id != in.org_id() && !who.Has(Role::kAdmin)) {
         return absl::PermissionDeniedError(absl::StrCat(
             "settings.org_id: project ", in.project_id(), " belongs to org ", stored->org_id));
       }
-      auto catalog = store::LoadCatalog(txn);
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       if (absl::Status s = CheckClassReferences(*catalog, in.default_class(), in.denied_classes(),
                                                 "settings.denied_classes");
@@ -94,7 +96,7 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
         return s;
       }
       core::ProjectSettings settings = convert::FromProto(in);
-      if (absl::Status s = store::SaveProjectSettings(txn, settings); !s.ok()) return s;
+      if (absl::Status s = unit.settings().SaveProject(settings); !s.ok()) return s;
       *response = convert::ToProto(settings);
       return absl::OkStatus();
     });
@@ -110,8 +112,9 @@ grpc::Status SettingsServiceImpl::GetOrgSettings(grpc::ServerContext* context,
       return absl::PermissionDeniedError(
           absl::StrCat(who.name, " may not access org ", request->org_id()));
     }
-    return context_.db->InTransaction("reading org settings", [&](pqxx::work& txn) -> absl::Status {
-      auto settings = store::LoadOrgSettings(txn, request->org_id());
+    return store::UnitOfWork::Run(*context_.db, "reading org settings",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto settings = unit.settings().LoadOrg(request->org_id());
       if (!settings.ok()) return settings.status();
       *response = convert::ToProto(*settings);
       return absl::OkStatus();
@@ -125,8 +128,9 @@ grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
   return Handle(context_, context, kService, "SetOrgSettings", *request,
                 [&](const Principal&) -> absl::Status {
     const v1::OrgSettings& in = request->settings();
-    return context_.db->InTransaction("saving org settings", [&](pqxx::work& txn) -> absl::Status {
-      auto catalog = store::LoadCatalog(txn);
+    return store::UnitOfWork::Run(*context_.db, "saving org settings",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       if (absl::Status s = CheckClassReferences(*catalog, in.default_class(),
                                                 in.allowed_classes(), "settings.allowed_classes");
@@ -134,7 +138,7 @@ grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
         return s;
       }
       core::OrgSettings settings = convert::FromProto(in);
-      if (absl::Status s = store::SaveOrgSettings(txn, settings); !s.ok()) return s;
+      if (absl::Status s = unit.settings().SaveOrg(settings); !s.ok()) return s;
       *response = convert::ToProto(settings);
       return absl::OkStatus();
     });
@@ -149,12 +153,13 @@ grpc::Status SettingsServiceImpl::ResolveClass(grpc::ServerContext* context,
     if (!who.CoversProject(request->org_id(), request->project_id())) {
       return DenyProject(who, request->project_id());
     }
-    return context_.db->InTransaction("resolving class", [&](pqxx::work& txn) -> absl::Status {
-      auto catalog = store::LoadCatalog(txn);
+    return store::UnitOfWork::Run(*context_.db, "resolving class",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
-      auto project = store::LoadProjectSettings(txn, request->project_id());
+      auto project = unit.settings().LoadProject(request->project_id());
       if (!project.ok()) return project.status();
-      auto org = store::LoadOrgSettings(txn, request->org_id());
+      auto org = unit.settings().LoadOrg(request->org_id());
       if (!org.ok()) return org.status();
       auto resolution = core::ResolveClass(
           {request->org_id(), request->project_id(), request->requested_class(),

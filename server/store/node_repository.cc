@@ -194,6 +194,18 @@ std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, Ch
   return ids;
 }
 
+std::map<std::string, int> WorkspaceCountsOnNodes(pqxx::work& txn, const std::vector<std::string>& nodes) {
+  std::map<std::string, int> counts;
+  for (const auto& row : txn.exec_params(
+           "SELECT node_name, count(*) FROM workspaces WHERE node_name IS NOT NULL AND "
+           "(cardinality($1::text[]) = 0 OR node_name = ANY($1::text[])) AND "
+           "state IN ('placed', 'lost') AND stopped_at IS NULL GROUP BY node_name",
+           TextArray(nodes))) {
+    counts[row[0].c_str()] = row[1].as<int>();
+  }
+  return counts;
+}
+
 std::vector<std::pair<std::string, std::string>> GpuHolders(pqxx::work& txn,
                                                             const std::string& node) {
   std::vector<std::pair<std::string, std::string>> holders;

@@ -2,6 +2,7 @@
 #ifndef WSCHED_SERVER_STORE_NODE_REPOSITORY_H_
 #define WSCHED_SERVER_STORE_NODE_REPOSITORY_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,10 @@ std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::strin
 // Deletes the node; its placed workspaces become lost and every hold on it
 // is released. Returns the workspaces that were on it.
 std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, ChangeSet& changes);
+
+// Workspaces on each node (all nodes, or `nodes` alone), CPU and GPU alike:
+// placed, or lost and not yet released. Nodes without any are absent.
+std::map<std::string, int> WorkspaceCountsOnNodes(pqxx::work& txn, const std::vector<std::string>& nodes);
 
 // GPU UUID -> holding workspace id, for every held GPU of `node` ("" = all).
 std::vector<std::pair<std::string, std::string>> GpuHolders(pqxx::work& txn,

@@ -56,19 +56,8 @@ absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::st
   return settings;
 }
 
-namespace {
-
-// Replicas cache settings; the change tells them to drop the entry, and
-// the version lets a group commit confirm a decision used current ones.
-void PublishSettings(pqxx::work& txn, std::string key, int64_t version) {
-  ChangeSet changes;
-  changes.Add(Entity::kSettings, std::move(key), version);
-  PublishChanges(txn, changes);
-}
-
-}  // namespace
-
-absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings) {
+absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings,
+                                 ChangeSet& changes) {
   int64_t version = txn.exec_params1(
       "INSERT INTO project_settings (project_id, org_id, default_class, denied_classes) "
       "VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (project_id) DO UPDATE SET "
@@ -77,11 +66,11 @@ absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& s
       "version = nextval('entity_versions') RETURNING version",
       settings.project_id, settings.org_id, settings.default_class,
       nlohmann::json(settings.denied_classes).dump())[0].as<int64_t>();
-  PublishSettings(txn, absl::StrCat("project:", settings.project_id), version);
+  changes.Add(Entity::kSettings, absl::StrCat("project:", settings.project_id), version);
   return absl::OkStatus();
 }
 
-absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings) {
+absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings, ChangeSet& changes) {
   int64_t version = txn.exec_params1(
       "INSERT INTO org_settings (org_id, default_class, allowed_classes, gpu_quota) "
       "VALUES ($1, $2, $3::jsonb, $4) ON CONFLICT (org_id) DO UPDATE SET "
@@ -90,7 +79,7 @@ absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings)
       "version = nextval('entity_versions') RETURNING version",
       settings.org_id, settings.default_class, nlohmann::json(settings.allowed_classes).dump(),
       settings.gpu_quota)[0].as<int64_t>();
-  PublishSettings(txn, absl::StrCat("org:", settings.org_id), version);
+  changes.Add(Entity::kSettings, absl::StrCat("org:", settings.org_id), version);
   return absl::OkStatus();
 }
 

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/core/settings.h"
+#include "server/store/change_log.h"
 
 namespace wsched::store {
 
@@ -19,8 +20,13 @@ absl::StatusOr<core::ProjectSettings> LoadProjectSettings(pqxx::work& txn,
 absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::string& org_id,
                                                   int64_t* version = nullptr);
 
-absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings);
-absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings);
+// Both record the change in `changes` (published by the caller's unit of
+// work at commit): replicas cache settings and drop the entry when they see
+// it, and the version lets a group commit confirm a decision used current
+// ones.
+absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings,
+                                 ChangeSet& changes);
+absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings, ChangeSet& changes);
 
 }  // namespace wsched::store
 

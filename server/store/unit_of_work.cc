@@ -1,0 +1,183 @@
+#include "server/store/unit_of_work.h"
+
+#include "server/store/catalog_repository.h"
+#include "server/store/settings_repository.h"
+
+namespace wsched::store {
+
+// ---- catalog
+
+void CatalogRepository::Lock() { LockCatalog(s_.txn); }
+absl::StatusOr<core::Catalog> CatalogRepository::Load() { return LoadCatalog(s_.txn); }
+int64_t CatalogRepository::Generation() { return CatalogGeneration(s_.txn); }
+std::set<std::string> CatalogRepository::ClassesInUse() { return store::ClassesInUse(s_.txn); }
+
+absl::Status CatalogRepository::Write(const core::Catalog& current, const core::Catalog& target) {
+  return WriteCatalog(s_.txn, current, target);
+}
+
+absl::StatusOr<core::WorkspaceClass> CatalogRepository::WriteClass(core::WorkspaceClass cls,
+                                                                   int64_t expected_version) {
+  return store::WriteClass(s_.txn, std::move(cls), expected_version);
+}
+
+// ---- settings
+
+absl::StatusOr<core::ProjectSettings> SettingsRepository::LoadProject(const std::string& project_id,
+                                                                      int64_t* version) {
+  return LoadProjectSettings(s_.txn, project_id, version);
+}
+
+absl::StatusOr<core::OrgSettings> SettingsRepository::LoadOrg(const std::string& org_id, int64_t* version) {
+  return LoadOrgSettings(s_.txn, org_id, version);
+}
+
+absl::Status SettingsRepository::SaveProject(const core::ProjectSettings& settings) {
+  return SaveProjectSettings(s_.txn, settings, s_.changes);
+}
+
+absl::Status SettingsRepository::SaveOrg(const core::OrgSettings& settings) {
+  return SaveOrgSettings(s_.txn, settings, s_.changes);
+}
+
+// ---- nodes
+
+absl::StatusOr<std::optional<StoredNode>> NodeRepository::Load(const std::string& name, bool for_update) {
+  return LoadNode(s_.txn, name, for_update);
+}
+
+absl::StatusOr<std::vector<StoredNode>> NodeRepository::LoadAll(const std::string& pool) {
+  return LoadNodes(s_.txn, pool);
+}
+
+absl::StatusOr<std::vector<StoredNode>> NodeRepository::LoadPage(const std::string& pool,
+                                                                 const std::string& after_name, int limit) {
+  return LoadNodesPage(s_.txn, pool, after_name, limit);
+}
+
+absl::StatusOr<std::vector<StoredNode>> NodeRepository::LoadByName(const std::vector<std::string>& names) {
+  return LoadNodesByName(s_.txn, names);
+}
+
+int64_t NodeRepository::Save(const StoredNode& node) { return SaveNode(s_.txn, node, s_.changes); }
+
+int64_t NodeRepository::SetState(const std::string& name, core::NodeState state) {
+  return SetNodeState(s_.txn, name, state, s_.changes);
+}
+
+int64_t NodeRepository::RecordHeartbeats(const std::vector<std::string>& names) {
+  return store::RecordHeartbeats(s_.txn, names);
+}
+
+std::vector<std::string> NodeRepository::MarkLost(absl::Duration timeout) {
+  return MarkLostNodes(s_.txn, timeout, s_.changes);
+}
+
+std::vector<std::string> NodeRepository::ReleaseLostWorkspaces(const std::string& node) {
+  return store::ReleaseLostWorkspaces(s_.txn, node, s_.changes);
+}
+
+std::vector<std::string> NodeRepository::Delete(const std::string& name) {
+  return DeleteNode(s_.txn, name, s_.changes);
+}
+
+std::map<std::string, int> NodeRepository::WorkspaceCounts(const std::vector<std::string>& nodes) {
+  return WorkspaceCountsOnNodes(s_.txn, nodes);
+}
+
+// ---- workspaces
+
+absl::StatusOr<std::optional<WorkspaceRow>> WorkspaceRepository::Load(const std::string& id) {
+  return LoadWorkspace(s_.txn, id);
+}
+
+absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRepository::LoadMany(const std::vector<std::string>& ids) {
+  return LoadWorkspaces(s_.txn, ids);
+}
+
+absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRepository::LoadActive() {
+  return LoadActiveWorkspaces(s_.txn);
+}
+
+absl::StatusOr<std::vector<core::Workspace>> WorkspaceRepository::List(const WorkspaceFilter& filter,
+                                                                       const std::string& after_id, int limit) {
+  return ListWorkspaces(s_.txn, filter, after_id, limit);
+}
+
+int64_t WorkspaceRepository::DeleteEnded(absl::Duration retention, int limit) {
+  return DeleteEndedWorkspaces(s_.txn, retention, limit);
+}
+
+int64_t WorkspaceRepository::OrgGpusHeld(const std::string& org_id) {
+  return store::OrgGpusHeld(s_.txn, org_id);
+}
+
+// ---- timings, scaling, change log
+
+void TimingRepository::Record(TimingKind kind, const std::string& pool, const std::string& kernel,
+                              absl::Duration took) {
+  RecordTimingSample(s_.txn, kind, pool, kernel, took);
+}
+
+TimingFigures TimingRepository::LoadFigures() { return LoadTimingFigures(s_.txn); }
+
+void ScalingRepository::SaveSignal(const StoredSignal& signal) { store::SaveSignal(s_.txn, signal); }
+std::vector<StoredSignal> ScalingRepository::LoadSignals() { return store::LoadSignals(s_.txn); }
+
+void ScalingRepository::SaveActuatorReport(const ActuatorReportRow& report) {
+  store::SaveActuatorReport(s_.txn, report);
+}
+
+std::vector<ActuatorReportRow> ScalingRepository::LoadActuatorReports(int64_t after) {
+  return store::LoadActuatorReports(s_.txn, after);
+}
+
+int64_t ScalingRepository::LatestActuatorReportId() { return store::LatestActuatorReportId(s_.txn); }
+
+FeedRead ChangeLogRepository::ReadSince(int64_t after, int limit) {
+  return ReadChangesSince(s_.txn, after, limit);
+}
+
+int64_t ChangeLogRepository::Head() { return FeedHead(s_.txn); }
+
+int64_t ChangeLogRepository::Prune(absl::Duration keep_for) { return PruneChangeLog(s_.txn, keep_for); }
+
+// ---- the unit
+
+UnitOfWork::UnitOfWork(pqxx::work& txn)
+    : txn_(txn),
+      catalog_({txn, changes_}),
+      settings_({txn, changes_}),
+      nodes_({txn, changes_}),
+      workspaces_({txn, changes_}),
+      timings_({txn, changes_}),
+      scaling_({txn, changes_}),
+      change_log_({txn, changes_}) {}
+
+void UnitOfWork::PublishRecorded() { PublishChanges(txn_, changes_); }
+
+absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode) {
+  return db.InTransaction(what, [&](pqxx::work& txn) -> absl::Status {
+    if (mode == Mode::kSnapshot) txn.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    UnitOfWork unit(txn);
+    absl::Status status = body(unit);
+    // Last: publishing locks the change-log head until COMMIT, which
+    // orders entries by commit (change_log.h).
+    if (status.ok()) unit.PublishRecorded();
+    return status;
+  });
+}
+
+absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db) {
+  MigrationReport report;
+  absl::Status status = db.WithConnection("migrating", [&](pqxx::connection& connection) -> absl::Status {
+    auto applied = ApplyMigrations(connection, EmbeddedMigrations());
+    if (!applied.ok()) return applied.status();
+    report = std::move(*applied);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return report;
+}
+
+}  // namespace wsched::store

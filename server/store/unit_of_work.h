@@ -1,0 +1,213 @@
+// One transaction and the repositories bound to it. Code outside
+// server/store reads and writes PostgreSQL only through a UnitOfWork: it
+// never sees a connection, a transaction or a statement.
+//
+// A write records what it changed (entity, id, version) in the unit; when
+// the body returns OK the unit appends those changes to the change log as
+// one entry, with its NOTIFY, as the transaction's last statement and
+// commits (change_log.h). A body that returns an error rolls everything
+// back, its changes included. So a read-check-write (a class update
+// against expected_version, a settings change, a catalog apply, a node
+// registration) is one body: the guards and the write commit together.
+#ifndef WSCHED_SERVER_STORE_UNIT_OF_WORK_H_
+#define WSCHED_SERVER_STORE_UNIT_OF_WORK_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "server/core/catalog.h"
+#include "server/core/node.h"
+#include "server/core/settings.h"
+#include "server/core/workspace.h"
+#include "server/store/change_log.h"
+#include "server/store/database.h"
+#include "server/store/migrations.h"
+#include "server/store/node_repository.h"
+#include "server/store/scaling_repository.h"
+#include "server/store/timing_repository.h"
+#include "server/store/workspace_repository.h"
+
+namespace wsched::store {
+
+// What a repository of a unit works on: the unit's transaction and the
+// changes it will publish.
+struct UnitSession {
+  pqxx::work& txn;
+  ChangeSet& changes;
+};
+
+// Classes, pools and the driver policy (catalog_repository.h).
+class CatalogRepository {
+ public:
+  explicit CatalogRepository(UnitSession session) : s_(session) {}
+  // Serializes catalog writers across replicas until the unit ends.
+  void Lock();
+  absl::StatusOr<core::Catalog> Load();
+  int64_t Generation();
+  // Ids of classes that pending, placed or lost workspaces use.
+  std::set<std::string> ClassesInUse();
+  // Both bump the generation and record the catalog change.
+  absl::Status Write(const core::Catalog& current, const core::Catalog& target);
+  absl::StatusOr<core::WorkspaceClass> WriteClass(core::WorkspaceClass cls, int64_t expected_version);
+
+ private:
+  UnitSession s_;
+};
+
+// Project and org class settings (settings_repository.h). `version`, when
+// given, gets the row's version (0: none stored).
+class SettingsRepository {
+ public:
+  explicit SettingsRepository(UnitSession session) : s_(session) {}
+  absl::StatusOr<core::ProjectSettings> LoadProject(const std::string& project_id,
+                                                    int64_t* version = nullptr);
+  absl::StatusOr<core::OrgSettings> LoadOrg(const std::string& org_id, int64_t* version = nullptr);
+  // Both record the settings change.
+  absl::Status SaveProject(const core::ProjectSettings& settings);
+  absl::Status SaveOrg(const core::OrgSettings& settings);
+
+ private:
+  UnitSession s_;
+};
+
+// Nodes, their liveness and what losing or removing them does to the
+// workspaces on them (node_repository.h). Writes record their changes.
+class NodeRepository {
+ public:
+  explicit NodeRepository(UnitSession session) : s_(session) {}
+  // `for_update` locks the row until the unit ends.
+  absl::StatusOr<std::optional<StoredNode>> Load(const std::string& name, bool for_update);
+  absl::StatusOr<std::vector<StoredNode>> LoadAll(const std::string& pool = "");
+  absl::StatusOr<std::vector<StoredNode>> LoadPage(const std::string& pool, const std::string& after_name,
+                                                   int limit);
+  absl::StatusOr<std::vector<StoredNode>> LoadByName(const std::vector<std::string>& names);
+  int64_t Save(const StoredNode& node);
+  int64_t SetState(const std::string& name, core::NodeState state);
+  // Liveness only: nothing published.
+  int64_t RecordHeartbeats(const std::vector<std::string>& names);
+  std::vector<std::string> MarkLost(absl::Duration timeout);
+  std::vector<std::string> ReleaseLostWorkspaces(const std::string& node);
+  std::vector<std::string> Delete(const std::string& name);
+  // Workspaces on each node (all nodes, or `nodes` alone), CPU and GPU
+  // alike: placed, or lost and not yet released. Nodes without any are
+  // absent.
+  std::map<std::string, int> WorkspaceCounts(const std::vector<std::string>& nodes = {});
+
+ private:
+  UnitSession s_;
+};
+
+// Workspace reads and the retention sweep (workspace_repository.h); the
+// writes go through the group commit (commit_batcher.h).
+class WorkspaceRepository {
+ public:
+  explicit WorkspaceRepository(UnitSession session) : s_(session) {}
+  absl::StatusOr<std::optional<WorkspaceRow>> Load(const std::string& id);
+  absl::StatusOr<std::vector<WorkspaceRow>> LoadMany(const std::vector<std::string>& ids);
+  absl::StatusOr<std::vector<WorkspaceRow>> LoadActive();
+  absl::StatusOr<std::vector<core::Workspace>> List(const WorkspaceFilter& filter, const std::string& after_id,
+                                                    int limit);
+  int64_t DeleteEnded(absl::Duration retention, int limit);
+  int64_t OrgGpusHeld(const std::string& org_id);
+
+ private:
+  UnitSession s_;
+};
+
+// Measured node start and driver install times (timing_repository.h).
+class TimingRepository {
+ public:
+  explicit TimingRepository(UnitSession session) : s_(session) {}
+  void Record(TimingKind kind, const std::string& pool, const std::string& kernel, absl::Duration took);
+  TimingFigures LoadFigures();
+
+ private:
+  UnitSession s_;
+};
+
+// Published scaling signals and actuator reports (scaling_repository.h).
+class ScalingRepository {
+ public:
+  explicit ScalingRepository(UnitSession session) : s_(session) {}
+  void SaveSignal(const StoredSignal& signal);
+  std::vector<StoredSignal> LoadSignals();
+  void SaveActuatorReport(const ActuatorReportRow& report);
+  std::vector<ActuatorReportRow> LoadActuatorReports(int64_t after);
+  int64_t LatestActuatorReportId();
+
+ private:
+  UnitSession s_;
+};
+
+// The change log itself (change_log.h), for followers and pruning.
+class ChangeLogRepository {
+ public:
+  explicit ChangeLogRepository(UnitSession session) : s_(session) {}
+  FeedRead ReadSince(int64_t after, int limit);
+  int64_t Head();
+  int64_t Prune(absl::Duration keep_for);
+
+ private:
+  UnitSession s_;
+};
+
+class UnitOfWork {
+ public:
+  enum class Mode {
+    kReadWrite,
+    // One REPEATABLE READ, read-only snapshot: every read sees the same
+    // committed state (the change-log head agrees with the rows).
+    kSnapshot,
+  };
+  using Body = std::function<absl::Status(UnitOfWork&)>;
+
+  // Runs `body` in one transaction on `db`; see the file comment. Database
+  // errors become a Status (pg_status.h): UNAVAILABLE when unreachable,
+  // ABORTED for a lost race or a violated constraint.
+  static absl::Status Run(Database& db, absl::string_view what, const Body& body,
+                          Mode mode = Mode::kReadWrite);
+
+  CatalogRepository& catalog() { return catalog_; }
+  SettingsRepository& settings() { return settings_; }
+  NodeRepository& nodes() { return nodes_; }
+  WorkspaceRepository& workspaces() { return workspaces_; }
+  TimingRepository& timings() { return timings_; }
+  ScalingRepository& scaling() { return scaling_; }
+  ChangeLogRepository& change_log() { return change_log_; }
+
+  UnitOfWork(const UnitOfWork&) = delete;
+  UnitOfWork& operator=(const UnitOfWork&) = delete;
+
+ private:
+  explicit UnitOfWork(pqxx::work& txn);
+  // Publishes the recorded changes (nothing when there are none); the
+  // caller commits right after.
+  void PublishRecorded();
+
+  pqxx::work& txn_;
+  ChangeSet changes_;
+  CatalogRepository catalog_;
+  SettingsRepository settings_;
+  NodeRepository nodes_;
+  WorkspaceRepository workspaces_;
+  TimingRepository timings_;
+  ScalingRepository scaling_;
+  ChangeLogRepository change_log_;
+};
+
+// Applies the migrations embedded in this binary (migrations.h) on a
+// connection of `db`.
+absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db);
+
+}  // namespace wsched::store
+
+#endif  // WSCHED_SERVER_STORE_UNIT_OF_WORK_H_
