@@ -11,7 +11,7 @@
 #include "server/core/paging.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/handler.h"
-#include "server/store/catalog_repository.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -48,11 +48,12 @@ grpc::Status ClassServiceImpl::ListClasses(grpc::ServerContext* context,
                                            const v1::ListClassesRequest* request,
                                            v1::ListClassesResponse* response) {
   return Handle(context_, context, kService, "ListClasses", *request, [&](const Principal&) {
-    return context_.db->InTransaction("listing classes", [&](pqxx::work& txn) -> absl::Status {
+    return store::UnitOfWork::Run(*context_.db, "listing classes",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
       auto page = core::ReadPageRequest(request->page_size(), request->page_token(),
                                         request->include_deprecated() ? "deprecated" : "");
       if (!page.ok()) return page.status();
-      auto catalog = store::LoadCatalog(txn);
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       std::vector<core::WorkspaceClass> listed;
       for (const auto& cls : catalog->classes) {
@@ -76,8 +77,9 @@ grpc::Status ClassServiceImpl::GetClass(grpc::ServerContext* context,
                                         v1::WorkspaceClass* response) {
   return Handle(context_, context, kService, "GetClass", *request,
                 [&](const Principal&) -> absl::Status {
-    return context_.db->InTransaction("reading class", [&](pqxx::work& txn) -> absl::Status {
-      auto catalog = store::LoadCatalog(txn);
+    return store::UnitOfWork::Run(*context_.db, "reading class",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       const core::WorkspaceClass* cls = catalog->FindClass(request->id());
       if (cls == nullptr) return absl::NotFoundError(absl::StrCat("class ", request->id(), " does not exist"));
@@ -93,16 +95,19 @@ grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
   return Handle(context_, context, kService, "UpdateClass", *request,
                 [&](const Principal&) -> absl::Status {
     core::WorkspaceClass cls = convert::FromProto(request->class_());
-    absl::Status status = context_.db->InTransaction("updating class", [&](pqxx::work& txn) -> absl::Status {
-      store::LockCatalog(txn);
-      auto catalog = store::LoadCatalog(txn);
+    // One unit under the catalog lock: the check, the expected_version guard
+    // and the write see the same catalog.
+    absl::Status status = store::UnitOfWork::Run(*context_.db, "updating class",
+                                                 [&](store::UnitOfWork& unit) -> absl::Status {
+      unit.catalog().Lock();
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       catalog::CatalogCheck check = catalog::CheckCatalog(WithClass(*catalog, cls));
       if (!check.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("class ", cls.id, " breaks the catalog:\n",
                                                        absl::StrJoin(check.errors, "\n")));
       }
-      auto stored = store::WriteClass(txn, cls, request->expected_version());
+      auto stored = unit.catalog().WriteClass(cls, request->expected_version());
       if (!stored.ok()) return stored.status();
       *response = convert::ToProto(*stored);
       return absl::OkStatus();
@@ -117,9 +122,10 @@ grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
                                            v1::DeleteClassResponse* response) {
   return Handle(context_, context, kService, "DeleteClass", *request,
                 [&](const Principal&) -> absl::Status {
-    absl::Status status = context_.db->InTransaction("deleting class", [&](pqxx::work& txn) -> absl::Status {
-      store::LockCatalog(txn);
-      auto catalog = store::LoadCatalog(txn);
+    absl::Status status = store::UnitOfWork::Run(*context_.db, "deleting class",
+                                                 [&](store::UnitOfWork& unit) -> absl::Status {
+      unit.catalog().Lock();
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       const core::WorkspaceClass* cls = catalog->FindClass(request->id());
       if (cls == nullptr) return absl::NotFoundError(absl::StrCat("class ", request->id(), " does not exist"));
@@ -134,9 +140,9 @@ grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
       }
       core::Catalog target = *catalog;
       std::erase_if(target.classes, [&](const auto& c) { return c.id == cls->id; });
-      target = catalog::KeepInUseClasses(*catalog, target, store::ClassesInUse(txn));
+      target = catalog::KeepInUseClasses(*catalog, target, unit.catalog().ClassesInUse());
       response->set_deprecated_instead(target.FindClass(cls->id) != nullptr);
-      return store::WriteCatalog(txn, *catalog, target);
+      return unit.catalog().Write(*catalog, target);
     });
     if (status.ok()) (void)context_.scheduler->ReloadCatalog();
     return status;
@@ -169,8 +175,9 @@ grpc::Status ClassServiceImpl::GetCatalog(grpc::ServerContext* context,
                                           const v1::GetCatalogRequest* request,
                                           v1::GetCatalogResponse* response) {
   return Handle(context_, context, kService, "GetCatalog", *request, [&](const Principal&) {
-    return context_.db->InTransaction("reading catalog", [&](pqxx::work& txn) -> absl::Status {
-      auto catalog = store::LoadCatalog(txn);
+    return store::UnitOfWork::Run(*context_.db, "reading catalog",
+                                  [&](store::UnitOfWork& unit) -> absl::Status {
+      auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       response->set_yaml(catalog::RenderCatalogYaml(*catalog));
       return absl::OkStatus();
