@@ -9,8 +9,7 @@
 #include "server/placement/iommu_units.h"
 #include "server/scheduler/gpu_health.h"
 #include "server/scheduler/scheduler.h"
-#include "server/store/node_repository.h"
-#include "server/store/timing_repository.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -99,21 +98,6 @@ const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
   return nullptr;
 }
 
-// Workspaces on each node (all nodes, or `nodes` alone), CPU and GPU alike:
-// placed, or lost and not yet released. Nodes without any are absent.
-std::map<std::string, int> WorkspaceCounts(pqxx::work& txn,
-                                           const std::vector<std::string>& nodes = {}) {
-  std::map<std::string, int> counts;
-  for (const auto& row : txn.exec_params(
-           "SELECT node_name, count(*) FROM workspaces WHERE node_name IS NOT NULL AND "
-           "(cardinality($1::text[]) = 0 OR node_name = ANY($1::text[])) AND "
-           "state IN ('placed', 'lost') AND stopped_at IS NULL GROUP BY node_name",
-           store::TextArray(nodes))) {
-    counts[row[0].c_str()] = row[1].as<int>();
-  }
-  return counts;
-}
-
 }  // namespace
 
 NodeView Scheduler::ViewOf(const store::StoredNode& node) const {
@@ -154,9 +138,11 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
   if (info.disk_bytes == 0) info.disk_bytes = pool->shape.disk_bytes;
   store::StoredNode stored;
   const absl::Time now = clock_();
-  absl::Status status = db_->InTransaction("registering node", [&](pqxx::work& txn) -> absl::Status {
-    store::ChangeSet changes;
-    auto existing = store::LoadNode(txn, info.name, /*for_update=*/true);
+  // One unit: the pool check, the lost node's release and the save commit
+  // together, under the node's row lock.
+  absl::Status status = store::UnitOfWork::Run(*db_, "registering node",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(info.name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     bool first = !existing->has_value();
     if (!first) {
@@ -168,7 +154,7 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
       }
       // A lost node that registers again comes back empty.
       if (stored.state == core::NodeState::kLost) {
-        store::ReleaseLostWorkspaces(txn, info.name, changes);
+        unit.nodes().ReleaseLostWorkspaces(info.name);
         stored.state = core::NodeState::kReady;
       }
       if (stored.state == core::NodeState::kProvisioning) stored.state = core::NodeState::kReady;
@@ -184,8 +170,7 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
     stored.driver_history =
         core::HistoryOnReport(catalog.driver_policy, info, stored.driver_history, first);
     EvaluateDriverInto(catalog, stored);
-    stored.version = store::SaveNode(txn, stored, changes);
-    store::PublishChanges(txn, changes);
+    stored.version = unit.nodes().Save(stored);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -235,27 +220,26 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
   store::StoredNode before;
   bool written = false;
   const absl::Time now = clock_();
-  absl::Status status = db_->InTransaction("heartbeat", [&](pqxx::work& txn) -> absl::Status {
-    auto existing = store::LoadNode(txn, input.node_name, /*for_update=*/true);
+  absl::Status status = store::UnitOfWork::Run(*db_, "heartbeat",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(input.node_name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) {
       result.reregister = true;
       return absl::OkStatus();
     }
-    store::ChangeSet changes;
     before = **existing;
     stored = AfterHeartbeat(**existing, input, catalog, now, options_.gpu_healthy_for);
     if (stored.state == core::NodeState::kLost) {
-      store::ReleaseLostWorkspaces(txn, stored.info.name, changes);
+      unit.nodes().ReleaseLostWorkspaces(stored.info.name);
       stored.state = core::NodeState::kReady;
     }
     written = !SameForScheduling(**existing, stored);
     if (!written) {
-      store::RecordHeartbeats(txn, {stored.info.name});  // This replica's picture was behind.
+      unit.nodes().RecordHeartbeats({stored.info.name});  // This replica's picture was behind.
       return absl::OkStatus();
     }
-    stored.version = store::SaveNode(txn, stored, changes);
-    store::PublishChanges(txn, changes);
+    stored.version = unit.nodes().Save(stored);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -318,8 +302,9 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
                                                       core::NodeState state) {
   store::StoredNode stored;
   int workspaces = 0;
-  absl::Status status = db_->InTransaction("changing node state", [&](pqxx::work& txn) -> absl::Status {
-    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+  absl::Status status = store::UnitOfWork::Run(*db_, "changing node state",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
     stored = **existing;
@@ -328,10 +313,8 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
           absl::StrCat("node ", name, " is lost; it must heartbeat or re-register first"));
     }
     stored.state = state;
-    store::ChangeSet changes;
-    stored.version = store::SetNodeState(txn, name, state, changes);
-    workspaces = WorkspaceCounts(txn, {name})[name];
-    store::PublishChanges(txn, changes);
+    stored.version = unit.nodes().SetState(name, state);
+    workspaces = unit.nodes().WorkspaceCounts({name})[name];
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -345,13 +328,12 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
 
 absl::Status Scheduler::RemoveNode(const std::string& name) {
   std::vector<std::string> lost;
-  absl::Status status = db_->InTransaction("removing node", [&](pqxx::work& txn) -> absl::Status {
-    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+  absl::Status status = store::UnitOfWork::Run(*db_, "removing node",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
-    store::ChangeSet changes;
-    lost = store::DeleteNode(txn, name, changes);
-    store::PublishChanges(txn, changes);
+    lost = unit.nodes().Delete(name);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -362,11 +344,12 @@ absl::Status Scheduler::RemoveNode(const std::string& name) {
 absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
   std::optional<store::StoredNode> stored;
   int workspaces = 0;
-  absl::Status status = db_->InTransaction("reading node", [&](pqxx::work& txn) -> absl::Status {
-    auto existing = store::LoadNode(txn, name, false);
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading node",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(name, false);
     if (!existing.ok()) return existing.status();
     stored = std::move(*existing);
-    workspaces = WorkspaceCounts(txn, {name})[name];
+    workspaces = unit.nodes().WorkspaceCounts({name})[name];
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -381,13 +364,14 @@ absl::StatusOr<core::Page<NodeView>> Scheduler::ListNodes(const std::string& poo
                                                          const core::PageRequest& page) {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
-  absl::Status status = db_->InTransaction("listing nodes", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::LoadNodesPage(txn, pool, page.after, page.size + 1);
+  absl::Status status = store::UnitOfWork::Run(*db_, "listing nodes",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto loaded = unit.nodes().LoadPage(pool, page.after, page.size + 1);
     if (!loaded.ok()) return loaded.status();
     nodes = std::move(*loaded);
     std::vector<std::string> names;
     for (const auto& node : nodes) names.push_back(node.info.name);
-    if (!names.empty()) workspaces = WorkspaceCounts(txn, names);
+    if (!names.empty()) workspaces = unit.nodes().WorkspaceCounts(names);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -398,11 +382,12 @@ absl::StatusOr<core::Page<NodeView>> Scheduler::ListNodes(const std::string& poo
 absl::StatusOr<std::vector<NodeView>> Scheduler::AllNodes() {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
-  absl::Status status = db_->InTransaction("reading nodes", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::LoadNodes(txn);
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading nodes",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto loaded = unit.nodes().LoadAll();
     if (!loaded.ok()) return loaded.status();
     nodes = std::move(*loaded);
-    workspaces = WorkspaceCounts(txn);
+    workspaces = unit.nodes().WorkspaceCounts();
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -495,15 +480,16 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
   }
   store::StoredNode stored;
   bool sampled = false;
-  absl::Status status = db_->InTransaction("recording driver install", [&](pqxx::work& txn) -> absl::Status {
-    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+  absl::Status status = store::UnitOfWork::Run(*db_, "recording driver install",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
     stored = **existing;
     sampled = success && needed_since &&
               stored.driver_state == core::DriverState::kNeedsDriver;
     if (sampled) {
-      store::RecordTimingSample(txn, store::TimingKind::kDriverInstall, stored.info.pool, kernel,
+      unit.timings().Record(store::TimingKind::kDriverInstall, stored.info.pool, kernel,
                                 clock_() - *needed_since);
     }
     if (stored.info.kernel_version != kernel) {
@@ -518,9 +504,7 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
       stored.driver_history.failed_kernel = kernel;
     }
     EvaluateDriverInto(catalog, stored);
-    store::ChangeSet changes;
-    stored.version = store::SaveNode(txn, stored, changes);
-    store::PublishChanges(txn, changes);
+    stored.version = unit.nodes().Save(stored);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -537,10 +521,9 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
 
 absl::Status Scheduler::DetectLostNodes() {
   std::vector<std::string> lost;
-  absl::Status status = db_->InTransaction("detecting lost nodes", [&](pqxx::work& txn) -> absl::Status {
-    store::ChangeSet changes;
-    lost = store::MarkLostNodes(txn, options_.node_lost_after, changes);
-    store::PublishChanges(txn, changes);
+  absl::Status status = store::UnitOfWork::Run(*db_, "detecting lost nodes",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    lost = unit.nodes().MarkLost(options_.node_lost_after);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -553,8 +536,9 @@ absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
                                                     const std::string& uuid) {
   store::StoredNode stored;
   bool was_out = false;
-  absl::Status status = db_->InTransaction("clearing GPU health", [&](pqxx::work& txn) -> absl::Status {
-    auto existing = store::LoadNode(txn, name, /*for_update=*/true);
+  absl::Status status = store::UnitOfWork::Run(*db_, "clearing GPU health",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
     stored = **existing;
@@ -567,9 +551,7 @@ absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
     }
     was_out = scheduler::ClearGpuHealth(*gpu);
     if (!was_out) return absl::OkStatus();  // Nothing to write.
-    store::ChangeSet changes;
-    stored.version = store::SaveNode(txn, stored, changes);
-    store::PublishChanges(txn, changes);
+    stored.version = unit.nodes().Save(stored);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
