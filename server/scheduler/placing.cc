@@ -19,7 +19,7 @@
 #include "server/placement/time_to_gpu.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
-#include "server/store/settings_repository.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -126,15 +126,16 @@ absl::StatusOr<CachedSettings> Scheduler::ReadSettings(const std::string& projec
                                                        int64_t* org_gpus_held) {
   if (db_ == nullptr) return absl::FailedPreconditionError("no database");
   CachedSettings read;
-  absl::Status status = db_->InTransaction("reading settings", [&](pqxx::work& txn) -> absl::Status {
-    auto project = store::LoadProjectSettings(txn, project_id, &read.project_version);
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading settings",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto project = unit.settings().LoadProject(project_id, &read.project_version);
     if (!project.ok()) return project.status();
     read.project = std::move(*project);
-    auto org = store::LoadOrgSettings(txn, org_id, &read.org_version);
+    auto org = unit.settings().LoadOrg(org_id, &read.org_version);
     if (!org.ok()) return org.status();
     read.org = std::move(*org);
     if (org_gpus_held != nullptr && read.org.gpu_quota >= 0) {
-      *org_gpus_held = store::OrgGpusHeld(txn, org_id);
+      *org_gpus_held = unit.workspaces().OrgGpusHeld(org_id);
     }
     return absl::OkStatus();
   });
@@ -442,8 +443,9 @@ absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
 absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
     const store::WorkspaceFilter& filter, const core::PageRequest& page) {
   std::vector<core::Workspace> stored;
-  absl::Status status = db_->InTransaction("listing workspaces", [&](pqxx::work& txn) -> absl::Status {
-    auto loaded = store::ListWorkspaces(txn, filter, page.after, page.size + 1);
+  absl::Status status = store::UnitOfWork::Run(*db_, "listing workspaces",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto loaded = unit.workspaces().List(filter, page.after, page.size + 1);
     if (!loaded.ok()) return loaded.status();
     stored = std::move(*loaded);
     return absl::OkStatus();
