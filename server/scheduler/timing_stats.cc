@@ -1,5 +1,7 @@
 #include "server/scheduler/timing_stats.h"
 
+#include "server/store/unit_of_work.h"
+
 namespace wsched::scheduler {
 
 TimingStats::TimingStats(store::Database* db, std::function<absl::Time()> clock,
@@ -13,8 +15,9 @@ store::TimingFigures TimingStats::Get() {
     if (now - loaded_at_ < max_age_) return figures_;
   }
   store::TimingFigures loaded;
-  absl::Status status = db_->InTransaction("reading timing samples", [&](pqxx::work& txn) {
-    loaded = store::LoadTimingFigures(txn);
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading timing samples",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    loaded = unit.timings().LoadFigures();
     return absl::OkStatus();
   });
   absl::MutexLock lock(&mu_);
