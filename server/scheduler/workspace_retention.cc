@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
-#include "server/store/workspace_repository.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
 
@@ -36,8 +36,9 @@ absl::StatusOr<int64_t> WorkspaceRetention::Sweep() {
   if (options_.retention <= absl::ZeroDuration()) return deleted;  // Kept forever.
   while (true) {
     int64_t batch = 0;
-    absl::Status status = db_->InTransaction("deleting stopped workspaces", [&](pqxx::work& txn) {
-      batch = store::DeleteEndedWorkspaces(txn, options_.retention, options_.batch_rows);
+    absl::Status status = store::UnitOfWork::Run(*db_, "deleting stopped workspaces",
+                                                 [&](store::UnitOfWork& unit) -> absl::Status {
+      batch = unit.workspaces().DeleteEnded(options_.retention, options_.batch_rows);
       return absl::OkStatus();
     });
     if (!status.ok()) return status;
