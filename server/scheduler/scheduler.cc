@@ -10,6 +10,7 @@
 #include "server/scheduler/database_stores.h"
 #include "server/scheduler/replica_state.h"
 #include "server/store/change_feed.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
 
@@ -48,8 +49,9 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
       clock_(std::move(clock)),
       ended_(options.ended_window),
       liveness_([db = stores.db](const std::vector<std::string>& nodes) {
-        return db->InTransaction("recording node liveness", [&](pqxx::work& txn) {
-          store::RecordHeartbeats(txn, nodes);
+        return store::UnitOfWork::Run(*db, "recording node liveness",
+                                      [&](store::UnitOfWork& unit) -> absl::Status {
+          unit.nodes().RecordHeartbeats(nodes);
           return absl::OkStatus();
         });
       }),
@@ -145,8 +147,9 @@ void Scheduler::Loop() {
     }
     if (now >= next_prune) {
       next_prune = now + absl::Minutes(1);
-      absl::Status pruned = db_->InTransaction("pruning the change log", [&](pqxx::work& txn) {
-        store::PruneChangeLog(txn, options_.feed_retention);
+      absl::Status pruned = store::UnitOfWork::Run(*db_, "pruning the change log",
+                                                   [&](store::UnitOfWork& unit) -> absl::Status {
+        unit.change_log().Prune(options_.feed_retention);
         return absl::OkStatus();
       });
       if (!pruned.ok()) log::Warning("pruning the change log failed", {{"error", std::string(pruned.message())}});
