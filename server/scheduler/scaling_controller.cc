@@ -10,7 +10,7 @@
 #include "server/log/log.h"
 #include "server/scaling/demand_pool.h"
 #include "server/store/change_feed.h"
-#include "server/store/timing_repository.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -155,8 +155,9 @@ int64_t ScalingController::WaitForChange(int64_t after, absl::Time deadline) {
 }
 
 absl::Status ScalingController::Report(const store::ActuatorReportRow& report) {
-  return db_->InTransaction("recording actuator report", [&](pqxx::work& txn) {
-    store::SaveActuatorReport(txn, report);
+  return store::UnitOfWork::Run(*db_, "recording actuator report",
+                                [&](store::UnitOfWork& unit) -> absl::Status {
+    unit.scaling().SaveActuatorReport(report);
     return absl::OkStatus();
   });
 }
@@ -192,9 +193,10 @@ void ScalingController::BecomeLeader() {
   log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
   tracking_.clear();
   std::vector<store::StoredSignal> stored;
-  absl::Status status = db_->InTransaction("loading scaling state", [&](pqxx::work& txn) {
-    stored = store::LoadSignals(txn);
-    last_report_id_ = store::LatestActuatorReportId(txn);
+  absl::Status status = store::UnitOfWork::Run(*db_, "loading scaling state",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    stored = unit.scaling().LoadSignals();
+    last_report_id_ = unit.scaling().LatestActuatorReportId();
     return absl::OkStatus();
   });
   if (!status.ok()) log::Warning("cannot load scaling state", {{"error", std::string(status.message())}});
@@ -204,8 +206,9 @@ void ScalingController::BecomeLeader() {
 
 void ScalingController::FollowTick() {
   std::vector<store::StoredSignal> stored;
-  absl::Status status = db_->InTransaction("reading scaling signals", [&](pqxx::work& txn) {
-    stored = store::LoadSignals(txn);
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading scaling signals",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    stored = unit.scaling().LoadSignals();
     return absl::OkStatus();
   });
   if (!status.ok()) return;
@@ -299,8 +302,9 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
 
 void ScalingController::LeadTick(absl::Time now) {
   std::vector<store::ActuatorReportRow> reports;
-  (void)db_->InTransaction("reading actuator reports", [&](pqxx::work& txn) {
-    reports = store::LoadActuatorReports(txn, last_report_id_);
+  (void)store::UnitOfWork::Run(*db_, "reading actuator reports",
+                               [&](store::UnitOfWork& unit) -> absl::Status {
+    reports = unit.scaling().LoadActuatorReports(last_report_id_);
     return absl::OkStatus();
   });
   for (const auto& report : reports) {
@@ -343,9 +347,10 @@ void ScalingController::LeadTick(absl::Time now) {
 void ScalingController::RecordStartSamples(const std::string& pool,
                                            const std::vector<absl::Duration>& samples) {
   if (samples.empty()) return;
-  absl::Status saved = db_->InTransaction("recording node start times", [&](pqxx::work& txn) {
+  absl::Status saved = store::UnitOfWork::Run(*db_, "recording node start times",
+                                              [&](store::UnitOfWork& unit) -> absl::Status {
     for (absl::Duration took : samples) {
-      store::RecordTimingSample(txn, store::TimingKind::kNodeStart, pool, "", took);
+      unit.timings().Record(store::TimingKind::kNodeStart, pool, "", took);
     }
     return absl::OkStatus();
   });
@@ -361,8 +366,9 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
   PoolTracking& t = tracking_[pool];
   int64_t generation = t.generation_base + signal.generation;
   v1::PoolSignal proto = ToProto(signal, generation);
-  absl::Status saved = db_->InTransaction("publishing scaling signal", [&](pqxx::work& txn) {
-    store::SaveSignal(txn, {pool, generation, convert::ToJson(proto), store::ReplicaId()});
+  absl::Status saved = store::UnitOfWork::Run(*db_, "publishing scaling signal",
+                                              [&](store::UnitOfWork& unit) -> absl::Status {
+    unit.scaling().SaveSignal({pool, generation, convert::ToJson(proto), store::ReplicaId()});
     return absl::OkStatus();
   });
   if (!saved.ok()) {
