@@ -20,7 +20,7 @@
 #include "server/log/log.h"
 #include "server/metrics/metrics.h"
 #include "server/store/database.h"
-#include "server/store/migrations.h"
+#include "server/store/unit_of_work.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -59,14 +59,12 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> ListenCredentials(
 }
 
 absl::Status Migrate(store::Database& db) {
-  return db.WithConnection("migrating", [](pqxx::connection& connection) -> absl::Status {
-    auto report = store::ApplyMigrations(connection, store::EmbeddedMigrations());
-    if (!report.ok()) return report.status();
-    log::Info("schema ready", {{"version_before", absl::StrCat(report->schema_version_before)},
-                               {"version", absl::StrCat(report->schema_version_after)},
-                               {"applied", absl::StrCat(report->applied.size())}});
-    return absl::OkStatus();
-  });
+  auto report = store::ApplyEmbeddedMigrations(db);
+  if (!report.ok()) return report.status();
+  log::Info("schema ready", {{"version_before", absl::StrCat(report->schema_version_before)},
+                             {"version", absl::StrCat(report->schema_version_after)},
+                             {"applied", absl::StrCat(report->applied.size())}});
+  return absl::OkStatus();
 }
 
 // Blocks the signals we handle in every thread; a dedicated thread sigwaits.
