@@ -15,6 +15,8 @@ SERVER=${1:?usage: metrics_live_test.sh WSCHED_SERVER WSCHED_AGENT WSCHEDCTL SOU
 AGENT=${2:?wsched-agent binary required}
 CTL=${3:?wschedctl binary required}
 SRC=${4:?source dir required}
+# shellcheck source=../support/start_server.sh
+source "$SRC/tests/support/start_server.sh"
 PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
 DB=metrics_live_$$
 WORK=$(mktemp -d /tmp/wsched-metrics-test-XXXXXX)
@@ -57,22 +59,10 @@ tokens:
 EOF
 
 metrics_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-"$SERVER" --listen=127.0.0.1:0 --port_file="$WORK/port" --metrics_listen="127.0.0.1:$metrics_port" \
+wsched_start_server "$WORK" "$SERVER" --metrics_listen="127.0.0.1:$metrics_port" \
   --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
   --catalog="$SRC/classes/saas.yaml" --database_connections=4 \
-  --scaling_batching_window=100ms >"$WORK/server.log" 2>&1 &
-server_pid=$!
-port=
-for _ in $(seq 300); do
-  if [[ -s $WORK/port ]] && [[ $(tail -c1 "$WORK/port" | od -An -c | tr -d ' ') == '\n' ]]; then
-    port=$(tr -d '\n' <"$WORK/port")
-    break
-  fi
-  kill -0 "$server_pid" 2>/dev/null || { echo "wsched-server exited at start" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "wsched-server wrote no port file in 30s" >&2; exit 1; }
-ADDR=127.0.0.1:$port
+  --scaling_batching_window=100ms
 ctl() { WSCHED_TOKEN=$1 "$CTL" --server="$ADDR" "${@:2}" >>"$WORK/ctl.log" 2>&1; }
 
 # --- events -----------------------------------------------------------------------

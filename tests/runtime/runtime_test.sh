@@ -22,6 +22,8 @@ CTL=${1:?usage: runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR}
 SERVER=${2:?wsched-server binary required}
 AGENT=${3:?wsched-agent binary required}
 SRC=${4:?source dir required}
+# shellcheck source=../support/start_server.sh
+source "$SRC/tests/support/start_server.sh"
 PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
 DB=runtime_test_$$
 PY=/usr/bin/python3
@@ -175,21 +177,9 @@ tokens:
   - {name: rt-agent, token: $AGENT_TOKEN, role: agent}
 EOF
 sed "s/@DRIVER@/$OLD/; s/@BRANCH@/${OLD%%.*}/" "$SRC/tests/runtime/catalog.yaml.in" >"$WORK/catalog.yaml"
-"$SERVER" --listen=127.0.0.1:0 --port_file="$WORK/port" --metrics_listen= \
+wsched_start_server "$WORK" "$SERVER" --metrics_listen= \
   --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
-  --catalog="$WORK/catalog.yaml" --database_connections=4 >"$WORK/server.log" 2>&1 &
-server_pid=$!
-port=
-for _ in $(seq 300); do
-  if [[ -s $WORK/port ]] && [[ $(tail -c1 "$WORK/port" | od -An -c | tr -d ' ') == '\n' ]]; then
-    port=$(tr -d '\n' <"$WORK/port")
-    break
-  fi
-  kill -0 "$server_pid" 2>/dev/null || { echo "wsched-server exited at start" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "wsched-server wrote no port file in 30s" >&2; exit 1; }
-ADDR=127.0.0.1:$port
+  --catalog="$WORK/catalog.yaml" --database_connections=4
 
 # --- node a: wsched's own spec --------------------------------------------------------
 A=$(make_node node-a)
