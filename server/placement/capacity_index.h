@@ -1,6 +1,6 @@
 // Free capacity of one pool's schedulable nodes, kept sorted by packing score.
 //
-// Why: a decision must not scan every node (DESIGN.md "Performance"). The
+// Why: a decision must not scan every node (docs/performance.md "Targets"). The
 // snapshot keeps one index per pool (a pool fixes the GPU model, so this is
 // the per-(pool, model) bucket) and updates it incrementally on every hold,
 // release and state change. A decision is a lower_bound per pool plus a walk

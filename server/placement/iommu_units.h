@@ -1,6 +1,6 @@
 // IOMMU groups of one node's GPUs, and whether each group can go to a VM.
 //
-// The group is the unit of ownership for VFIO (DESIGN.md "IOMMU rule"): all
+// The group is the unit of ownership for VFIO (docs/placement.md "Device specs"): all
 // its devices are bound to vfio-pci and go to one VM. So GPUs that share a
 // group are handed out together, and a group is only as safe as its least
 // safe member.

@@ -1,4 +1,4 @@
-// Decision cost against snapshot size (DESIGN.md "Performance": well under a
+// Decision cost against snapshot size (docs/performance.md "Targets": well under a
 // millisecond at 10,000 nodes, growing far slower than the node count).
 //
 //   cmake -S . -B build-placement && make -C build-placement -j2 placement_benchmark

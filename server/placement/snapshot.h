@@ -7,8 +7,8 @@
 // and references returned by lookups point inside the snapshot and stay
 // valid until its next mutation.
 //
-// Not thread-safe and does no I/O: the caller holds the lock (DESIGN.md
-// "Concurrency"). It mirrors what PostgreSQL says; the database, not this
+// Not thread-safe and does no I/O: the caller holds the lock
+// (docs/architecture.md "Where state lives"). It mirrors what PostgreSQL says; the database, not this
 // class, is the arbiter of who holds a GPU. Hold() therefore accepts holds
 // that overcommit CPU or memory (the node shrank, say) and only refuses what
 // cannot be a consistent picture (unknown node or GPU, one GPU held twice).
