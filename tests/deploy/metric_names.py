@@ -24,12 +24,12 @@ SELECTOR = re.compile(r"\b(wsched_[a-z0-9_]+)\{([^}]*)\}")
 
 
 def used_exprs():
-    with open(os.path.join(SRC, "deploy/observability/alerts.yaml")) as f:
+    with open(os.path.join(SRC, "deploy/helm/wsched/observability/alerts.yaml")) as f:
         rules = yaml.safe_load(f)
     for g in rules["groups"]:
         for r in g["rules"]:
             yield f"alert {r.get('alert') or r.get('record')}", r["expr"]
-    with open(os.path.join(SRC, "deploy/observability/dashboard.json")) as f:
+    with open(os.path.join(SRC, "deploy/helm/wsched/observability/dashboard.json")) as f:
         dash = json.load(f)
     for p in dash["panels"]:
         for t in p.get("targets", []):
