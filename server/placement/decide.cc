@@ -3,8 +3,6 @@
 #include <optional>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "server/placement/filters.h"
 #include "server/placement/gpu_allocator.h"
 
@@ -41,53 +39,6 @@ std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core:
   return found;
 }
 
-std::string FreeGpus(int64_t count, GpuView view) {
-  return absl::StrCat(count, " free ", view == GpuView::kVmSafe ? "passthrough-safe " : "",
-                      count == 1 ? "GPU" : "GPUs");
-}
-
-// Why no node of the pool fits now, from the index's summary numbers only.
-std::string WhyNotNowInPool(const core::WorkspaceClass& cls, const core::NodePool& pool,
-                            const Resources& request, const Snapshot& snapshot) {
-  const int known = snapshot.PoolNodeCount(pool.id);
-  const CapacityIndex* index = snapshot.ReadyIndex(pool.id);
-  if (known == 0) {
-    return cls.is_gpu() ? absl::StrCat("pool ", pool.id, " has 0 free GPUs (no nodes)")
-                        : absl::StrCat("pool ", pool.id, " has no nodes");
-  }
-  if (index == nullptr || index->empty()) {
-    return absl::StrCat("pool ", pool.id, " has no ready node (", known,
-                        known == 1 ? " node" : " nodes", " not ready or driver not ready)");
-  }
-  if (cls.is_gpu()) {
-    const GpuView view = ViewFor(cls, pool);
-    const int64_t total = index->TotalFreeGpus(view);
-    if (total == 0) {
-      std::string reason = absl::StrCat("pool ", pool.id, " has ", FreeGpus(0, view));
-      if (view == GpuView::kVmSafe && index->TotalFreeGpus(GpuView::kVmAny) > 0) {
-        absl::StrAppend(&reason,
-                        " (the free GPUs share IOMMU groups with other devices; the pool may set "
-                        "allow_unsafe_iommu)");
-      } else if (view != GpuView::kContainer && index->TotalFreeGpus(GpuView::kContainer) > 0) {
-        absl::StrAppend(&reason,
-                        " (the free GPUs' IOMMU groups are partly held by other workspaces)");
-      }
-      return reason;
-    }
-    if (index->MaxFreeGpus(view) < cls.gpu.count) {
-      return absl::StrCat("pool ", pool.id, " has ", FreeGpus(total, view), " but at most ",
-                          index->MaxFreeGpus(view), " on one node; the class needs ",
-                          cls.gpu.count);
-    }
-    std::string what = FreeGpus(cls.gpu.count, view);
-    if (view != GpuView::kContainer) absl::StrAppend(&what, " in whole IOMMU groups");
-    return absl::StrCat("pool ", pool.id, " has no ready node with ", what, " and ",
-                        DescribeResources(request), " free");
-  }
-  return absl::StrCat("pool ", pool.id, " has no ready node with ", DescribeResources(request),
-                      " free");
-}
-
 }  // namespace
 
 namespace {
@@ -115,15 +66,12 @@ Decision DecideWith(const core::WorkspaceClass& cls, const std::vector<core::Nod
     }
   }
 
+  // Why not: placement/pending_reason.h, the one place a reason is made
+  // (it walks every node of these pools, which this hot path must not).
   NotNow not_now;
-  std::vector<std::string> reasons;
   for (const auto& tier : plan.tiers) {
-    for (const core::NodePool* pool : tier) {
-      not_now.pools.push_back(pool->id);
-      reasons.push_back(WhyNotNowInPool(cls, *pool, request, snapshot));
-    }
+    for (const core::NodePool* pool : tier) not_now.pools.push_back(pool->id);
   }
-  not_now.reason = absl::StrJoin(reasons, "; ");
   return not_now;
 }
 

@@ -24,9 +24,10 @@ struct Placed {
 };
 
 // Could fit, but no node has room now: the caller queues the workspace and
-// counts it as demand on `pools` (preferred first) for the autoscaler.
+// counts it as demand on `pools` (preferred first) for the autoscaler. Why
+// it waits is placement/pending_reason.h's to say (queue-aware, with the
+// scaler's view), not the decision's.
 struct NotNow {
-  std::string reason;  // "pool gpu-h100 has 0 free GPUs"
   std::vector<std::string> pools;
   friend bool operator==(const NotNow&, const NotNow&) = default;
 };

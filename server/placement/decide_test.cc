@@ -93,7 +93,7 @@ TEST_F(DecideTest, CpuAndMemoryAlsoLimitDensity) {
   EXPECT_EQ(Fill(memory_heavy), 3);
   Decision next = Run(memory_heavy);
   ASSERT_TRUE(std::holds_alternative<NotNow>(next));
-  EXPECT_THAT(std::get<NotNow>(next).reason, HasSubstr("300Gi memory"));
+  // Why (memory) is pending_reason's to say: pending_reason_test.cc.
 }
 
 TEST_F(DecideTest, PacksOntoTheFullestNodeThatFits) {
@@ -124,8 +124,6 @@ TEST_F(DecideTest, FallsBackToTheNextModelOnlyWhenTheFirstIsFull) {
   Decision full = Run(cls);
   ASSERT_TRUE(std::holds_alternative<NotNow>(full));
   EXPECT_THAT(std::get<NotNow>(full).pools, ElementsAre("gpu-h100", "gpu-a100"));
-  EXPECT_EQ(std::get<NotNow>(full).reason,
-            "pool gpu-h100 has 0 free GPUs; pool gpu-a100 has 0 free GPUs");
 }
 
 TEST_F(DecideTest, CpuClassStaysOffGpuPools) {
@@ -134,7 +132,6 @@ TEST_F(DecideTest, CpuClassStaysOffGpuPools) {
   Decision decision = Run(cpu);  // The CPU pool has no nodes yet.
   ASSERT_TRUE(std::holds_alternative<NotNow>(decision)) << DecisionKind(decision);
   EXPECT_THAT(std::get<NotNow>(decision).pools, ElementsAre("cpu"));
-  EXPECT_EQ(std::get<NotNow>(decision).reason, "pool cpu has no nodes");
 
   AddNode(FakeCpuNode("c1", "cpu"), kReady, core::DriverState::kNotNeeded);
   EXPECT_EQ(PlaceAndHold(cpu).node, "c1");
@@ -189,8 +186,6 @@ TEST_F(DecideTest, SkipsNodesThatAreNotReadyOrLackTheDriver) {
   core::WorkspaceClass cls = GpuClass("gpu-1", 1);
   Decision none = Run(cls);
   ASSERT_TRUE(std::holds_alternative<NotNow>(none));
-  EXPECT_EQ(std::get<NotNow>(none).reason,
-            "pool gpu-h100 has no ready node (7 nodes not ready or driver not ready)");
 
   AddGpuNode("good");
   EXPECT_EQ(Fill(cls), 8);
@@ -218,9 +213,6 @@ TEST_F(DecideTest, VmClassGetsOnlyPassthroughSafeGroups) {
   }
   Decision full = Run(vm);
   ASSERT_TRUE(std::holds_alternative<NotNow>(full));
-  EXPECT_THAT(std::get<NotNow>(full).reason,
-              HasSubstr("pool gpu-h100 has 0 free passthrough-safe GPUs"));
-  EXPECT_THAT(std::get<NotNow>(full).reason, HasSubstr("allow_unsafe_iommu"));
 
   // Containers do not care: the unsafe GPUs still serve them.
   EXPECT_EQ(Fill(GpuClass("gpu-1", 1)), 4);
@@ -291,7 +283,6 @@ TEST_F(DecideTest, NeverVersusNotNow) {
   core::WorkspaceClass cls = GpuClass("gpu-1", 1);
   Decision pending = Run(cls);
   ASSERT_TRUE(std::holds_alternative<NotNow>(pending));
-  EXPECT_EQ(std::get<NotNow>(pending).reason, "pool gpu-h100 has 0 free GPUs (no nodes)");
   EXPECT_THAT(std::get<NotNow>(pending).pools, ElementsAre("gpu-h100"));
   Feasibility feasible = CanEverFit(cls, pools_);
   EXPECT_TRUE(feasible.ok());
@@ -304,8 +295,6 @@ TEST_F(DecideTest, NeverVersusNotNow) {
   ASSERT_TRUE(snapshot_.Hold("b", "g2", {0, 1, 2, 3, 4}, {}).ok());
   Decision split = Run(GpuClass("gpu-4", 4));
   ASSERT_TRUE(std::holds_alternative<NotNow>(split));
-  EXPECT_EQ(std::get<NotNow>(split).reason,
-            "pool gpu-h100 has 6 free GPUs but at most 3 on one node; the class needs 4");
 
   // VM isolation with no safe GPU anywhere is "not now": future nodes may be clean.
   EXPECT_TRUE(CanEverFit(GpuClass("vm", 1, {"h100"}, core::Isolation::kVm), pools_).ok());

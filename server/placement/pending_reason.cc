@@ -1,6 +1,11 @@
 #include "server/placement/pending_reason.h"
 
 #include <algorithm>
+#include <array>
+#include <deque>
+#include <map>
+#include <tuple>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -23,190 +28,6 @@ std::string StartTimeText(const PoolScalingView& scaling) {
                       " (median of ", scaling.start_samples, ")");
 }
 
-// What the nodes of one pool offer the class, counted per layer.
-struct PoolCensus {
-  const SnapshotNode* fits_now = nullptr;
-  const SnapshotNode* fits_if_unsafe_allowed = nullptr;
-  const SnapshotNode* fits_if_healthy = nullptr;
-  int unhealthy_free = 0;  // Free GPUs that are unhealthy, on that node.
-  const SnapshotNode* driver_installing = nullptr;
-  const SnapshotNode* driver_failed = nullptr;
-  const SnapshotNode* provisioning = nullptr;
-  int nodes = 0;
-};
-
-int FreeGpusIgnoringHealth(const SnapshotNode& node) {
-  int count = 0;
-  for (const SnapshotGpu& gpu : node.gpus) count += gpu.holder.empty() ? 1 : 0;
-  return count;
-}
-
-int FreeUnhealthyGpus(const SnapshotNode& node) {
-  int count = 0;
-  for (size_t i = 0; i < node.gpus.size(); ++i) {
-    count += node.gpus[i].holder.empty() && !node.info.gpus[i].healthy ? 1 : 0;
-  }
-  return count;
-}
-
-PoolCensus TakeCensus(const core::WorkspaceClass& cls, const core::NodePool& pool,
-                      const Snapshot& snapshot) {
-  PoolCensus census;
-  const GpuView view = ViewFor(cls, pool);
-  const Resources request = RequestOf(cls);
-  const int need = cls.gpu.count;
-  snapshot.ForEachNode([&](const SnapshotNode& node) {
-    if (node.info.pool != pool.id) return;
-    ++census.nodes;
-    if (!Covers(node.free, request)) return;
-    const bool gpus_fit = node.free_gpus[static_cast<int>(view)] >= need;
-    if (node.state == core::NodeState::kProvisioning) {
-      if (!census.provisioning) census.provisioning = &node;
-      return;
-    }
-    if (node.state != core::NodeState::kReady) return;  // Cordoned, draining, lost.
-    if (!node.info.gpus.empty() && node.driver_state == core::DriverState::kNeedsDriver) {
-      if (gpus_fit && !census.driver_installing) census.driver_installing = &node;
-      return;
-    }
-    if (!node.info.gpus.empty() && node.driver_state == core::DriverState::kInstallFailed) {
-      if (gpus_fit && !census.driver_failed) census.driver_failed = &node;
-      return;
-    }
-    if (!node.schedulable) return;
-    if (gpus_fit) {
-      if (!census.fits_now) census.fits_now = &node;
-      return;
-    }
-    if (view == GpuView::kVmSafe && node.free_gpus[static_cast<int>(GpuView::kVmAny)] >= need &&
-        !census.fits_if_unsafe_allowed) {
-      census.fits_if_unsafe_allowed = &node;
-    }
-    if (FreeGpusIgnoringHealth(node) >= need && !census.fits_if_healthy &&
-        FreeUnhealthyGpus(node) > 0) {
-      census.fits_if_healthy = &node;
-      census.unhealthy_free = FreeUnhealthyGpus(node);
-    }
-  });
-  return census;
-}
-
-// The reason being built for one pool, with what its layers share.
-struct PoolWalk {
-  const PendingContext& ctx;
-  const core::NodePool& pool;
-  const PoolCensus census;
-  const PoolScalingView scaling;
-  PendingReason reason;
-
-  void AtNode(PendingCode code, const SnapshotNode& node) {
-    reason.code = code;
-    reason.node = node.info.name;
-    reason.kernel = node.info.kernel_version;
-    if (ctx.node_state_since) reason.since = ctx.node_state_since(node.info.name);
-  }
-  std::string SinceText(absl::string_view prefix, absl::string_view suffix = "") const {
-    if (!reason.since) return "";
-    return absl::StrCat(prefix, Ago(*reason.since, ctx.now), suffix);
-  }
-};
-
-// Room exists now, or would with unsafe IOMMU groups or healthy GPUs.
-bool ExplainRoom(PoolWalk& w) {
-  const int need = w.ctx.cls->gpu.count;
-  if (w.census.fits_now) {
-    w.reason.code = PendingCode::kQueued;
-    w.reason.node = w.census.fits_now->info.name;
-    w.reason.detail =
-        w.ctx.queue_position > 1
-            ? absl::StrCat("queued at position ", w.ctx.queue_position, ": room exists in pool ",
-                           w.pool.id, ", the workspaces ahead are served first")
-            : absl::StrCat("room exists on node ", w.reason.node,
-                           "; placing it at the next pass of the queue");
-    return true;
-  }
-  if (w.census.fits_if_unsafe_allowed) {
-    w.AtNode(PendingCode::kIommuUnsafe, *w.census.fits_if_unsafe_allowed);
-    w.reason.detail = absl::StrCat("node ", w.reason.node, " has ", Gpus(need),
-                                   " free, but only in IOMMU groups shared with other devices, "
-                                   "which a VM class must not take (pool ", w.pool.id,
-                                   " does not set allow_unsafe_iommu)");
-    return true;
-  }
-  if (w.census.fits_if_healthy) {
-    w.AtNode(PendingCode::kGpusUnhealthy, *w.census.fits_if_healthy);
-    const int unhealthy = w.census.unhealthy_free;
-    w.reason.detail = absl::StrCat("node ", w.reason.node, " would hold it, but ", Gpus(unhealthy),
-                                   " of its free GPUs ", unhealthy == 1 ? "is" : "are",
-                                   " unhealthy and not handed out");
-    return true;
-  }
-  return false;
-}
-
-// A node exists or is coming, but is not ready for work yet.
-bool ExplainNodeOnItsWay(PoolWalk& w) {
-  if (w.census.driver_installing || w.census.driver_failed) {
-    const bool failed = !w.census.driver_installing;
-    const SnapshotNode& node = failed ? *w.census.driver_failed : *w.census.driver_installing;
-    w.AtNode(failed ? PendingCode::kDriverInstallFailed : PendingCode::kDriverInstalling, node);
-    if (auto requirement = core::FindDriverRequirement(*w.ctx.driver_policy,
-                                                       node.info.kernel_version, node.info.os_id,
-                                                       node.info.os_version)) {
-      w.reason.image = requirement->installer_image;
-    }
-    w.reason.detail = absl::StrCat(
-        failed ? "the driver install failed on node " : "waiting for the driver install on node ",
-        w.reason.node, " (kernel ", w.reason.kernel,
-        w.reason.image.empty() ? "" : absl::StrCat(", image ", w.reason.image), ")",
-        w.SinceText(", since "), failed ? "; see ListDriverWork" : "");
-    return true;
-  }
-  if (w.census.provisioning) {
-    w.AtNode(PendingCode::kNodeProvisioning, *w.census.provisioning);
-    w.reason.detail = absl::StrCat("waiting for node ", w.reason.node, " to become ready",
-                                   w.SinceText(" (registered ", ")"), "; ",
-                                   StartTimeText(w.scaling));
-    return true;
-  }
-  return false;
-}
-
-// No node will hold it: a new one must be asked for.
-void ExplainNewNode(PoolWalk& w) {
-  const PoolScalingView& scaling = w.scaling;
-  if (scaling.backoff_until && *scaling.backoff_until > w.ctx.now) {
-    w.reason.code = PendingCode::kPoolBackingOff;
-    w.reason.until = scaling.backoff_until;
-    w.reason.detail = absl::StrCat(
-        "pool ", w.pool.id, " is backing off after failed scale-ups until ",
-        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", *scaling.backoff_until, absl::UTCTimeZone()),
-        scaling.backoff_detail.empty() ? "" : absl::StrCat(" (", scaling.backoff_detail, ")"));
-    return;
-  }
-  const int size = std::max(scaling.current_size, w.census.nodes);
-  if (size >= w.pool.max_size) {
-    w.reason.code = PendingCode::kPoolAtMaxSize;
-    w.reason.detail = absl::StrCat("pool ", w.pool.id, " is at max_size ", w.pool.max_size, " (",
-                                   size, size == 1 ? " node" : " nodes", ") and no node has ",
-                                   Gpus(w.ctx.cls->gpu.count),
-                                   " free; no scale-up can be requested");
-    return;
-  }
-  if (scaling.has_signal && scaling.target_size > scaling.current_size) {
-    w.reason.code = PendingCode::kScaleUpRequested;
-    w.reason.since = scaling.scale_up_since;
-    w.reason.detail = absl::StrCat("scale-up of pool ", w.pool.id, " from ",
-                                   scaling.current_size, " to ", scaling.target_size,
-                                   " nodes requested", w.SinceText(" "), "; ",
-                                   StartTimeText(scaling));
-    return;
-  }
-  w.reason.code = PendingCode::kScaleUpNotYetRequested;
-  w.reason.detail = absl::StrCat("no node of pool ", w.pool.id, " has room; the scaler has not "
-                                 "asked for one yet (pending work is batched for a moment first)");
-}
-
 // Across pools: the one that will let the workspace go first. Capacity on
 // its way (an install, a boot, a requested scale-up) beats a dead end (a
 // full pool, broken or unsafe GPUs, a failed install) that needs a person.
@@ -226,15 +47,351 @@ int Nearness(PendingCode code) {
   }
 }
 
-PendingReason ForPool(const PendingContext& ctx, const core::NodePool& pool) {
-  auto scaling = ctx.scaling.find(pool.id);
-  PoolWalk walk{ctx, pool, TakeCensus(*ctx.cls, pool, *ctx.snapshot),
-                scaling == ctx.scaling.end() ? PoolScalingView{} : scaling->second, {}};
-  walk.reason.pool = pool.id;
-  walk.reason.gpus_needed = ctx.cls->gpu.count;
-  walk.reason.queue_position = ctx.queue_position;
-  if (!ExplainRoom(walk) && !ExplainNodeOnItsWay(walk)) ExplainNewNode(walk);
-  return walk.reason;
+// What one node (or a node the scaler asked for, or may ask for) has free,
+// as the simulation hands it out: a copy, never the snapshot itself.
+struct Supply {
+  const SnapshotNode* node = nullptr;  // Null: a node not registered yet.
+  Resources free;
+  GpuCounts gpus{};         // Free healthy GPUs, per view.
+  int gpus_any_health = 0;  // Free GPUs, healthy or not.
+  int unhealthy_free = 0;   // Of those, unhealthy (as the node reports them).
+};
+
+int FreeGpusIgnoringHealth(const SnapshotNode& node) {
+  int count = 0;
+  for (const SnapshotGpu& gpu : node.gpus) count += gpu.holder.empty() ? 1 : 0;
+  return count;
+}
+
+int FreeUnhealthyGpus(const SnapshotNode& node) {
+  int count = 0;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    count += node.gpus[i].holder.empty() && !node.info.gpus[i].healthy ? 1 : 0;
+  }
+  return count;
+}
+
+Supply SupplyOf(const SnapshotNode& node) {
+  return {&node, node.free, node.free_gpus, FreeGpusIgnoringHealth(node), FreeUnhealthyGpus(node)};
+}
+
+// A node of the pool's shape; a zero in the shape is "not stated" and
+// limits nothing (core/feasibility.h).
+Supply NewNodeOf(const core::NodeShape& shape) {
+  constexpr int64_t kUnstated = int64_t{1} << 62;
+  auto stated = [](int64_t v) { return v > 0 ? v : kUnstated; };
+  Supply supply;
+  supply.free = {stated(shape.cpu_millis), stated(shape.memory_bytes),
+                 stated(shape.ephemeral_storage_bytes), stated(shape.disk_bytes)};
+  supply.gpus.fill(shape.gpus_per_node);
+  supply.gpus_any_health = shape.gpus_per_node;
+  return supply;
+}
+
+// Where a pool's capacity sits, nearest first. A class looks for the first
+// node on each shelf that would hold it.
+enum Shelf : int {
+  kFree,          // Ready nodes: holds it now.
+  kUnsafe,        // Ready nodes, counting IOMMU-unsafe groups (VM classes).
+  kUnhealthy,     // Ready nodes, counting unhealthy GPUs.
+  kInstalling,    // Ready nodes waiting for their driver.
+  kFailed,        // Ready nodes whose driver install failed.
+  kProvisioning,  // Registered, not ready yet.
+  kRequested,     // Asked for by the scaler, not registered yet.
+  kHeadroom,      // Below max_size, not asked for yet.
+  kShelves,
+};
+
+// What one pool offers the queue: its nodes by shelf, in snapshot order
+// (kUnsafe and kUnhealthy look at the ready nodes), and the nodes the
+// scaler asked for or may still ask for, made as the queue needs them.
+struct PoolSupply {
+  const core::NodePool* pool = nullptr;
+  PoolScalingView scaling;
+  int nodes = 0;  // Registered, in any state.
+  int size = 0;   // What counts against max_size.
+  std::array<std::deque<Supply>, kShelves> shelves;
+  int requested_left = 0, headroom_left = 0;  // Nodes not made yet.
+
+  std::deque<Supply>& On(int shelf) {
+    return shelves[shelf == kUnsafe || shelf == kUnhealthy ? kFree : shelf];
+  }
+};
+
+void Shelve(PoolSupply& pool, const SnapshotNode& node) {
+  ++pool.nodes;
+  const bool gpus = !node.info.gpus.empty();
+  if (node.state == core::NodeState::kProvisioning) {
+    pool.shelves[kProvisioning].push_back(SupplyOf(node));
+  } else if (node.state != core::NodeState::kReady) {
+    return;  // Cordoned, draining, lost: offers nothing.
+  } else if (gpus && node.driver_state == core::DriverState::kNeedsDriver) {
+    pool.shelves[kInstalling].push_back(SupplyOf(node));
+  } else if (gpus && node.driver_state == core::DriverState::kInstallFailed) {
+    pool.shelves[kFailed].push_back(SupplyOf(node));
+  } else if (node.schedulable) {
+    pool.shelves[kFree].push_back(SupplyOf(node));
+  }
+}
+
+// Whether `s` on `shelf` would hold one workspace of the class. Each test
+// only turns false as capacity is handed out, so a class's walk over a
+// shelf never has to look back.
+bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, int need) {
+  if (!Covers(s.free, request)) return false;
+  switch (shelf) {
+    case kUnsafe:
+      return view == GpuView::kVmSafe && s.gpus[static_cast<int>(GpuView::kVmAny)] >= need;
+    case kUnhealthy: return s.unhealthy_free > 0 && s.gpus_any_health >= need;
+    case kProvisioning: return true;  // What it will have free is not known yet.
+    default: return s.gpus[static_cast<int>(view)] >= need;
+  }
+}
+
+void Take(Supply& s, const Resources& request, int need) {
+  s.free -= request;
+  for (int& free : s.gpus) free = std::max(0, free - need);
+  s.gpus_any_health = std::max(0, s.gpus_any_health - need);
+}
+
+// A pool's reason for one workspace and the capacity it names, which the
+// workspace takes if this pool's reason is the one it is told.
+struct Candidate {
+  PendingReason reason;
+  Supply* claim = nullptr;
+};
+
+// The queue, explained workspace by workspace on a copy of the free counts.
+class QueueSimulation {
+ public:
+  explicit QueueSimulation(const PendingContext& ctx) : ctx_(ctx) {
+    for (const core::NodePool& pool : *ctx.pools) {
+      PoolSupply& supply = pools_[pool.id];
+      supply.pool = &pool;
+      if (auto it = ctx.scaling.find(pool.id); it != ctx.scaling.end()) supply.scaling = it->second;
+    }
+    ctx.snapshot->ForEachNode([&](const SnapshotNode& node) {
+      if (auto it = pools_.find(node.info.pool); it != pools_.end()) Shelve(it->second, node);
+    });
+    for (auto& [id, supply] : pools_) {
+      const PoolScalingView& scaling = supply.scaling;
+      supply.size = std::max(scaling.current_size, supply.nodes);
+      if (scaling.has_signal) supply.requested_left = std::max(0, scaling.target_size - supply.size);
+      supply.headroom_left =
+          std::max(0, supply.pool->max_size - supply.size - supply.requested_left);
+    }
+  }
+
+  // Explains one workspace at `position` (1-based; 0: not queued) and hands
+  // it the capacity its reason names.
+  PendingReason Next(const core::WorkspaceClass& cls, int position) {
+    std::optional<Candidate> best;
+    for (const auto& tier : PlanPools(cls, *ctx_.pools).tiers) {
+      for (const core::NodePool* pool : tier) {
+        Candidate candidate = ForPool(cls, pools_.at(pool->id), position);
+        if (!best || Nearness(candidate.reason.code) < Nearness(best->reason.code)) {
+          best = std::move(candidate);
+        }
+      }
+    }
+    if (!best) {
+      // No pool can ever hold it: placement refuses such a class, so this
+      // is seen only when the catalog changed under a queued workspace.
+      PendingReason reason = Base(cls, position);
+      reason.code = PendingCode::kNoPool;
+      reason.detail = WhyNoPool(cls, *ctx_.pools);
+      return reason;
+    }
+    if (best->claim != nullptr) Take(*best->claim, RequestOf(cls), cls.gpu.count);
+    return std::move(best->reason);
+  }
+
+ private:
+  using CursorKey = std::tuple<const core::WorkspaceClass*, const core::NodePool*, int>;
+
+  PendingReason Base(const core::WorkspaceClass& cls, int position) const {
+    PendingReason reason;
+    reason.gpus_needed = cls.gpu.count;
+    reason.queue_position = position;
+    return reason;
+  }
+
+  // The first supply on the shelf that holds the class, from where the
+  // class's last look stopped; nodes the scaler asked for (or may) are made
+  // when the ones made so far are used up.
+  Supply* First(const core::WorkspaceClass& cls, PoolSupply& pool, int shelf) {
+    const Resources request = RequestOf(cls);
+    const GpuView view = ViewFor(cls, *pool.pool);
+    const int need = cls.gpu.count;
+    std::deque<Supply>& list = pool.On(shelf);
+    size_t& at = cursors_[CursorKey{&cls, pool.pool, shelf}];
+    while (true) {
+      for (; at < list.size(); ++at) {
+        if (Holds(shelf, list[at], request, view, need)) return &list[at];
+      }
+      int* left = shelf == kRequested ? &pool.requested_left
+                  : shelf == kHeadroom ? &pool.headroom_left
+                                       : nullptr;
+      if (left == nullptr || *left == 0) return nullptr;
+      --*left;
+      list.push_back(NewNodeOf(pool.pool->shape));
+      if (!Holds(shelf, list.back(), request, view, need)) return nullptr;  // Not on a new node either.
+    }
+  }
+
+  Candidate ForPool(const core::WorkspaceClass& cls, PoolSupply& pool, int position);
+  // The layers of one pool, nearest first; each returns false when it does
+  // not hold the workspace back.
+  bool Room(const core::WorkspaceClass& cls, PoolSupply& pool, Candidate& c);
+  bool NodeOnItsWay(const core::WorkspaceClass& cls, PoolSupply& pool, Candidate& c);
+  void NewNode(const core::WorkspaceClass& cls, PoolSupply& pool, Candidate& c);
+
+  void AtNode(PendingCode code, Supply& s, Candidate& c) const {
+    c.claim = &s;
+    c.reason.code = code;
+    c.reason.node = s.node->info.name;
+    c.reason.kernel = s.node->info.kernel_version;
+    if (ctx_.node_state_since) c.reason.since = ctx_.node_state_since(s.node->info.name);
+  }
+  std::string SinceText(const PendingReason& reason, absl::string_view prefix,
+                        absl::string_view suffix = "") const {
+    if (!reason.since) return "";
+    return absl::StrCat(prefix, Ago(*reason.since, ctx_.now), suffix);
+  }
+
+  const PendingContext& ctx_;
+  std::map<std::string, PoolSupply> pools_;
+  std::map<CursorKey, size_t> cursors_;
+};
+
+// Room exists now, or would with unsafe IOMMU groups or healthy GPUs.
+bool QueueSimulation::Room(const core::WorkspaceClass& cls, PoolSupply& pool, Candidate& c) {
+  PendingReason& r = c.reason;
+  if (Supply* s = First(cls, pool, kFree)) {
+    c.claim = s;
+    r.code = PendingCode::kQueued;
+    r.node = s->node->info.name;
+    r.detail = r.queue_position > 1
+                   ? absl::StrCat("queued at position ", r.queue_position, ": room exists in pool ",
+                                  pool.pool->id, ", the workspaces ahead are served first")
+                   : absl::StrCat("room exists on node ", r.node,
+                                  "; placing it at the next pass of the queue");
+    return true;
+  }
+  if (Supply* s = First(cls, pool, kUnsafe)) {
+    AtNode(PendingCode::kIommuUnsafe, *s, c);
+    r.detail = absl::StrCat("node ", r.node, " has ", Gpus(cls.gpu.count),
+                            " free, but only in IOMMU groups shared with other devices, "
+                            "which a VM class must not take (pool ", pool.pool->id,
+                            " does not set allow_unsafe_iommu)");
+    return true;
+  }
+  if (Supply* s = First(cls, pool, kUnhealthy)) {
+    AtNode(PendingCode::kGpusUnhealthy, *s, c);
+    const int unhealthy = s->unhealthy_free;
+    r.detail = absl::StrCat("node ", r.node, " would hold it, but ", Gpus(unhealthy),
+                            " of its free GPUs ", unhealthy == 1 ? "is" : "are",
+                            " unhealthy and not handed out");
+    return true;
+  }
+  return false;
+}
+
+// A node exists or is coming, but is not ready for work yet.
+bool QueueSimulation::NodeOnItsWay(const core::WorkspaceClass& cls, PoolSupply& pool,
+                                   Candidate& c) {
+  PendingReason& r = c.reason;
+  Supply* installing = First(cls, pool, kInstalling);
+  Supply* failed = installing ? nullptr : First(cls, pool, kFailed);
+  if (installing || failed) {
+    const SnapshotNode& node = *(installing ? installing : failed)->node;
+    AtNode(failed ? PendingCode::kDriverInstallFailed : PendingCode::kDriverInstalling,
+           installing ? *installing : *failed, c);
+    if (auto requirement = core::FindDriverRequirement(*ctx_.driver_policy,
+                                                       node.info.kernel_version, node.info.os_id,
+                                                       node.info.os_version)) {
+      r.image = requirement->installer_image;
+    }
+    r.detail = absl::StrCat(
+        failed ? "the driver install failed on node " : "waiting for the driver install on node ",
+        r.node, " (kernel ", r.kernel, r.image.empty() ? "" : absl::StrCat(", image ", r.image),
+        ")", SinceText(r, ", since "), failed ? "; see ListDriverWork" : "");
+    return true;
+  }
+  if (Supply* s = First(cls, pool, kProvisioning)) {
+    AtNode(PendingCode::kNodeProvisioning, *s, c);
+    r.detail = absl::StrCat("waiting for node ", r.node, " to become ready",
+                            SinceText(r, " (registered ", ")"), "; ", StartTimeText(pool.scaling));
+    return true;
+  }
+  return false;
+}
+
+// No node will hold it: a new one must be asked for.
+void QueueSimulation::NewNode(const core::WorkspaceClass& cls, PoolSupply& pool, Candidate& c) {
+  PendingReason& r = c.reason;
+  const PoolScalingView& scaling = pool.scaling;
+  if (scaling.backoff_until && *scaling.backoff_until > ctx_.now) {
+    r.code = PendingCode::kPoolBackingOff;
+    r.until = scaling.backoff_until;
+    r.detail = absl::StrCat(
+        "pool ", pool.pool->id, " is backing off after failed scale-ups until ",
+        absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", *scaling.backoff_until, absl::UTCTimeZone()),
+        scaling.backoff_detail.empty() ? "" : absl::StrCat(" (", scaling.backoff_detail, ")"));
+    return;
+  }
+  if ((c.claim = First(cls, pool, kRequested)) != nullptr) {
+    r.code = PendingCode::kScaleUpRequested;
+    r.since = scaling.scale_up_since;
+    r.detail = absl::StrCat("scale-up of pool ", pool.pool->id, " from ", scaling.current_size,
+                            " to ", scaling.target_size, " nodes requested",
+                            SinceText(r, " "), "; ", StartTimeText(scaling));
+    return;
+  }
+  if ((c.claim = First(cls, pool, kHeadroom)) != nullptr) {
+    r.code = PendingCode::kScaleUpNotYetRequested;
+    r.detail = absl::StrCat("no node of pool ", pool.pool->id, " has room; the scaler has not "
+                            "asked for one yet (pending work is batched for a moment first)");
+    return;
+  }
+  // Every node the pool may have is there, asked for, or taken by the
+  // workspaces ahead.
+  r.code = PendingCode::kPoolAtMaxSize;
+  r.detail = absl::StrCat("pool ", pool.pool->id, " is at max_size ", pool.pool->max_size, " (",
+                          pool.size, pool.size == 1 ? " node" : " nodes", ") and no node has ",
+                          Gpus(cls.gpu.count), " free",
+                          r.queue_position > 1 ? " for it after the workspaces ahead" : "",
+                          "; no scale-up can be requested");
+}
+
+Candidate QueueSimulation::ForPool(const core::WorkspaceClass& cls, PoolSupply& pool,
+                                   int position) {
+  Candidate c{Base(cls, position), nullptr};
+  c.reason.pool = pool.pool->id;
+  if (!Room(cls, pool, c) && !NodeOnItsWay(cls, pool, c)) NewNode(cls, pool, c);
+  return c;
+}
+
+// The workspace's own limits, judged before any capacity.
+std::optional<PendingReason> OwnLimits(const PendingContext& ctx) {
+  const core::WorkspaceClass& cls = *ctx.cls;
+  PendingReason reason;
+  reason.gpus_needed = cls.gpu.count;
+  reason.queue_position = ctx.queue_position;
+  if (ctx.quota && ctx.quota->held + cls.gpu.count > ctx.quota->quota) {
+    reason.code = PendingCode::kOrgGpuQuota;
+    reason.quota = *ctx.quota;
+    reason.detail = absl::StrCat("the org holds ", ctx.quota->held, " of its GPU quota of ",
+                                 ctx.quota->quota, "; class ", cls.id, " needs ",
+                                 Gpus(cls.gpu.count), " more");
+    return reason;
+  }
+  if (ctx.policy_denial) {
+    reason.code = PendingCode::kClassPolicy;
+    reason.detail = *ctx.policy_denial;
+    return reason;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -259,38 +416,32 @@ const char* PendingCodeName(PendingCode code) {
 }
 
 PendingReason ExplainPending(const PendingContext& ctx) {
-  const core::WorkspaceClass& cls = *ctx.cls;
-  PendingReason reason;
-  reason.gpus_needed = cls.gpu.count;
-  reason.queue_position = ctx.queue_position;
-  if (ctx.quota && ctx.quota->held + cls.gpu.count > ctx.quota->quota) {
-    reason.code = PendingCode::kOrgGpuQuota;
-    reason.quota = *ctx.quota;
-    reason.detail = absl::StrCat("the org holds ", ctx.quota->held, " of its GPU quota of ",
-                                 ctx.quota->quota, "; class ", cls.id, " needs ",
-                                 Gpus(cls.gpu.count), " more");
-    return reason;
+  if (std::optional<PendingReason> limited = OwnLimits(ctx)) return *std::move(limited);
+  QueueSimulation queue(ctx);
+  for (size_t i = 0; i < ctx.ahead.size(); ++i) {
+    if (ctx.ahead[i] != nullptr) queue.Next(*ctx.ahead[i], static_cast<int>(i) + 1);
   }
-  if (ctx.policy_denial) {
-    reason.code = PendingCode::kClassPolicy;
-    reason.detail = *ctx.policy_denial;
-    return reason;
-  }
-  bool first = true;
-  for (const auto& tier : PlanPools(cls, *ctx.pools).tiers) {
-    for (const core::NodePool* pool : tier) {
-      PendingReason candidate = ForPool(ctx, *pool);
-      if (first || Nearness(candidate.code) < Nearness(reason.code)) reason = std::move(candidate);
-      first = false;
+  return queue.Next(*ctx.cls, ctx.queue_position);
+}
+
+std::vector<PendingReason> ExplainQueue(const PendingContext& ctx,
+                                        const std::vector<const core::WorkspaceClass*>& classes) {
+  QueueSimulation queue(ctx);
+  std::vector<PendingReason> reasons;
+  reasons.reserve(classes.size());
+  for (size_t i = 0; i < classes.size(); ++i) {
+    const int position = static_cast<int>(i) + 1;
+    if (classes[i] != nullptr) {
+      reasons.push_back(queue.Next(*classes[i], position));
+      continue;
     }
+    PendingReason gone;
+    gone.code = PendingCode::kNoPool;
+    gone.queue_position = position;
+    gone.detail = "its class is no longer in the catalog";
+    reasons.push_back(std::move(gone));
   }
-  if (first) {
-    // No pool can ever hold it: placement refuses such a class, so this is
-    // seen only when the catalog changed under a queued workspace.
-    reason.code = PendingCode::kNoPool;
-    reason.detail = WhyNoPool(cls, *ctx.pools);
-  }
-  return reason;
+  return reasons;
 }
 
 }  // namespace wsched::placement

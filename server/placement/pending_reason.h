@@ -7,8 +7,8 @@
 //   free GPUs unhealthy                      (room exists, broken)
 //   a node's driver installing / failed      (a node exists, not ready)
 //   a node provisioning                      (a node is coming)
-//   pool backing off -> pool at max_size ->
-//   scale-up requested -> scale-up not yet   (a node must be asked for)
+//   pool backing off -> scale-up requested ->
+//   pool at max_size -> scale-up not yet     (a node must be asked for)
 //
 // The first layer that holds the workspace back is named, for the pool
 // closest to holding it: capacity on its way (an install, a boot, a
@@ -19,8 +19,18 @@
 // max_size. "Scale-up requested" is said only when the scaler's current
 // signal asks for more nodes than the pool has.
 //
+// Queue-aware, and this file is the only place a reason is made: the
+// workspaces ahead in the queue are explained first, and each is handed the
+// capacity its reason names (a free node, unhealthy or unsafe GPUs, a node
+// installing its driver or booting, a node the scaler asked for, room below
+// max_size) on a copy of the free counts. A later workspace is told what is
+// left for *it*: behind 3 two-GPU workspaces waiting on a node's 7
+// unhealthy GPUs, the 4th is told the pool is at max_size.
+//
 // Pure: the caller passes the snapshot, the scaler's view of each pool and
-// the clock's `now`; no I/O, no locks.
+// the clock's `now`; no I/O, no locks. O(queue + nodes of the class's pools)
+// per class in the queue: each class's walk over a pool's nodes only moves
+// forward, since handing out capacity only ever shrinks it.
 #ifndef WSCHED_SERVER_PLACEMENT_PENDING_REASON_H_
 #define WSCHED_SERVER_PLACEMENT_PENDING_REASON_H_
 
@@ -78,6 +88,7 @@ struct PoolScalingView {
 struct QuotaFigures {
   int64_t held = 0;   // GPUs the org holds.
   int64_t quota = 0;  // Its quota (>= 0).
+  friend bool operator==(const QuotaFigures&, const QuotaFigures&) = default;
 };
 
 struct PendingContext {
@@ -89,6 +100,9 @@ struct PendingContext {
   std::map<std::string, PoolScalingView> scaling;
   // 1-based position in the queue (0: not queued).
   int queue_position = 0;
+  // Classes of the workspaces ahead of this one, in service order: they are
+  // handed capacity first. A null entry (class gone) takes nothing.
+  std::vector<const core::WorkspaceClass*> ahead;
   // Set when the org has a GPU quota.
   std::optional<QuotaFigures> quota;
   // Set when project or org policy no longer allows the class.
@@ -118,9 +132,17 @@ struct PendingReason {
   friend bool operator==(const PendingReason&, const PendingReason&) = default;
 };
 
-// The walk above. `ctx.cls`, `pools`, `snapshot` and `driver_policy` must be
-// set.
+// The walk above, after the workspaces in `ctx.ahead` took their share.
+// `ctx.cls`, `pools`, `snapshot` and `driver_policy` must be set.
 PendingReason ExplainPending(const PendingContext& ctx);
+
+// The reason of every workspace of a queue, `classes` in service order
+// (null: class gone, explained as NO_POOL and taking nothing), in one pass.
+// `ctx.cls`, `ahead`, `queue_position`, `quota` and `policy_denial` are not
+// read: the limits of each workspace are its caller's to judge
+// (ExplainPending does, for one).
+std::vector<PendingReason> ExplainQueue(const PendingContext& ctx,
+                                        const std::vector<const core::WorkspaceClass*>& classes);
 
 }  // namespace wsched::placement
 

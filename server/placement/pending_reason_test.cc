@@ -53,6 +53,7 @@ class PendingReasonTest : public ::testing::Test {
     ctx.driver_policy = &policy_;
     ctx.scaling = scaling_;
     ctx.queue_position = position_;
+    ctx.ahead = ahead_;
     ctx.quota = quota_;
     ctx.policy_denial = denial_;
     ctx.node_state_since = [](const std::string&) -> std::optional<absl::Time> {
@@ -68,6 +69,7 @@ class PendingReasonTest : public ::testing::Test {
   Snapshot snapshot_;
   std::map<std::string, PoolScalingView> scaling_;
   int position_ = 1;
+  std::vector<const core::WorkspaceClass*> ahead_;
   std::optional<QuotaFigures> quota_;
   std::optional<std::string> denial_;
 };
@@ -220,6 +222,89 @@ TEST_F(PendingReasonTest, AFallbackPoolScalingUpBeatsAFullPreferredPool) {
 
   scaling_.erase("gpu-a100");  // The fallback's scale-up not asked yet: still on its way.
   EXPECT_EQ(Explain().pool, "gpu-a100");
+}
+
+// The queue, explained in service order over the same snapshot.
+class QueueReasonTest : public PendingReasonTest {
+ protected:
+  std::vector<PendingReason> ExplainAll(int workspaces) {
+    PendingContext ctx;
+    ctx.pools = &pools_;
+    ctx.snapshot = &snapshot_;
+    ctx.driver_policy = &policy_;
+    ctx.scaling = scaling_;
+    ctx.now = kNow;
+    return ExplainQueue(ctx, std::vector<const core::WorkspaceClass*>(workspaces, &cls_));
+  }
+};
+
+TEST_F(QueueReasonTest, UnhealthyGpusHoldOnlyAsManyAsTheyWouldServe) {
+  // One node at max_size: 1 GPU held, the other 7 free but unhealthy.
+  pools_[0].max_size = 1;
+  core::NodeInfo node = FakeGpuNode("h-new", "gpu-h100");
+  for (int i = 1; i < 8; ++i) node.gpus[i].healthy = false;
+  AddNode(node);
+  HoldOne("h-new");
+  cls_ = GpuClass("gpu-2x", 2);
+  std::vector<PendingReason> reasons = ExplainAll(37);
+  ASSERT_EQ(reasons.size(), 37u);
+  for (int i = 0; i < 3; ++i) {  // 7 healthy GPUs would hold three 2-GPU workspaces.
+    EXPECT_EQ(reasons[i].code, PendingCode::kGpusUnhealthy) << "position " << i + 1;
+    EXPECT_EQ(reasons[i].node, "h-new");
+    EXPECT_THAT(reasons[i].detail, HasSubstr("7 GPUs of its free GPUs are unhealthy"));
+  }
+  for (int i = 3; i < 37; ++i) {
+    EXPECT_EQ(reasons[i].code, PendingCode::kPoolAtMaxSize) << "position " << i + 1;
+  }
+  EXPECT_EQ(reasons[36].queue_position, 37);
+  EXPECT_EQ(reasons[36].detail, "pool gpu-h100 is at max_size 1 (1 node) and no node has 2 GPUs "
+                                "free for it after the workspaces ahead; no scale-up can be "
+                                "requested");
+
+  // ExplainPending says the same of the 37th alone, given who is ahead.
+  position_ = 37;
+  ahead_.assign(36, &cls_);
+  EXPECT_EQ(Explain(), reasons[36]);
+}
+
+TEST_F(QueueReasonTest, InstallingCapacityGoesToTheWorkspacesAhead) {
+  // An 8-GPU node installing its driver holds two 4-GPU workspaces; the
+  // third waits for a node the scaler has not asked for yet.
+  AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady, core::DriverState::kNeedsDriver);
+  cls_ = GpuClass("gpu-4x", 4);
+  std::vector<PendingReason> reasons = ExplainAll(3);
+  EXPECT_EQ(reasons[0].code, PendingCode::kDriverInstalling);
+  EXPECT_EQ(reasons[1].code, PendingCode::kDriverInstalling);
+  EXPECT_EQ(reasons[1].node, "g1");
+  EXPECT_EQ(reasons[2].code, PendingCode::kScaleUpNotYetRequested);
+}
+
+TEST_F(QueueReasonTest, AScaleUpCoversOnlyTheFirstWorkspaces) {
+  // Asked: 1 node of 8 GPUs, 4 two-GPU workspaces. max_size 2 leaves room
+  // for one more node (4 more), then the pool is full.
+  cls_ = GpuClass("gpu-2x", 2);
+  scaling_["gpu-h100"] = {.has_signal = true, .current_size = 0, .target_size = 1};
+  std::vector<PendingReason> reasons = ExplainAll(10);
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(reasons[i].code, PendingCode::kScaleUpRequested) << i;
+  for (int i = 4; i < 8; ++i) EXPECT_EQ(reasons[i].code, PendingCode::kScaleUpNotYetRequested) << i;
+  for (int i = 8; i < 10; ++i) EXPECT_EQ(reasons[i].code, PendingCode::kPoolAtMaxSize) << i;
+}
+
+TEST_F(QueueReasonTest, RoomIsQueuedOnlyWhileItLasts) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"));
+  pools_[0].max_size = 1;
+  std::vector<PendingReason> reasons = ExplainAll(2);
+  EXPECT_EQ(reasons[0].code, PendingCode::kQueued);
+  EXPECT_EQ(reasons[1].code, PendingCode::kPoolAtMaxSize);
+}
+
+TEST_F(QueueReasonTest, AShortDimensionIsNotRoom) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"));  // 1Ti memory.
+  cls_ = GpuClass("gpu-1-mem", 1);
+  cls_.resources.memory_bytes = 300 * testing::kGi;
+  std::vector<PendingReason> reasons = ExplainAll(4);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(reasons[i].code, PendingCode::kQueued) << i;
+  EXPECT_EQ(reasons[3].code, PendingCode::kScaleUpNotYetRequested);
 }
 
 TEST_F(PendingReasonTest, CodeNamesAreStable) {

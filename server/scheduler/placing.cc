@@ -30,12 +30,6 @@ constexpr absl::Duration kContendedFor = absl::Milliseconds(200);
 // A replica that wrote no workspace for this long no longer owns nodes.
 constexpr absl::Duration kPeerQuietFor = absl::Seconds(10);
 
-std::string PendingReason(const placement::NotNow& not_now) {
-  if (not_now.pools.empty()) return not_now.reason;
-  return absl::StrCat(not_now.reason, "; scale-up requested for pool ",
-                      absl::StrJoin(not_now.pools, ", "));
-}
-
 absl::Status QuotaExceeded(const std::string& org, int64_t held, int64_t quota,
                            const std::string& class_id, int gpus) {
   return absl::ResourceExhaustedError(absl::StrCat("org ", org, " holds ", held,
@@ -182,6 +176,12 @@ placement::PendingReason Scheduler::ExplainPendingLocked(const core::WorkspaceCl
   ctx.driver_policy = &catalog_->driver_policy;
   ctx.scaling = std::move(scaling);
   ctx.queue_position = queue_position;
+  // The workspaces ahead take their share first (all of the queue when this
+  // one is not queued yet).
+  for (const placement::PendingEntry* entry : pending_.Ordered()) {
+    if (queue_position > 0 && static_cast<int>(ctx.ahead.size()) + 1 >= queue_position) break;
+    ctx.ahead.push_back(catalog_->FindClass(entry->class_id));
+  }
   ctx.node_state_since = [this](const std::string& node) ABSL_NO_THREAD_SAFETY_ANALYSIS
       -> std::optional<absl::Time> {
     // Called by ExplainPending below, still under mu_.
@@ -351,9 +351,14 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     write.catalog_generation = generation;
     write.project_settings_version = in->project_version;
     write.org_settings_version = in->org_version;
-    if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
+    if (std::holds_alternative<placement::NotNow>(decision)) {
       w.state = core::WorkspaceState::kPending;
-      w.pending_reason = PendingReason(*not_now);
+      // Behind the whole queue: not queued yet. The quota and policy let it in.
+      ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
+      {
+        absl::MutexLock lock(&mu_);
+        w.pending_reason = ExplainPendingLocked(*cls, 0, std::move(scaling), {}).detail;
+      }
       write.kind = store::WorkspaceWrite::Kind::kSavePending;
       write.workspace = w;
       store::WriteOutcome saved = placement_->Write(std::move(write));
@@ -477,6 +482,27 @@ void Scheduler::DrainPending() {
                                                    {"error", std::string(status.message())}});
     }
   }
+  // What is left waits: each is told what stops it, in queue order, in one
+  // pass (placement/pending_reason.h).
+  ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
+  absl::MutexLock lock(&mu_);
+  placement::PendingContext ctx;
+  ctx.pools = &catalog_->pools;
+  ctx.snapshot = &snapshot_;
+  ctx.driver_policy = &catalog_->driver_policy;
+  ctx.scaling = std::move(scaling);
+  ctx.now = clock_();
+  std::vector<placement::PendingEntry> entries;
+  std::vector<const core::WorkspaceClass*> classes;
+  for (const placement::PendingEntry* entry : pending_.Ordered()) {
+    entries.push_back(*entry);
+    classes.push_back(catalog_->FindClass(entry->class_id));
+  }
+  std::vector<placement::PendingReason> reasons = placement::ExplainQueue(ctx, classes);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i].reason = std::move(reasons[i].detail);
+    pending_.Upsert(std::move(entries[i]));
+  }
 }
 
 absl::Status Scheduler::TryPlacePending(const std::string& id) {
@@ -510,8 +536,8 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     cls = *found;
     decision = DecideLocked(cls, *catalog_);
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
+      // Its reason is set once the whole queue was tried (DrainPending).
       placement::PendingEntry updated = *entry;
-      updated.reason = PendingReason(*not_now);
       updated.pools = not_now->pools;
       pending_.Upsert(std::move(updated));
       return absl::OkStatus();
