@@ -6,6 +6,7 @@
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
+#include "server/placement/filters.h"
 #include "server/placement/resources.h"
 
 namespace wsched::scheduler {
@@ -249,13 +250,13 @@ void Scheduler::ApplyCatalogLocked(core::Catalog catalog, int64_t generation) {
 }
 
 std::vector<std::string> Scheduler::PoolsFor(const std::string& class_id) const {
-  std::vector<std::string> pools;
-  if (const core::WorkspaceClass* cls = catalog_->FindClass(class_id)) {
-    for (const auto& pool : catalog_->pools) {
-      if (pool.Matches(cls->pool_selector)) pools.push_back(pool.id);
-    }
-  }
-  return pools;
+  // The one feasibility rule (core::CanEverHold through placement's pool
+  // plan), preferred first: a selector match alone would send demand to a
+  // pool that can never hold the class (wrong model, too few GPUs, max_size
+  // 0) after a restart or a catalog change.
+  const core::WorkspaceClass* cls = catalog_->FindClass(class_id);
+  if (cls == nullptr) return {};
+  return placement::CanEverFit(*cls, catalog_->pools).pools;
 }
 
 placement::PendingEntry Scheduler::PendingEntryFor(const core::Workspace& w) const {
