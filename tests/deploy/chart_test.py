@@ -1,10 +1,23 @@
 #!/usr/bin/env python3
-"""Renders deploy/helm/wsched with several value sets and validates the result.
+"""Renders deploy/helm/wsched with real Helm and validates the result.
 
     chart_test.py SOURCE_DIR [WSCHEDCTL] [--update]
 
---update rewrites deploy/kubernetes/wsched.yaml (the chart rendered with its
+Needs helm v3.17 (deploy/local/install-deps.sh installs it); $WSCHED_HELM
+names another binary. Without one the test fails. --update rewrites
+deploy/kubernetes/wsched.yaml (`helm template` of the chart with its
 defaults) instead of failing when it differs.
+
+Helm itself: `helm lint --strict` with the defaults and the full values;
+`helm template` with several value sets (a values file, --set, --set-string,
+--set-json), the values each rendering used as Helm computed them; the
+--set cases that a home-made renderer once mis-parsed
+(`--set server.replicas=3,server.grpcPort=1`, `--set agent.pools[0].pool=x`);
+values.schema.json covers exactly the keys of values.yaml and makes Helm
+refuse wrong types, unknown keys, bad enums and missing keys; the
+PrometheusRule (only with monitoring.coreos.com/v1) and the dashboard
+ConfigMap carry observability/alerts.yaml and dashboard.json unchanged
+(promtool accepts the rule's groups), also from the packaged chart.
 
 Checked for every rendering: each document parses and has apiVersion, kind
 and metadata.name (and a namespace when namespaced); workload selectors
@@ -23,10 +36,11 @@ docs/deploy.md, NOTES.txt renders, the catalog in the ConfigMap validates
 with wschedctl, and missing required values fail the rendering with a clear
 message.
 """
-import glob
 import hashlib
+import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,11 +51,13 @@ SRC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].start
 CTL = next((a for a in sys.argv[2:] if not a.startswith("--")), "")
 UPDATE = "--update" in sys.argv
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
-sys.path.insert(0, os.path.join(SRC, "deploy/helm"))
-import render  # noqa: E402
 
 CHART = os.path.join(SRC, "deploy/helm/wsched")
 PLAIN = os.path.join(SRC, "deploy/kubernetes/wsched.yaml")
+OBS = os.path.join(CHART, "observability")
+INSTALL = "deploy/local/install-deps.sh"
+HELM_MINOR = "v3.17."
+MONITORING_API = "monitoring.coreos.com/v1"
 
 API = {
     "Deployment": "apps/v1", "DaemonSet": "apps/v1", "Service": "v1", "ConfigMap": "v1",
@@ -49,7 +65,8 @@ API = {
     "NetworkPolicy": "networking.k8s.io/v1", "Ingress": "networking.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",
     "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
-    "ServiceMonitor": "monitoring.coreos.com/v1", "Namespace": "v1",
+    "ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
+    "Namespace": "v1",
 }
 CLUSTER_SCOPED = {"ClusterRole", "ClusterRoleBinding", "Namespace"}
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?")
@@ -194,7 +211,7 @@ def secret_items(vol):
     return {i["key"]: i["path"] for i in vol["secret"].get("items", [])} if "secret" in vol else {}
 
 
-def validate(docs, values, namespace, label):
+def validate(docs, values, namespace, label, apis=()):
     by_kind = {}
     for src, doc in docs:
         where = check_doc_basics(doc, f"[{label}] {src}", namespace)
@@ -291,9 +308,18 @@ def validate(docs, values, namespace, label):
         check(ann.get("checksum/catalog") == hashlib.sha256(values["catalog"].encode()).hexdigest(),
               f"{where}: checksum/catalog")
     else:
-        check("catalog" not in flags and "ConfigMap" not in by_kind, f"{where}: catalog without values")
+        check("catalog" not in flags and ("ConfigMap", f"{fullname}-catalog") not in names,
+              f"{where}: catalog without values")
     sa = pod["spec"].get("serviceAccountName")
     check(("ServiceAccount", sa) in names, f"{where}: ServiceAccount {sa} missing")
+    sav = values["serviceAccount"]
+    for sw, sad in by_kind.get("ServiceAccount", []):
+        if sad["metadata"]["name"] == sa:
+            check((sad["metadata"].get("annotations") or {}) == sav["annotations"],
+                  f"{sw}: annotations {sad['metadata'].get('annotations')}, want {sav['annotations']}")
+            check(all(sad["metadata"]["labels"].get(k) == v for k, v in sav["labels"].items()),
+                  f"{sw}: labels {sad['metadata']['labels']} lack {sav['labels']}")
+            check(sad.get("automountServiceAccountToken") is False, f"{sw}: automountServiceAccountToken")
     for tsc in pod["spec"].get("topologySpreadConstraints", []):
         check(subset(tsc["labelSelector"]["matchLabels"], server_labels), f"{where}: topology spread selector")
     if values["actuator"]["clusterAutoscaler"]["enabled"]:
@@ -463,10 +489,33 @@ def validate(docs, values, namespace, label):
         if af.get("nvidia_smi", "nvidia-smi"):
             check(bool(apod["spec"].get("runtimeClassName")), f"{where}: nvidia-smi without the NVIDIA runtime")
 
+    # --- the PrometheusRule and the dashboard ConfigMap ---
+    rules = by_kind.get("PrometheusRule", [])
+    want_rule = bool(values["prometheusRule"]["enabled"]) and MONITORING_API in apis
+    check(len(rules) == int(want_rule), f"[{label}] {len(rules)} PrometheusRules with "
+          f"prometheusRule.enabled={values['prometheusRule']['enabled']}, API versions {list(apis)}")
+    for where, pr in rules:
+        check(pr["spec"]["groups"] == alerts()["groups"],
+              f"{where}: spec.groups differ from observability/alerts.yaml")
+        check(all(pr["metadata"]["labels"].get(k) == v for k, v in values["prometheusRule"]["labels"].items()),
+              f"{where}: labels lack prometheusRule.labels")
+        check(promtool_rules(pr["spec"]), f"{where}: promtool check rules refuses its spec")
+    dash_name = f"{fullname}-dashboard"
+    dashes = [(w, d) for w, d in by_kind.get("ConfigMap", []) if d["metadata"]["name"] == dash_name]
+    g = values["grafanaDashboard"]
+    check(len(dashes) == int(bool(g["enabled"])), f"[{label}] {len(dashes)} dashboard ConfigMaps")
+    for where, cm in dashes:
+        lab = cm["metadata"]["labels"]
+        check(lab.get("grafana_dashboard") == "1" and all(lab.get(k) == v for k, v in g["labels"].items()),
+              f"{where}: labels {lab}")
+        check((cm["metadata"].get("annotations") or {}) == g["annotations"], f"{where}: annotations")
+        check(list(cm["data"]) == ["wsched.json"] and json.loads(cm["data"]["wsched.json"]) == dashboard(),
+              f"{where}: wsched.json differs from observability/dashboard.json")
+
     # --- the catalog validates ---
     if values["catalog"] and CTL and os.path.exists(CTL):
         with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
-            cm = next(d for _, d in by_kind["ConfigMap"])
+            cm = next(d for _, d in by_kind["ConfigMap"] if d["metadata"]["name"] == f"{fullname}-catalog")
             f.write(cm["data"]["catalog.yaml"])
             f.flush()
             r = subprocess.run([CTL, "catalog", "validate", f.name], capture_output=True, text=True)
@@ -484,60 +533,263 @@ def read_chart():
     return _chart_meta
 
 
-def render_set(sets, label, namespace="wsched", strings=()):
-    values = render.load_values(CHART, sets=sets, set_strings=strings)
-    docs = render.render(CHART, values, "wsched", namespace)
-    parsed = []
-    for src, text in docs:
+def alerts():
+    with open(os.path.join(OBS, "alerts.yaml")) as f:
+        return yaml.safe_load(f)
+
+
+def dashboard():
+    with open(os.path.join(OBS, "dashboard.json")) as f:
+        return json.load(f)
+
+
+def promtool_rules(spec):
+    """promtool check rules on a PrometheusRule's spec (its groups)."""
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml") as f:
+        yaml.safe_dump({"groups": spec["groups"]}, f)
+        f.flush()
         try:
-            parsed.append((src, yaml.safe_load(text)))
+            r = subprocess.run(["promtool", "check", "rules", f.name], capture_output=True, text=True)
+        except FileNotFoundError:
+            print(f"chart_test: no promtool (Debian's prometheus, {INSTALL})", file=sys.stderr)
+            return False
+    if r.returncode:
+        print(r.stdout + r.stderr, file=sys.stderr)
+    return r.returncode == 0
+
+
+# --- Helm ---------------------------------------------------------------------
+
+WORK = tempfile.mkdtemp(prefix="chart_test.")
+HELM_ENV = dict(os.environ, HELM_CACHE_HOME=os.path.join(WORK, "cache"),
+                HELM_CONFIG_HOME=os.path.join(WORK, "config"), HELM_DATA_HOME=os.path.join(WORK, "data"))
+HELM_ENV.pop("KUBECONFIG", None)
+
+
+def find_helm():
+    for cand in (os.environ.get("WSCHED_HELM"), shutil.which("helm"), "/usr/local/bin/helm"):
+        if cand and os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+HELM = find_helm()
+
+
+def helm(*args):
+    r = subprocess.run([HELM, *args], capture_output=True, text=True, env=HELM_ENV)
+    return r.returncode, r.stdout, r.stderr.strip()
+
+
+def probe_chart():
+    """A copy of the chart with one more template that shows the values Helm
+    computed (defaults, -f files, --set*) and NOTES.txt rendered; helm
+    template prints neither. The chart itself renders the manifests."""
+    copy = os.path.join(WORK, "probe", "wsched")
+    shutil.copytree(CHART, copy)
+    with open(os.path.join(CHART, "templates/NOTES.txt")) as f:
+        notes = f.read()
+    with open(os.path.join(copy, "templates/_chart_test.tpl"), "w") as f:
+        f.write('{{- define "chart-test.notes" -}}\n' + notes + '{{- end -}}\n')
+    with open(os.path.join(copy, "templates/zz-chart-test.yaml"), "w") as f:
+        f.write('values: {{ toJson .Values }}\nnotes: {{ include "chart-test.notes" . | toJson }}\n')
+    return copy
+
+
+PROBE = None
+
+
+def split_docs(text, label):
+    """(source, document) of each non-empty document of helm's output."""
+    out = []
+    for part in re.split(r"^---\s*$", text, flags=re.M):
+        m = re.search(r"^# Source: (\S+)", part, re.M)
+        try:
+            doc = yaml.safe_load(part)
         except yaml.YAMLError as e:
-            check(False, f"[{label}] {src}: {e}")
-    validate(parsed, values, namespace, label)
-    notes = render.render_notes(CHART, values, "wsched", namespace)
-    check(f"-n {namespace} rollout status deploy/wsched" in notes, f"[{label}] NOTES.txt")
-    print(f"chart_test: [{label}] {len(parsed)} documents")
-    return docs
+            check(False, f"[{label}] {m.group(1) if m else '?'}: {e}")
+            continue
+        if doc is not None:
+            out.append((m.group(1) if m else "?", doc))
+    return out
 
 
-FULL = [
-    "image.tag=1.2.3", "secret.create=true",
-    "secret.databaseUrl=postgresql://wsched:pw@db.internal:5432/wsched",
-    "secret.agentToken=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
-    "databaseTls.enabled=true", "databaseTls.clientCert=true",
-    "ingress.enabled=true", "ingress.className=nginx", "ingress.host=wsched.example.org",
-    "ingress.tlsSecretName=wsched-tls", "actuator.clusterAutoscaler.enabled=true",
-    "serviceMonitor.enabled=true", "serviceMonitor.labels={release: prometheus}",
-    "networkPolicy.egress.enabled=true", "networkPolicy.egress.databaseTo=[{ipBlock: {cidr: 10.20.0.0/24}}]",
-    "agent.tls.enabled=true", "agent.tls.caSecret=wsched-ca", "agent.server=wsched.example.org:443",
-    "agent.gpuUsage.enabled=true", "server.replicas=3", "server.podDisruptionBudget.minAvailable=2",
-    "server.extraArgs=[--actuator_timeout=2m]", "server.podAnnotations={team: gpu}",
-    "serverTls.enabled=true", "serverTls.clientCaSecret=wsched-client-ca",
-    "server.requireHashedTokens=true",
-    "ingress.annotations={nginx.ingress.kubernetes.io/backend-protocol: GRPCS}",
-    "agent.cdi.dir=/run/cdi", "agent.recursiveReadOnly=Enabled",
-]
+def values_file(values, name):
+    path = os.path.join(WORK, f"{name}.yaml")
+    with open(path, "w") as f:
+        yaml.safe_dump(values, f)
+    return path
+
+
+def render_set(args, label, namespace="wsched", apis=(), chart=None, validate_docs=True):
+    """helm template of the chart with args; validates the documents against
+    the values Helm computed. Returns (stdout, documents, values)."""
+    api_args = [a for api in apis for a in ("--api-versions", api)]
+    rc, out, err = helm("template", "wsched", chart or CHART, "-n", namespace, *api_args, *args)
+    check(rc == 0, f"[{label}] helm template {' '.join(args)}: {err}")
+    if rc:
+        return "", [], {}
+    rc, probe, err = helm("template", "wsched", PROBE, "-n", namespace, *api_args, *args,
+                          "--show-only", "templates/zz-chart-test.yaml")
+    check(rc == 0, f"[{label}] helm template (values probe): {err}")
+    shown = yaml.safe_load(probe) if rc == 0 else {"values": {}, "notes": ""}
+    values, notes = shown["values"], shown["notes"]
+    docs = split_docs(out, label)
+    if validate_docs:
+        validate(docs, values, namespace, label, apis)
+        check(f"-n {namespace} rollout status deploy/wsched" in notes, f"[{label}] NOTES.txt: {notes}")
+    print(f"chart_test: [{label}] {len(docs)} documents")
+    return out, docs, values
+
+
+FULL = {
+    "secret": {"create": True, "databaseUrl": "postgresql://wsched:pw@db.internal:5432/wsched",
+               "agentToken": "b" * 32,
+               "tokens": "tokens: [{name: ops, token: " + "a" * 32 + ", role: admin}]\n"},
+    "databaseTls": {"enabled": True, "clientCert": True},
+    "ingress": {"enabled": True, "className": "nginx", "host": "wsched.example.org",
+                "tlsSecretName": "wsched-tls",
+                "annotations": {"nginx.ingress.kubernetes.io/backend-protocol": "GRPCS"}},
+    "actuator": {"clusterAutoscaler": {"enabled": True}},
+    "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
+    "networkPolicy": {"egress": {"enabled": True, "databaseTo": [{"ipBlock": {"cidr": "10.20.0.0/24"}}]}},
+    "agent": {"tls": {"enabled": True, "caSecret": "wsched-ca"}, "server": "wsched.example.org:443",
+              "gpuUsage": {"enabled": True}, "cdi": {"dir": "/run/cdi"}, "recursiveReadOnly": "Enabled"},
+    "server": {"podDisruptionBudget": {"minAvailable": 2}, "extraArgs": ["--actuator_timeout=2m"],
+               "podAnnotations": {"team": "gpu"}, "requireHashedTokens": True},
+    "serverTls": {"enabled": True, "clientCaSecret": "wsched-client-ca"},
+    "prometheusRule": {"enabled": True, "labels": {"release": "prometheus"}},
+    "grafanaDashboard": {"enabled": True, "annotations": {"grafana_folder": "wsched"}},
+}
+# On top of the file: plain --set (escaped dots in keys), --set-string.
+FULL_SETS = ["--set", "image.tag=1.2.3,server.replicas=3",
+             "--set", r"serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/wsched",
+             "--set-string", r"server.podLabels.azure\.workload\.identity/use=true",
+             "--set-string", "serviceAccount.labels.team=gpu"]
 # No CDI spec files: the agent back at user 10001, every hostPath read-only;
 # and no recursiveReadOnly (clusters before 1.30).
-NO_CDI = ["agent.cdi.enabled=false", "agent.recursiveReadOnly="]
+NO_CDI = ["--set", "agent.cdi.enabled=false", "--set", "agent.recursiveReadOnly="]
 # Mutual TLS required of every caller: only without the chart's agents.
-MTLS = ["serverTls.enabled=true", "serverTls.clientCaSecret=wsched-client-ca",
-        "serverTls.requireClientCert=true", "agent.enabled=false"]
-MINIMAL = ["catalog=", "agent.enabled=false", "networkPolicy.enabled=false", "service.headless=false",
-           "server.topologySpreadConstraints=[]"]
+MTLS = ["--set", "serverTls.enabled=true,serverTls.clientCaSecret=wsched-client-ca,"
+        "serverTls.requireClientCert=true,agent.enabled=false"]
+MINIMAL = ["--set", "catalog=,agent.enabled=false,networkPolicy.enabled=false,service.headless=false",
+           "--set-json", "server.topologySpreadConstraints=[]"]
+# The rules and the dashboard, where the cluster has the Operator's API and
+# where it has not (no PrometheusRule then).
+MONITORING = ["--set", "prometheusRule.enabled=true,grafanaDashboard.enabled=true,serviceMonitor.enabled=true",
+              "--set-string", "prometheusRule.labels.release=prometheus,grafanaDashboard.labels.team=gpu"]
 MUST_FAIL = [
     (["secret.create=true"], "secret.databaseUrl is required"),
-    (["secret.create=true", "secret.databaseUrl=postgresql://x@y/z"], "secret.tokens is required"),
+    (["secret.create=true,secret.databaseUrl=postgresql://x@y/z"], "secret.tokens is required"),
     (["ingress.enabled=true"], "ingress.host is required"),
     (["networkPolicy.egress.enabled=true"], "networkPolicy.egress.databaseTo is required"),
     (["serverTls.enabled=true"], "the agents must connect with TLS too"),
-    (["serverTls.enabled=true", "serverTls.requireClientCert=true", "agent.enabled=false"],
+    (["serverTls.enabled=true,serverTls.requireClientCert=true,agent.enabled=false"],
      "serverTls.requireClientCert needs serverTls.clientCaSecret"),
-    (["serverTls.enabled=true", "serverTls.clientCaSecret=ca", "serverTls.requireClientCert=true",
+    (["serverTls.enabled=true,serverTls.clientCaSecret=ca,serverTls.requireClientCert=true,"
       "agent.tls.enabled=true"], "wsched-agent has no client certificate"),
-    (["agent.pools=[{pool: gpu-l4, gpuUsage: true}]", "agent.gpuUsage.runtimeClassName="],
-     None),  # renders; the validation below must then flag nvidia-smi without a runtime
 ]
+# Values that values.schema.json makes Helm refuse, before any template runs.
+SCHEMA_FAIL = [
+    (["--set", "server.replicas=two"], "server.replicas: Invalid type. Expected: integer, given: string"),
+    (["--set-string", "server.grpcPort=50051"], "server.grpcPort: Invalid type. Expected: integer, given: string"),
+    (["--set", "server.heartbeatInterval=10"], "server.heartbeatInterval: Invalid type. Expected: string"),
+    (["--set", "agent.cdi.enabled=yes"], "agent.cdi.enabled: Invalid type. Expected: boolean"),
+    (["--set", "serviceAccount.annotations.team=true"],
+     "serviceAccount.annotations.team: Invalid type. Expected: string, given: boolean"),
+    (["--set", "server.replica=3"], "Additional property replica is not allowed"),
+    (["--set", "service.type=Public"], "service.type must be one of the following"),
+    (["--set", "agent.recursiveReadOnly=Always"], "agent.recursiveReadOnly must be one of the following"),
+    (["--set", "agent.pools[0].pool=GPU_L4"], "agent.pools.0.pool: Does not match pattern"),
+    (["--set", "server.grpcPort=null"], "grpcPort is required"),
+    (["--set", "server.grpcPort=70000"], "server.grpcPort: Must be less than or equal to 65535"),
+]
+
+
+def helm_fails(args, message, label):
+    rc, _, err = helm("template", "wsched", CHART, "-n", "wsched", *args)
+    check(rc != 0 and message in err, f"[{label}] helm template {' '.join(args)} must fail with "
+                                      f"{message!r}; exit {rc}: {err}")
+
+
+def schema_covers_values():
+    """values.schema.json has a property for every key of values.yaml and no
+    other (but Helm's global and the optional keys of agent.pools[])."""
+    with open(os.path.join(CHART, "values.yaml")) as f:
+        values = yaml.safe_load(f)
+    with open(os.path.join(CHART, "values.schema.json")) as f:
+        schema = json.load(f)
+
+    def walk(v, node, path):
+        if "$ref" in node:
+            return  # a Kubernetes shape (resources, tolerations, peers, ...)
+        props = node.get("properties")
+        if isinstance(v, dict) and props is not None:
+            extra = set(props) - set(v) - ({"global"} if not path else set())
+            check(not extra, f"values.schema.json: {path or '.'} has keys not in values.yaml: {sorted(extra)}")
+            check(node.get("additionalProperties") is False, f"values.schema.json: {path or '.'} is open")
+            for k, sub in v.items():
+                check(k in props, f"values.yaml key {path + k} is not in values.schema.json")
+                check(k in node.get("required", []), f"values.schema.json: {path + k} is not required")
+                if k in props:
+                    walk(sub, props[k], f"{path}{k}.")
+        elif isinstance(v, list) and path == "agent.pools.":
+            for x in v:
+                check(set(x) <= set(node["items"]["properties"]), f"values.schema.json: agent.pools[] {x}")
+        else:
+            check(bool(node.get("type") or node.get("enum") or node.get("oneOf")),
+                  f"values.schema.json: {path} has no type")
+    walk(values, schema, "")
+    pool = schema["properties"]["agent"]["properties"]["pools"]["items"]
+    check(pool["required"] == ["pool"], "values.schema.json: agent.pools[] requires exactly pool")
+
+
+def check_regressions():
+    """--set forms that deploy/helm/render.py, the renderer before Helm, got wrong."""
+    out, docs, values = render_set(["--set", "server.replicas=3,server.grpcPort=1"], "set-two-keys",
+                                   validate_docs=False)
+    check(values.get("server", {}).get("replicas") == 3 and values["server"].get("grpcPort") == 1,
+          f"[set-two-keys] values: replicas {values.get('server', {}).get('replicas')!r}, "
+          f"grpcPort {values.get('server', {}).get('grpcPort')!r}")
+    check("3,server" not in out, "[set-two-keys] the second --set key leaked into a value")
+    dep = next((d for _, d in docs if d["kind"] == "Deployment"), None)
+    if dep:
+        c = pod_of(dep)["spec"]["containers"][0]
+        check(dep["spec"]["replicas"] == 3, f"[set-two-keys] replicas: {dep['spec']['replicas']!r}")
+        check({p["name"]: p["containerPort"] for p in c["ports"]}.get("grpc") == 1 and
+              "--listen=0.0.0.0:1" in c["args"], f"[set-two-keys] gRPC port: {c['ports']}, {c['args'][:1]}")
+    svc = next((d for _, d in docs if d["kind"] == "Service" and d["metadata"]["name"] == "wsched"), None)
+    check(svc is not None and svc["spec"]["ports"][0]["port"] == 1, "[set-two-keys] Service port")
+    check(all(f"--server=wsched.wsched.svc:1" in pod_of(d)["spec"]["containers"][0]["args"]
+              for _, d in docs if d["kind"] == "DaemonSet"), "[set-two-keys] agents' --server port")
+
+    out, docs, values = render_set(["--set", "agent.pools[0].pool=x"], "set-list-index", validate_docs=False)
+    pools = values.get("agent", {}).get("pools")
+    # Helm replaces the list: its first element is {pool: x}, nothing else.
+    check(pools == [{"pool": "x"}] and "pools[0]" not in values.get("agent", {}),
+          f"[set-list-index] agent.pools {pools!r}")
+    ds = [d["metadata"]["name"] for _, d in docs if d["kind"] == "DaemonSet"]
+    check(ds == ["wsched-agent-x"], f"[set-list-index] DaemonSets {ds}")
+    check("pools[0]" not in out, "[set-list-index] a key named pools[0] was rendered")
+
+
+def check_packaged():
+    """helm package keeps the observability files the templates read (and
+    leaves the unit cases out); its rendering equals the directory's."""
+    rc, out, err = helm("package", CHART, "-d", os.path.join(WORK, "pkg"))
+    check(rc == 0, f"helm package: {err}")
+    if rc:
+        return
+    tgz = os.path.join(WORK, "pkg", f"wsched-{read_chart()['version']}.tgz")
+    r = subprocess.run(["tar", "tzf", tgz], capture_output=True, text=True)
+    members = set(r.stdout.split())
+    check({"wsched/observability/alerts.yaml", "wsched/observability/dashboard.json",
+           "wsched/values.schema.json"} <= members, f"packaged chart lacks files: {sorted(members)}")
+    check("wsched/observability/alerts_test.yaml" not in members, "the unit cases are packaged (.helmignore)")
+    packaged, _, _ = render_set(MONITORING, "packaged", apis=[MONITORING_API], chart=tgz)
+    directory, _, _ = render_set(MONITORING, "directory", apis=[MONITORING_API], validate_docs=False)
+    check(packaged == directory and "kind: PrometheusRule" in packaged,
+          "the packaged chart renders other than its directory")
 
 
 def values_documented():
@@ -559,34 +811,48 @@ def values_documented():
 
 
 def main():
-    default_docs = render_set([], "default")
-    render_set(FULL, "full", strings=[
-        "secret.tokens=tokens: [{name: ops, token: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa, role: admin}]"])
+    global PROBE, quiet
+    rc, version, err = helm("version", "--template", "{{.Version}}")
+    check(rc == 0 and version.startswith(HELM_MINOR),
+          f"helm {HELM} is {version or err}, want {HELM_MINOR}x (run {INSTALL})")
+    if rc:
+        return
+    PROBE = probe_chart()
+    full_file = values_file(FULL, "full")
+    for label, args in (("default", []), ("full", ["-f", full_file, *FULL_SETS])):
+        rc, out, err = helm("lint", "--strict", CHART, *args)
+        check(rc == 0 and "0 chart(s) failed" in out, f"[{label}] helm lint --strict: {out}{err}")
+
+    default_out, _, _ = render_set([], "default")
+    render_set(["-f", full_file, *FULL_SETS], "full", apis=[MONITORING_API])
     render_set(MINIMAL, "minimal")
     render_set(MTLS, "mutual-tls")
     render_set(NO_CDI, "no-cdi")
     render_set([], "other-namespace", namespace="gpu-scheduler")
-    for sets, message in MUST_FAIL:
-        if message is None:
-            global quiet
-            before, quiet = len(failures), True
-            render_set(sets, "negative")
-            quiet = False
-            flagged = any("nvidia-smi without the NVIDIA runtime" in f for f in failures[before:])
-            del failures[before:]
-            check(flagged, "nvidia-smi without runtimeClassName is caught")
-            continue
-        try:
-            render.render(CHART, render.load_values(CHART, sets=sets))
-            check(False, f"rendering with {sets} must fail with {message!r}")
-        except render.TemplateError as e:
-            check(message in str(e), f"rendering with {sets}: {e}, want {message!r}")
+    render_set(MONITORING, "monitoring", apis=[MONITORING_API])
+    render_set(MONITORING, "monitoring-without-operator")
+    render_set(MINIMAL + MONITORING, "minimal-monitoring", apis=[MONITORING_API])
+    check_regressions()
+    check_packaged()
 
-    text = render.to_text(default_docs)
+    # Renders; the validation must then flag nvidia-smi without a runtime.
+    before, quiet = len(failures), True
+    render_set(["--set", "agent.pools[0].pool=gpu-l4,agent.pools[0].gpuUsage=true,"
+                "agent.gpuUsage.runtimeClassName="], "negative")
+    quiet = False
+    flagged = any("nvidia-smi without the NVIDIA runtime" in f for f in failures[before:])
+    del failures[before:]
+    check(flagged, "nvidia-smi without runtimeClassName is caught")
+    for sets, message in MUST_FAIL:
+        helm_fails([a for s in sets for a in ("--set", s)], message, "must-fail")
+    for args, message in SCHEMA_FAIL:
+        helm_fails(args, message, "schema")
+    schema_covers_values()
+
     header = ("# wsched for kubectl: deploy/helm/wsched rendered with its defaults (release\n"
-              "# \"wsched\", namespace \"wsched\") by deploy/helm/render.py. Do not edit; change\n"
+              "# \"wsched\", namespace \"wsched\") by helm template. Do not edit; change\n"
               "# the chart and run: tests/deploy/chart_test.py . --update\n")
-    want = header + text
+    want = header + default_out
     have = open(PLAIN).read() if os.path.exists(PLAIN) else ""
     if UPDATE and have != want:
         with open(PLAIN, "w") as f:
@@ -603,9 +869,13 @@ def main():
 
 
 if __name__ == "__main__":
+    if HELM is None:
+        print(f"FAIL: no helm on PATH (nor $WSCHED_HELM, /usr/local/bin/helm): run {INSTALL}, "
+              f"which installs helm {HELM_MINOR}1", file=sys.stderr)
+        sys.exit(1)
     try:
         main()
-    except render.TemplateError as e:
-        check(False, f"render: {e}")
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
     print(f"chart_test: {passes} passed, {len(failures)} failed")
     sys.exit(1 if failures else 0)
