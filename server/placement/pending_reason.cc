@@ -71,6 +71,18 @@ int FreeUnhealthyGpus(const SnapshotNode& node) {
   return count;
 }
 
+// Why the first free unhealthy GPU is out ("GPU 5: CDI: libcuda.so is ..."),
+// so the reason names the cause an operator fixes; empty when none says.
+std::string FirstUnhealthyCause(const SnapshotNode& node) {
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    const core::Gpu& gpu = node.info.gpus[i];
+    if (node.gpus[i].holder.empty() && !gpu.healthy && !gpu.health_reason.empty()) {
+      return absl::StrCat("GPU ", gpu.index, ": ", gpu.health_reason);
+    }
+  }
+  return "";
+}
+
 Supply SupplyOf(const SnapshotNode& node) {
   return {&node, node.free, node.free_gpus, FreeGpusIgnoringHealth(node), FreeUnhealthyGpus(node)};
 }
@@ -292,6 +304,9 @@ bool QueueSimulation::Room(const core::WorkspaceClass& cls, PoolSupply& pool, Ca
     r.detail = absl::StrCat("node ", r.node, " would hold it, but ", Gpus(unhealthy),
                             " of its free GPUs ", unhealthy == 1 ? "is" : "are",
                             " unhealthy and not handed out");
+    if (std::string cause = FirstUnhealthyCause(*s->node); !cause.empty()) {
+      absl::StrAppend(&r.detail, " (", cause, ")");
+    }
     return true;
   }
   return false;

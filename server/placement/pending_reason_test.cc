@@ -127,6 +127,18 @@ TEST_F(PendingReasonTest, UnhealthyGpus) {
                            "not handed out");
 }
 
+// The operator's next step is in the GPU's health reason (an XID, a CDI
+// spec that could not describe it): the pending reason passes it on.
+TEST_F(PendingReasonTest, UnhealthyGpusNameTheCause) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  node.gpus[5].healthy = false;
+  node.gpus[5].health_reason = "CDI: libcuda.so is 535.104.05 but the loaded driver is 550.54.15";
+  AddNode(node);
+  EXPECT_EQ(Explain().detail,
+            "node g1 would hold it, but 1 GPU of its free GPUs is unhealthy and not handed out "
+            "(GPU 5: CDI: libcuda.so is 535.104.05 but the loaded driver is 550.54.15)");
+}
+
 TEST_F(PendingReasonTest, DriverInstallingNamesKernelImageAndSince) {
   AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady, core::DriverState::kNeedsDriver);
   // The pool is also at max_size: the install, not the size, is what it waits for.

@@ -264,7 +264,10 @@ grep -q "unhealthy: CDI: libnvidia-ml.so is 535.104.05" "$WORK/node-c.txt" &&
 place ws-bad rt-mismatch-1
 [[ $(field ws-bad "w['state']") == WORKSPACE_STATE_PENDING ]] && pass "ws-bad gets no GPU" ||
   fail "ws-bad was placed"
-echo "ws-bad pending: $(field ws-bad "w.get('pending_reason', '')")"
+field ws-bad "w.get('pending_reason', '')" >"$WORK/ws-bad.reason"
+echo "ws-bad pending: $(cat "$WORK/ws-bad.reason")"
+grep -q "unhealthy and not handed out (GPU 0: CDI: libnvidia-ml.so is 535.104.05" "$WORK/ws-bad.reason" &&
+  pass "ws-bad's pending reason names the library mismatch" || fail "ws-bad's reason lacks the cause"
 
 # --- node b: NVIDIA's spec already on the node ----------------------------------------
 if grep -lqs "nvidia.com/gpu" /etc/cdi/* /var/run/cdi/* 2>/dev/null; then
