@@ -13,14 +13,19 @@ if(NOT WSCHED_DEPLOY_PYTHON)
 endif()
 set(WSCHED_DEPLOY_TESTS ${CMAKE_CURRENT_LIST_DIR})
 
-# Renders the chart with several value sets and validates every document;
-# the catalog it ships is validated by wschedctl.
+# Renders the chart with real Helm (helm template, helm lint --strict, helm
+# package; helm v3.17 from deploy/local/install-deps.sh, found on PATH or as
+# $WSCHED_HELM; the test fails without it) with several value sets and
+# validates every document and the values schema; the catalog it ships is
+# validated by wschedctl.
 add_test(NAME chart_render COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/chart_test.py
   ${PROJECT_SOURCE_DIR} $<TARGET_FILE:wschedctl>)
 # No container engine here: the recipe is linted, and the runtime stage's
 # packages are checked against the libraries the built binaries load.
 add_test(NAME dockerfile_lint COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/dockerfile_lint.py
   ${PROJECT_SOURCE_DIR} $<TARGET_FILE_DIR:wsched-server>)
+# promtool check/test rules on deploy/helm/wsched/observability (every alert
+# fires in one unit case and stays quiet in another) and the dashboard.
 add_test(NAME observability_rules COMMAND ${WSCHED_DEPLOY_PYTHON}
   ${WSCHED_DEPLOY_TESTS}/observability_test.py ${PROJECT_SOURCE_DIR})
 # The references against the sources, read at test time: every RPC of the
