@@ -127,7 +127,8 @@ done
 check "no command prints the usage and exits 2" 2 "Exit status:" "$ADMIN"
 check "unknown command exits 2" 2 "unknown command" "$ADMIN" frobnicate
 check "unknown flag exits 2" 2 "unknown flag" "$ADMIN" pools --no_such_flag=1
-check "bad --output exits 2" 2 "--output" "$ADMIN" pools --output=yaml
+check "bad --output exits 2" 2 "--output" "$ADMIN" pools --output=xml
+check "missing -o value exits 2" 2 "needs a value" "$ADMIN" get pools -o
 check "place without --org exits 2" 2 "--org" "$CP" place ws-x --project=p-42 --user=u-1
 check "driver-report bad result exits 2" 2 "usage" "$ADMIN" driver-report n1 5.15 maybe
 check "no token exits 1 UNAUTHENTICATED" 1 "UNAUTHENTICATED" "" pools
@@ -142,6 +143,27 @@ also "clear-gpu-health names the node" "no-such-node"
 check "clear-gpu-health is admin only" 1 "PERMISSION_DENIED" "$CP" clear-gpu-health \
   no-such-node GPU-00000000-0000-0000-0000-000000000000
 
+# help COMMAND and COMMAND --help: that command's usage, on stdout, exit 0.
+check "help get" 0 "wschedctl get RESOURCE [NAME]" "" help get
+also "help get lists resources" "workspaces"
+check "describe --help" 0 "wschedctl describe RESOURCE NAME" "" describe --help
+check "place -h names its flags" 0 "--priority=N" "" place -h
+check "help unknown command exits 2" 2 "unknown command" "" help frobnicate
+# completion: a script bash accepts, naming the commands.
+rc=0
+"$CTL" completion bash >"$WORK/completion.bash" 2>"$WORK/out" || rc=$?
+if [[ $rc -eq 0 ]] && bash -n "$WORK/completion.bash" 2>>"$WORK/out" &&
+   grep -q "describe" "$WORK/completion.bash" && grep -q -- "--dry-run" "$WORK/completion.bash"; then
+  passed=$((passed + 1))
+else
+  fail "completion bash prints a valid bash script naming describe and --dry-run (exit $rc)"
+fi
+check "completion zsh" 0 "#compdef wschedctl" "" completion zsh
+check "completion fish exits 2" 2 "bash or zsh" "" completion fish
+check "version" 0 "client: wschedctl " "" version
+also "version server" "server: version not exposed"
+check "version json" 0 '"commit"' "" version -o json
+
 # --- catalog and pools -------------------------------------------------------------
 check "health" 0 "SERVING" "" health
 check "classes" 0 "gpu-1x" "$ADMIN" classes
@@ -150,6 +172,54 @@ check "pools" 0 "gpu-h100" "$ADMIN" pools
 also "pools size range" "0..8"
 also "pools gpu model" "H100"
 check "pools json" 0 '"gpus_per_node": 8' "$CP" pools --output=json
+check "get pools -o json" 0 '"gpus_per_node": 8' "$CP" get pools -o json
+check "get pool -ojson" 0 '"id": "gpu-h100"' "$CP" get pool gpu-h100 -ojson
+check "get pools -o yaml" 0 "gpus_per_node: 8" "$CP" get pools -o yaml
+also "yaml keeps the JSON keys" "- id: gpu-h100"
+check "get classes --no-headers" 0 "gpu-1x" "$ADMIN" get classes --no-headers
+if grep -q "^CLASS" "$WORK/out"; then fail "get classes --no-headers prints no header"; else passed=$((passed + 1)); fi
+check "get cl names one class" 0 "gpu-1x" "$ADMIN" get cl gpu-1x
+check "describe class" 0 "id: gpu-1x" "$ADMIN" describe class gpu-1x
+check "get unknown pool exits 1 NOT_FOUND" 1 "NOT_FOUND" "$ADMIN" get pool no-such-pool
+check "get unknown resource exits 2" 2 "unknown resource" "$ADMIN" get gizmos
+check "get projects without NAME exits 2" 2 "needs a NAME" "$ADMIN" get projects
+check "delete class exits 2" 2 "only nodes" "$ADMIN" delete class gpu-1x
+check "apply --dry-run" 0 "dry run" "$ADMIN" apply -f "$SRC/classes/saas.yaml" --dry-run
+check "catalog apply --dry_run (old spelling)" 0 "dry run" "$ADMIN" catalog apply \
+  "$SRC/classes/saas.yaml" --dry_run
+check "apply without -f exits 2" 2 "apply -f FILE" "$ADMIN" apply
+
+# WSCHED_SERVER: the address without --server; --server still wins.
+rc=0
+WSCHED_SERVER=$ADDR WSCHED_TOKEN=$ADMIN "$CTL" get pools >"$WORK/out" 2>&1 || rc=$?
+if [[ $rc -eq 0 ]] && grep -q gpu-h100 "$WORK/out"; then
+  passed=$((passed + 1))
+else
+  fail "WSCHED_SERVER is the address without --server (exit $rc)"
+fi
+rc=0
+WSCHED_SERVER=127.0.0.1:1 WSCHED_TOKEN=$ADMIN "$CTL" --server="$ADDR" get pools >"$WORK/out" 2>&1 || rc=$?
+if [[ $rc -eq 0 ]]; then passed=$((passed + 1)); else fail "--server beats WSCHED_SERVER (exit $rc)"; fi
+# WSCHED_TOKEN_FILE and --token-file; the token itself never shows.
+printf '%s\n' "$ADMIN" >"$WORK/admin.token"
+rc=0
+env -u WSCHED_TOKEN WSCHED_TOKEN_FILE="$WORK/admin.token" "$CTL" --server="$ADDR" get pools \
+  >"$WORK/out" 2>&1 || rc=$?
+if [[ $rc -eq 0 ]] && grep -q gpu-h100 "$WORK/out"; then
+  passed=$((passed + 1))
+else
+  fail "WSCHED_TOKEN_FILE authenticates (exit $rc)"
+fi
+check "--token-file authenticates" 0 "gpu-h100" "" get pools --token-file="$WORK/admin.token"
+check "--token beats WSCHED_TOKEN" 1 "UNAUTHENTICATED" "$ADMIN" get pools --token=not-a-known-token-0123456789
+: >"$WORK/empty.token"
+check "empty token file exits 2" 2 "is empty" "" get pools --token-file "$WORK/empty.token"
+printf 'Bearer-secret-in-a-file-0123456789\n' >"$WORK/wrong.token"
+check "wrong token file exits 1" 1 "UNAUTHENTICATED" "" get pools --token-file "$WORK/wrong.token"
+if grep -q "secret-in-a-file" "$WORK/out"; then fail "a refused token is not printed"; else passed=$((passed + 1)); fi
+# --timeout is each call's deadline: a nanosecond runs out before the server answers.
+check "--timeout tiny exits 1 DEADLINE_EXCEEDED" 1 "DEADLINE_EXCEEDED" "$ADMIN" get nodes --timeout=1ns
+check "--timeout bad exits 2" 2 "--timeout" "$ADMIN" get nodes --timeout=soon
 
 # --- a node from the real agent -----------------------------------------------------
 have_node=false
@@ -174,6 +244,13 @@ if $have_node; then
   also "node get uuid" "GPU-"
   also "node get kernel" "5.15.0-91-generic"
   also "node get passthrough" "safe"
+  check "get nodes" 0 "h100-a" "$ADMIN" get nodes
+  also "get nodes state" "ready"
+  check "get no NAME -o wide" 0 "5.15.0-91-generic" "$ADMIN" get no h100-a -o wide
+  also "wide header" "KERNEL"
+  check "get node -o yaml" 0 "name: h100-a" "$ADMIN" get node h100-a -o yaml
+  check "describe node" 0 "0000:" "$ADMIN" describe node h100-a
+  also "describe node passthrough" "safe"
   check "node get json" 0 '"pci_address"' "$ADMIN" node get h100-a --output=json
   gpu_uuid=$(grep -o '"uuid": "GPU-[^"]*"' "$WORK/out" | head -1 | cut -d'"' -f4) || gpu_uuid=
   check "pools count node" 0 "ready=1" "$ADMIN" pools
@@ -201,6 +278,9 @@ if $have_node; then
   also "place CDI spec" "cdiVersion"
   check "workspace get json" 0 '"WORKSPACE_STATE_PLACED"' "$CP" workspace get ws-gpu-1 --output=json
   check "workspaces placed" 0 "ws-gpu-1" "$ADMIN" workspaces --state=placed
+  check "get ws --state" 0 "ws-gpu-1" "$ADMIN" get ws --state placed
+  check "describe workspace" 0 "nvidia.com/gpu=" "$CP" describe workspace ws-gpu-1
+  check "get workspace -o yaml" 0 "state: WORKSPACE_STATE_PLACED" "$CP" get workspace ws-gpu-1 -o yaml
   check "nodes gpu held" 0 "1/8" "$ADMIN" nodes
 
   # watch: the current state first, then the stop, then the stream ends.
@@ -292,8 +372,9 @@ else
 fi
 
 if $have_node; then
-  check "node remove" 0 "removed" "$ADMIN" node remove h100-a
-  check "node get after remove" 1 "NOT_FOUND" "$ADMIN" node get h100-a
+  check "delete node" 0 "removed" "$ADMIN" delete node h100-a
+  check "node get after delete" 1 "NOT_FOUND" "$ADMIN" node get h100-a
+  check "node remove is the old spelling" 1 "NOT_FOUND" "$ADMIN" node remove h100-a
 fi
 
 # --- tokens (local, no server) ------------------------------------------------------

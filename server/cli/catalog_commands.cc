@@ -4,8 +4,10 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/str_cat.h"
 #include "server/catalog/load.h"
 #include "server/cli/output.h"
+#include "server/cli/structured_output.h"
 #include "server/cli/paging.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/classes.grpc.pb.h"
@@ -38,6 +40,14 @@ bool ReadCatalogText(const std::string& path, std::string* text) {
   return true;
 }
 
+grpc::Status GetOneClass(const Client& client, const std::string& id, v1::WorkspaceClass* cls) {
+  auto stub = v1::ClassService::NewStub(client.channel);
+  v1::GetClassRequest request;
+  request.set_id(id);
+  auto context = client.Context();
+  return stub->GetClass(context.get(), request, cls);
+}
+
 const char* KindName(v1::CatalogChange::Kind kind) {
   switch (kind) {
     case v1::CatalogChange::KIND_ADD: return "add";
@@ -59,7 +69,7 @@ int Apply(const Client& client, const std::string& path, bool dry_run) {
   request.set_yaml(text);
   request.set_dry_run(dry_run);
   v1::ApplyCatalogResponse response;
-  auto context = client.Context(30);
+  auto context = client.Context();
   grpc::Status status = stub->ApplyCatalog(context.get(), request, &response);
   if (!status.ok()) {
     std::cerr << "catalog rejected; nothing changed:\n" << status.error_message() << "\n";
@@ -110,31 +120,49 @@ int ClassesCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << "usage: wschedctl classes [--output=json]\n";
     return 2;
   }
+  return GetClasses(client, "", options);
+}
+
+int GetClasses(const Client& client, const std::string& id, const Options& options) {
   auto stub = v1::ClassService::NewStub(client.channel);
-  v1::ListClassesRequest request;
-  request.set_include_deprecated(true);
   v1::ListClassesResponse response;
-  grpc::Status status = ListAllPages(
-      client, request, &response,
-      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
-        return stub->ListClasses(context, page_request, page);
-      });
-  if (!status.ok()) return Fail("classes", status);
-  if (options.json) return PrintJson(response);
-  std::printf("%-14s %-4s %-8s %-4s %-18s %-9s %s\n", "CLASS", "VER", "CPU", "GPUS", "MODELS",
-              "ISOLATION", "FLAGS");
+  grpc::Status status;
+  if (id.empty()) {
+    v1::ListClassesRequest request;
+    request.set_include_deprecated(true);
+    status = ListAllPages(client, request, &response,
+                          [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+                            return stub->ListClasses(context, page_request, page);
+                          });
+    if (!status.ok()) return Fail("get classes", status);
+    if (options.structured()) return PrintStructured(response, options);
+  } else {
+    status = GetOneClass(client, id, response.add_classes());
+    if (!status.ok()) return Fail("get class " + id, status);
+    if (options.structured()) return PrintStructured(response.classes(0), options);
+  }
+  Table table({"CLASS", "VER", "CPU", "GPUS", "MODELS", "ISOLATION", "FLAGS"});
   for (const auto& cls : response.classes()) {
-    std::string models;
-    for (const auto& model : cls.gpu().models()) models += (models.empty() ? "" : ",") + model;
+    std::vector<std::string> models(cls.gpu().models().begin(), cls.gpu().models().end());
     std::string flags = std::string(cls.is_default() ? "default " : "") +
                         (cls.deprecated() ? "deprecated" : "");
-    std::printf("%-14s %-4lld %-8s %-4d %-18s %-9s %s\n", cls.id().c_str(),
-                static_cast<long long>(cls.version()),
-                core::FormatCpuMillis(cls.resources().cpu_request_millis()).c_str(),
-                cls.gpu().count(), models.empty() ? "-" : models.c_str(),
-                cls.gpu().isolation() == v1::ISOLATION_VM ? "vm" : "container", flags.c_str());
+    table.Add({cls.id(), absl::StrCat(cls.version()),
+               core::FormatCpuMillis(cls.resources().cpu_request_millis()),
+               absl::StrCat(cls.gpu().count()), models.empty() ? "-" : Join(models),
+               cls.gpu().isolation() == v1::ISOLATION_VM ? "vm" : "container", flags});
   }
+  table.Print("no classes", !options.no_headers);
   return 0;
+}
+
+int DescribeClass(const Client& client, const std::string& id, const Options& options) {
+  v1::WorkspaceClass cls;
+  grpc::Status status = GetOneClass(client, id, &cls);
+  if (!status.ok()) return Fail("describe class " + id, status);
+  // The class has too many fields for a table: its YAML is the detail view.
+  Options structured = options;
+  if (!structured.structured()) structured.output = OutputFormat::kYaml;
+  return PrintStructured(cls, structured);
 }
 
 }  // namespace wsched::cli

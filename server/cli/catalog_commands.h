@@ -14,6 +14,10 @@ namespace wsched::cli {
 int CatalogCommand(const Client& client, const std::vector<std::string>& args, bool dry_run);
 int ClassesCommand(const Client& client, const std::vector<std::string>& args,
                    const Options& options);
+// get classes (id empty) or get class ID: the table row(s).
+int GetClasses(const Client& client, const std::string& id, const Options& options);
+// describe class ID: the whole class (YAML unless -o json).
+int DescribeClass(const Client& client, const std::string& id, const Options& options);
 
 }  // namespace wsched::cli
 

@@ -1,15 +1,13 @@
 #include "server/cli/client.h"
 
-#include <chrono>
-
 #include "absl/strings/str_cat.h"
 
 namespace wsched::cli {
 
-std::unique_ptr<grpc::ClientContext> Client::Context(int timeout_seconds) const {
+std::unique_ptr<grpc::ClientContext> Client::Context() const {
   auto context = std::make_unique<grpc::ClientContext>();
   if (!token.empty()) context->AddMetadata("authorization", absl::StrCat("Bearer ", token));
-  context->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_seconds));
+  context->set_deadline(absl::ToChronoTime(absl::Now() + timeout));
   return context;
 }
 

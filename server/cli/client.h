@@ -7,14 +7,18 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/time/time.h"
+
 namespace wsched::cli {
 
 struct Client {
   std::shared_ptr<grpc::Channel> channel;
   std::string token;  // Bearer token; empty = none.
+  // --timeout: the deadline of each unary call (and each page of a list).
+  absl::Duration timeout = absl::Seconds(30);
 
-  // A context with the token and a deadline.
-  std::unique_ptr<grpc::ClientContext> Context(int timeout_seconds = 10) const;
+  // A context with the token and the --timeout deadline.
+  std::unique_ptr<grpc::ClientContext> Context() const;
   // A context with the token and no deadline, for watch streams.
   std::unique_ptr<grpc::ClientContext> StreamContext() const;
 };

@@ -1,10 +1,12 @@
 #include "server/cli/inventory_commands.h"
 
+#include <algorithm>
 #include <iostream>
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "server/cli/output.h"
+#include "server/cli/structured_output.h"
 #include "server/cli/paging.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -149,7 +151,7 @@ int NodeAction(const Client& client, const std::string& action, const std::strin
     v1::Empty response;
     grpc::Status status = stub->RemoveNode(context.get(), request, &response);
     if (!status.ok()) return Fail("node remove " + name, status);
-    if (options.json) return PrintJson(response);
+    if (options.structured()) return PrintStructured(response, options);
     std::cout << "node " << name << " removed; its workspaces are reported lost\n";
     return 0;
   }
@@ -165,7 +167,7 @@ int NodeAction(const Client& client, const std::string& action, const std::strin
     status = stub->UncordonNode(context.get(), request, &node);
   }
   if (!status.ok()) return Fail("node " + action + " " + name, status);
-  if (options.json) return PrintJson(node);
+  if (options.structured()) return PrintStructured(node, options);
   if (action == "get") {
     PrintNodeDetail(node);
   } else {
@@ -183,27 +185,56 @@ int NodesCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << "usage: wschedctl nodes [--pool=P] [--output=json]\n";
     return 2;
   }
+  return GetNodes(client, "", options);
+}
+
+int GetNodes(const Client& client, const std::string& name, const Options& options) {
   auto stub = v1::InventoryService::NewStub(client.channel);
-  v1::ListNodesRequest request;
-  request.set_pool(options.pool);
   v1::ListNodesResponse response;
-  grpc::Status status = ListAllPages(
-      client, request, &response,
-      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
-        return stub->ListNodes(context, page_request, page);
-      });
-  if (!status.ok()) return Fail("nodes", status);
-  if (options.json) return PrintJson(response);
-  Table table({"NAME", "POOL", "STATE", "DRIVER", "GPUS", "UNSAFE", "WORKSPACES", "HEARTBEAT"});
-  for (const auto& node : response.nodes()) {
-    table.Add({node.info().name(), node.info().pool(), NodeStateText(node.state()),
-               DriverStateText(node.driver_state()),
-               absl::StrCat(GpusHeld(node), "/", node.info().gpus_size()),
-               absl::StrCat(GpusUnsafe(node)), absl::StrCat(node.workspace_count()),
-               Age(node.last_heartbeat())});
+  grpc::Status status;
+  if (name.empty()) {
+    v1::ListNodesRequest request;
+    request.set_pool(options.pool);
+    status = ListAllPages(client, request, &response,
+                          [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+                            return stub->ListNodes(context, page_request, page);
+                          });
+    if (!status.ok()) return Fail("get nodes", status);
+    if (options.structured()) return PrintStructured(response, options);
+  } else {
+    v1::NodeNameRequest request;
+    request.set_node_name(name);
+    auto context = client.Context();
+    status = stub->GetNode(context.get(), request, response.add_nodes());
+    if (!status.ok()) return Fail("get node " + name, status);
+    if (options.structured()) return PrintStructured(response.nodes(0), options);
   }
-  table.Print(options.pool.empty() ? "no nodes" : "no nodes in pool " + options.pool);
+  std::vector<std::string> header = {"NAME", "POOL",   "STATE",      "DRIVER",
+                                     "GPUS", "UNSAFE", "WORKSPACES", "HEARTBEAT"};
+  if (options.wide()) header.insert(header.end(), {"KERNEL", "DRIVER-VERSION", "PROVIDER-ID"});
+  Table table(header);
+  for (const auto& node : response.nodes()) {
+    std::vector<std::string> row = {node.info().name(), node.info().pool(),
+                                    NodeStateText(node.state()),
+                                    DriverStateText(node.driver_state()),
+                                    absl::StrCat(GpusHeld(node), "/", node.info().gpus_size()),
+                                    absl::StrCat(GpusUnsafe(node)),
+                                    absl::StrCat(node.workspace_count()),
+                                    Age(node.last_heartbeat())};
+    if (options.wide()) {
+      row.insert(row.end(), {OrDash(node.info().kernel_version()),
+                             OrDash(node.info().driver_version()),
+                             OrDash(node.info().provider_id())});
+    }
+    table.Add(std::move(row));
+  }
+  table.Print(options.pool.empty() ? "no nodes" : "no nodes in pool " + options.pool,
+              !options.no_headers);
   return 0;
+}
+
+int DescribeNode(const Client& client, const std::string& name, const Options& options) {
+  return NodeAction(client, "get", name, options);
 }
 
 int NodeCommand(const Client& client, const std::vector<std::string>& args,
@@ -242,6 +273,10 @@ int PoolsCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << "usage: wschedctl pools [--output=json]\n";
     return 2;
   }
+  return GetPools(client, "", options);
+}
+
+int GetPools(const Client& client, const std::string& name, const Options& options) {
   auto stub = v1::InventoryService::NewStub(client.channel);
   v1::ListPoolsResponse response;
   grpc::Status status = ListAllPages(
@@ -249,8 +284,22 @@ int PoolsCommand(const Client& client, const std::vector<std::string>& args,
       [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
         return stub->ListPools(context, page_request, page);
       });
-  if (!status.ok()) return Fail("pools", status);
-  if (options.json) return PrintJson(response);
+  if (!status.ok()) return Fail("get pools", status);
+  // There is no GetPool RPC: one pool is picked out of the list.
+  if (!name.empty()) {
+    auto& pools = *response.mutable_pools();
+    auto it = std::find_if(pools.begin(), pools.end(),
+                           [&](const v1::Pool& pool) { return pool.id() == name; });
+    if (it == pools.end()) {
+      return Fail("get pool " + name, grpc::Status(grpc::StatusCode::NOT_FOUND,
+                                                  "no pool \"" + name + "\" in the catalog"));
+    }
+    v1::Pool pool = *it;
+    if (options.structured()) return PrintStructured(pool, options);
+    pools.Clear();
+    *pools.Add() = std::move(pool);
+  }
+  if (options.structured()) return PrintStructured(response, options);
   Table table({"POOL", "GPU-MODEL", "GPUS/NODE", "SIZE", "NODES", "GPUS-HELD", "UNHEALTHY",
                "NODE-START"});
   for (const auto& pool : response.pools()) {
@@ -265,7 +314,7 @@ int PoolsCommand(const Client& client, const std::vector<std::string>& args,
                absl::StrCat(pool.gpus_held(), "/", pool.gpus_total()),
                absl::StrCat(pool.gpus_unhealthy()), NodeStartText(pool.timings())});
   }
-  table.Print("no pools (apply a catalog with pools first)");
+  table.Print("no pools (apply a catalog with pools first)", !options.no_headers);
   return 0;
 }
 
@@ -283,14 +332,14 @@ int DriverWorkCommand(const Client& client, const std::vector<std::string>& args
         return stub->ListDriverWork(context, page_request, page);
       });
   if (!status.ok()) return Fail("driver-work", status);
-  if (options.json) return PrintJson(response);
+  if (options.structured()) return PrintStructured(response, options);
   Table table({"NODE", "KERNEL", "OS", "DRIVER", "INSTALLER-IMAGE"});
   for (const auto& work : response.work()) {
     table.Add({work.node_name(), work.kernel_version(),
                absl::StrCat(work.os_id(), " ", work.os_version()), work.driver_version(),
                work.installer_image()});
   }
-  table.Print("no pending driver work");
+  table.Print("no pending driver work", !options.no_headers);
   if (!response.nodes_without_policy().empty()) {
     std::vector<std::string> nodes(response.nodes_without_policy().begin(),
                                    response.nodes_without_policy().end());
@@ -316,7 +365,7 @@ int DriverReportCommand(const Client& client, const std::vector<std::string>& ar
   auto context = client.Context();
   grpc::Status status = stub->ReportDriverInstall(context.get(), request, &node);
   if (!status.ok()) return Fail("driver-report " + args[0], status);
-  if (options.json) return PrintJson(node);
+  if (options.structured()) return PrintStructured(node, options);
   std::cout << "node " << node.info().name() << ": driver " << DriverStateText(node.driver_state())
             << (node.driver_detail().empty() ? "" : " (" + node.driver_detail() + ")") << "\n";
   return 0;
@@ -336,7 +385,7 @@ int ClearGpuHealthCommand(const Client& client, const std::vector<std::string>& 
   auto context = client.Context();
   grpc::Status status = stub->ClearGpuHealth(context.get(), request, &node);
   if (!status.ok()) return Fail("clear-gpu-health " + args[0] + " " + args[1], status);
-  if (options.json) return PrintJson(node);
+  if (options.structured()) return PrintStructured(node, options);
   std::cout << "node " << node.info().name() << ": GPU " << args[1]
             << " is in service; it goes out again if its agent reports it unhealthy\n";
   return 0;

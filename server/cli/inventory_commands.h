@@ -13,6 +13,12 @@ namespace wsched::cli {
 
 // nodes [--pool=P]
 int NodesCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// get nodes [--pool=P] (name empty) or get node NAME: the table row(s).
+int GetNodes(const Client& client, const std::string& name, const Options& options);
+// describe node NAME: every GPU and its IOMMU group.
+int DescribeNode(const Client& client, const std::string& name, const Options& options);
+// get pools [NAME]; describe pool NAME is the same with -o yaml.
+int GetPools(const Client& client, const std::string& name, const Options& options);
 // node get|cordon|drain|uncordon|remove NAME
 int NodeCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
 // pools

@@ -1,5 +1,6 @@
-// Parsed command-line options shared by the wschedctl command groups. main.cc
-// fills this from its flags so command files do not read flags themselves.
+// Parsed command-line options shared by the wschedctl command groups.
+// options_from_flags.cc fills this from the flags so command files do not
+// read flags themselves.
 #ifndef WSCHED_SERVER_CLI_OPTIONS_H_
 #define WSCHED_SERVER_CLI_OPTIONS_H_
 
@@ -10,10 +11,17 @@
 
 namespace wsched::cli {
 
+// -o: table and wide are for people; json and yaml print the response with
+// the proto field names, for scripts.
+enum class OutputFormat { kTable, kWide, kJson, kYaml };
+
 struct Options {
-  // --output=json: print each response as JSON (one object per line for streams).
-  bool json = false;
+  OutputFormat output = OutputFormat::kTable;
+  // --no-headers: tables without their header row, for scripts.
+  bool no_headers = false;
   bool dry_run = false;
+  // apply -f FILE.
+  std::string filename;
   // Filters and request fields; empty = not given.
   std::string pool;
   std::string node;
@@ -35,6 +43,10 @@ struct Options {
   std::vector<std::string> orgs;
   std::vector<std::string> projects;
   std::vector<std::string> pools;
+
+  // json or yaml: the response itself rather than a table.
+  bool structured() const { return output == OutputFormat::kJson || output == OutputFormat::kYaml; }
+  bool wide() const { return output == OutputFormat::kWide; }
 };
 
 }  // namespace wsched::cli

@@ -20,9 +20,9 @@ Table::Table(std::vector<std::string> header) { rows_.push_back(std::move(header
 
 void Table::Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
 
-void Table::Print(std::string_view empty) const {
+void Table::Print(std::string_view empty, bool headers) const {
   if (rows_.size() == 1 && !empty.empty()) {
-    std::cout << empty << "\n";
+    (headers ? std::cout : std::cerr) << empty << "\n";
     return;
   }
   std::vector<size_t> widths;
@@ -30,7 +30,8 @@ void Table::Print(std::string_view empty) const {
     if (widths.size() < row.size()) widths.resize(row.size(), 0);
     for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
   }
-  for (const auto& row : rows_) {
+  for (size_t r = headers ? 0 : 1; r < rows_.size(); ++r) {
+    const auto& row = rows_[r];
     std::string line;
     for (size_t i = 0; i < row.size(); ++i) {
       line += row[i];

@@ -18,8 +18,9 @@ class Table {
  public:
   explicit Table(std::vector<std::string> header);
   void Add(std::vector<std::string> row);
-  // Prints the header and rows; prints `empty` instead when there are no rows.
-  void Print(std::string_view empty = "") const;
+  // Prints the header (unless !headers) and rows; prints `empty` instead when
+  // there are no rows, on stderr without headers so a script reads nothing.
+  void Print(std::string_view empty = "", bool headers = true) const;
 
  private:
   std::vector<std::vector<std::string>> rows_;

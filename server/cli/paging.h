@@ -20,7 +20,7 @@ grpc::Status ListAllPages(const Client& client, Request request, Response* all, 
   request.set_page_size(kCliPageSize);
   do {
     Response page;
-    auto context = client.Context(30);
+    auto context = client.Context();
     grpc::Status status = call(context.get(), request, &page);
     if (!status.ok()) return status;
     request.set_page_token(page.next_page_token());

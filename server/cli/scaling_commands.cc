@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/cli/output.h"
+#include "server/cli/structured_output.h"
 #include "wsched/v1/scaling.grpc.pb.h"
 
 namespace wsched::cli {
@@ -39,7 +40,7 @@ int Show(const Client& client, const Options& options) {
   auto context = client.Context();
   grpc::Status status = stub->GetScalingState(context.get(), v1::GetScalingStateRequest(), &state);
   if (!status.ok()) return Fail("scaling", status);
-  if (options.json) return PrintJson(state);
+  if (options.structured()) return PrintStructured(state, options);
   // LOST: lost nodes that still hold workspaces; the target counts them as
   // nodes to replace, so they explain a target above the ready nodes.
   Table table({"POOL", "CURRENT", "TARGET", "DIRECTION", "GEN", "REASONS", "REMOVE", "LOST",
@@ -50,7 +51,7 @@ int Show(const Client& client, const Options& options) {
                absl::StrCat(signal.generation()), Reasons(signal), Names(signal.nodes_to_remove()),
                Names(signal.lost_nodes()), Backoff(signal), OrDash(signal.detail())});
   }
-  table.Print("no pools");
+  table.Print("no pools", !options.no_headers);
   std::cout << "leader: " << OrDash(state.leader()) << "\n";
   return 0;
 }
@@ -63,8 +64,8 @@ int Watch(const Client& client, const std::vector<std::string>& pools, const Opt
   auto reader = stub->WatchScalingSignals(context.get(), request);
   v1::PoolSignal signal;
   while (reader->Read(&signal)) {
-    if (options.json) {
-      PrintJson(signal, /*one_line=*/true);
+    if (options.structured()) {
+      PrintStructured(signal, options, /*stream=*/true);
       continue;
     }
     std::string line = absl::StrCat(signal.pool(), " gen=", signal.generation(), " ",

@@ -14,7 +14,7 @@ namespace reflection = grpc::reflection::v1alpha;
 
 int Health(const Client& client) {
   auto stub = health::Health::NewStub(client.channel);
-  auto context = client.Context(5);
+  auto context = client.Context();
   health::HealthCheckResponse response;
   grpc::Status status = stub->Check(context.get(), health::HealthCheckRequest(), &response);
   if (!status.ok()) {
@@ -28,7 +28,7 @@ int Health(const Client& client) {
 
 int ListRpcs(const Client& client) {
   auto stub = reflection::ServerReflection::NewStub(client.channel);
-  auto context = client.Context(10);
+  auto context = client.Context();
   auto stream = stub->ServerReflectionInfo(context.get());
   reflection::ServerReflectionRequest request;
   request.set_list_services("");

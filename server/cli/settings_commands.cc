@@ -5,6 +5,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/cli/output.h"
+#include "server/cli/structured_output.h"
 #include "wsched/v1/settings.grpc.pb.h"
 
 namespace wsched::cli {
@@ -60,7 +61,7 @@ int GetProject(const Client& client, const std::string& project, const Options& 
   auto context = client.Context();
   grpc::Status status = stub->GetProjectSettings(context.get(), request, &settings);
   if (!status.ok()) return Fail("project get " + project, status);
-  if (options.json) return PrintJson(settings);
+  if (options.structured()) return PrintStructured(settings, options);
   PrintProject(settings);
   return 0;
 }
@@ -84,7 +85,7 @@ int SetProjectDefault(const Client& client, const std::string& project,
   auto set_context = client.Context();
   status = stub->SetProjectSettings(set_context.get(), set, &saved);
   if (!status.ok()) return Fail("project set-default " + project, status);
-  if (options.json) return PrintJson(saved);
+  if (options.structured()) return PrintStructured(saved, options);
   PrintProject(saved);
   return 0;
 }
@@ -97,7 +98,7 @@ int GetOrg(const Client& client, const std::string& org, const Options& options)
   auto context = client.Context();
   grpc::Status status = stub->GetOrgSettings(context.get(), request, &settings);
   if (!status.ok()) return Fail("org get " + org, status);
-  if (options.json) return PrintJson(settings);
+  if (options.structured()) return PrintStructured(settings, options);
   PrintOrg(settings);
   return 0;
 }
@@ -131,7 +132,7 @@ int SetOrg(const Client& client, const std::string& org, const Options& options)
   auto set_context = client.Context();
   status = stub->SetOrgSettings(set_context.get(), set, &saved);
   if (!status.ok()) return Fail("org set " + org, status);
-  if (options.json) return PrintJson(saved);
+  if (options.structured()) return PrintStructured(saved, options);
   PrintOrg(saved);
   return 0;
 }
@@ -184,7 +185,7 @@ int ResolveCommand(const Client& client, const std::vector<std::string>& args,
   auto context = client.Context();
   grpc::Status status = stub->ResolveClass(context.get(), request, &response);
   if (!status.ok()) return Fail("resolve", status);
-  if (options.json) return PrintJson(response);
+  if (options.structured()) return PrintStructured(response, options);
   std::cout << "class:  " << response.class_id() << " (" << SourceText(response.source()) << ")\n"
             << "why:    " << OrDash(response.explanation()) << "\n";
   if (!response.skipped().empty()) {
@@ -192,6 +193,14 @@ int ResolveCommand(const Client& client, const std::vector<std::string>& args,
     for (const auto& skipped : response.skipped()) std::cout << "  - " << skipped << "\n";
   }
   return 0;
+}
+
+int ShowProject(const Client& client, const std::string& project, const Options& options) {
+  return GetProject(client, project, options);
+}
+
+int ShowOrg(const Client& client, const std::string& org, const Options& options) {
+  return GetOrg(client, org, options);
 }
 
 }  // namespace wsched::cli

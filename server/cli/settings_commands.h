@@ -16,6 +16,10 @@ int ProjectCommand(const Client& client, const std::vector<std::string>& args,
                    const Options& options);
 // org get ORG | org set ORG [--default=C] [--allow=a,b] [--gpu_quota=N]
 int OrgCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
+// get|describe project PROJECT (= project get PROJECT).
+int ShowProject(const Client& client, const std::string& project, const Options& options);
+// get|describe org ORG (= org get ORG).
+int ShowOrg(const Client& client, const std::string& org, const Options& options);
 // resolve --org=O --project=P [--class=C] [--previous=C]
 int ResolveCommand(const Client& client, const std::vector<std::string>& args,
                    const Options& options);

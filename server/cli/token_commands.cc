@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "server/grpc/credentials_file.h"
+#include "server/cli/structured_output.h"
 #include "server/grpc/token_hash.h"
 
 namespace wsched::cli {
@@ -37,11 +38,10 @@ int PrintEntry(const std::string& token, bool print_token, const Options& option
     std::cerr << check.status().message() << "\n";
     return 2;
   }
-  if (options.json) {
-    nlohmann::json out = {{"name", name}, {"sha256", api::ToHex(digest)}, {"entry", entry}};
+  if (options.structured()) {
+    nlohmann::ordered_json out = {{"name", name}, {"sha256", api::ToHex(digest)}, {"entry", entry}};
     if (print_token) out["token"] = token;
-    std::cout << out.dump(2) << "\n";
-    return 0;
+    return PrintStructured(out, options);
   }
   if (print_token) {
     std::cout << token << "\n";

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/cli/output.h"
+#include "server/cli/structured_output.h"
 #include "server/cli/paging.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
@@ -130,6 +131,17 @@ void PrintWorkspace(const v1::Workspace& w) {
   if (w.state() == v1::WORKSPACE_STATE_PLACED) PrintDeviceSpec(w.device_spec());
 }
 
+constexpr char kWorkspacesUsage[] =
+    "usage: wschedctl workspaces [--node=N] [--pool=P] [--state=pending|placed|stopped|lost]\n";
+
+grpc::Status GetOne(const Client& client, const std::string& id, v1::Workspace* workspace) {
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::GetWorkspaceRequest request;
+  request.set_workspace_id(id);
+  auto context = client.Context();
+  return stub->GetWorkspace(context.get(), request, workspace);
+}
+
 bool OneId(const std::vector<std::string>& args, const char* usage) {
   if (args.size() == 1 && !args[0].empty()) return true;
   std::cerr << "usage: " << usage << "\n";
@@ -158,10 +170,10 @@ int PlaceCommand(const Client& client, const std::vector<std::string>& args,
   request.set_restart(options.restart);
   request.set_priority(options.priority);
   v1::Workspace workspace;
-  auto context = client.Context(30);
+  auto context = client.Context();
   grpc::Status status = stub->PlaceWorkspace(context.get(), request, &workspace);
   if (!status.ok()) return Fail("place " + args[0], status);
-  if (options.json) return PrintJson(workspace);
+  if (options.structured()) return PrintStructured(workspace, options);
   PrintWorkspace(workspace);
   return 0;
 }
@@ -173,10 +185,10 @@ int StopCommand(const Client& client, const std::vector<std::string>& args,
   v1::StopWorkspaceRequest request;
   request.set_workspace_id(args[0]);
   v1::Workspace workspace;
-  auto context = client.Context(30);
+  auto context = client.Context();
   grpc::Status status = stub->StopWorkspace(context.get(), request, &workspace);
   if (!status.ok()) return Fail("stop " + args[0], status);
-  if (options.json) return PrintJson(workspace);
+  if (options.structured()) return PrintStructured(workspace, options);
   std::cout << "workspace " << workspace.id() << ": " << StateText(workspace.state()) << "\n";
   return 0;
 }
@@ -187,54 +199,67 @@ int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << "usage: wschedctl workspace get ID\n";
     return 2;
   }
-  auto stub = v1::PlacementService::NewStub(client.channel);
-  v1::GetWorkspaceRequest request;
-  request.set_workspace_id(args[1]);
+  return DescribeWorkspace(client, args[1], options);
+}
+
+int DescribeWorkspace(const Client& client, const std::string& id, const Options& options) {
   v1::Workspace workspace;
-  auto context = client.Context();
-  grpc::Status status = stub->GetWorkspace(context.get(), request, &workspace);
-  if (!status.ok()) return Fail("workspace get " + args[1], status);
-  if (options.json) return PrintJson(workspace);
+  grpc::Status status = GetOne(client, id, &workspace);
+  if (!status.ok()) return Fail("workspace get " + id, status);
+  if (options.structured()) return PrintStructured(workspace, options);
   PrintWorkspace(workspace);
   return 0;
 }
 
 int WorkspacesCommand(const Client& client, const std::vector<std::string>& args,
                       const Options& options) {
-  static const char kUsage[] =
-      "usage: wschedctl workspaces [--node=N] [--pool=P] "
-      "[--state=pending|placed|stopped|lost]\n";
   if (!args.empty()) {
-    std::cerr << kUsage;
+    std::cerr << kWorkspacesUsage;
     return 2;
   }
-  v1::ListWorkspacesRequest request;
-  request.set_node_name(options.node);
-  request.set_pool(options.pool);
-  if (!options.state.empty()) {
-    v1::WorkspaceState state;
-    if (!ParseState(options.state, &state)) {
-      std::cerr << "unknown --state \"" << options.state << "\"\n" << kUsage;
-      return 2;
-    }
-    request.set_state(state);
-  }
-  auto stub = v1::PlacementService::NewStub(client.channel);
+  return GetWorkspaces(client, "", options);
+}
+
+int GetWorkspaces(const Client& client, const std::string& id, const Options& options) {
   v1::ListWorkspacesResponse response;
-  grpc::Status status = ListAllPages(
-      client, request, &response,
-      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
-        return stub->ListWorkspaces(context, page_request, page);
-      });
-  if (!status.ok()) return Fail("workspaces", status);
-  if (options.json) return PrintJson(response);
-  Table table({"ID", "STATE", "CLASS", "ORG", "PROJECT", "NODE", "GPUS", "AGE", "PENDING"});
-  for (const auto& w : response.workspaces()) {
-    table.Add({w.id(), StateText(w.state()), OrDash(w.class_id()), OrDash(w.org_id()),
-               OrDash(w.project_id()), OrDash(w.node_name()), GpuIndices(w), Age(w.created_at()),
-               w.state() == v1::WORKSPACE_STATE_PENDING ? PendingText(w) : "-"});
+  grpc::Status status;
+  if (id.empty()) {
+    v1::ListWorkspacesRequest request;
+    request.set_node_name(options.node);
+    request.set_pool(options.pool);
+    if (!options.state.empty()) {
+      v1::WorkspaceState state;
+      if (!ParseState(options.state, &state)) {
+        std::cerr << "unknown --state \"" << options.state << "\"\n" << kWorkspacesUsage;
+        return 2;
+      }
+      request.set_state(state);
+    }
+    auto stub = v1::PlacementService::NewStub(client.channel);
+    status = ListAllPages(client, request, &response,
+                          [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+                            return stub->ListWorkspaces(context, page_request, page);
+                          });
+    if (!status.ok()) return Fail("get workspaces", status);
+    if (options.structured()) return PrintStructured(response, options);
+  } else {
+    status = GetOne(client, id, response.add_workspaces());
+    if (!status.ok()) return Fail("get workspace " + id, status);
+    if (options.structured()) return PrintStructured(response.workspaces(0), options);
   }
-  table.Print("no workspaces");
+  std::vector<std::string> header = {"ID", "STATE", "CLASS", "ORG", "PROJECT",
+                                     "NODE", "GPUS", "AGE", "PENDING"};
+  if (options.wide()) header.insert(header.end(), {"POOL", "USER", "PLACED"});
+  Table table(header);
+  for (const auto& w : response.workspaces()) {
+    std::vector<std::string> row = {w.id(), StateText(w.state()), OrDash(w.class_id()),
+                                    OrDash(w.org_id()), OrDash(w.project_id()),
+                                    OrDash(w.node_name()), GpuIndices(w), Age(w.created_at()),
+                                    w.state() == v1::WORKSPACE_STATE_PENDING ? PendingText(w) : "-"};
+    if (options.wide()) row.insert(row.end(), {OrDash(w.pool()), OrDash(w.user_id()), TimeText(w.placed_at())});
+    table.Add(std::move(row));
+  }
+  table.Print("no workspaces", !options.no_headers);
   return 0;
 }
 
@@ -248,8 +273,8 @@ int WatchCommand(const Client& client, const std::vector<std::string>& args,
   auto reader = stub->WatchWorkspace(context.get(), request);
   v1::Workspace workspace;
   while (reader->Read(&workspace)) {
-    if (options.json) {
-      PrintJson(workspace, /*one_line=*/true);
+    if (options.structured()) {
+      PrintStructured(workspace, options, /*stream=*/true);
       continue;
     }
     std::string line = absl::StrCat(StateText(workspace.state()), " class=",

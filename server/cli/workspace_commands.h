@@ -15,12 +15,16 @@ namespace wsched::cli {
 int PlaceCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
 // stop WORKSPACE_ID
 int StopCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
-// workspace get ID
+// workspace get ID (= describe workspace ID)
 int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
                      const Options& options);
 // workspaces [--node=N] [--pool=P] [--state=S]
 int WorkspacesCommand(const Client& client, const std::vector<std::string>& args,
                       const Options& options);
+// get workspaces [filters] (id empty) or get workspace ID: the table row(s).
+int GetWorkspaces(const Client& client, const std::string& id, const Options& options);
+// describe workspace ID: the full view with GPUs and the device spec.
+int DescribeWorkspace(const Client& client, const std::string& id, const Options& options);
 // watch ID: streams state changes until the workspace stops (or Ctrl-C).
 int WatchCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
 

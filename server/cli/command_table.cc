@@ -1,0 +1,114 @@
+#include "server/cli/command_table.h"
+
+namespace wsched::cli {
+
+const std::vector<CommandSpec>& AllCommands() {
+  static const std::vector<CommandSpec> kCommands = {
+      // kubectl-style verbs over the resources of server/cli/resources.cc.
+      {"get", "Resources (kubectl style; RESOURCE: see below)",
+       {{"get RESOURCE [NAME]", "list RESOURCE, or the one named NAME (a table row; -o json|yaml: it all)"}},
+       {"pool", "node", "state"}},
+      {"describe", "Resources (kubectl style; RESOURCE: see below)",
+       {{"describe RESOURCE NAME", "the full detail view of one (a node with every GPU, a workspace "
+                                   "with its device spec)"}}},
+      {"apply", "Resources (kubectl style; RESOURCE: see below)",
+       {{"apply -f FILE [--dry-run]", "apply a catalog file atomically (= catalog apply FILE)"}},
+       {"filename", "dry_run"}},
+      {"delete", "Resources (kubectl style; RESOURCE: see below)",
+       {{"delete node NAME", "forget NAME; its workspaces are reported lost (= node remove NAME)"}}},
+
+      {"health", "Server", {{"health", "health check of the server (SERVING or not)"}}},
+      {"rpcs", "Server", {{"rpcs", "list the server's services and RPCs (server reflection)"}}},
+
+      {"catalog", "Catalog (admin)",
+       {{"catalog validate FILE", "check a catalog file or directory offline; prints every error"},
+        {"catalog diff FILE", "what applying FILE would change (server-side dry run)"},
+        {"catalog apply FILE", "apply FILE atomically (all or nothing); --dry-run = diff"},
+        {"catalog show", "the stored catalog as YAML"}},
+       {"dry_run"}},
+      {"classes", "Catalog (admin)",
+       {{"classes", "list workspace classes with versions (etags) (= get classes)"}}},
+
+      {"pools", "Inventory",
+       {{"pools", "pools: GPU model, size range, nodes by state, GPUs held/total (= get pools)"}}},
+      {"nodes", "Inventory",
+       {{"nodes [--pool=P]", "nodes: state, driver state, GPUs held/total, heartbeat age "
+                             "(= get nodes)"}},
+       {"pool"}},
+      {"node", "Inventory",
+       {{"node get NAME", "one node in full, with every GPU and its IOMMU group (= describe node)"},
+        {"node cordon NAME", "no new placements on NAME; running workspaces stay"},
+        {"node drain NAME", "no new placements; workspaces are moved off"},
+        {"node uncordon NAME", "take placements again"},
+        {"node remove NAME", "forget NAME; its workspaces are reported lost (= delete node)"}}},
+      {"driver-work", "Inventory",
+       {{"driver-work", "pending driver installs (node, kernel, image), nodes without policy "
+                        "(= get driver-work)"}}},
+      {"driver-report", "Inventory",
+       {{"driver-report NODE KERNEL ok|failed [DETAIL]", "report an installer job's result"}}},
+      {"clear-gpu-health", "Inventory",
+       {{"clear-gpu-health NODE GPU_UUID", "return an unhealthy GPU to service now (admin)"}}},
+
+      {"place", "Workspaces (control plane)",
+       {{"place ID --org=O --project=P --user=U [--class=C] [--restart] [--priority=N]",
+         "place (or queue) a workspace; prints node, GPUs, device spec"}},
+       {"org", "project", "user", "class", "restart", "priority"}},
+      {"stop", "Workspaces (control plane)", {{"stop ID", "stop a workspace and free its GPUs"}}},
+      {"workspace", "Workspaces (control plane)",
+       {{"workspace get ID", "one workspace in full (= describe workspace ID)"}}},
+      {"workspaces", "Workspaces (control plane)",
+       {{"workspaces [--node=N] [--pool=P] [--state=S]", "list workspaces (= get workspaces)"}},
+       {"node", "pool", "state"}},
+      {"watch", "Workspaces (control plane)",
+       {{"watch ID", "stream a workspace's state changes (until stopped or Ctrl-C)"}}},
+
+      {"project", "Class settings",
+       {{"project get PROJECT", "a project's default class and denied classes (= get project)"},
+        {"project set-default PROJECT --org=O CLASS", "set the project's default class (\"\" clears it)"}},
+       {"org"}},
+      {"org", "Class settings",
+       {{"org get ORG", "an org's default class, allow-list and GPU quota (= get org)"},
+        {"org set ORG [--default=C] [--allow=a,b] [--gpu-quota=N]",
+         "change only the given settings (-1 = unlimited GPUs)"}},
+       {"default", "allow", "gpu_quota"}},
+      {"resolve", "Class settings",
+       {{"resolve --org=O --project=P [--class=C] [--previous=C]",
+         "which class a new workspace would get, and why"}},
+       {"org", "project", "class", "previous"}},
+
+      {"scaling", "Scaling",
+       {{"scaling", "per pool: current -> target size, reasons, nodes to remove"},
+        {"scaling watch [POOL...]", "stream the scaling signals"}}},
+
+      {"token", "Tokens (local, no server)",
+       {{"token create --role=R [--name=N] [--orgs=..] [--projects=..] [--pools=..]",
+         "a new random token (line 1) and its sha256 entry for the tokens file (line 2)"},
+        {"token hash --role=R [--name=N] [scopes] < FILE",
+         "the sha256 entry for an existing token read from stdin"}},
+       {"role", "name", "orgs", "projects", "pools"},
+       /*remote=*/false},
+
+      {"help", "This tool",
+       {{"help [COMMAND]", "this text, or the usage of COMMAND (also: COMMAND --help)"}},
+       {},
+       /*remote=*/false},
+      {"version", "This tool",
+       {{"version", "the client's version and build; the server's where it tells"}},
+       {},
+       /*remote=*/false},
+      {"completion", "This tool",
+       {{"completion bash|zsh", "a shell completion script: source <(wschedctl completion bash)"}},
+       {},
+       /*remote=*/false},
+  };
+  return kCommands;
+}
+
+const CommandSpec* FindCommand(std::string_view name) {
+  for (const CommandSpec& command : AllCommands()) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+}  // namespace wsched::cli

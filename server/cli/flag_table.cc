@@ -1,0 +1,99 @@
+#include "server/cli/flag_table.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+
+namespace wsched::cli {
+
+const std::vector<FlagSpec>& AllFlags() {
+  using K = FlagKind;
+  static const std::vector<FlagSpec> kFlags = {
+      // Global: connection, output, help.
+      {"server", 0, K::kString, "HOST:PORT",
+       "wsched-server gRPC address (default: $WSCHED_SERVER, else 127.0.0.1:50051)", true},
+      {"token", 0, K::kString, "T", "bearer token (default: $WSCHED_TOKEN)", true},
+      {"token_file", 0, K::kString, "FILE",
+       "read the bearer token from FILE (default: $WSCHED_TOKEN_FILE)", true},
+      {"timeout", 0, K::kDuration, "D", "deadline of each call: 30s, 500ms, 2m (default 30s)", true},
+      {"tls", 0, K::kBool, "", "connect with TLS (verifying the server against --tls-ca or system roots)",
+       true},
+      {"tls_ca", 0, K::kString, "CA.pem", "PEM CA bundle to verify the server with (implies --tls)",
+       true},
+      {"tls_cert", 0, K::kString, "CERT.pem", "PEM client certificate for mutual TLS (implies --tls)",
+       true},
+      {"tls_key", 0, K::kString, "KEY.pem", "PEM private key of --tls-cert", true},
+      {"tls_server_name", 0, K::kString, "NAME",
+       "name the server certificate must carry, when --server is an IP or another name", true},
+      {"output", 'o', K::kString, "FORMAT",
+       "table, wide (more columns), json or yaml (the response, for scripts)", true},
+      {"no_headers", 0, K::kBool, "", "tables without the header row", true},
+      {"help", 'h', K::kBool, "", "usage of wschedctl or of the command", true},
+      {"version", 0, K::kBool, "", "same as `wschedctl version`", true},
+      // Per command.
+      {"filename", 'f', K::kString, "FILE", "apply: the catalog file", false},
+      {"dry_run", 0, K::kBool, "", "apply, catalog apply: validate and print the diff, change nothing",
+       false},
+      {"pool", 0, K::kString, "P", "get nodes|workspaces: only this pool", false},
+      {"node", 0, K::kString, "N", "get workspaces: only this node", false},
+      {"state", 0, K::kString, "S", "get workspaces: only this state (pending|placed|stopped|lost)",
+       false},
+      {"org", 0, K::kString, "O", "place, resolve, project set-default: the org id", false},
+      {"project", 0, K::kString, "P", "place, resolve: the project id", false},
+      {"user", 0, K::kString, "U", "place: the user id", false},
+      {"class", 0, K::kString, "C", "place, resolve: an explicitly requested class", false},
+      {"previous", 0, K::kString, "C", "resolve: the class the workspace ran with before", false},
+      {"restart", 0, K::kBool, "", "place: a restart (the previous class comes before defaults)",
+       false},
+      {"priority", 0, K::kInt, "N", "place: queue priority 0..100, higher first", false},
+      {"default", 0, K::kString, "C", "org set: the org's default class (empty clears it)", false},
+      {"allow", 0, K::kString, "A,B", "org set: comma-separated allowed classes (empty = all)", false},
+      {"gpu_quota", 0, K::kInt, "N", "org set: max GPUs the org holds at once; -1 = unlimited", false},
+      {"role", 0, K::kString, "R",
+       "token create|hash: admin, control-plane, project-owner, agent, actuator", false},
+      {"name", 0, K::kString, "N", "token create|hash: the entry's name (default: ROLE-<hash prefix>)",
+       false},
+      {"orgs", 0, K::kList, "A,B", "token create|hash: project-owner orgs, comma-separated", false},
+      {"projects", 0, K::kList, "A,B", "token create|hash: project-owner projects, comma-separated",
+       false},
+      {"pools", 0, K::kList, "A,B", "token create|hash: agent pools, comma-separated", false},
+  };
+  return kFlags;
+}
+
+std::string CanonicalFlagName(std::string_view name) {
+  std::string canonical(name);
+  std::replace(canonical.begin(), canonical.end(), '-', '_');
+  return canonical;
+}
+
+const FlagSpec* FindFlag(std::string_view name) {
+  for (const FlagSpec& flag : AllFlags()) {
+    if (flag.name == name) return &flag;
+  }
+  return nullptr;
+}
+
+const FlagSpec* FindShortFlag(char short_name) {
+  if (short_name == 0) return nullptr;
+  for (const FlagSpec& flag : AllFlags()) {
+    if (flag.short_name == short_name) return &flag;
+  }
+  return nullptr;
+}
+
+std::string DashedFlagName(const FlagSpec& flag) {
+  std::string name = absl::StrCat("--", std::string(flag.name));
+  std::replace(name.begin(), name.end(), '_', '-');
+  return name;
+}
+
+std::string FlagUsage(const FlagSpec& flag) {
+  std::string usage = flag.short_name != 0 ? absl::StrCat("-", std::string(1, flag.short_name), ", ")
+                                           : "";
+  absl::StrAppend(&usage, DashedFlagName(flag));
+  if (flag.kind != FlagKind::kBool) absl::StrAppend(&usage, "=", std::string(flag.value));
+  return usage;
+}
+
+}  // namespace wsched::cli

@@ -1,0 +1,72 @@
+#include "server/cli/options_from_flags.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace wsched::cli {
+namespace {
+
+std::vector<std::string> List(const ParsedArgs& args, std::string_view name) {
+  std::string text = args.Get(name);
+  if (text.empty()) return {};
+  return absl::StrSplit(text, ',');
+}
+
+int64_t Integer(const ParsedArgs& args, std::string_view name, int64_t fallback) {
+  int64_t value = fallback;
+  if (args.Has(name)) (void)absl::SimpleAtoi(args.Get(name), &value);
+  return value;
+}
+
+// `org set` changes only what was given: nullopt = keep the stored value.
+std::optional<std::string> IfGiven(const ParsedArgs& args, std::string_view name) {
+  if (!args.Has(name)) return std::nullopt;
+  return args.Get(name);
+}
+
+}  // namespace
+
+absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view text) {
+  if (text.empty() || text == "table") return OutputFormat::kTable;
+  if (text == "wide") return OutputFormat::kWide;
+  if (text == "json") return OutputFormat::kJson;
+  if (text == "yaml") return OutputFormat::kYaml;
+  return absl::InvalidArgumentError(
+      absl::StrCat("--output must be table, wide, json or yaml, not \"", std::string(text), "\""));
+}
+
+absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
+  absl::StatusOr<OutputFormat> output = ParseOutputFormat(args.Get("output"));
+  if (!output.ok()) return output.status();
+  Options options;
+  options.output = *output;
+  options.no_headers = args.GetBool("no_headers");
+  options.dry_run = args.GetBool("dry_run");
+  options.filename = args.Get("filename");
+  options.pool = args.Get("pool");
+  options.node = args.Get("node");
+  options.state = args.Get("state");
+  options.org = args.Get("org");
+  options.project = args.Get("project");
+  options.user = args.Get("user");
+  options.class_id = args.Get("class");
+  options.previous = args.Get("previous");
+  options.restart = args.GetBool("restart");
+  options.priority = static_cast<int>(Integer(args, "priority", 0));
+  options.default_class = IfGiven(args, "default");
+  options.allow = IfGiven(args, "allow");
+  if (args.Has("gpu_quota")) options.gpu_quota = Integer(args, "gpu_quota", -1);
+  options.role = args.Get("role");
+  options.name = args.Get("name");
+  options.orgs = List(args, "orgs");
+  options.projects = List(args, "projects");
+  options.pools = List(args, "pools");
+  return options;
+}
+
+}  // namespace wsched::cli
