@@ -63,7 +63,7 @@ std::string GlobalUsage() {
     }
     for (const UsageLine& line : command.usage) AppendLine(&out, line.synopsis, line.summary);
   }
-  absl::StrAppend(&out, "\nResources of get, describe, delete:\n", ResourceList());
+  absl::StrAppend(&out, "\nResources of get and describe (delete takes nodes only):\n", ResourceList());
   absl::StrAppend(&out, "\nGlobal flags (flags take '-' or '_': --dry-run = --dry_run):\n");
   AppendFlags(&out, /*global=*/true, {});
   absl::StrAppend(&out,
