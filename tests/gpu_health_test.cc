@@ -268,9 +268,7 @@ class GpuHealthClockTest : public ::testing::Test {
     auto db = store::Database::Connect(db_.url(), 4);
     ASSERT_TRUE(db.ok()) << db.status();
     database_ = *std::move(db);
-    ASSERT_TRUE(database_->WithConnection("migrating", [](pqxx::connection& connection) {
-      return store::ApplyMigrations(connection, store::EmbeddedMigrations()).status();
-    }).ok());
+    ASSERT_TRUE(store::ApplyEmbeddedMigrations(*database_).ok());
     auto applied = grpc_api::ApplyCheckedCatalog(
         *database_, catalog::CheckCatalogPath(testing::SourcePath("classes/saas.yaml")), false);
     ASSERT_TRUE(applied.ok()) << applied.status();

@@ -3,6 +3,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/store/connection.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 

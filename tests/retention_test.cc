@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
+#include "server/store/connection.h"
 #include "server/store/migrations.h"
 #include "server/store/workspace_repository.h"
 #include "tests/support/fake_nodes.h"

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/store/connection.h"
 #include "server/store/migrations.h"
 #include "tests/support/test_database.h"
 

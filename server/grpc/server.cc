@@ -20,7 +20,7 @@
 #include "server/log/log.h"
 #include "server/metrics/metrics.h"
 #include "server/store/database.h"
-#include "server/store/unit_of_work.h"
+#include "server/store/migrations.h"
 
 namespace wsched::grpc_api {
 namespace {

@@ -21,7 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/metrics/metrics.h"
-#include "server/store/change_log.h"
+#include "server/store/types.h"
 
 namespace wsched::scheduler {
 

@@ -26,7 +26,7 @@
 #include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
 #include "server/store/leader_lock.h"
-#include "server/store/scaling_repository.h"
+#include "server/store/types.h"
 #include "wsched/v1/scaling.pb.h"
 
 namespace wsched::scheduler {

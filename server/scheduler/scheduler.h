@@ -47,8 +47,7 @@
 #include "server/placement/snapshot.h"
 #include "server/store/change_feed.h"
 #include "server/store/database.h"
-#include "server/store/node_repository.h"
-#include "server/store/workspace_repository.h"
+#include "server/store/types.h"
 
 namespace wsched::scheduler {
 

@@ -14,9 +14,7 @@
 #include "server/core/catalog.h"
 #include "server/core/settings.h"
 #include "server/core/workspace.h"
-#include "server/store/node_repository.h"
-#include "server/store/workspace_repository.h"
-#include "server/store/write_batch.h"
+#include "server/store/types.h"
 
 namespace wsched::scheduler {
 

@@ -11,7 +11,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/store/database.h"
-#include "server/store/timing_repository.h"
+#include "server/store/types.h"
 
 namespace wsched::scheduler {
 

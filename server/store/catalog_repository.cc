@@ -11,13 +11,11 @@ constexpr int64_t kCatalogLockKey = 0x77736368'63617461;  // "wschcata"
 
 // Every catalog write ends here: replicas reload the (small) catalog when
 // they see the new generation in the change log.
-void BumpGeneration(pqxx::work& txn) {
+void BumpGeneration(pqxx::work& txn, ChangeSet& changes) {
   int64_t generation =
       txn.exec1("UPDATE catalog_generation SET generation = generation + 1 RETURNING generation")[0]
           .as<int64_t>();
-  ChangeSet changes;
   changes.Add(Entity::kCatalog, "", generation);
-  PublishChanges(txn, changes);
 }
 
 void UpsertClass(pqxx::work& txn, const core::WorkspaceClass& cls) {
@@ -67,7 +65,7 @@ std::set<std::string> ClassesInUse(pqxx::work& txn) {
 }
 
 absl::Status WriteCatalog(pqxx::work& txn, const core::Catalog& current,
-                          const core::Catalog& target) {
+                          const core::Catalog& target, ChangeSet& changes) {
   // Clear the default flag first so the one-default index never sees two.
   txn.exec("UPDATE classes SET is_default = false WHERE is_default");
   for (const core::WorkspaceClass& old : current.classes) {
@@ -93,12 +91,12 @@ absl::Status WriteCatalog(pqxx::work& txn, const core::Catalog& current,
     txn.exec_params("INSERT INTO driver_policy (position, spec) VALUES ($1, $2::jsonb)",
                     position++, convert::DriverPolicyToJson(entry));
   }
-  BumpGeneration(txn);
+  BumpGeneration(txn, changes);
   return absl::OkStatus();
 }
 
 absl::StatusOr<core::WorkspaceClass> WriteClass(pqxx::work& txn, core::WorkspaceClass cls,
-                                                int64_t expected_version) {
+                                                int64_t expected_version, ChangeSet& changes) {
   pqxx::result row = txn.exec_params("SELECT version FROM classes WHERE id = $1 FOR UPDATE", cls.id);
   if (expected_version == 0) {
     if (!row.empty()) {
@@ -119,7 +117,7 @@ absl::StatusOr<core::WorkspaceClass> WriteClass(pqxx::work& txn, core::Workspace
   }
   if (cls.is_default) txn.exec_params("UPDATE classes SET is_default = false WHERE is_default AND id <> $1", cls.id);
   UpsertClass(txn, cls);
-  BumpGeneration(txn);
+  BumpGeneration(txn, changes);
   return cls;
 }
 

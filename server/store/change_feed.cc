@@ -3,6 +3,8 @@
 #include <chrono>
 #include <random>
 
+#include <pqxx/pqxx>
+
 #include "absl/strings/str_format.h"
 
 namespace wsched::store {

@@ -13,8 +13,6 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 
-#include <pqxx/pqxx>
-
 namespace wsched::store {
 
 inline constexpr char kChangeChannel[] = "wsched_changes";

@@ -2,7 +2,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/store/connection.h"
 #include "server/store/pg_status.h"
+#include "server/store/write_batch.h"
 
 namespace wsched::store {
 

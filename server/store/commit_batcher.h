@@ -18,7 +18,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/store/database.h"
-#include "server/store/write_batch.h"
+#include "server/store/types.h"
 
 namespace wsched::store {
 
@@ -78,7 +78,7 @@ class CommitBatcher {
   std::deque<std::shared_ptr<Pending>> queue_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   // Only the writer thread touches it.
-  std::unique_ptr<pqxx::connection> connection_;
+  std::unique_ptr<Connection> connection_;
   int64_t batches_on_connection_ = 0;
   int64_t next_plan_refresh_ = kFirstPlanRefresh;
   std::thread writer_;

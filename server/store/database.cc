@@ -1,13 +1,14 @@
 #include "server/store/database.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/store/connection.h"
 #include "server/store/pg_status.h"
 
 namespace wsched::store {
 
-absl::StatusOr<std::unique_ptr<pqxx::connection>> OpenConnection(const std::string& url) {
+absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& url) {
   try {
-    auto connection = std::make_unique<pqxx::connection>(url);
+    auto connection = std::make_unique<Connection>(url);
     // Every statement wsched runs is short. JIT compilation pays off only for
     // long queries, and a cost misestimate (a table never analyzed, say)
     // would spend 100+ ms compiling a lookup that runs in a fraction of one.
@@ -26,20 +27,21 @@ absl::StatusOr<std::unique_ptr<pqxx::connection>> OpenConnection(const std::stri
   }
 }
 
+Database::Database(std::string url) : url_(std::move(url)), pool_(std::make_unique<Pool>(url_)) {}
+
 absl::StatusOr<std::unique_ptr<Database>> Database::Connect(const std::string& url, int size) {
   std::unique_ptr<Database> db(new Database(url));
   for (int i = 0; i < size; ++i) {
     auto connection = OpenConnection(url);
     if (!connection.ok()) return connection.status();
-    absl::MutexLock lock(&db->mu_);
-    db->idle_.push_back(std::move(*connection));
+    db->pool().Return(std::move(*connection));
   }
   return db;
 }
 
 Database::~Database() = default;
 
-std::unique_ptr<pqxx::connection> Database::Borrow() {
+std::unique_ptr<Connection> Database::Pool::Borrow() {
   {
     absl::MutexLock lock(&mu_);
     if (!idle_.empty()) {
@@ -53,15 +55,15 @@ std::unique_ptr<pqxx::connection> Database::Borrow() {
   return connection.ok() ? std::move(*connection) : nullptr;
 }
 
-void Database::Return(std::unique_ptr<pqxx::connection> connection) {
+void Database::Pool::Return(std::unique_ptr<Connection> connection) {
   if (connection == nullptr || !connection->is_open()) return;  // Dropped; reopened on demand.
   absl::MutexLock lock(&mu_);
   idle_.push_back(std::move(connection));
 }
 
-absl::Status Database::WithConnection(
-    absl::string_view what, const std::function<absl::Status(pqxx::connection&)>& body) {
-  auto connection = Borrow();
+absl::Status WithConnection(Database& db, absl::string_view what,
+                            const std::function<absl::Status(pqxx::connection&)>& body) {
+  auto connection = db.pool().Borrow();
   if (connection == nullptr) {
     return absl::UnavailableError(absl::StrCat(what, ": database unreachable"));
   }
@@ -71,13 +73,13 @@ absl::Status Database::WithConnection(
   } catch (...) {
     status = StatusFromCurrentException(what);
   }
-  Return(std::move(connection));
+  db.pool().Return(std::move(connection));
   return status;
 }
 
-absl::Status Database::InTransaction(absl::string_view what,
-                                     const std::function<absl::Status(pqxx::work&)>& body) {
-  return WithConnection(what, [&](pqxx::connection& connection) -> absl::Status {
+absl::Status InTransaction(Database& db, absl::string_view what,
+                           const std::function<absl::Status(pqxx::work&)>& body) {
+  return WithConnection(db, what, [&](pqxx::connection& connection) -> absl::Status {
     pqxx::work txn(connection);
     absl::Status status = body(txn);
     if (status.ok()) {

@@ -1,21 +1,18 @@
-// A small pool of PostgreSQL connections with transactional helpers.
-// libpqxx connections are not thread-safe; each transaction borrows one.
+// A small pool of PostgreSQL connections. libpqxx connections are not
+// thread-safe; each transaction borrows one. Transactions run through
+// store::UnitOfWork (unit_of_work.h); the store's own code reaches the
+// connections through connection.h.
 #ifndef WSCHED_SERVER_STORE_DATABASE_H_
 #define WSCHED_SERVER_STORE_DATABASE_H_
 
-#include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
-#include <pqxx/pqxx>
-
-#include "absl/base/thread_annotations.h"
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 
 namespace wsched::store {
+
+class Connection;  // connection.h
 
 class Database {
  public:
@@ -27,30 +24,18 @@ class Database {
   Database& operator=(const Database&) = delete;
   ~Database();
 
-  // Runs `body` in one transaction and commits when it returns OK; rolls back
-  // otherwise. Exceptions from libpqxx become a Status (see pg_status.h).
-  absl::Status InTransaction(absl::string_view what,
-                             const std::function<absl::Status(pqxx::work&)>& body);
-
-  // Runs `body` with a borrowed connection (for session-level work such as
-  // advisory locks and LISTEN).
-  absl::Status WithConnection(absl::string_view what,
-                              const std::function<absl::Status(pqxx::connection&)>& body);
-
   const std::string& url() const { return url_; }
 
+  // The idle connections (connection.h): only the store uses them.
+  class Pool;
+  Pool& pool() { return *pool_; }
+
  private:
-  Database(std::string url) : url_(std::move(url)) {}
-  std::unique_ptr<pqxx::connection> Borrow();
-  void Return(std::unique_ptr<pqxx::connection> connection);
+  explicit Database(std::string url);
 
   const std::string url_;
-  absl::Mutex mu_;
-  std::vector<std::unique_ptr<pqxx::connection>> idle_ ABSL_GUARDED_BY(mu_);
+  const std::unique_ptr<Pool> pool_;
 };
-
-// Opens one connection, mapping failures to a Status.
-absl::StatusOr<std::unique_ptr<pqxx::connection>> OpenConnection(const std::string& url);
 
 }  // namespace wsched::store
 

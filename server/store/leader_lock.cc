@@ -1,11 +1,17 @@
 #include "server/store/leader_lock.h"
 
+#include "server/store/connection.h"
+
 namespace wsched::store {
+
+LeaderLock::LeaderLock(std::string url, int64_t key) : url_(std::move(url)), key_(key) {}
+
+LeaderLock::~LeaderLock() = default;
 
 bool LeaderLock::TryAcquire() {
   try {
     if (connection_ == nullptr || !connection_->is_open()) {
-      connection_ = std::make_unique<pqxx::connection>(url_);
+      connection_ = std::make_unique<Connection>(url_);
       held_ = false;
     }
     pqxx::nontransaction txn(*connection_);

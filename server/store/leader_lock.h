@@ -7,13 +7,14 @@
 #include <memory>
 #include <string>
 
-#include <pqxx/pqxx>
+#include "server/store/database.h"
 
 namespace wsched::store {
 
 class LeaderLock {
  public:
-  LeaderLock(std::string url, int64_t key) : url_(std::move(url)), key_(key) {}
+  LeaderLock(std::string url, int64_t key);
+  ~LeaderLock();
   LeaderLock(const LeaderLock&) = delete;
   LeaderLock& operator=(const LeaderLock&) = delete;
 
@@ -25,7 +26,7 @@ class LeaderLock {
  private:
   const std::string url_;
   const int64_t key_;
-  std::unique_ptr<pqxx::connection> connection_;
+  std::unique_ptr<Connection> connection_;
   bool held_ = false;
 };
 

@@ -1,6 +1,7 @@
 #include "server/store/migrations.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/store/connection.h"
 #include "server/store/pg_status.h"
 
 namespace wsched::store {
@@ -45,6 +46,18 @@ absl::StatusOr<MigrationReport> ApplyMigrations(pqxx::connection& connection,
   } catch (...) {
     return StatusFromCurrentException("applying migrations");
   }
+  return report;
+}
+
+absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db) {
+  MigrationReport report;
+  absl::Status status = WithConnection(db, "migrating", [&](pqxx::connection& connection) -> absl::Status {
+    auto applied = ApplyMigrations(connection, EmbeddedMigrations());
+    if (!applied.ok()) return applied.status();
+    report = std::move(*applied);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
   return report;
 }
 

@@ -6,9 +6,8 @@
 #include <string>
 #include <vector>
 
-#include <pqxx/pqxx>
-
 #include "absl/status/statusor.h"
+#include "server/store/database.h"
 
 namespace wsched::store {
 
@@ -27,12 +26,10 @@ struct MigrationReport {
   std::vector<std::string> applied;  // Names applied by this call.
 };
 
-// Applies every migration newer than the database's schema in ONE
-// transaction under a transaction-scoped advisory lock, so replicas starting
-// together apply each file once. Applying twice is a no-op. A database whose
-// schema is newer than `migrations` knows is refused (FAILED_PRECONDITION).
-absl::StatusOr<MigrationReport> ApplyMigrations(pqxx::connection& connection,
-                                                const std::vector<Migration>& migrations);
+// Applies the migrations embedded in this binary on a connection of `db`
+// (ApplyMigrations in connection.h: one transaction, under an advisory lock;
+// a database newer than this binary is refused with FAILED_PRECONDITION).
+absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db);
 
 }  // namespace wsched::store
 

@@ -14,21 +14,9 @@
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
 #include "server/store/change_log.h"
+#include "server/store/types.h"
 
 namespace wsched::store {
-
-struct StoredNode {
-  core::NodeInfo info;
-  core::NodeState state = core::NodeState::kReady;
-  core::DriverState driver_state = core::DriverState::kNotNeeded;
-  std::string driver_detail;
-  core::DriverHistory driver_history;
-  absl::Time registered_at;
-  absl::Time last_heartbeat;
-  int64_t held_cpu_millis = 0;
-  int64_t held_memory_bytes = 0;
-  int64_t version = 0;  // Changes with everything above but liveness and holds.
-};
 
 // nullopt when unknown. `for_update` locks the row for the transaction.
 absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::string& name,

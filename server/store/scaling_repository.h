@@ -8,26 +8,12 @@
 
 #include <pqxx/pqxx>
 
-namespace wsched::store {
+#include "server/store/types.h"
 
-struct StoredSignal {
-  std::string pool;
-  int64_t generation = 0;
-  std::string signal_json;  // v1.PoolSignal as JSON.
-  std::string leader;
-};
+namespace wsched::store {
 
 void SaveSignal(pqxx::work& txn, const StoredSignal& signal);
 std::vector<StoredSignal> LoadSignals(pqxx::work& txn);
-
-struct ActuatorReportRow {
-  int64_t id = 0;
-  std::string pool;
-  int64_t generation = 0;
-  std::string state;  // creating, running, failed, out_of_resources
-  int instances = 0;
-  std::string detail;
-};
 
 void SaveActuatorReport(pqxx::work& txn, const ActuatorReportRow& report);
 // Reports with id > after, oldest first.

@@ -9,25 +9,13 @@
 #include <pqxx/pqxx>
 
 #include "absl/time/time.h"
+#include "server/store/types.h"
 
 namespace wsched::store {
-
-enum class TimingKind { kNodeStart, kDriverInstall };
 
 // Appends one sample; negative durations (clock skew) are dropped.
 void RecordTimingSample(pqxx::work& txn, TimingKind kind, const std::string& pool,
                         const std::string& kernel, absl::Duration took);
-
-struct TimingFigure {
-  absl::Duration median;
-  int samples = 0;
-};
-
-struct TimingFigures {
-  std::map<std::string, TimingFigure> node_start;  // By pool.
-  // By (pool, kernel).
-  std::map<std::pair<std::string, std::string>, TimingFigure> driver_install;
-};
 
 // The median of the most recent `recent` samples of each pool (and kernel),
 // with how many it used.

@@ -1,9 +1,20 @@
 #include "server/store/unit_of_work.h"
 
 #include "server/store/catalog_repository.h"
+#include "server/store/change_log.h"
+#include "server/store/connection.h"
+#include "server/store/node_repository.h"
+#include "server/store/scaling_repository.h"
 #include "server/store/settings_repository.h"
+#include "server/store/timing_repository.h"
+#include "server/store/workspace_repository.h"
 
 namespace wsched::store {
+
+struct UnitSession {
+  pqxx::work& txn;
+  ChangeSet changes;
+};
 
 // ---- catalog
 
@@ -13,12 +24,12 @@ int64_t CatalogRepository::Generation() { return CatalogGeneration(s_.txn); }
 std::set<std::string> CatalogRepository::ClassesInUse() { return store::ClassesInUse(s_.txn); }
 
 absl::Status CatalogRepository::Write(const core::Catalog& current, const core::Catalog& target) {
-  return WriteCatalog(s_.txn, current, target);
+  return WriteCatalog(s_.txn, current, target, s_.changes);
 }
 
 absl::StatusOr<core::WorkspaceClass> CatalogRepository::WriteClass(core::WorkspaceClass cls,
                                                                    int64_t expected_version) {
-  return store::WriteClass(s_.txn, std::move(cls), expected_version);
+  return store::WriteClass(s_.txn, std::move(cls), expected_version, s_.changes);
 }
 
 // ---- settings
@@ -144,40 +155,26 @@ int64_t ChangeLogRepository::Prune(absl::Duration keep_for) { return PruneChange
 
 // ---- the unit
 
-UnitOfWork::UnitOfWork(pqxx::work& txn)
-    : txn_(txn),
-      catalog_({txn, changes_}),
-      settings_({txn, changes_}),
-      nodes_({txn, changes_}),
-      workspaces_({txn, changes_}),
-      timings_({txn, changes_}),
-      scaling_({txn, changes_}),
-      change_log_({txn, changes_}) {}
-
-void UnitOfWork::PublishRecorded() { PublishChanges(txn_, changes_); }
+UnitOfWork::UnitOfWork(UnitSession& session)
+    : catalog_(session),
+      settings_(session),
+      nodes_(session),
+      workspaces_(session),
+      timings_(session),
+      scaling_(session),
+      change_log_(session) {}
 
 absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode) {
-  return db.InTransaction(what, [&](pqxx::work& txn) -> absl::Status {
+  return InTransaction(db, what, [&](pqxx::work& txn) -> absl::Status {
     if (mode == Mode::kSnapshot) txn.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    UnitOfWork unit(txn);
+    UnitSession session{txn, {}};
+    UnitOfWork unit(session);
     absl::Status status = body(unit);
     // Last: publishing locks the change-log head until COMMIT, which
     // orders entries by commit (change_log.h).
-    if (status.ok()) unit.PublishRecorded();
+    if (status.ok()) PublishChanges(txn, session.changes);
     return status;
   });
-}
-
-absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db) {
-  MigrationReport report;
-  absl::Status status = db.WithConnection("migrating", [&](pqxx::connection& connection) -> absl::Status {
-    auto applied = ApplyMigrations(connection, EmbeddedMigrations());
-    if (!applied.ok()) return applied.status();
-    report = std::move(*applied);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
-  return report;
 }
 
 }  // namespace wsched::store

@@ -28,27 +28,19 @@
 #include "server/core/node.h"
 #include "server/core/settings.h"
 #include "server/core/workspace.h"
-#include "server/store/change_log.h"
 #include "server/store/database.h"
-#include "server/store/migrations.h"
-#include "server/store/node_repository.h"
-#include "server/store/scaling_repository.h"
-#include "server/store/timing_repository.h"
-#include "server/store/workspace_repository.h"
+#include "server/store/types.h"
 
 namespace wsched::store {
 
 // What a repository of a unit works on: the unit's transaction and the
-// changes it will publish.
-struct UnitSession {
-  pqxx::work& txn;
-  ChangeSet& changes;
-};
+// changes it will publish (defined in unit_of_work.cc).
+struct UnitSession;
 
 // Classes, pools and the driver policy (catalog_repository.h).
 class CatalogRepository {
  public:
-  explicit CatalogRepository(UnitSession session) : s_(session) {}
+  explicit CatalogRepository(UnitSession& session) : s_(session) {}
   // Serializes catalog writers across replicas until the unit ends.
   void Lock();
   absl::StatusOr<core::Catalog> Load();
@@ -60,14 +52,14 @@ class CatalogRepository {
   absl::StatusOr<core::WorkspaceClass> WriteClass(core::WorkspaceClass cls, int64_t expected_version);
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 // Project and org class settings (settings_repository.h). `version`, when
 // given, gets the row's version (0: none stored).
 class SettingsRepository {
  public:
-  explicit SettingsRepository(UnitSession session) : s_(session) {}
+  explicit SettingsRepository(UnitSession& session) : s_(session) {}
   absl::StatusOr<core::ProjectSettings> LoadProject(const std::string& project_id,
                                                     int64_t* version = nullptr);
   absl::StatusOr<core::OrgSettings> LoadOrg(const std::string& org_id, int64_t* version = nullptr);
@@ -76,14 +68,14 @@ class SettingsRepository {
   absl::Status SaveOrg(const core::OrgSettings& settings);
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 // Nodes, their liveness and what losing or removing them does to the
 // workspaces on them (node_repository.h). Writes record their changes.
 class NodeRepository {
  public:
-  explicit NodeRepository(UnitSession session) : s_(session) {}
+  explicit NodeRepository(UnitSession& session) : s_(session) {}
   // `for_update` locks the row until the unit ends.
   absl::StatusOr<std::optional<StoredNode>> Load(const std::string& name, bool for_update);
   absl::StatusOr<std::vector<StoredNode>> LoadAll(const std::string& pool = "");
@@ -103,14 +95,14 @@ class NodeRepository {
   std::map<std::string, int> WorkspaceCounts(const std::vector<std::string>& nodes = {});
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 // Workspace reads and the retention sweep (workspace_repository.h); the
 // writes go through the group commit (commit_batcher.h).
 class WorkspaceRepository {
  public:
-  explicit WorkspaceRepository(UnitSession session) : s_(session) {}
+  explicit WorkspaceRepository(UnitSession& session) : s_(session) {}
   absl::StatusOr<std::optional<WorkspaceRow>> Load(const std::string& id);
   absl::StatusOr<std::vector<WorkspaceRow>> LoadMany(const std::vector<std::string>& ids);
   absl::StatusOr<std::vector<WorkspaceRow>> LoadActive();
@@ -120,24 +112,24 @@ class WorkspaceRepository {
   int64_t OrgGpusHeld(const std::string& org_id);
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 // Measured node start and driver install times (timing_repository.h).
 class TimingRepository {
  public:
-  explicit TimingRepository(UnitSession session) : s_(session) {}
+  explicit TimingRepository(UnitSession& session) : s_(session) {}
   void Record(TimingKind kind, const std::string& pool, const std::string& kernel, absl::Duration took);
   TimingFigures LoadFigures();
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 // Published scaling signals and actuator reports (scaling_repository.h).
 class ScalingRepository {
  public:
-  explicit ScalingRepository(UnitSession session) : s_(session) {}
+  explicit ScalingRepository(UnitSession& session) : s_(session) {}
   void SaveSignal(const StoredSignal& signal);
   std::vector<StoredSignal> LoadSignals();
   void SaveActuatorReport(const ActuatorReportRow& report);
@@ -145,19 +137,19 @@ class ScalingRepository {
   int64_t LatestActuatorReportId();
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 // The change log itself (change_log.h), for followers and pruning.
 class ChangeLogRepository {
  public:
-  explicit ChangeLogRepository(UnitSession session) : s_(session) {}
+  explicit ChangeLogRepository(UnitSession& session) : s_(session) {}
   FeedRead ReadSince(int64_t after, int limit);
   int64_t Head();
   int64_t Prune(absl::Duration keep_for);
 
  private:
-  UnitSession s_;
+  UnitSession& s_;
 };
 
 class UnitOfWork {
@@ -188,13 +180,8 @@ class UnitOfWork {
   UnitOfWork& operator=(const UnitOfWork&) = delete;
 
  private:
-  explicit UnitOfWork(pqxx::work& txn);
-  // Publishes the recorded changes (nothing when there are none); the
-  // caller commits right after.
-  void PublishRecorded();
+  explicit UnitOfWork(UnitSession& session);
 
-  pqxx::work& txn_;
-  ChangeSet changes_;
   CatalogRepository catalog_;
   SettingsRepository settings_;
   NodeRepository nodes_;
@@ -203,10 +190,6 @@ class UnitOfWork {
   ScalingRepository scaling_;
   ChangeLogRepository change_log_;
 };
-
-// Applies the migrations embedded in this binary (migrations.h) on a
-// connection of `db`.
-absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db);
 
 }  // namespace wsched::store
 

@@ -16,23 +16,9 @@
 #include "absl/time/time.h"
 #include "server/core/workspace.h"
 #include "server/store/change_log.h"
+#include "server/store/types.h"
 
 namespace wsched::store {
-
-// A stored workspace with what the store guards it by.
-struct WorkspaceRow {
-  core::Workspace workspace;
-  int64_t version = 0;    // Changes on every transition (entity_versions).
-  bool released = false;  // stopped_at is set: it holds nothing any more.
-};
-
-// What a transition was decided from: the version the deciding replica saw
-// (0: no row). Every write below lands only on exactly that record, so a
-// decision made on a stale picture is refused with ABORTED.
-struct DecidedFrom {
-  int64_t version = 0;
-  bool pending = false;  // The record was pending (a queue placement).
-};
 
 absl::StatusOr<std::optional<WorkspaceRow>> LoadWorkspace(pqxx::work& txn, const std::string& id);
 // The rows of `ids` that exist, in no particular order.
@@ -44,11 +30,6 @@ absl::StatusOr<std::vector<WorkspaceRow>> LoadActiveWorkspaces(pqxx::work& txn);
 
 // Filtered listing for operators: at most `limit` workspaces with an id
 // greater than `after_id`, in id order (keyset paging).
-struct WorkspaceFilter {
-  std::string node;
-  std::string pool;
-  std::string state;  // "pending", "placed", ...; empty = any.
-};
 absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
                                                             const WorkspaceFilter& filter,
                                                             const std::string& after_id, int limit);

@@ -25,38 +25,9 @@
 #include "server/core/workspace.h"
 #include "server/store/change_log.h"
 #include "server/store/workspace_repository.h"
+#include "server/store/types.h"
 
 namespace wsched::store {
-
-struct WorkspaceWrite {
-  enum class Kind {
-    kPlace,        // New or restarted record (from.version), placed now.
-    kQueuePlace,   // The pending record from.version, placed now.
-    kSavePending,  // New or restarted record (from.version), pending.
-    kStop,         // Whatever its version: a stop always wins.
-  };
-  Kind kind = Kind::kPlace;
-  core::Workspace workspace;  // For kStop only the id.
-  DecidedFrom from;
-  // What the decision read from the replica's state, confirmed here:
-  // unset = not checked; a settings version of 0 = no row.
-  std::optional<int64_t> catalog_generation;
-  std::optional<int64_t> project_settings_version;
-  std::optional<int64_t> org_settings_version;
-  // The org's GPU quota is always read here and checked against the holds
-  // under a per-org lock, whatever the decision saw.
-};
-
-struct WriteOutcome {
-  absl::Status status;
-  int64_t version = 0;              // The record's version after the write.
-  std::optional<WorkspaceRow> row;  // kStop: the record after the stop.
-};
-
-struct BatchStatements {
-  int statements = 0;   // Statements this batch ran (BEGIN/COMMIT not counted).
-  int round_trips = 0;  // Waits for PostgreSQL's answers, BEGIN to COMMIT.
-};
 
 // Registers the statements CommitWrites runs on `connection`: once per
 // connection, before its first batch.

@@ -1,0 +1,168 @@
+// The values the store's interfaces trade in: stored rows, the writes of
+// the group commit, change-log entries. Free of libpqxx, so code above the
+// store compiles without it (only server/store builds against libpqxx).
+#ifndef WSCHED_SERVER_STORE_TYPES_H_
+#define WSCHED_SERVER_STORE_TYPES_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "server/core/driver_readiness.h"
+#include "server/core/node.h"
+#include "server/core/workspace.h"
+
+namespace wsched::store {
+
+// ---- the change log (change_log.h)
+
+enum class Entity { kCatalog, kNode, kWorkspace, kSettings };
+const char* EntityName(Entity entity);
+std::optional<Entity> ParseEntity(absl::string_view name);
+
+struct Change {
+  Entity entity = Entity::kWorkspace;
+  std::string id;       // Node name, workspace id, settings key; "" for the catalog.
+  int64_t version = 0;  // The entity's version after the change.
+  friend bool operator==(const Change&, const Change&) = default;
+};
+
+// The changes one transaction makes, published together when it commits.
+class ChangeSet {
+ public:
+  void Add(Entity entity, std::string id, int64_t version) {
+    changes_.push_back({entity, std::move(id), version});
+  }
+  void Append(const ChangeSet& other) {
+    changes_.insert(changes_.end(), other.changes_.begin(), other.changes_.end());
+  }
+  bool empty() const { return changes_.empty(); }
+  const std::vector<Change>& changes() const { return changes_; }
+
+ private:
+  std::vector<Change> changes_;
+};
+
+struct ChangeRecord {
+  int64_t seq = 0;
+  std::string replica;  // Who committed it (store::ReplicaId()).
+  absl::Time written_at;
+  std::vector<Change> changes;
+};
+
+struct FeedRead {
+  int64_t head = 0;                   // The newest committed seq.
+  std::vector<ChangeRecord> records;  // seq > after, ascending, at most `limit`.
+};
+
+// ---- nodes (node_repository.h)
+
+struct StoredNode {
+  core::NodeInfo info;
+  core::NodeState state = core::NodeState::kReady;
+  core::DriverState driver_state = core::DriverState::kNotNeeded;
+  std::string driver_detail;
+  core::DriverHistory driver_history;
+  absl::Time registered_at;
+  absl::Time last_heartbeat;
+  int64_t held_cpu_millis = 0;
+  int64_t held_memory_bytes = 0;
+  int64_t version = 0;  // Changes with everything above but liveness and holds.
+};
+
+// ---- workspaces (workspace_repository.h, write_batch.h)
+
+// A stored workspace with what the store guards it by.
+struct WorkspaceRow {
+  core::Workspace workspace;
+  int64_t version = 0;    // Changes on every transition (entity_versions).
+  bool released = false;  // stopped_at is set: it holds nothing any more.
+};
+
+// What a transition was decided from: the version the deciding replica saw
+// (0: no row). Every write of the group commit lands only on exactly that
+// record, so a decision made on a stale picture is refused with ABORTED.
+struct DecidedFrom {
+  int64_t version = 0;
+  bool pending = false;  // The record was pending (a queue placement).
+};
+
+// Filtered listing for operators (ListWorkspaces).
+struct WorkspaceFilter {
+  std::string node;
+  std::string pool;
+  std::string state;  // "pending", "placed", ...; empty = any.
+};
+
+struct WorkspaceWrite {
+  enum class Kind {
+    kPlace,        // New or restarted record (from.version), placed now.
+    kQueuePlace,   // The pending record from.version, placed now.
+    kSavePending,  // New or restarted record (from.version), pending.
+    kStop,         // Whatever its version: a stop always wins.
+  };
+  Kind kind = Kind::kPlace;
+  core::Workspace workspace;  // For kStop only the id.
+  DecidedFrom from;
+  // What the decision read from the replica's state, confirmed here:
+  // unset = not checked; a settings version of 0 = no row.
+  std::optional<int64_t> catalog_generation;
+  std::optional<int64_t> project_settings_version;
+  std::optional<int64_t> org_settings_version;
+  // The org's GPU quota is always read here and checked against the holds
+  // under a per-org lock, whatever the decision saw.
+};
+
+struct WriteOutcome {
+  absl::Status status;
+  int64_t version = 0;              // The record's version after the write.
+  std::optional<WorkspaceRow> row;  // kStop: the record after the stop.
+};
+
+struct BatchStatements {
+  int statements = 0;   // Statements this batch ran (BEGIN/COMMIT not counted).
+  int round_trips = 0;  // Waits for PostgreSQL's answers, BEGIN to COMMIT.
+};
+
+// ---- scaling (scaling_repository.h)
+
+struct StoredSignal {
+  std::string pool;
+  int64_t generation = 0;
+  std::string signal_json;  // v1.PoolSignal as JSON.
+  std::string leader;
+};
+
+struct ActuatorReportRow {
+  int64_t id = 0;
+  std::string pool;
+  int64_t generation = 0;
+  std::string state;  // creating, running, failed, out_of_resources
+  int instances = 0;
+  std::string detail;
+};
+
+// ---- measured times (timing_repository.h)
+
+enum class TimingKind { kNodeStart, kDriverInstall };
+
+struct TimingFigure {
+  absl::Duration median;
+  int samples = 0;
+};
+
+struct TimingFigures {
+  std::map<std::string, TimingFigure> node_start;  // By pool.
+  // By (pool, kernel).
+  std::map<std::pair<std::string, std::string>, TimingFigure> driver_install;
+};
+
+}  // namespace wsched::store
+
+#endif  // WSCHED_SERVER_STORE_TYPES_H_
