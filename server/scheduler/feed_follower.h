@@ -2,7 +2,7 @@
 // committed after its position and hands them to the state as deltas; a
 // full reload only at start and when entries were missed (a gap: pruned
 // before this replica read them). Cost follows the change rate, not the
-// fleet size (DESIGN.md "Replica synchronisation").
+// fleet size (docs/architecture.md "Following the database (replica synchronisation)").
 //
 // The follower owns only its position and its own lock; what the entries
 // mean is the sink's business, where they come from the source's, so both

@@ -279,7 +279,8 @@ class Scheduler {
   void ApplyCatalogLocked(core::Catalog catalog, int64_t generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   placement::PendingEntry PendingEntryFor(const core::Workspace& w) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Pools whose labels the class's selector matches, in catalog order.
+  // Pools that can ever hold the class (the one feasibility rule,
+  // core/feasibility.h), in catalog order.
   std::vector<std::string> PoolsFor(const std::string& class_id) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A hold taken for a decision before its commit; released only if the

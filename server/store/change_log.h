@@ -1,6 +1,6 @@
 // The change log: what each committed transaction changed (entity, id,
 // version), in commit order and without gaps, so replicas apply deltas
-// instead of re-reading the fleet (DESIGN.md "Replica synchronisation").
+// instead of re-reading the fleet (docs/architecture.md "Following the database").
 #ifndef WSCHED_SERVER_STORE_CHANGE_LOG_H_
 #define WSCHED_SERVER_STORE_CHANGE_LOG_H_
 

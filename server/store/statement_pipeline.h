@@ -2,7 +2,7 @@
 // sends what was queued as one simple-protocol message; each statement goes
 // as `EXECUTE name(literals)`, so it still runs the server-side prepared
 // statement. The group commit uses it to run a batch in a fixed three round
-// trips instead of one per statement (DESIGN.md "Placement").
+// trips instead of one per statement (docs/architecture.md "The hot path and the group commit").
 //
 // Results come back in order; a statement that fails throws from Get() and
 // the statements queued after it do not run (the transaction is aborted).

@@ -1,7 +1,7 @@
 // The group commit's statements: a batch of workspace writes (placements,
 // queue placements, pending records, stops) checked and applied with a
 // fixed handful of set-based statements, whatever the batch's size
-// (DESIGN.md "Placement": one transaction, many placements).
+// (docs/architecture.md "The hot path and the group commit": one transaction, many placements).
 //
 // Order, for every batch: lock the nodes involved (by name), lock the
 // workspace records involved, read the GPU holds and settings/catalog
