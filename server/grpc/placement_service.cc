@@ -1,5 +1,7 @@
 #include "server/grpc/placement_service.h"
 
+#include <optional>
+
 #include <google/protobuf/util/time_util.h>
 
 #include "absl/strings/ascii.h"
@@ -199,9 +201,12 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     int64_t seen = -1;
     std::string seen_health;  // GPU health changes without a new version.
+    std::optional<scheduler::WorkspaceView> last;  // Read again only when it changed.
     while (!context->IsCancelled() && !context_.scheduler->stopping()) {
-      auto view = context_.scheduler->GetWorkspace(request->workspace_id());
+      auto view = context_.scheduler->RefreshWorkspace(request->workspace_id(),
+                                                       last ? &*last : nullptr);
       if (!view.ok()) return view.status();
+      last = *view;
       v1::Workspace out;
       if (absl::Status s = ToProto(*view, &out); !s.ok()) return s;
       FillGpuHealth(*context_.scheduler, &out);

@@ -119,6 +119,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
   }
   absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override {
     absl::MutexLock lock(&mu_);
+    ++workspace_loads;
     auto it = rows_.find(id);
     if (it == rows_.end()) return std::optional<store::WorkspaceRow>();
     return std::optional<store::WorkspaceRow>(it->second);
@@ -194,6 +195,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     return all;
   }
   int reloads = 0;
+  int workspace_loads = 0;  // LoadWorkspace calls (a read of one row).
 
   // ---- FeedSource ----
   absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int limit) override {

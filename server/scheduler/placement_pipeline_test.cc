@@ -243,5 +243,28 @@ TEST_F(PlacementPipelineTest, AWorkspaceStoppedBeforeTheWindowRestartsAfterOneRe
   ExpectTracksOnly(*scheduler_, 1, 0, 1);
 }
 
+TEST_F(PlacementPipelineTest, AWatcherReadsTheDatabaseOnlyWhenTheWorkspaceChanged) {
+  Start();
+  ASSERT_EQ(Place("w")->workspace.state, core::WorkspaceState::kPlaced);
+  absl::StatusOr<WorkspaceView> first = scheduler_->RefreshWorkspace("w", nullptr);
+  ASSERT_TRUE(first.ok()) << first.status();
+  const int loads = db_.workspace_loads;
+  for (int i = 0; i < 10; ++i) {  // Ten wake-ups of a watch with nothing new.
+    absl::StatusOr<WorkspaceView> again = scheduler_->RefreshWorkspace("w", &*first);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(again->version, first->version);
+    EXPECT_EQ(again->workspace.state, core::WorkspaceState::kPlaced);
+  }
+  EXPECT_EQ(db_.workspace_loads, loads);
+
+  ASSERT_TRUE(scheduler_->StopWorkspace("w").ok());
+  const int before = db_.workspace_loads;
+  absl::StatusOr<WorkspaceView> stopped = scheduler_->RefreshWorkspace("w", &*first);
+  ASSERT_TRUE(stopped.ok()) << stopped.status();
+  EXPECT_EQ(stopped->workspace.state, core::WorkspaceState::kStopped);
+  EXPECT_GT(stopped->version, first->version);
+  EXPECT_EQ(db_.workspace_loads, before + 1) << "a newer version is read once";
+}
+
 }  // namespace
 }  // namespace wsched::scheduler

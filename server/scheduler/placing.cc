@@ -445,6 +445,19 @@ absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
   return ViewOfStored(**stored);
 }
 
+absl::StatusOr<WorkspaceView> Scheduler::RefreshWorkspace(const std::string& id,
+                                                          const WorkspaceView* last) {
+  if (last != nullptr && last->workspace.id == id) {
+    int64_t known;
+    {
+      absl::MutexLock lock(&mu_);
+      known = KnownVersionLocked(id);
+    }
+    if (known <= last->version) return ViewOfStored({last->workspace, last->version, false});
+  }
+  return GetWorkspace(id);
+}
+
 absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
     const store::WorkspaceFilter& filter, const core::PageRequest& page) {
   std::vector<core::Workspace> stored;

@@ -204,6 +204,12 @@ class Scheduler {
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
   absl::StatusOr<WorkspaceView> StopWorkspace(const std::string& id);
   absl::StatusOr<WorkspaceView> GetWorkspace(const std::string& id);
+  // For a watcher: `last` brought up to date. While this replica has seen
+  // no newer version of the workspace (the change feed tells it of every
+  // write, whichever replica made it), nothing is read from the database:
+  // only what changes without a write (GPU health, the pending reason) is
+  // derived again from memory. Null `last`, or a newer version: read anew.
+  absl::StatusOr<WorkspaceView> RefreshWorkspace(const std::string& id, const WorkspaceView* last);
   absl::StatusOr<core::Page<WorkspaceView>> ListWorkspaces(const store::WorkspaceFilter& filter,
                                                           const core::PageRequest& page);
   // Tries to place pending work on the snapshot's free capacity now.
