@@ -1,9 +1,8 @@
 #include "server/agent/node_cdi.h"
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
@@ -91,9 +90,11 @@ void PlanWsched(const RootedFs& fs, const core::NodeInfo& node, const CdiOptions
   plan.write.push_back({kGpuSpecFile, BuildGpuSpec(node, files, options.host_root)});
 }
 
-absl::StatusOr<std::string> ReadIfExists(const std::filesystem::path& path) {
+// The file's content; nullopt when there is none (or it cannot be read:
+// then it is written anew, which reports the real error).
+std::optional<std::string> ReadIfExists(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return std::string();
+  if (!in) return std::nullopt;
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -150,8 +151,7 @@ absl::Status SyncSpecFiles(const std::string& dir, const NodeCdiPlan& plan) {
   if (error) return absl::InternalError(absl::StrCat("creating ", dir, ": ", error.message()));
   for (const SpecFile& file : plan.write) {
     std::filesystem::path path = std::filesystem::path(dir) / file.name;
-    absl::StatusOr<std::string> current = ReadIfExists(path);
-    if (current.ok() && *current == file.content) continue;
+    if (ReadIfExists(path) == file.content) continue;
     if (absl::Status status = WriteAtomically(path, file.content); !status.ok()) return status;
   }
   for (const std::string& name : plan.remove) {
