@@ -153,6 +153,15 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     for (const auto& uuid : w.gpu_uuids) {
       if (holds_.contains(uuid)) return {absl::AbortedError(absl::StrCat("GPU ", uuid, " is held"))};
     }
+    // The guarded capacity update of store/write_batch.h: a node never
+    // holds more than its allocatable CPU and memory.
+    store::StoredNode& target = node->second;
+    if (target.held_cpu_millis + w.cpu_millis > target.info.cpu_millis ||
+        target.held_memory_bytes + w.memory_bytes > target.info.memory_bytes) {
+      return {absl::AbortedError(absl::StrCat("node ", w.node_name, " has no room for ", w.id))};
+    }
+    target.held_cpu_millis += w.cpu_millis;
+    target.held_memory_bytes += w.memory_bytes;
     for (const auto& uuid : w.gpu_uuids) holds_[uuid] = w.id;
     return {absl::OkStatus(), WriteLocked(w, true)};
   }
@@ -242,6 +251,12 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     store::WorkspaceRow& row = rows_[id];
     if (row.workspace.state == core::WorkspaceState::kStopped) return row;
     for (const auto& uuid : row.workspace.gpu_uuids) holds_.erase(uuid);
+    if (!row.released && row.workspace.state != core::WorkspaceState::kPending) {
+      if (auto node = nodes_.find(row.workspace.node_name); node != nodes_.end()) {
+        node->second.held_cpu_millis -= row.workspace.cpu_millis;
+        node->second.held_memory_bytes -= row.workspace.memory_bytes;
+      }
+    }
     row.workspace.state = core::WorkspaceState::kStopped;
     row.released = true;
     row.version = ++versions_;
