@@ -17,6 +17,9 @@ class DatabasePlacementStore : public PlacementStore {
   absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) override;
   absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override;
   store::WriteOutcome Write(store::WorkspaceWrite write) override { return batcher_.Run(std::move(write)); }
+  std::vector<store::WriteOutcome> WriteAll(std::vector<store::WorkspaceWrite> writes) override {
+    return batcher_.RunAll(std::move(writes));
+  }
 
  private:
   store::Database* const db_;

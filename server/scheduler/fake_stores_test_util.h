@@ -166,6 +166,16 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     return {absl::OkStatus(), WriteLocked(w, true)};
   }
 
+  // Sizes of the WriteAll calls (the queue drain's batches).
+  std::vector<size_t> write_all_sizes;
+  std::vector<store::WriteOutcome> WriteAll(std::vector<store::WorkspaceWrite> writes) override {
+    {
+      absl::MutexLock lock(&mu_);
+      write_all_sizes.push_back(writes.size());
+    }
+    return PlacementStore::WriteAll(std::move(writes));
+  }
+
   // ---- StateStore ----
   absl::StatusOr<Rows> Load(bool catalog, const std::vector<std::string>& nodes,
                             const std::vector<std::string>& workspaces) override {

@@ -1,6 +1,7 @@
 // The placement pipeline against an in-memory database with PostgreSQL's
 // guards and a fake clock: lost races, stops racing queue placements, and
 // negative answers that wait for the feed.
+#include <set>
 #include <variant>
 
 #include "absl/strings/str_cat.h"
@@ -264,6 +265,31 @@ TEST_F(PlacementPipelineTest, AWatcherReadsTheDatabaseOnlyWhenTheWorkspaceChange
   EXPECT_EQ(stopped->workspace.state, core::WorkspaceState::kStopped);
   EXPECT_GT(stopped->version, first->version);
   EXPECT_EQ(db_.workspace_loads, before + 1) << "a newer version is read once";
+}
+
+TEST_F(PlacementPipelineTest, ADrainCommitsTheQueuePlacementsItDecidesTogether) {
+  Start(/*gpus_per_node=*/1);
+  ASSERT_EQ(Place("first")->workspace.state, core::WorkspaceState::kPlaced);
+  for (int i = 0; i < 6; ++i) {
+    ASSERT_EQ(Place(absl::StrCat("q", i))->workspace.state, core::WorkspaceState::kPending);
+  }
+  // An 8-GPU node arrives: the drain decides all six, each on what the
+  // ones before it left, and commits them in one call.
+  db_.write_all_sizes.clear();
+  db_.AddNode(FakeGpuNode("g2", "gpu-h100", "h100", 8));
+  ASSERT_TRUE(scheduler_->CatchUp().ok());
+  scheduler_->DrainPending();  // Whether or not catching up drained already.
+  EXPECT_THAT(db_.write_all_sizes, ::testing::ElementsAre(6u));
+  std::set<int> gpus;
+  for (int i = 0; i < 6; ++i) {
+    const store::WorkspaceRow row = db_.Row(absl::StrCat("q", i));
+    EXPECT_EQ(row.workspace.state, core::WorkspaceState::kPlaced) << "q" << i;
+    EXPECT_EQ(row.workspace.node_name, "g2");
+    ASSERT_EQ(row.workspace.gpu_indices.size(), 1u);
+    gpus.insert(row.workspace.gpu_indices[0]);
+  }
+  EXPECT_EQ(gpus.size(), 6u) << "each decision saw the holds of the ones before it";
+  ExpectTracksOnly(*scheduler_, 7, 0, 7);
 }
 
 }  // namespace

@@ -24,6 +24,11 @@
 namespace wsched::scheduler {
 namespace {
 
+// Queue placements committed together in one drain step: large enough that
+// a node arriving for a long queue fills in a few commits, small enough that
+// the first of them is not held back by the decisions of the last.
+constexpr size_t kDrainBatch = 64;
+
 // Long enough for the winner's commit to reach this replica through the
 // feed, short enough that packing resumes at once.
 constexpr absl::Duration kContendedFor = absl::Milliseconds(200);
@@ -487,14 +492,23 @@ void Scheduler::DrainPending() {
     absl::MutexLock lock(&mu_);
     for (const auto* entry : pending_.Ordered()) ids.push_back(entry->workspace);
   }
+  // Decided in queue order, each holding what it chose so the next one
+  // decides on what is left, then committed a batch at a time: a drain
+  // that places many workspaces costs a few commits, not one each.
+  std::vector<QueuePlacement> batch;
   for (const auto& id : ids) {
-    if (stopping()) return;
-    absl::Status status = TryPlacePending(id);
-    if (!status.ok() && !absl::IsUnavailable(status)) {
+    if (stopping()) break;
+    absl::StatusOr<std::optional<QueuePlacement>> prepared = PrepareQueuePlacement(id);
+    if (!prepared.ok()) {
       log::Warning("pending workspace not placed", {{"workspace", id},
-                                                   {"error", std::string(status.message())}});
+                                                   {"error", std::string(prepared.status().message())}});
+    } else if (prepared->has_value()) {
+      batch.push_back(**std::move(prepared));
+      if (batch.size() >= kDrainBatch) CommitQueuePlacements(batch);
     }
   }
+  CommitQueuePlacements(batch);
+  if (stopping()) return;
   // What is left waits: each is told what stops it, in queue order, in one
   // pass (placement/pending_reason.h).
   ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
@@ -518,20 +532,21 @@ void Scheduler::DrainPending() {
   }
 }
 
-absl::Status Scheduler::TryPlacePending(const std::string& id) {
+absl::StatusOr<std::optional<Scheduler::QueuePlacement>> Scheduler::PrepareQueuePlacement(
+    const std::string& id) {
   // A class the project's or org's policy forbids since it was queued stays
   // pending (its reason says so) until allowed again or stopped.
   core::Workspace queued;
   {
     absl::MutexLock lock(&mu_);
     const placement::PendingEntry* entry = pending_.Find(id);
-    if (entry == nullptr) return absl::OkStatus();
+    if (entry == nullptr) return std::nullopt;
     queued.project_id = entry->project;
     queued.org_id = entry->org;
     queued.class_id = entry->class_id;
   }
   if (std::optional<CachedSettings> cached = SettingsFor(queued.project_id, queued.org_id)) {
-    if (core::ForbiddingRule(queued.class_id, cached->project, cached->org)) return absl::OkStatus();
+    if (core::ForbiddingRule(queued.class_id, cached->project, cached->org)) return std::nullopt;
   }
   placement::Decision decision;
   core::NodeInfo node;
@@ -543,9 +558,9 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
   {
     absl::MutexLock lock(&mu_);
     const placement::PendingEntry* entry = pending_.Find(id);
-    if (entry == nullptr) return absl::OkStatus();  // Placed or stopped meanwhile.
+    if (entry == nullptr) return std::nullopt;  // Placed or stopped meanwhile.
     const core::WorkspaceClass* found = catalog_->FindClass(entry->class_id);
-    if (found == nullptr) return absl::OkStatus();  // Class gone: stays pending, visible.
+    if (found == nullptr) return std::nullopt;  // Class gone: stays pending, visible.
     cls = *found;
     decision = DecideLocked(cls, *catalog_);
     if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
@@ -553,12 +568,12 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
       placement::PendingEntry updated = *entry;
       updated.pools = not_now->pools;
       pending_.Upsert(std::move(updated));
-      return absl::OkStatus();
+      return std::nullopt;
     }
     auto* placed = std::get_if<placement::Placed>(&decision);
-    if (placed == nullptr) return absl::OkStatus();  // Never: the catalog changed; stays visible.
+    if (placed == nullptr) return std::nullopt;  // Never: the catalog changed; stays visible.
     if (!HoldTentatively(id, placed->node, placed->gpu_indices, placed->resources).ok()) {
-      return absl::OkStatus();
+      return std::nullopt;
     }
     node = snapshot_.FindNode(placed->node)->info;
     pool = *catalog_->FindPool(placed->pool);
@@ -585,12 +600,19 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
   write.workspace = w;
   write.from = from;
   write.catalog_generation = generation;
-  store::WriteOutcome committed = placement_->Write(std::move(write));
+  return QueuePlacement{w, placed, std::move(write)};
+}
+
+absl::Status Scheduler::FinishQueuePlacement(QueuePlacement& prepared,
+                                             const store::WriteOutcome& committed) {
+  core::Workspace& w = prepared.workspace;
+  const std::string& id = w.id;
+  const placement::Placed& placed = prepared.placed;
   if (committed.status.ok()) {
     w.placed_at = clock_();
     MirrorCommitted(w, committed.version, /*released=*/false);
     log::Info("pending workspace placed", {{"workspace", id}, {"node", placed.node}});
-    metrics_->ObservePlacement(cls.id, "placed_from_queue", absl::ZeroDuration());
+    metrics_->ObservePlacement(w.class_id, "placed_from_queue", absl::ZeroDuration());
     return absl::OkStatus();
   }
   absl::MutexLock lock(&mu_);
@@ -609,6 +631,21 @@ absl::Status Scheduler::TryPlacePending(const std::string& id) {
     return absl::OkStatus();
   }
   return committed.status;
+}
+
+void Scheduler::CommitQueuePlacements(std::vector<QueuePlacement>& batch) {
+  if (batch.empty()) return;
+  std::vector<store::WorkspaceWrite> writes;
+  for (QueuePlacement& prepared : batch) writes.push_back(std::move(prepared.write));
+  std::vector<store::WriteOutcome> outcomes = placement_->WriteAll(std::move(writes));
+  for (size_t i = 0; i < batch.size(); ++i) {
+    absl::Status status = FinishQueuePlacement(batch[i], outcomes[i]);
+    if (!status.ok() && !absl::IsUnavailable(status)) {
+      log::Warning("pending workspace not placed", {{"workspace", batch[i].workspace.id},
+                                                   {"error", std::string(status.message())}});
+    }
+  }
+  batch.clear();
 }
 
 }  // namespace wsched::scheduler

@@ -348,7 +348,20 @@ class Scheduler {
   using LimitsMemo = std::map<std::string, PendingLimits>;
   absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row,
                                              LimitsMemo* limits_memo = nullptr);
-  absl::Status TryPlacePending(const std::string& workspace_id);
+  // A queue placement decided and held tentatively, waiting for its commit.
+  struct QueuePlacement {
+    core::Workspace workspace;
+    placement::Placed placed;
+    store::WorkspaceWrite write;
+  };
+  // Decides for the queued workspace and holds what it chose; nullopt when
+  // it stays pending (no room, policy, class gone, placed or stopped meanwhile).
+  absl::StatusOr<std::optional<QueuePlacement>> PrepareQueuePlacement(const std::string& workspace_id);
+  // Mirrors a committed queue placement, or releases its hold and records
+  // why it did not land.
+  absl::Status FinishQueuePlacement(QueuePlacement& prepared, const store::WriteOutcome& committed);
+  // Commits `batch` together through the group commit, then finishes each.
+  void CommitQueuePlacements(std::vector<QueuePlacement>& batch);
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id);
 
   std::unique_ptr<OwnedStores> owned_;

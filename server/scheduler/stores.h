@@ -48,6 +48,13 @@ class PlacementStore {
   // decision saw, a GPU is held, the node refuses, or the catalog or
   // settings changed; RESOURCE_EXHAUSTED over the org's GPU quota.
   virtual store::WriteOutcome Write(store::WorkspaceWrite write) = 0;
+  // Many writes committed together where the store can (the queue drain);
+  // each has its own outcome, in the order given.
+  virtual std::vector<store::WriteOutcome> WriteAll(std::vector<store::WorkspaceWrite> writes) {
+    std::vector<store::WriteOutcome> outcomes;
+    for (store::WorkspaceWrite& write : writes) outcomes.push_back(Write(std::move(write)));
+    return outcomes;
+  }
 };
 
 // What applying the feed and reloading read.

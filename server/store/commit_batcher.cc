@@ -32,6 +32,31 @@ WriteOutcome CommitBatcher::Run(WorkspaceWrite write) {
   return std::move(pending->outcome);
 }
 
+std::vector<WriteOutcome> CommitBatcher::RunAll(std::vector<WorkspaceWrite> writes) {
+  std::vector<std::shared_ptr<Pending>> pending;
+  const absl::Time now = absl::Now();
+  for (WorkspaceWrite& write : writes) {
+    auto entry = std::make_shared<Pending>();
+    entry->write = std::move(write);
+    entry->queued = now;
+    pending.push_back(std::move(entry));
+  }
+  std::vector<WriteOutcome> outcomes(pending.size());
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) {
+      for (WriteOutcome& outcome : outcomes) outcome = {absl::UnavailableError("shutting down")};
+      return outcomes;
+    }
+    for (const auto& entry : pending) queue_.push_back(entry);
+  }
+  for (size_t i = 0; i < pending.size(); ++i) {
+    pending[i]->done.WaitForNotification();
+    outcomes[i] = std::move(pending[i]->outcome);
+  }
+  return outcomes;
+}
+
 void CommitBatcher::WriterLoop() {
   auto ready = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || !queue_.empty(); };
   auto full = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {

@@ -50,6 +50,10 @@ class CommitBatcher {
   // Runs `write` in the next batch and waits for the commit. A failed
   // commit fails every write of the batch (UNAVAILABLE or ABORTED).
   WriteOutcome Run(WorkspaceWrite write);
+  // Queues every write at once, so they share batches (up to max_batch
+  // each), and waits for all: a queue drain placing many workspaces costs
+  // a few commits, not one per workspace. Outcomes in the order given.
+  std::vector<WriteOutcome> RunAll(std::vector<WorkspaceWrite> writes);
 
  private:
   struct Pending {
