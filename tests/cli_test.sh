@@ -12,6 +12,8 @@ set -euo pipefail
 CTL=${1:?usage: cli_test.sh WSCHEDCTL WSCHED_SERVER SOURCE_DIR}
 SERVER=${2:?wsched-server binary required}
 SRC=${3:?source dir required}
+# shellcheck source=support/start_server.sh
+source "$SRC/tests/support/start_server.sh"
 AGENT=$(dirname "$CTL")/wsched-agent
 LOADGEN=$(dirname "$CTL")/wsched-loadgen
 PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
@@ -95,22 +97,9 @@ tokens:
   - {name: test-actuator, token: actuator-token-0123456789, role: actuator}
 EOF
 
-"$SERVER" --listen=127.0.0.1:0 --port_file="$WORK/port" --metrics_listen= \
+wsched_start_server "$WORK" "$SERVER" --metrics_listen= \
   --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
-  --catalog="$SRC/classes/saas.yaml" --database_connections=4 >"$WORK/server.log" 2>&1 &
-server_pid=$!
-
-port=
-for _ in $(seq 300); do
-  if [[ -s $WORK/port ]] && [[ $(tail -c1 "$WORK/port" | od -An -c | tr -d ' ') == '\n' ]]; then
-    port=$(tr -d '\n' <"$WORK/port")
-    break
-  fi
-  kill -0 "$server_pid" 2>/dev/null || { echo "wsched-server exited at start" >&2; exit 1; }
-  sleep 0.1
-done
-[[ -n $port ]] || { echo "wsched-server wrote no port file in 30s" >&2; exit 1; }
-ADDR=127.0.0.1:$port
+  --catalog="$SRC/classes/saas.yaml" --database_connections=4
 
 # --- usage and auth errors ------------------------------------------------------
 # Asking for help is not a usage error: the usage goes to stdout, exit 0.
