@@ -10,6 +10,7 @@
 #include "server/agent/cdi_spec.h"
 #include "server/agent/driver_files.h"
 #include "server/agent/nvidia_cdi_spec.h"
+#include "server/core/builtin_devices.h"
 #include "server/core/cdi_names.h"
 #include "server/core/node_validation.h"
 
@@ -18,29 +19,18 @@ namespace {
 
 constexpr size_t kMaxProblemLength = 512;
 
-struct ExtraDevice {
-  const char* name;
-  core::DeviceNode node;  // Numbers used when the tree holds a plain file (fake trees).
-};
-
-// The device nodes classes ask for by name (docs/catalog.md "devices").
-const ExtraDevice kExtraDevices[] = {
-    {"fuse", {"/dev/fuse", 'c', 10, 229, "rwm"}},
-    {"tun", {"/dev/net/tun", 'c', 10, 200, "rwm"}},
-    {"kvm", {"/dev/kvm", 'c', 10, 232, "rwm"}},
-    {"vhost-net", {"/dev/vhost-net", 'c', 10, 238, "rwm"}},
-};
-
 void PlanExtraDevices(const RootedFs& fs, const CdiOptions& options, NodeCdiPlan& plan) {
+  // The devices a class can name (fuse, tun, kvm), where the node has them;
+  // their numbers are fixed, and a fake tree's plain file takes them too.
   std::vector<NamedDevice> present;
-  for (const ExtraDevice& extra : kExtraDevices) {
+  for (const core::BuiltinDevice& extra : core::BuiltinDevices()) {
     if (!fs.Exists(extra.node.path)) continue;
     core::DeviceNode node = extra.node;
     if (std::optional<DeviceNumbers> real = fs.CharDevice(node.path)) {
       node.major = real->major;
       node.minor = real->minor;
     }
-    present.push_back({extra.name, node});
+    present.push_back({std::string(extra.name), node});
     plan.cdi.extra_devices.push_back(
         {node.path, core::CdiQualifiedName(core::kWschedDeviceKind, extra.name)});
   }

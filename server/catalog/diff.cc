@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/catalog/builtin_devices.h"
+#include "server/core/builtin_devices.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
@@ -36,7 +36,7 @@ std::string Labels(const std::map<std::string, std::string>& labels) {
 std::string Devices(const std::vector<core::DeviceNode>& devices) {
   std::vector<std::string> names;
   for (const core::DeviceNode& d : devices) {
-    names.push_back(BuiltinDeviceName(d).value_or(absl::StrCat(
+    names.push_back(core::BuiltinDeviceName(d).value_or(absl::StrCat(
         d.path, " ", std::string(1, d.type), " ", d.major, ":", d.minor, " ", d.permissions)));
   }
   return List(names);

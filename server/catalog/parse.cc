@@ -8,7 +8,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/catalog/builtin_devices.h"
+#include "server/core/builtin_devices.h"
 #include "server/catalog/closest_name.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
@@ -152,12 +152,12 @@ core::GpuRequirement ReadGpu(const Field& field, Diagnostics& diagnostics) {
 
 std::optional<core::DeviceNode> ReadNamedDevice(const Field& field, Diagnostics& diagnostics) {
   const std::string& name = field.node.Scalar();
-  if (auto device = FindBuiltinDevice(name)) return device;
+  if (auto device = core::FindBuiltinDevice(name)) return device;
   std::string message = absl::StrCat("unknown device \"", name, "\"");
-  if (auto suggestion = ClosestName(name, BuiltinDeviceNames())) {
+  if (auto suggestion = ClosestName(name, core::BuiltinDeviceNames())) {
     absl::StrAppend(&message, "; did you mean ", *suggestion, "?");
   }
-  absl::StrAppend(&message, " (built in: ", absl::StrJoin(BuiltinDeviceNames(), ", "),
+  absl::StrAppend(&message, " (built in: ", absl::StrJoin(core::BuiltinDeviceNames(), ", "),
                   "; or give {path, type, major, minor})");
   diagnostics.ParseError(field.path, message);
   return std::nullopt;

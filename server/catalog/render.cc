@@ -1,7 +1,7 @@
 #include "server/catalog/render.h"
 
 #include "absl/strings/match.h"
-#include "server/catalog/builtin_devices.h"
+#include "server/core/builtin_devices.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
@@ -66,7 +66,7 @@ void Devices(YAML::Emitter& out, const std::vector<core::DeviceNode>& devices) {
   Key(out, "devices");
   out << YAML::Flow << YAML::BeginSeq;
   for (const core::DeviceNode& device : devices) {
-    if (auto name = BuiltinDeviceName(device)) {
+    if (auto name = core::BuiltinDeviceName(device)) {
       out << *name;
       continue;
     }

@@ -126,14 +126,15 @@ def discovery_paths():
     "/dev/nvidia" of "/dev/nvidiaN" included; not the tails of paths built
     with StrCat ("/information")."""
     paths = set()
-    for name in ("discovery.cc", "host_facts.cc", "nvidia_proc.cc", "pci.cc", "driver_files.cc",
-                 "node_cdi.cc"):
+    # core/builtin_devices.cc: the extra devices node_cdi.cc looks for.
+    for name in ("agent/discovery.cc", "agent/host_facts.cc", "agent/nvidia_proc.cc", "agent/pci.cc",
+                 "agent/driver_files.cc", "agent/node_cdi.cc", "core/builtin_devices.cc"):
         for lit in re.findall(r'"(/(?:sys|proc|dev|etc|usr|lib|lib64|s?bin|run|tmp|var|opt)(?:/[\w.-]*)*)"',
-                              read(f"server/agent/{name}")):
+                              read(f"server/{name}")):
             paths.add(lit.rstrip("/"))
     for must in ("/usr/lib", "/usr/bin", "/lib/firmware/nvidia", "/etc/ld.so.conf.d",
                  "/run/nvidia-persistenced/socket", "/run/nvidia-fabricmanager/socket", "/dev/fuse"):
-        check(must in paths, f"discovery_paths() no longer finds {must} in server/agent/*.cc")
+        check(must in paths, f"discovery_paths() no longer finds {must} in the agent's sources")
     return paths
 
 

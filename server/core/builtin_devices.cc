@@ -1,25 +1,25 @@
-#include "server/catalog/builtin_devices.h"
+#include "server/core/builtin_devices.h"
 
-namespace wsched::catalog {
+namespace wsched::core {
 
 const std::vector<BuiltinDevice>& BuiltinDevices() {
   // Numbers from the kernel's devices.txt; they are fixed, not dynamic.
   static const auto* const kDevices = new std::vector<BuiltinDevice>{
-      {"fuse", core::DeviceNode{"/dev/fuse", 'c', 10, 229, "rwm"}},
-      {"tun", core::DeviceNode{"/dev/net/tun", 'c', 10, 200, "rwm"}},
-      {"kvm", core::DeviceNode{"/dev/kvm", 'c', 10, 232, "rwm"}},
+      {"fuse", DeviceNode{"/dev/fuse", 'c', 10, 229, "rwm"}},
+      {"tun", DeviceNode{"/dev/net/tun", 'c', 10, 200, "rwm"}},
+      {"kvm", DeviceNode{"/dev/kvm", 'c', 10, 232, "rwm"}},
   };
   return *kDevices;
 }
 
-std::optional<core::DeviceNode> FindBuiltinDevice(absl::string_view name) {
+std::optional<DeviceNode> FindBuiltinDevice(absl::string_view name) {
   for (const BuiltinDevice& device : BuiltinDevices()) {
     if (device.name == name) return device.node;
   }
   return std::nullopt;
 }
 
-std::optional<std::string> BuiltinDeviceName(const core::DeviceNode& node) {
+std::optional<std::string> BuiltinDeviceName(const DeviceNode& node) {
   for (const BuiltinDevice& device : BuiltinDevices()) {
     if (device.node == node) return std::string(device.name);
   }
@@ -32,4 +32,4 @@ std::vector<absl::string_view> BuiltinDeviceNames() {
   return names;
 }
 
-}  // namespace wsched::catalog
+}  // namespace wsched::core
