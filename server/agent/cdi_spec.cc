@@ -113,7 +113,7 @@ std::string BuildGpuSpec(const core::NodeInfo& node, const DriverFiles& files,
         MountJson(HostPath(host_root, socket), socket, {"ro", "nosuid", "nodev", "bind", "noexec"}));
   }
   Json spec;
-  spec["cdiVersion"] = kCdiSpecVersion;
+  spec["cdiVersion"] = core::kCdiVersion;
   spec["kind"] = core::kWschedGpuKind;
   spec["devices"] = std::move(devices);
   spec["containerEdits"] = std::move(edits);
@@ -129,7 +129,7 @@ std::string BuildDeviceSpec(const std::vector<NamedDevice>& devices, const std::
     entries.push_back(std::move(entry));
   }
   Json spec;
-  spec["cdiVersion"] = kCdiSpecVersion;
+  spec["cdiVersion"] = core::kCdiVersion;
   spec["kind"] = core::kWschedDeviceKind;
   spec["devices"] = std::move(entries);
   return spec.dump(2) + "\n";

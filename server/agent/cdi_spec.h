@@ -17,8 +17,6 @@
 
 namespace wsched::agent {
 
-inline constexpr char kCdiSpecVersion[] = "0.5.0";
-
 // Paths in a spec are the node's as its container runtime sees them:
 // `host_root` + the path discovery found below the agent's --root ("/" on a
 // host or with the host mounted at /host; the fake tree itself in tests).

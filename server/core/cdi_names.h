@@ -20,6 +20,9 @@ inline constexpr char kWschedGpuKind[] = "wsched.io/gpu";
 inline constexpr char kWschedDeviceKind[] = "wsched.io/device";
 inline constexpr char kNvidiaGpuKind[] = "nvidia.com/gpu";
 inline constexpr char kCdiAnnotationPrefix[] = "cdi.k8s.io/";
+// The spec version wsched writes: the newest that podman 4.3 (Debian 12)
+// and containerd 1.7 read, and enough for hostPath on device nodes.
+inline constexpr char kCdiVersion[] = "0.5.0";
 
 // "vendor/class": vendor starts with a letter, then letters, digits, '-',
 // '_', '.', ends with a letter or digit; class the same without '.'.

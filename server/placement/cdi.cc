@@ -72,7 +72,7 @@ CdiSpec InlineSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
     entry["containerEdits"]["deviceNodes"] = DeviceNodesJson({device});
     devices.push_back(std::move(entry));
     uuids.push_back(gpu->uuid);
-    spec.device_names.push_back(absl::StrCat(kCdiKind, "=", gpu->uuid));
+    spec.device_names.push_back(core::CdiQualifiedName(core::kNvidiaGpuKind, gpu->uuid));
   }
   const size_t gpu_nodes = all.size();
   MergeDeviceNodes(all, node.control_devices);
@@ -81,8 +81,8 @@ CdiSpec InlineSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
   spec.extra_device_nodes.assign(all.begin() + before_class, all.end());
 
   Json json;
-  json["cdiVersion"] = kCdiVersion;
-  json["kind"] = kCdiKind;
+  json["cdiVersion"] = core::kCdiVersion;
+  json["kind"] = core::kNvidiaGpuKind;
   json["devices"] = std::move(devices);
   json["containerEdits"]["env"] =
       Json::array({absl::StrCat("NVIDIA_VISIBLE_DEVICES=", absl::StrJoin(uuids, ","))});

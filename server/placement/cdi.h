@@ -7,13 +7,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/core/cdi_names.h"
 #include "server/core/node.h"
 #include "server/core/workspace_class.h"
 
 namespace wsched::placement {
 
-inline constexpr char kCdiVersion[] = "0.5.0";
-inline constexpr char kCdiKind[] = "nvidia.com/gpu";
 inline constexpr int kNvidiaMajor = 195;  // /dev/nvidia<N> is char 195:N.
 
 // What a container runtime needs to start a workspace's container with
