@@ -34,13 +34,7 @@ cleanup() {
     kill -KILL "$server_pid" 2>/dev/null || true
     wait "$server_pid" 2>/dev/null || true
   fi
-  psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
-  if [[ $rc -eq 0 ]]; then
-    rm -rf "$WORK"
-  else
-    echo "metrics_live_test: logs kept in $WORK" >&2
-    [[ -f $WORK/server.log ]] && tail -30 "$WORK/server.log" >&2
-  fi
+  wsched_end_test metrics_live_test "$rc"
   exit "$rc"
 }
 trap cleanup EXIT

@@ -60,13 +60,7 @@ cleanup() {
     wait "$server_pid" 2>/dev/null || true
   fi
   rm -f "$CDI_DIR/wsched-gpu.json" "$CDI_DIR/wsched-device.json" "$NVIDIA_SPEC"
-  psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
-  if [[ $rc -eq 0 || $rc -eq 77 ]]; then
-    rm -rf "$WORK"
-  else
-    echo "runtime_test: logs kept in $WORK" >&2
-    [[ -f $WORK/server.log ]] && tail -30 "$WORK/server.log" >&2
-  fi
+  wsched_end_test runtime_test "$rc"
   exit "$rc"
 }
 trap cleanup EXIT

@@ -1,4 +1,4 @@
-# Sourced by the shell tests: start a wsched-server for one test.
+# Sourced by the shell tests: start a wsched-server for one test, and end the test.
 #
 # wsched_start_server WORK SERVER [FLAGS...]
 #   Starts SERVER in the background on 127.0.0.1 with a port it picks itself
@@ -22,4 +22,20 @@ wsched_start_server() {
   done
   [[ -n $port ]] || { echo "wsched-server wrote no port file in 30s" >&2; exit 1; }
   ADDR=127.0.0.1:$port
+}
+
+# wsched_end_test NAME RC
+#   The common end of a shell test (call it from its EXIT trap, after
+#   stopping what it started): drops the test's database ($DB on $PG) and
+#   removes $WORK when the test passed or was skipped (RC 0 or 77); else
+#   keeps $WORK for a look and shows the end of its server log.
+wsched_end_test() {
+  local name=$1 rc=$2
+  psql -q "$PG/postgres" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1 || true
+  if [[ $rc -eq 0 || $rc -eq 77 ]]; then
+    rm -rf "$WORK"
+  else
+    echo "$name: logs kept in $WORK" >&2
+    [[ -f $WORK/server.log ]] && tail -30 "$WORK/server.log" >&2
+  fi
 }
