@@ -263,7 +263,13 @@ TEST_F(AgentE2eTest, RunningAgentKeepsItsNodeAliveWithHeartbeats) {
   AgentProcess agent(AgentFlags("h100-8gpu", "gpu-h100", "h100-live"));
   ASSERT_TRUE(Eventually([&] { return FindNode("h100-live").has_value(); }))
       << agent.Log() << server_->Log();
-  std::this_thread::sleep_for(std::chrono::seconds(5));
+  // Alive past --node_lost_after (3 s): wait for a heartbeat recorded more
+  // than that after the first one, then it must still be ready.
+  const int64_t first = FindNode("h100-live")->last_heartbeat().seconds();
+  ASSERT_TRUE(Eventually([&] {
+    std::optional<v1::Node> n = FindNode("h100-live");
+    return n && n->last_heartbeat().seconds() >= first + 4;
+  })) << agent.Log();
   std::optional<v1::Node> node = FindNode("h100-live");
   ASSERT_TRUE(node.has_value());
   EXPECT_EQ(node->state(), v1::NODE_STATE_READY) << agent.Log();
