@@ -1,5 +1,7 @@
 #include "server/scaling/exec_actuator.h"
 
+#include <unistd.h>
+
 #include <fstream>
 #include <vector>
 
@@ -76,7 +78,19 @@ TEST(BuildInvocationTest, PassesTheSignalAsEnvironmentAndArguments) {
                             "WSCHED_NODES_TO_REMOVE", "node-a,node-b")));
 }
 
+// The command inherits the test's environment; deploy/local/test.sh itself
+// reads WSCHED_JOBS. Leave only what the actuator sets.
+void UnsetInheritedWschedVariables() {
+  std::vector<std::string> names;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string variable(*entry);
+    if (variable.rfind("WSCHED_", 0) == 0) names.push_back(variable.substr(0, variable.find('=')));
+  }
+  for (const std::string& name : names) unsetenv(name.c_str());
+}
+
 TEST(ExecActuatorTest, CommandSeesTheSignalInItsEnvironmentAndArgs) {
+  UnsetInheritedWschedVariables();
   ScriptDir dir;
   std::string script =
       dir.Script("record.sh", "env | grep '^WSCHED_' | sort > " + dir.Path("env.txt") +
