@@ -27,9 +27,24 @@ int64_t FeedFollower::position() const {
   return position_;
 }
 
+absl::Time FeedFollower::caught_up_at() const {
+  absl::MutexLock lock(&caught_up_mu_);
+  return caught_up_at_;
+}
+
 absl::Status FeedFollower::CatchUp() {
   absl::MutexLock lock(&mu_);
   return CatchUpLocked();
+}
+
+absl::Status FeedFollower::CatchUpLocked() {
+  const absl::Time began = clock_();
+  absl::Status status = FollowToHeadLocked();
+  if (status.ok()) {
+    absl::MutexLock lock(&caught_up_mu_);
+    caught_up_at_ = began;
+  }
+  return status;
 }
 
 absl::Status FeedFollower::ReloadLocked(absl::string_view reason) {
@@ -47,7 +62,7 @@ absl::Status FeedFollower::ReloadLocked(absl::string_view reason) {
   return absl::OkStatus();
 }
 
-absl::Status FeedFollower::CatchUpLocked() {
+absl::Status FeedFollower::FollowToHeadLocked() {
   if (position_ < 0) return ReloadLocked("start");
   while (true) {
     absl::StatusOr<store::FeedRead> read = source_->ReadSince(position_, batch_limit_);

@@ -67,9 +67,14 @@ class FeedFollower {
 
   // -1 before the first load.
   int64_t position() const;
+  // When the last catch-up that reached the head began: every change
+  // committed before then is applied (InfinitePast before the first load).
+  // Health reads it for the feed lag; it never waits for a catch-up.
+  absl::Time caught_up_at() const ABSL_LOCKS_EXCLUDED(caught_up_mu_);
 
  private:
   absl::Status CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FollowToHeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status ReloadLocked(absl::string_view reason) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Run(absl::Duration poll);
 
@@ -81,6 +86,8 @@ class FeedFollower {
 
   mutable absl::Mutex mu_;  // One catch-up at a time.
   int64_t position_ ABSL_GUARDED_BY(mu_) = -1;
+  mutable absl::Mutex caught_up_mu_;  // Not mu_: a slow catch-up must not block readers.
+  absl::Time caught_up_at_ ABSL_GUARDED_BY(caught_up_mu_) = absl::InfinitePast();
 
   absl::Mutex wake_mu_;
   bool notified_ ABSL_GUARDED_BY(wake_mu_) = false;

@@ -171,5 +171,24 @@ TEST_F(FeedFollowerTest, LagIsMeasuredAgainstTheInjectedClock) {
   EXPECT_TRUE(MetricHas("wsched_feed_lag_entries 0"));
 }
 
+TEST_F(FeedFollowerTest, CaughtUpAtIsWhenTheLastCatchUpThatReachedTheHeadBegan) {
+  EXPECT_EQ(follower_.caught_up_at(), absl::InfinitePast());
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  const absl::Time first = now_;
+  EXPECT_EQ(follower_.caught_up_at(), first);
+  // Failed catch-ups (the database down, an apply refused) leave it behind.
+  now_ += absl::Seconds(5);
+  source_.up = false;
+  EXPECT_FALSE(follower_.CatchUp().ok());
+  source_.up = true;
+  source_.Append(Entity::kNode, "a", 1, now_);
+  sink_.fail_apply = true;
+  EXPECT_FALSE(follower_.CatchUp().ok());
+  EXPECT_EQ(follower_.caught_up_at(), first);
+  sink_.fail_apply = false;
+  ASSERT_TRUE(follower_.CatchUp().ok());
+  EXPECT_EQ(follower_.caught_up_at(), now_);
+}
+
 }  // namespace
 }  // namespace wsched::scheduler
