@@ -163,6 +163,9 @@ class Scheduler {
   // Applies every change committed anywhere before the call (read your
   // writes across replicas); see docs/architecture.md.
   absl::Status CatchUp();
+  // When this replica last had every change committed before then applied
+  // (the health check's feed lag; InfinitePast before the first load).
+  absl::Time FeedCaughtUpAt() const { return follower_->caught_up_at(); }
   core::Catalog catalog() const;
 
   // ---- inventory (inventory.cc) ----
