@@ -79,6 +79,15 @@ Metrics::Metrics()
                       .Name("wsched_heartbeats_total")
                       .Help("Heartbeats by result: written (node changed) or skipped (liveness only).")
                       .Register(*registry_)),
+      serving_(prometheus::BuildGauge()
+                   .Name("wsched_health_serving")
+                   .Help("1 when this replica's gRPC health reports SERVING, else 0.")
+                   .Register(*registry_)
+                   .Add({})),
+      health_checks_(prometheus::BuildGauge()
+                         .Name("wsched_health_check_ok")
+                         .Help("Each health check's last outcome (check=database|schema|feed): 1 passed.")
+                         .Register(*registry_)),
       batch_writes_(prometheus::BuildHistogram()
                         .Name("wsched_commit_batch_writes")
                         .Help("Workspace writes (placements, queue placements, stops) per group commit.")
@@ -139,6 +148,12 @@ void Metrics::FeedFullReload(absl::string_view reason) {
 }
 
 void Metrics::SetDatabaseUp(bool up) { database_up_.Set(up ? 1 : 0); }
+
+void Metrics::SetServing(bool serving) { serving_.Set(serving ? 1 : 0); }
+
+void Metrics::SetHealthCheck(absl::string_view check, bool ok) {
+  health_checks_.Add({{"check", std::string(check)}}).Set(ok ? 1 : 0);
+}
 
 void Metrics::Heartbeat(absl::string_view result) {
   heartbeats_.Add({{"result", std::string(result)}}).Increment();

@@ -55,6 +55,12 @@ class Metrics {
   // skipped (liveness only, batched).
   void Heartbeat(absl::string_view result);
 
+  // ---- health (grpc.health.v1) ----
+  // What this replica's health service reports (1 SERVING, 0 NOT_SERVING)
+  // and each check behind it: check is database, schema or feed.
+  void SetServing(bool serving);
+  void SetHealthCheck(absl::string_view check, bool ok);
+
   // ---- group commit ----
   // One batch: how many writes, statements, BEGIN-to-COMMIT time, how long
   // its oldest write waited in the queue, and whether it committed.
@@ -81,6 +87,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& feed_reloads_;
   prometheus::Gauge& database_up_;
   prometheus::Family<prometheus::Counter>& heartbeats_;
+  prometheus::Gauge& serving_;
+  prometheus::Family<prometheus::Gauge>& health_checks_;
   prometheus::Histogram& batch_writes_;
   prometheus::Histogram& batch_statements_;
   prometheus::Histogram& batch_round_trips_;
