@@ -1,11 +1,18 @@
 // wsched-server: flags in, RunServer out. All wiring lives in server/grpc.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/grpc/server.h"
@@ -13,7 +20,11 @@
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC listen address (port 0 = any free port)");
 ABSL_FLAG(std::string, database_url, "",
-          "PostgreSQL URL, e.g. postgresql://wsched@127.0.0.1:5432/wsched");
+          "PostgreSQL URL, e.g. postgresql://wsched@127.0.0.1:5432/wsched; with a password, "
+          "prefer --database_url_file or --fromenv=database_url (argv is world-readable)");
+ABSL_FLAG(std::string, database_url_file, "",
+          "file holding the PostgreSQL URL (surrounding whitespace ignored), e.g. a systemd "
+          "credential: ${CREDENTIALS_DIRECTORY}/database-url; instead of --database_url");
 ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
           "Prometheus /metrics address; empty disables it");
 ABSL_FLAG(std::string, catalog, "", "catalog YAML file or directory; applied at start and on SIGHUP");
@@ -67,6 +78,36 @@ ABSL_FLAG(absl::Duration, stopped_workspace_retention, absl::Hours(168),
           "stopped workspaces are deleted this long after they stopped (0 = kept forever)");
 ABSL_FLAG(absl::Duration, stopped_workspace_sweep_interval, absl::Minutes(1),
           "how often the scaling leader deletes stopped workspaces past the retention");
+ABSL_FLAG(absl::Duration, health_check_interval, absl::Seconds(1),
+          "how often grpc.health.v1 is re-checked (database reachable, migrations complete, "
+          "change feed followed)");
+ABSL_FLAG(absl::Duration, health_max_feed_lag, absl::Seconds(30),
+          "health reports NOT_SERVING while this replica has not caught up with the change "
+          "feed for longer than this");
+
+namespace {
+
+// --database_url or the contents of --database_url_file (one of them).
+absl::StatusOr<std::string> DatabaseUrl() {
+  std::string url = absl::GetFlag(FLAGS_database_url);
+  const std::string path = absl::GetFlag(FLAGS_database_url_file);
+  if (path.empty()) return url;
+  if (!url.empty()) {
+    return absl::InvalidArgumentError("--database_url and --database_url_file: give only one");
+  }
+  std::ifstream file(path);
+  std::stringstream contents;
+  contents << file.rdbuf();
+  if (!file) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--database_url_file: cannot read ", path, ": ", std::strerror(errno)));
+  }
+  url = std::string(absl::StripAsciiWhitespace(contents.str()));
+  if (url.empty()) return absl::InvalidArgumentError(absl::StrCat("--database_url_file: ", path, " is empty"));
+  return url;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("wsched-server: the workspace-class scheduler service");
@@ -77,7 +118,12 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   wsched::grpc_api::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
-  options.database_url = absl::GetFlag(FLAGS_database_url);
+  absl::StatusOr<std::string> database_url = DatabaseUrl();
+  if (!database_url.ok()) {
+    wsched::log::Error(std::string(database_url.status().message()));
+    return 1;
+  }
+  options.database_url = *database_url;
   options.metrics_listen = absl::GetFlag(FLAGS_metrics_listen);
   options.catalog_path = absl::GetFlag(FLAGS_catalog);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
@@ -118,6 +164,13 @@ int main(int argc, char** argv) {
       options.stopped_workspace_sweep_interval <= absl::ZeroDuration()) {
     wsched::log::Error("--stopped_workspace_retention must not be negative and "
                        "--stopped_workspace_sweep_interval must be positive");
+    return 1;
+  }
+  options.health_check_interval = absl::GetFlag(FLAGS_health_check_interval);
+  options.health_max_feed_lag = absl::GetFlag(FLAGS_health_max_feed_lag);
+  if (options.health_check_interval <= absl::ZeroDuration() ||
+      options.health_max_feed_lag <= absl::ZeroDuration()) {
+    wsched::log::Error("--health_check_interval and --health_max_feed_lag must be positive");
     return 1;
   }
   absl::Status status = wsched::grpc_api::RunServer(options);

@@ -13,14 +13,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/grpc/concurrency_limiter.h"
+#include "server/grpc/health_reporter.h"
 #include "server/grpc/live_authenticator.h"
 #include "server/grpc/tls_server.h"
 #include "server/grpc/metrics_interceptor.h"
+#include "server/grpc/reflection_v1.h"
 #include "server/grpc/services.h"
 #include "server/log/log.h"
 #include "server/metrics/metrics.h"
 #include "server/store/database.h"
 #include "server/store/migrations.h"
+#include "server/store/schema_probe.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -67,6 +70,34 @@ absl::Status Migrate(store::Database& db) {
   return absl::OkStatus();
 }
 
+// Every name list_services answers with: ours, health and both reflections.
+std::vector<std::string> ServedNames(const Services& services) {
+  std::vector<std::string> names = services.Names();
+  names.push_back("grpc.health.v1.Health");
+  names.push_back("grpc.reflection.v1.ServerReflection");
+  names.push_back("grpc.reflection.v1alpha.ServerReflection");
+  return names;
+}
+
+std::unique_ptr<HealthReporter> StartHealthReporter(const ServerOptions& options,
+                                                    grpc::Server& server, store::Database& db,
+                                                    const Services& services,
+                                                    metrics::Metrics& metrics) {
+  HealthProbes probes{
+      .schema_version = [&db] { return store::ReadSchemaVersion(db); },
+      .feed_caught_up_at = [&services] { return services.FeedCaughtUpAt(); }};
+  HealthReporterOptions health_options{.services = services.Names(),
+                                       .required_schema_version = store::EmbeddedSchemaVersion(),
+                                       .max_feed_lag = options.health_max_feed_lag,
+                                       .interval = options.health_check_interval};
+  auto reporter = std::make_unique<HealthReporter>(server.GetHealthCheckService(),
+                                                   std::move(probes), std::move(health_options),
+                                                   &metrics, [] { return absl::Now(); });
+  reporter->CheckNow();  // Before the first probe can ask.
+  reporter->Start();
+  return reporter;
+}
+
 // Blocks the signals we handle in every thread; a dedicated thread sigwaits.
 sigset_t HandledSignals() {
   sigset_t set;
@@ -91,7 +122,7 @@ absl::Status RunServer(const ServerOptions& options) {
     return absl::InvalidArgumentError("--max_receive_message_size: must be >= 65536 bytes");
   }
   if (options.database_url.empty()) {
-    return absl::InvalidArgumentError("--database_url is required (postgresql://...)");
+    return absl::InvalidArgumentError("--database_url or --database_url_file is required (postgresql://...)");
   }
   auto db = store::Database::Connect(options.database_url, options.database_connections);
   if (!db.ok()) return db.status();
@@ -139,11 +170,13 @@ absl::Status RunServer(const ServerOptions& options) {
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  ReflectionV1Service reflection_v1(ServedNames(**services));
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, *credentials, &port);
   builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   (*services)->RegisterAll(builder);
+  builder.RegisterService(&reflection_v1);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<MetricsInterceptorFactory>(&metrics));
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -151,6 +184,8 @@ absl::Status RunServer(const ServerOptions& options) {
   if (server == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  std::unique_ptr<HealthReporter> health =
+      StartHealthReporter(options, *server, **db, **services, metrics);
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file) << port << "\n";
   }
@@ -173,6 +208,10 @@ absl::Status RunServer(const ServerOptions& options) {
     log::Info("shutting down", {{"signal", strsignal(signal)}});
     break;
   }
+  // NOT_SERVING for every name at once, so balancers move away during the
+  // grace period; the reporter must not set anything after that.
+  health->Stop();
+  server->GetHealthCheckService()->Shutdown();
   (*services)->Shutdown();
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoMicroseconds(options.shutdown_grace));

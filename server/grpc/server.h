@@ -48,6 +48,10 @@ struct ServerOptions {
   // keeps them. The scaling leader sweeps every sweep interval.
   absl::Duration stopped_workspace_retention = absl::Hours(168);
   absl::Duration stopped_workspace_sweep_interval = absl::Minutes(1);
+  // grpc.health.v1: how often the database, schema and feed are checked,
+  // and how far behind the change feed may be before NOT_SERVING.
+  absl::Duration health_check_interval = absl::Seconds(1);
+  absl::Duration health_max_feed_lag = absl::Seconds(30);
 };
 
 // Runs until SIGTERM/SIGINT, then lets in-flight RPCs finish (up to

@@ -107,6 +107,8 @@ absl::Status Services::ReloadCatalog() {
   return impl_->scheduler->ReloadCatalog();
 }
 
+absl::Time Services::FeedCaughtUpAt() const { return impl_->scheduler->FeedCaughtUpAt(); }
+
 std::shared_ptr<prometheus::Collectable> Services::cluster_metrics() const {
   return impl_->cluster_metrics;
 }

@@ -49,6 +49,8 @@ class Services {
   absl::Status ReloadCatalog();
   // Stops background work (watch streams, loops) before the server stops.
   void Shutdown();
+  // When this replica last had every committed change applied (health).
+  absl::Time FeedCaughtUpAt() const;
   // Cluster gauges computed at scrape time (register with the exposer).
   std::shared_ptr<prometheus::Collectable> cluster_metrics() const;
 
