@@ -1,0 +1,83 @@
+// A placed workspace's hand-off (documents.h): its GPUs under "gpus", how to
+// mount them under "device_spec" (the shape version 1 rows have).
+#include <nlohmann/json.hpp>
+
+#include "server/store/documents/device_node.h"
+#include "server/store/documents/documents.h"
+#include "server/store/documents/enums.h"
+#include "server/store/documents/fields.h"
+
+namespace wsched::store::documents {
+namespace {
+
+nlohmann::json CdiJson(const core::CdiHandOff& cdi) {
+  nlohmann::json j = {{"mode", NameOf(CdiModeNames(), static_cast<int>(cdi.mode))},
+                      {"spec_json", cdi.spec_json},
+                      {"device_names", cdi.device_names},
+                      {"env", cdi.env},
+                      {"podman_args", cdi.podman_args}};
+  if (cdi.mode != core::CdiMode::kInline) {
+    j["kubernetes"] = {{"node_name", cdi.kubernetes_node_name},
+                       {"annotations", cdi.kubernetes_annotations},
+                       {"unnamed_devices", cdi.kubernetes_unnamed_devices}};
+  }
+  return j;
+}
+
+core::CdiHandOff ReadCdi(Fields& c) {
+  core::CdiHandOff cdi;
+  cdi.mode = static_cast<core::CdiMode>(c.Enum("mode", CdiModeNames()));
+  cdi.spec_json = c.String("spec_json");
+  cdi.device_names = c.Strings("device_names");
+  cdi.env = c.Strings("env");
+  cdi.podman_args = c.Strings("podman_args");
+  if (std::optional<Fields> k = c.Object("kubernetes")) {
+    cdi.kubernetes_node_name = k->String("node_name");
+    cdi.kubernetes_annotations = k->StringMap("annotations");
+    cdi.kubernetes_unnamed_devices = k->Strings("unnamed_devices");
+  }
+  return cdi;
+}
+
+}  // namespace
+
+std::string EncodeHandOff(const core::HandOff& hand_off) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& gpu : hand_off.gpus) {
+    gpus.push_back({{"index", gpu.index},
+                    {"uuid", gpu.uuid},
+                    {"pci_address", gpu.pci_address},
+                    {"model", gpu.model}});
+  }
+  nlohmann::json spec = {{"extra_devices", DeviceNodesJson(hand_off.extra_devices)}};
+  if (hand_off.cdi) spec["cdi"] = CdiJson(*hand_off.cdi);
+  if (hand_off.vfio) {
+    spec["vfio"] = {{"pci_addresses", hand_off.vfio->pci_addresses},
+                    {"device_paths", hand_off.vfio->device_paths},
+                    {"cloud_hypervisor_args", hand_off.vfio->cloud_hypervisor_args}};
+  }
+  return nlohmann::json{{"gpus", gpus}, {"device_spec", spec}}.dump();
+}
+
+absl::StatusOr<core::HandOff> DecodeHandOff(absl::string_view json, const Origin& origin) {
+  Decoding decoding(origin);
+  std::optional<nlohmann::json> parsed = decoding.Parse(json);
+  if (!parsed) return decoding.status();
+  Fields h(*parsed, decoding);
+  core::HandOff hand_off;
+  for (Fields& g : h.Objects("gpus")) {
+    hand_off.gpus.push_back({g.Int("index"), g.String("uuid"), g.String("pci_address"), g.String("model")});
+  }
+  if (std::optional<Fields> spec = h.Object("device_spec")) {
+    if (std::optional<Fields> c = spec->Object("cdi")) hand_off.cdi = ReadCdi(*c);
+    if (std::optional<Fields> v = spec->Object("vfio")) {
+      hand_off.vfio = core::VfioHandOff{v->Strings("pci_addresses"), v->Strings("device_paths"),
+                                        v->Strings("cloud_hypervisor_args")};
+    }
+    hand_off.extra_devices = ReadDeviceNodes(*spec, "extra_devices");
+  }
+  if (!decoding.ok()) return decoding.status();
+  return hand_off;
+}
+
+}  // namespace wsched::store::documents
