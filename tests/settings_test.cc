@@ -97,10 +97,10 @@ TEST_F(SettingsTest, RefusalsNameTheRuleAndNeverFallBack) {
   ASSERT_TRUE(SetProject(testing::kAdminToken, "o-1", "p-42", "", {"gpu-1x"}).ok());
   v1::ResolveClassResponse response;
   grpc::Status status = Resolve("gpu-2x", "", &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("not in the allow-list of org o-1"));
   status = Resolve("gpu-1x", "", &response);
-  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
   EXPECT_THAT(status.error_message(), HasSubstr("in the deny-list of project p-42"));
   status = Resolve("no-such-class", "", &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/error_reason.h"
 
 namespace wsched::catalog {
 namespace {
@@ -79,7 +80,7 @@ CatalogCheck ToCheck(core::Catalog catalog, const Diagnostics& diagnostics) {
 
 absl::Status CheckStatus(const CatalogCheck& check) {
   if (check.ok()) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrJoin(check.errors, "\n"));
+  return core::InvalidFieldLinesError(check.errors);
 }
 
 }  // namespace wsched::catalog

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 
 namespace wsched::core {
 namespace {
@@ -46,17 +47,22 @@ absl::StatusOr<ClassResolution> ResolveClass(const ClassRequest& request, const 
     const std::string& id = request.requested_class;
     const WorkspaceClass* cls = catalog.FindClass(id);
     if (cls == nullptr) {
-      return absl::NotFoundError(absl::StrCat("requested class ", id, " does not exist"));
+      return NotFoundError(ErrorReason::kClassNotFound, "class", id,
+                           absl::StrCat("requested class ", id, " does not exist"));
     }
     // A restart may keep a deprecated class it already ran with.
     bool restart_of_same = request.previous_class == id;
     if (cls->deprecated && !restart_of_same) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "requested class ", id, " is deprecated and cannot be chosen for new workspaces"));
+      return PreconditionError(ErrorReason::kClassDeprecated, "STATE", absl::StrCat("class/", id),
+                               absl::StrCat("requested class ", id,
+                                            " is deprecated and cannot be chosen for new workspaces"),
+                               {{"class", id}});
     }
     if (auto rule = ForbiddingRule(id, project, org)) {
-      return absl::PermissionDeniedError(
-          absl::StrCat("requested class ", id, " is forbidden: ", *rule));
+      // Policy, not the caller's identity: FAILED_PRECONDITION (AIP-193).
+      return PreconditionError(ErrorReason::kClassNotAllowed, "POLICY", absl::StrCat("class/", id),
+                               absl::StrCat("requested class ", id, " is forbidden: ", *rule),
+                               {{"class", id}, {"rule", *rule}});
     }
     return ClassResolution{id, ClassSource::kRequest,
                            absl::StrCat("class ", id, " from the request"), {}};
@@ -102,8 +108,10 @@ absl::StatusOr<ClassResolution> ResolveClass(const ClassRequest& request, const 
     return result;
   }
   std::string why = fallback == nullptr ? "the catalog has no default class" : result.skipped.back();
-  return absl::FailedPreconditionError(
-      absl::StrCat("no class applies to project ", request.project_id, ": ", why));
+  return PreconditionError(
+      ErrorReason::kNoClassApplies, "STATE", absl::StrCat("project/", request.project_id),
+      absl::StrCat("no class applies to project ", request.project_id, ": ", why),
+      {{"project", request.project_id}});
 }
 
 }  // namespace wsched::core

@@ -6,6 +6,7 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace wsched::core {
 namespace {
@@ -42,7 +43,7 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kNodeLost, "NODE_LOST", C::kFailedPrecondition},
     ReasonInfo{R::kNodeInOtherPool, "NODE_IN_OTHER_POOL", C::kFailedPrecondition},
     ReasonInfo{R::kStaleKernelReport, "STALE_KERNEL_REPORT", C::kFailedPrecondition},
-    ReasonInfo{R::kProjectInOtherOrg, "PROJECT_IN_OTHER_ORG", C::kFailedPrecondition},
+    ReasonInfo{R::kProjectInOtherOrg, "PROJECT_IN_OTHER_ORG", C::kPermissionDenied},
     ReasonInfo{R::kVersionMismatch, "VERSION_MISMATCH", C::kAborted},
     ReasonInfo{R::kConcurrentChange, "CONCURRENT_CHANGE", C::kAborted},
     ReasonInfo{R::kDatabaseUnavailable, "DATABASE_UNAVAILABLE", C::kUnavailable},
@@ -234,6 +235,19 @@ absl::Status InvalidFieldsError(std::string message, std::vector<FieldViolation>
   return ReasonError(std::move(message), std::move(d));
 }
 
+absl::Status InvalidFieldLinesError(const std::vector<std::string>& lines) {
+  std::vector<FieldViolation> violations;
+  for (const std::string& line : lines) {
+    size_t at = line.find(": ");
+    if (at == std::string::npos) {
+      violations.push_back({"", line});
+    } else {
+      violations.push_back({line.substr(0, at), line.substr(at + 2)});
+    }
+  }
+  return InvalidFieldsError(absl::StrJoin(lines, "\n"), std::move(violations));
+}
+
 absl::Status NotFoundError(ErrorReason reason, absl::string_view type, absl::string_view name,
                            std::string message) {
   if (message.empty()) message = absl::StrCat(type, " ", name, " does not exist");
@@ -294,6 +308,13 @@ absl::Status TooManyRequestsError(std::string message, absl::Duration retry_dela
   d.reason = ErrorReason::kTooManyRequests;
   d.metadata = std::move(metadata);
   d.retry_delay = retry_delay;
+  return ReasonError(std::move(message), std::move(d));
+}
+
+absl::Status DatabaseUnavailableError(std::string message) {
+  ErrorDetails d;
+  d.reason = ErrorReason::kDatabaseUnavailable;
+  d.retry_delay = kDatabaseRetryDelay;
   return ReasonError(std::move(message), std::move(d));
 }
 

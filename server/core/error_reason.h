@@ -151,6 +151,10 @@ absl::Status ReasonError(std::string message, ErrorDetails details);
 absl::Status InvalidFieldError(absl::string_view field, absl::string_view rule);
 // INVALID_ARGUMENT with `message` and every violation (several bad fields).
 absl::Status InvalidFieldsError(std::string message, std::vector<FieldViolation> violations);
+// INVALID_ARGUMENT from "<path>: <rule>" lines (core::ErrorList, catalog
+// checks): the message is the lines joined by "\n", each line one field
+// violation (a line without ": " is a violation of field "").
+absl::Status InvalidFieldLinesError(const std::vector<std::string>& lines);
 
 // NOT_FOUND "<type> <name> does not exist" with ResourceInfo; `reason` is
 // one of the *_NOT_FOUND reasons.
@@ -182,6 +186,11 @@ absl::Status OrgGpuQuotaExceededError(absl::string_view org, absl::string_view c
 // RESOURCE_EXHAUSTED, TOO_MANY_REQUESTS: back-pressure, with RetryInfo.
 absl::Status TooManyRequestsError(std::string message, absl::Duration retry_delay,
                                   std::map<std::string, std::string> metadata = {});
+
+// UNAVAILABLE, DATABASE_UNAVAILABLE: PostgreSQL cannot be reached; RetryInfo
+// advises kDatabaseRetryDelay.
+inline constexpr absl::Duration kDatabaseRetryDelay = absl::Seconds(1);
+absl::Status DatabaseUnavailableError(std::string message);
 
 }  // namespace wsched::core
 

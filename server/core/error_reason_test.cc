@@ -89,6 +89,15 @@ TEST(ErrorReasonTest, InvalidFieldNamesTheFieldAndTheRule) {
             (std::vector<FieldViolation>{{"page_size", "must be >= 0"}}));
 }
 
+TEST(ErrorReasonTest, ErrorLinesBecomeOneViolationEach) {
+  absl::Status status =
+      InvalidFieldLinesError({"classes[2].gpu.count: must be >= 0", "no path here"});
+  EXPECT_EQ(status.message(), "classes[2].gpu.count: must be >= 0\nno path here");
+  EXPECT_EQ(DetailsOf(status)->field_violations,
+            (std::vector<FieldViolation>{{"classes[2].gpu.count", "must be >= 0"},
+                                         {"", "no path here"}}));
+}
+
 TEST(ErrorReasonTest, VersionMismatchCarriesBothVersions) {
   absl::Status status = VersionMismatchError("class", "gpu-a", 7, 5);
   EXPECT_EQ(status.code(), absl::StatusCode::kAborted);

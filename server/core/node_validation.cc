@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/cdi_names.h"
+#include "server/core/error_reason.h"
 #include "server/core/validation.h"
 
 namespace wsched::core {
@@ -149,7 +150,7 @@ absl::Status ValidateNodeInfo(const NodeInfo& node, absl::string_view prefix) {
   }
   CheckCdi(errors, node, prefix);
   if (errors.empty()) return absl::OkStatus();
-  return absl::InvalidArgumentError(errors.Joined());
+  return InvalidFieldLinesError(errors.errors());
 }
 
 }  // namespace wsched::core

@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "server/core/error_reason.h"
 
 namespace wsched::core {
 namespace {
@@ -13,8 +14,8 @@ namespace {
 constexpr absl::string_view kTokenVersion = "p1";
 
 absl::Status BadToken(absl::string_view why) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "page_token: ", why, "; pass the next_page_token of the previous page unchanged"));
+  return InvalidFieldError(
+      "page_token", absl::StrCat(why, "; pass the next_page_token of the previous page unchanged"));
 }
 
 }  // namespace
@@ -22,8 +23,8 @@ absl::Status BadToken(absl::string_view why) {
 absl::StatusOr<PageRequest> ReadPageRequest(int32_t page_size, absl::string_view page_token,
                                             absl::string_view filter) {
   if (page_size < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("page_size: must be >= 0 (0 = ", kDefaultPageSize, "), got ", page_size));
+    return InvalidFieldError(
+        "page_size", absl::StrCat("must be >= 0 (0 = ", kDefaultPageSize, "), got ", page_size));
   }
   PageRequest request;
   request.size = page_size == 0 ? kDefaultPageSize : std::min(page_size, kMaxPageSize);

@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/error_reason.h"
 #include "server/grpc/method_coverage.h"
 #include "server/grpc/peer_identity.h"
 
@@ -133,8 +134,14 @@ absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& call
   }
   std::vector<std::string> names;
   for (Role role : *roles) names.push_back(RoleName(role));
-  return absl::PermissionDeniedError(absl::StrCat(principal->name, " may not call ", method,
-                                                  "; it needs role ", absl::StrJoin(names, " or ")));
+  core::ErrorDetails details;
+  details.reason = core::ErrorReason::kTokenLacksRole;
+  details.metadata = {{"principal", principal->name},
+                      {"method", method},
+                      {"required_roles", absl::StrJoin(names, ",")}};
+  return core::ReasonError(absl::StrCat(principal->name, " may not call ", method,
+                                        "; it needs role ", absl::StrJoin(names, " or ")),
+                           std::move(details));
 }
 
 absl::StatusOr<Principal> Authenticator::Authorize(const grpc::ServerContextBase& context,

@@ -1,16 +1,29 @@
 #include "server/grpc/concurrency_limiter.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 
 namespace wsched::grpc_api {
+namespace {
+
+// What RetryInfo advises: about the length of one ordinary call.
+constexpr absl::Duration kRetryDelay = absl::Milliseconds(200);
+
+}  // namespace
 
 absl::StatusOr<ConcurrencyLimiter::Slot> ConcurrencyLimiter::Acquire(const std::string& key) {
   absl::MutexLock lock(&mu_);
   int& count = in_flight_[key];
   if (limit_ > 0 && count >= limit_) {
-    return absl::ResourceExhaustedError(
+    // Back-pressure, not a quota: the caller retries after RetryInfo's
+    // delay, by which time a call of its own has usually finished.
+    return core::TooManyRequestsError(
         absl::StrCat(key, " already has ", count, " calls in flight, the most one caller may have ",
-                     "(--max_concurrent_calls_per_principal); retry with backoff"));
+                     "(--max_concurrent_calls_per_principal); retry with backoff"),
+        kRetryDelay,
+        {{"principal", key},
+         {"calls_in_flight", absl::StrCat(count)},
+         {"max_calls_in_flight", absl::StrCat(limit_)}});
   }
   ++count;
   return Slot(this, key);

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/repeated_field.h"
+#include "server/core/error_reason.h"
 #include "server/core/validation.h"
 
 namespace wsched::grpc_api {
@@ -18,10 +19,10 @@ inline constexpr int kMaxListEntries = 100;
 // An opaque id from the control plane (org, project, user, workspace):
 // 1..128 printable characters.
 inline absl::Status CheckId(const std::string& value, const char* field) {
-  if (value.empty()) return absl::InvalidArgumentError(absl::StrCat(field, ": is required"));
+  if (value.empty()) return core::InvalidFieldError(field, "is required");
   if (!core::IsBoundedText(value, kMaxIdBytes) || value.find(' ') != std::string::npos) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": must be 1..", kMaxIdBytes, " printable characters without spaces"));
+    return core::InvalidFieldError(
+        field, absl::StrCat("must be 1..", kMaxIdBytes, " printable characters without spaces"));
   }
   return absl::OkStatus();
 }
@@ -29,8 +30,8 @@ inline absl::Status CheckId(const std::string& value, const char* field) {
 // A class id reference: a DNS label.
 inline absl::Status CheckClassId(const std::string& value, const char* field) {
   if (!core::IsDnsLabel(value)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        field, ": \"", value.substr(0, 70), "\" is not a class id (a DNS label: a-z, 0-9, '-')"));
+    return core::InvalidFieldError(
+        field, absl::StrCat("\"", value.substr(0, 70), "\" is not a class id (a DNS label: a-z, 0-9, '-')"));
   }
   return absl::OkStatus();
 }
@@ -38,8 +39,7 @@ inline absl::Status CheckClassId(const std::string& value, const char* field) {
 inline absl::Status CheckClassIdList(const google::protobuf::RepeatedPtrField<std::string>& list,
                                      const char* field) {
   if (list.size() > kMaxListEntries) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(field, ": at most ", kMaxListEntries, " entries"));
+    return core::InvalidFieldError(field, absl::StrCat("at most ", kMaxListEntries, " entries"));
   }
   for (int i = 0; i < list.size(); ++i) {
     if (absl::Status s = CheckClassId(list[i], absl::StrCat(field, "[", i, "]").c_str()); !s.ok()) {

@@ -11,6 +11,7 @@
 #include "server/grpc/method_coverage.h"
 #include "server/catalog/validate.h"
 #include "server/convert/convert.h"
+#include "server/core/error_reason.h"
 #include "server/core/node_validation.h"
 #include "server/core/settings.h"
 #include "server/core/validation.h"
@@ -29,7 +30,7 @@ using google::protobuf::RepeatedPtrField;
   } while (false)
 
 absl::Status Invalid(const std::string& field, absl::string_view rule) {
-  return absl::InvalidArgumentError(absl::StrCat(field, ": ", rule));
+  return core::InvalidFieldError(field, rule);
 }
 
 absl::Status CheckText(const std::string& value, const std::string& field, size_t max) {

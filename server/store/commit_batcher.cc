@@ -2,11 +2,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/core/error_reason.h"
 #include "server/store/connection.h"
 #include "server/store/pg_status.h"
 #include "server/store/write_batch.h"
 
 namespace wsched::store {
+namespace {
+
+absl::Status ShuttingDown() {
+  return core::WithReason(absl::UnavailableError("shutting down"), core::ErrorReason::kShuttingDown);
+}
+
+}  // namespace
 
 CommitBatcher::CommitBatcher(Database* db, Options options, Observer observer)
     : db_(db), options_(options), observer_(std::move(observer)), writer_([this] { WriterLoop(); }) {}
@@ -25,7 +33,7 @@ WriteOutcome CommitBatcher::Run(WorkspaceWrite write) {
   pending->queued = absl::Now();
   {
     absl::MutexLock lock(&mu_);
-    if (stopping_) return {absl::UnavailableError("shutting down")};
+    if (stopping_) return {ShuttingDown()};
     queue_.push_back(pending);
   }
   pending->done.WaitForNotification();
@@ -45,7 +53,7 @@ std::vector<WriteOutcome> CommitBatcher::RunAll(std::vector<WorkspaceWrite> writ
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) {
-      for (WriteOutcome& outcome : outcomes) outcome = {absl::UnavailableError("shutting down")};
+      for (WriteOutcome& outcome : outcomes) outcome = {ShuttingDown()};
       return outcomes;
     }
     for (const auto& entry : pending) queue_.push_back(entry);

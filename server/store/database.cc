@@ -1,6 +1,7 @@
 #include "server/store/database.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 #include "server/store/connection.h"
 #include "server/store/pg_status.h"
 
@@ -15,7 +16,7 @@ absl::StatusOr<std::unique_ptr<Connection>> OpenConnection(const std::string& ur
     pqxx::nontransaction(*connection).exec0("SET jit = off");
     return connection;
   } catch (const pqxx::broken_connection& e) {
-    return absl::UnavailableError(
+    return core::DatabaseUnavailableError(
         absl::StrCat("cannot connect to PostgreSQL (--database_url): ", e.what()));
   } catch (const pqxx::sql_error& e) {
     return absl::FailedPreconditionError(
@@ -65,7 +66,7 @@ absl::Status WithConnection(Database& db, absl::string_view what,
                             const std::function<absl::Status(pqxx::connection&)>& body) {
   auto connection = db.pool().Borrow();
   if (connection == nullptr) {
-    return absl::UnavailableError(absl::StrCat(what, ": database unreachable"));
+    return core::DatabaseUnavailableError(absl::StrCat(what, ": database unreachable"));
   }
   absl::Status status;
   try {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 
 namespace wsched::store {
 
@@ -11,7 +12,8 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
   try {
     throw;
   } catch (const pqxx::broken_connection& e) {
-    return absl::UnavailableError(absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
+    return core::DatabaseUnavailableError(
+        absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
   } catch (const pqxx::unique_violation& e) {
     return absl::AbortedError(absl::StrCat(what_we_did, ": conflicting concurrent change: ", e.what()));
   } catch (const pqxx::check_violation& e) {
@@ -21,14 +23,16 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
   } catch (const pqxx::serialization_failure& e) {
     return absl::AbortedError(absl::StrCat(what_we_did, ": serialization failure: ", e.what()));
   } catch (const pqxx::in_doubt_error& e) {
-    return absl::UnavailableError(absl::StrCat(what_we_did, ": commit outcome unknown: ", e.what()));
+    return core::DatabaseUnavailableError(
+        absl::StrCat(what_we_did, ": commit outcome unknown: ", e.what()));
   } catch (const pqxx::sql_error& e) {
     // A server shutting down or a connection failing, reported as the
     // answer to a statement (as in a pipeline) rather than as a broken
     // connection: SQLSTATE classes 57P (operator intervention) and 08.
     const std::string& state = e.sqlstate();
     if (absl::StartsWith(state, "57P") || absl::StartsWith(state, "08")) {
-      return absl::UnavailableError(absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
+      return core::DatabaseUnavailableError(
+        absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
     }
     return absl::InternalError(absl::StrCat(what_we_did, ": SQL error: ", e.what()));
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 #include "server/store/statement_pipeline.h"
 
 namespace wsched::store {
@@ -232,7 +233,9 @@ class Batch {
     auto record = current_.records.find(w.id);
     const WorkspaceRow* cur = record == current_.records.end() ? nullptr : &record->second;
     if (write.kind == Kind::kStop) {
-      if (cur == nullptr) return absl::NotFoundError(absl::StrCat("workspace ", w.id, " does not exist"));
+      if (cur == nullptr) {
+        return core::NotFoundError(core::ErrorReason::kWorkspaceNotFound, "workspace", w.id);
+      }
       if (cur->workspace.state != core::WorkspaceState::kStopped) {
         stops_.push_back(i);
       } else {
@@ -293,9 +296,7 @@ class Batch {
     if (gpus > 0 && quota != current_.quotas.end()) {
       int64_t& held = current_.org_gpus[w.org_id];
       if (held + gpus > quota->second) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "org ", w.org_id, " holds ", held, " GPUs of its quota of ", quota->second,
-            "; class ", w.class_id, " needs ", gpus, " more"));
+        return core::OrgGpuQuotaExceededError(w.org_id, w.class_id, held, quota->second, gpus);
       }
       held += gpus;
     }
