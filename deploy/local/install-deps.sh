@@ -22,6 +22,8 @@ PACKAGES=(
   golang-github-container-orchestrated-devices-container-device-interface-dev python3-jsonschema
   # Helm (the chart test): unzip opens the npm package's layer.zip (below).
   unzip
+  # systemd-analyze (the systemd_units test); installing it starts nothing.
+  systemd
 )
 
 missing=()

@@ -55,3 +55,9 @@ add_test(NAME getting_started COMMAND ${CMAKE_COMMAND} -E env
   $<TARGET_FILE:wsched-server> $<TARGET_FILE:wsched-agent> $<TARGET_FILE:wschedctl>
   ${PROJECT_SOURCE_DIR})
 set_tests_properties(getting_started PROPERTIES LABELS "deploy;integration" TIMEOUT 180)
+
+# The systemd units as systemd reads them (systemd-analyze verify, the
+# hardening's exposure score held) and no secret on their command lines.
+add_test(NAME systemd_units COMMAND bash ${WSCHED_DEPLOY_TESTS}/systemd_units_test.sh
+  ${PROJECT_SOURCE_DIR} $<TARGET_FILE:wsched-server> $<TARGET_FILE:wsched-agent>)
+set_tests_properties(systemd_units PROPERTIES LABELS deploy TIMEOUT 60)
