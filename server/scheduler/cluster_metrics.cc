@@ -59,7 +59,11 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   std::map<std::pair<std::string, std::string>, int> node_counts;
   std::map<std::tuple<std::string, std::string, std::string>, int> gpu_counts;
   std::map<std::pair<std::string, std::string>, int> driver_counts;
-  scheduler_->WithSnapshot([&](const placement::Snapshot& snapshot, const core::Catalog& catalog) {
+  // One immutable view for the whole scrape: no lock held while walking it.
+  const std::shared_ptr<const ClusterView> view = scheduler_->View();
+  {
+    const placement::Snapshot& snapshot = view->snapshot;
+    const core::Catalog& catalog = *view->catalog;
     for (const auto& pool : catalog.pools) {
       for (auto state : {core::NodeState::kProvisioning, core::NodeState::kReady,
                          core::NodeState::kCordoned, core::NodeState::kDraining,
@@ -73,8 +77,8 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
       }
     }
     // Every configured pool shows up, even at zero nodes (scale-to-zero).
-    // Under the scheduler's lock, which placements wait for: per node only
-    // integer counts, the string keys touched once per node, not per GPU.
+    // Per node only integer counts: the string keys are touched once per
+    // node, not per GPU.
     snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
       const std::string& pool = node.info.pool;
       node_counts[{pool, core::NodeStateName(node.state)}]++;
@@ -101,7 +105,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
         if (unhealthy > 0) gpu_counts[{pool, model, "unhealthy"}] += unhealthy;
       }
     });
-  });
+  }
   for (const auto& [key, count] : node_counts) Add(nodes, {{"pool", key.first}, {"state", key.second}}, count);
   for (const auto& [key, count] : gpu_counts) {
     Add(gpus, {{"pool", std::get<0>(key)}, {"model", std::get<1>(key)}, {"status", std::get<2>(key)}},
@@ -113,7 +117,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
 
   absl::Time now = absl::Now();
   std::map<std::pair<std::string, std::string>, std::pair<int, absl::Duration>> pending_by;
-  for (const auto& demand : scheduler_->Pending()) {
+  for (const auto& demand : view->pending) {
     std::string pool = demand.pools.empty() ? "" : demand.pools.front();
     auto& [count, age] = pending_by[{demand.class_id, pool}];
     count++;
@@ -148,7 +152,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
                         "Workspaces the replica keeps in memory: live ones, and recently ended "
                         "ones whose version the change feed may still bring.",
                         MetricType::Gauge);
-  const Scheduler::TrackedWorkspaces counts = scheduler_->Tracked();
+  const TrackedWorkspaces& counts = view->tracked;
   Add(tracked, {{"kind", "live"}}, static_cast<double>(counts.live));
   Add(tracked, {{"kind", "recently_ended"}}, static_cast<double>(counts.recently_ended));
   return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds, tracked};

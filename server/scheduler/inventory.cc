@@ -100,11 +100,13 @@ const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
 
 }  // namespace
 
-NodeView Scheduler::ViewOf(const store::StoredNode& node) const {
+NodeView Scheduler::ViewOf(const store::StoredNode& node) const { return ViewOf(node, *View()); }
+
+NodeView Scheduler::ViewOf(const store::StoredNode& node, const ClusterView& cluster) {
   NodeView view;
   view.node = node;
   placement::NodeIommu iommu = placement::AnalyzeIommu(node.info);
-  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node.info.name);
+  const placement::SnapshotNode* mirrored = cluster.snapshot.FindNode(node.info.name);
   for (size_t i = 0; i < node.info.gpus.size(); ++i) {
     NodeView::GpuView gpu;
     if (i < iommu.gpus.size()) {
@@ -178,8 +180,7 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
   log::Info("node registered", {{"node", info.name}, {"pool", info.pool},
                                 {"gpus", absl::StrCat(info.gpus.size())},
                                 {"driver", core::DriverStateName(stored.driver_state)}});
-  absl::MutexLock lock(&mu_);
-  drain_requested_ = true;  // New capacity: place pending work.
+  KickDrain();  // New capacity: place pending work.
   return ViewOf(stored);
 }
 
@@ -274,20 +275,18 @@ absl::flat_hash_map<std::string, std::string> Scheduler::HolderClassesLocked(
 }
 
 std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
-  const auto latest = usage_.Latest();  // Its lock, then ours: never both.
-  absl::MutexLock lock(&mu_);
+  const auto latest = usage_.Latest();
+  const std::shared_ptr<const ClusterView> cluster = View();
   std::vector<GpuUsageSample> samples;
   for (const auto& [node_name, usage] : latest) {
-    const placement::SnapshotNode* node = snapshot_.FindNode(node_name);
+    const placement::SnapshotNode* node = cluster->snapshot.FindNode(node_name);
     if (node == nullptr) continue;
     for (const auto& sample : usage) {
       for (size_t i = 0; i < node->info.gpus.size(); ++i) {
         const core::Gpu& gpu = node->info.gpus[i];
         if (gpu.uuid != sample.uuid) continue;
         GpuUsageSample out{node_name, node->info.pool, gpu.uuid, gpu.pci_address, gpu.model,
-                           node->gpus[i].holder, ""};
-        auto cls = class_of_workspace_.find(out.workspace);
-        if (cls != class_of_workspace_.end()) out.class_id = cls->second;
+                           node->gpus[i].holder, cluster->ClassOf(node->gpus[i].holder)};
         out.index = gpu.index;
         out.utilization_percent = sample.utilization_percent;
         out.memory_used_bytes = sample.memory_used_bytes;
@@ -319,8 +318,7 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
   });
   if (!status.ok()) return status;
   if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
-  absl::MutexLock lock(&mu_);
-  if (state == core::NodeState::kReady) drain_requested_ = true;
+  if (state == core::NodeState::kReady) KickDrain();
   NodeView view = ViewOf(stored);
   view.workspace_count = workspaces;
   return view;
@@ -354,7 +352,6 @@ absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
   });
   if (!status.ok()) return status;
   if (!stored) return UnknownNode(name);
-  absl::MutexLock lock(&mu_);
   NodeView view = ViewOf(*stored);
   view.workspace_count = workspaces;
   return view;
@@ -397,9 +394,9 @@ absl::StatusOr<std::vector<NodeView>> Scheduler::AllNodes() {
 std::vector<NodeView> Scheduler::ViewsOf(const std::vector<store::StoredNode>& nodes,
                                          const std::map<std::string, int>& workspaces) {
   std::vector<NodeView> views;
-  absl::MutexLock lock(&mu_);
+  const std::shared_ptr<const ClusterView> cluster = View();
   for (const auto& node : nodes) {
-    NodeView view = ViewOf(node);
+    NodeView view = ViewOf(node, *cluster);
     // From the store, not GPU holders: CPU workspaces count too.
     auto count = workspaces.find(node.info.name);
     view.workspace_count = count == workspaces.end() ? 0 : count->second;
@@ -412,7 +409,7 @@ absl::StatusOr<std::vector<PoolView>> Scheduler::ListPools() {
   auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
   std::vector<PoolView> pools;
-  for (const auto& pool : catalog().pools) {
+  for (const auto& pool : CurrentCatalog()->pools) {
     PoolView view;
     view.pool = pool;
     for (const auto& node : *nodes) {
@@ -514,8 +511,7 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
                                         {"success", success ? "true" : "false"},
                                         {"detail", detail},
                                         {"driver", core::DriverStateName(stored.driver_state)}});
-  absl::MutexLock lock(&mu_);
-  drain_requested_ = true;
+  KickDrain();
   return ViewOf(stored);
 }
 
@@ -557,8 +553,7 @@ absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
   if (!status.ok()) return status;
   if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   if (was_out) log::Info("GPU back in service: cleared by an admin", {{"node", name}, {"gpu", uuid}});
-  absl::MutexLock lock(&mu_);
-  if (was_out) drain_requested_ = true;  // Capacity came back.
+  if (was_out) KickDrain();  // Capacity came back.
   return ViewOf(stored);
 }
 

@@ -568,6 +568,7 @@ absl::StatusOr<std::optional<Scheduler::QueuePlacement>> Scheduler::PrepareQueue
       placement::PendingEntry updated = *entry;
       updated.pools = not_now->pools;
       pending_.Upsert(std::move(updated));
+      StateChangedLocked();
       return std::nullopt;
     }
     auto* placed = std::get_if<placement::Placed>(&decision);

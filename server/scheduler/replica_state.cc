@@ -124,6 +124,7 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
       if (!stored.contains(name)) gone.push_back(name);
     }
   }
+  StateChangedLocked();
   snapshot_ = placement::Snapshot();
   pending_ = placement::PendingQueue();
   nodes_.clear();
@@ -162,6 +163,7 @@ int64_t Scheduler::KnownVersionLocked(const std::string& id) const {
 bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   const core::Workspace& w = row.workspace;
   if (row.version <= KnownVersionLocked(w.id)) return false;
+  StateChangedLocked();
   tentative_.erase(w.id);
   snapshot_.Release(w.id);
   pending_.Remove(w.id);
@@ -170,9 +172,11 @@ bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
     versions_.erase(w.id);
     class_of_workspace_.erase(w.id);
     ended_.Add(w.id, row.version, clock_());
+    watches_.Publish(w.id, row.version);
     return true;
   }
   versions_[w.id] = row.version;
+  watches_.Publish(w.id, row.version);
   ended_.Forget(w.id);
   class_of_workspace_[w.id] = w.class_id;
   if (w.state == core::WorkspaceState::kPending) {
@@ -203,6 +207,7 @@ bool Scheduler::EvictTentativeHoldersLocked(const std::string& node,
   }
   // The database's word beats an uncommitted decision, which its commit
   // will refuse anyway (the GPU's primary key).
+  if (!evict.empty()) StateChangedLocked();
   for (const auto& holder : evict) {
     tentative_.erase(holder);
     snapshot_.Release(holder);
@@ -214,6 +219,7 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
   int64_t& known = node_versions_[node.info.name];
   if (node.version <= known) return false;
   known = node.version;
+  StateChangedLocked();
   auto before = nodes_.find(node.info.name);
   if (before == nodes_.end()) {
     node_state_since_[node.info.name] = node.registered_at;
@@ -230,6 +236,7 @@ bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
   int64_t& known = node_versions_[name];
   if (version <= known) return false;
   known = version;
+  StateChangedLocked();
   nodes_.erase(name);
   node_state_since_.erase(name);
   snapshot_.RemoveNode(name);
@@ -238,6 +245,7 @@ bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
 
 void Scheduler::ApplyCatalogLocked(core::Catalog catalog, int64_t generation) {
   if (generation <= catalog_generation_) return;
+  StateChangedLocked();
   catalog_ = std::make_shared<const core::Catalog>(std::move(catalog));
   catalog_generation_ = generation;
   // Pools that would hold pending work may have changed with the catalog.
@@ -270,12 +278,18 @@ absl::Status Scheduler::HoldTentatively(absl::string_view workspace, absl::strin
                                         std::vector<int> gpu_indices,
                                         const placement::Resources& resources) {
   absl::Status held = snapshot_.Hold(workspace, node, std::move(gpu_indices), resources);
-  if (held.ok()) tentative_.insert(std::string(workspace));
+  if (held.ok()) {
+    tentative_.insert(std::string(workspace));
+    StateChangedLocked();
+  }
   return held;
 }
 
 void Scheduler::ReleaseTentative(const std::string& workspace) {
-  if (tentative_.erase(workspace) > 0) snapshot_.Release(workspace);
+  if (tentative_.erase(workspace) > 0) {
+    snapshot_.Release(workspace);
+    StateChangedLocked();
+  }
 }
 
 void Scheduler::MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released) {

@@ -226,12 +226,12 @@ void ScalingController::FollowTick() {
 }
 
 std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now) {
-  core::Catalog catalog;
   std::map<std::string, std::vector<scaling::PoolNode>> nodes;
-  // Under the scheduler's lock, which placements wait for: per node only
-  // copies and counts, no allocation beyond the name.
-  scheduler_->WithSnapshot([&](const placement::Snapshot& snapshot, const core::Catalog& current) {
-    catalog = current;
+  // One immutable view (no placement lock held while walking it).
+  const std::shared_ptr<const ClusterView> view = scheduler_->View();
+  const core::Catalog& catalog = *view->catalog;
+  {
+    const placement::Snapshot& snapshot = view->snapshot;
     const std::string* pool_name = nullptr;
     std::vector<scaling::PoolNode>* pool_nodes = nullptr;
     snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
@@ -242,7 +242,7 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
       }
       pool_nodes->push_back(ObservedNode(node));
     });
-  });
+  }
   // Pending work counts as demand on its preferred pool that can grow now:
   // below max_size and not backing off (scaling/demand_pool.h).
   auto can_grow = [&](const std::string& pool_id) {
@@ -253,7 +253,7 @@ std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now)
            !tracked->second.scaler->BackoffUntil(now).has_value();
   };
   std::map<std::string, std::map<std::string, int64_t>> pending;
-  for (const auto& demand : scheduler_->Pending()) {
+  for (const auto& demand : view->pending) {
     std::string pool = scaling::DemandPool(demand.pools, can_grow);
     if (!pool.empty()) pending[pool][demand.class_id]++;
   }

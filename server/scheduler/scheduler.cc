@@ -84,6 +84,7 @@ void Scheduler::Stop() {
     if (stopping_) return;
     stopping_ = true;
   }
+  watches_.Stop();
   if (loop_.joinable()) loop_.join();
   listener_.reset();
   follower_->StopFollowing();
@@ -105,10 +106,7 @@ absl::Status Scheduler::ReloadCatalog() {
   return caught_up;
 }
 
-core::Catalog Scheduler::catalog() const {
-  absl::MutexLock lock(&mu_);
-  return *catalog_;
-}
+core::Catalog Scheduler::catalog() const { return *CurrentCatalog(); }
 
 void Scheduler::KickDrain() {
   absl::MutexLock lock(&mu_);
@@ -136,7 +134,9 @@ void Scheduler::Loop() {
       if (stopping_) return;
       drain = drain_requested_;
       drain_requested_ = false;
+      const size_t ended_before = ended_.size();
       ended_.Expire(clock_());  // Also when nothing ends for a while.
+      if (ended_.size() != ended_before) StateChangedLocked();
     }
     absl::Time now = absl::Now();
     if (now >= next_lost_check) {
@@ -163,39 +163,41 @@ void Scheduler::Loop() {
 
 int64_t Scheduler::WaitForChange(const std::string& workspace_id, int64_t after,
                                  absl::Time deadline) {
-  absl::MutexLock lock(&mu_);
-  auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return stopping_ || KnownVersionLocked(workspace_id) > after;
-  };
-  mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
-  return KnownVersionLocked(workspace_id);
+  return watches_.Wait(workspace_id, after, deadline, [&] {
+    absl::MutexLock lock(&mu_);
+    return KnownVersionLocked(workspace_id);
+  });
 }
 
-Scheduler::TrackedWorkspaces Scheduler::Tracked() const {
-  absl::MutexLock lock(&mu_);
-  TrackedWorkspaces tracked;
+std::shared_ptr<const ClusterView> Scheduler::View() const {
+  return views_.Get(state_generation_.load(), [this] {
+    absl::MutexLock lock(&mu_);
+    return CopyViewLocked();
+  });
+}
+
+std::shared_ptr<const ClusterView> Scheduler::CopyViewLocked() const {
+  auto view = std::make_shared<ClusterView>();
+  view->generation = state_generation_.load();
+  view->snapshot = snapshot_;
+  view->catalog = catalog_;
+  for (const auto* entry : pending_.Ordered()) {
+    view->pending.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
+  }
+  view->class_of_workspace = class_of_workspace_;
+  TrackedWorkspaces& tracked = view->tracked;
   tracked.live = versions_.size();
   tracked.recently_ended = ended_.size();
   tracked.classes = class_of_workspace_.size();
   tracked.pending = pending_.size();
   tracked.holds = snapshot_.hold_count();
   tracked.tentative = tentative_.size();
-  return tracked;
+  return view;
 }
 
-std::vector<Scheduler::PendingDemand> Scheduler::Pending() const {
+std::shared_ptr<const core::Catalog> Scheduler::CurrentCatalog() const {
   absl::MutexLock lock(&mu_);
-  std::vector<PendingDemand> out;
-  for (const auto* entry : pending_.Ordered()) {
-    out.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
-  }
-  return out;
-}
-
-void Scheduler::WithSnapshot(
-    const std::function<void(const placement::Snapshot&, const core::Catalog&)>& fn) const {
-  absl::MutexLock lock(&mu_);
-  fn(snapshot_, *catalog_);
+  return catalog_;
 }
 
 std::map<std::string, std::pair<double, double>> Scheduler::GpuSecondsByClass() const {

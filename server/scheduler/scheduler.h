@@ -34,6 +34,7 @@
 #include "server/core/paging.h"
 #include "server/core/workspace.h"
 #include "server/metrics/metrics.h"
+#include "server/scheduler/cluster_view.h"
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/liveness_recorder.h"
 #include "server/scheduler/recently_ended.h"
@@ -41,6 +42,7 @@
 #include "server/scheduler/stores.h"
 #include "server/scheduler/timing_stats.h"
 #include "server/scheduler/usage_accounting.h"
+#include "server/scheduler/watch_hub.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/pending_reason.h"
@@ -224,28 +226,16 @@ class Scheduler {
   int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Time deadline);
   bool stopping() const;
 
-  // ---- read-only views for metrics and scaling ----
-  struct PendingDemand {
-    std::string workspace, class_id, org;
-    std::vector<std::string> pools;
-    absl::Time since;
-  };
-  std::vector<PendingDemand> Pending() const;
-  // How many workspaces each per-workspace structure tracks: all but
-  // recently_ended are bounded by the live (pending, placed, lost and still
-  // holding) workspaces plus decisions in flight.
-  struct TrackedWorkspaces {
-    size_t live = 0;            // Versions of live workspaces (also what watches wait on).
-    size_t recently_ended = 0;  // Versions kept for the feed's late entries.
-    size_t classes = 0;         // Class of each live workspace (GPU usage by class).
-    size_t pending = 0;         // The pending queue.
-    size_t holds = 0;           // Snapshot holds, tentative ones included.
-    size_t tentative = 0;       // Holds of decisions not committed yet.
-  };
-  TrackedWorkspaces Tracked() const;
-  // Calls fn(snapshot) under the lock; fn must not block.
-  void WithSnapshot(const std::function<void(const placement::Snapshot&,
-                                             const core::Catalog&)>& fn) const;
+  // ---- read-only views for metrics, scaling and listings ----
+  // The newest immutable view of this replica's state (cluster_view.h):
+  // walk it as long as needed, no lock held.
+  std::shared_ptr<const ClusterView> View() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The catalog decisions use now (replaced whole, never changed in place).
+  std::shared_ptr<const core::Catalog> CurrentCatalog() const ABSL_LOCKS_EXCLUDED(mu_);
+  using PendingDemand = scheduler::PendingDemand;
+  std::vector<PendingDemand> Pending() const { return View()->pending; }
+  using TrackedWorkspaces = scheduler::TrackedWorkspaces;
+  TrackedWorkspaces Tracked() const { return View()->tracked; }
   struct GpuUsageSample {
     std::string node, pool, uuid, pci_address, model, workspace, class_id;
     int index = 0;
@@ -269,6 +259,10 @@ class Scheduler {
   // scheduler.cc
   void Loop();
   void KickDrain();
+  // Every change of what a ClusterView copies calls this, so the next
+  // View() copies again.
+  void StateChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { state_generation_++; }
+  std::shared_ptr<const ClusterView> CopyViewLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // replica_state.cc: the replica's state as the feed describes it.
   absl::Status ApplyRecords(const std::vector<store::ChangeRecord>& records);
@@ -307,7 +301,9 @@ class Scheduler {
   void MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released);
 
   // inventory.cc
-  NodeView ViewOf(const store::StoredNode& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The node as listed: holders from the newest ClusterView.
+  NodeView ViewOf(const store::StoredNode& node) const ABSL_LOCKS_EXCLUDED(mu_);
+  static NodeView ViewOf(const store::StoredNode& node, const ClusterView& cluster);
   // placing.cc: why a pending workspace of `cls` waits, on this replica's
   // snapshot and the scaler's view of each pool.
   struct PendingLimits {
@@ -377,6 +373,9 @@ class Scheduler {
   const Clock clock_;
 
   mutable absl::Mutex mu_;
+  // Bumped under mu_ by StateChangedLocked; read without it by View().
+  std::atomic<uint64_t> state_generation_{1};
+  mutable ClusterViewCache views_;
   placement::Snapshot snapshot_ ABSL_GUARDED_BY(mu_);
   // Replaced, never changed in place: a decision keeps the one it began with.
   std::shared_ptr<const core::Catalog> catalog_ ABSL_GUARDED_BY(mu_) =
@@ -411,6 +410,9 @@ class Scheduler {
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex drain_mu_;  // One drain at a time.
 
+  // Watchers of workspaces, woken per id by ApplyWorkspaceLocked (its own
+  // lock, taken under ours, never the reverse).
+  WatchHub watches_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;
   LivenessRecorder liveness_;

@@ -1,0 +1,25 @@
+#include "server/scheduler/cluster_view.h"
+
+namespace wsched::scheduler {
+
+const std::string& ClusterView::ClassOf(const std::string& workspace) const {
+  static const std::string* const kUnknown = new std::string();
+  auto it = class_of_workspace.find(workspace);
+  return it == class_of_workspace.end() ? *kUnknown : it->second;
+}
+
+std::shared_ptr<const ClusterView> ClusterViewCache::Get(uint64_t generation, Build build) {
+  absl::MutexLock lock(&mu_);
+  if (current_ == nullptr || current_->generation != generation) {
+    current_ = build();
+    copies_++;
+  }
+  return current_;
+}
+
+int64_t ClusterViewCache::copies() const {
+  absl::MutexLock lock(&mu_);
+  return copies_;
+}
+
+}  // namespace wsched::scheduler
