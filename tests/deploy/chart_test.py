@@ -248,9 +248,13 @@ def validate(docs, values, namespace, label, apis=()):
             check(handlers == {"tcpSocket"} and p["tcpSocket"].get("port") == ports.get("grpc"),
                   f"{where}: with server TLS, {probe} must be a tcpSocket probe on the gRPC port: {p}")
         else:
+            # Readiness follows the database ("" goes NOT_SERVING without
+            # it); liveness must not, or an outage restarts every replica.
+            service = "liveness" if probe == "livenessProbe" else ""
             check(handlers == {"grpc"} and p["grpc"].get("port") == ports.get("grpc")
-                  and p["grpc"].get("service", "") == "",
-                  f"{where}: {probe} must be a grpc probe on port {ports.get('grpc')}: {p}")
+                  and p["grpc"].get("service", "") == service,
+                  f"{where}: {probe} must be a grpc probe on port {ports.get('grpc')}"
+                  f" for service {service!r}: {p}")
     flags = arg_flags(c["args"])
     known = flags_of("server/main.cc")
     check(set(flags) <= known, f"{where}: unknown server flags {sorted(set(flags) - known)}")
