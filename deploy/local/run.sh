@@ -3,7 +3,9 @@
 # wsched-server on 127.0.0.1, show it working. Ctrl-C stops everything.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-"$root/deploy/local/build.sh"
+# Only what runs here: the server, wschedctl (this script and demo.sh) and the
+# agent (demo-actuator.sh starts one per node). test.sh builds everything.
+"$root/deploy/local/build.sh" wsched-server wschedctl wsched-agent
 
 state="$root/.local"
 mkdir -p "$state"
