@@ -4,7 +4,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "server/catalog/load.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
@@ -58,7 +60,22 @@ const char* KindName(v1::CatalogChange::Kind kind) {
   }
 }
 
-int Apply(const Client& client, const std::string& path, bool dry_run) {
+// --pool-versions=POOL=V,...: the pools' versions the caller read.
+bool ParsePoolVersions(const std::vector<std::string>& items, v1::ApplyCatalogRequest* request) {
+  for (const std::string& item : items) {
+    std::pair<std::string, std::string> parts = absl::StrSplit(item, absl::MaxSplits('=', 1));
+    int64_t version = 0;
+    if (parts.first.empty() || !absl::SimpleAtoi(parts.second, &version) || version < 1) {
+      std::cerr << "--pool-versions: \"" << item << "\" is not POOL=VERSION (VERSION >= 1)\n";
+      return false;
+    }
+    (*request->mutable_expected_pool_versions())[parts.first] = version;
+  }
+  return true;
+}
+
+int Apply(const Client& client, const std::string& path, bool dry_run,
+          const std::vector<std::string>& pool_versions) {
   std::string text;
   if (!ReadCatalogText(path, &text)) {
     std::cerr << "cannot read " << path << " (apply takes one YAML file)\n";
@@ -68,9 +85,16 @@ int Apply(const Client& client, const std::string& path, bool dry_run) {
   v1::ApplyCatalogRequest request;
   request.set_yaml(text);
   request.set_dry_run(dry_run);
+  if (!ParsePoolVersions(pool_versions, &request)) return 2;
   v1::ApplyCatalogResponse response;
   auto context = client.Context();
   grpc::Status status = stub->ApplyCatalog(context.get(), request, &response);
+  if (status.error_code() == grpc::StatusCode::ABORTED) {
+    std::cerr << "catalog not applied; nothing changed: " << status.error_message() << "\n"
+              << "hint: a pool changed since you read it: read `wschedctl get pools -o json`, "
+                 "merge, and apply again with the new versions\n";
+    return 1;
+  }
   if (!status.ok()) {
     std::cerr << "catalog rejected; nothing changed:\n" << status.error_message() << "\n";
     return 1;
@@ -100,7 +124,8 @@ int Show(const Client& client) {
 
 }  // namespace
 
-int CatalogCommand(const Client& client, const std::vector<std::string>& args, bool dry_run) {
+int CatalogCommand(const Client& client, const std::vector<std::string>& args,
+                   const Options& options) {
   const std::string sub = args.empty() ? "" : args[0];
   if (sub == "show") return Show(client);
   if (args.size() != 2) {
@@ -108,8 +133,8 @@ int CatalogCommand(const Client& client, const std::vector<std::string>& args, b
     return 2;
   }
   if (sub == "validate") return Validate(args[1]);
-  if (sub == "diff") return Apply(client, args[1], /*dry_run=*/true);
-  if (sub == "apply") return Apply(client, args[1], dry_run);
+  if (sub == "diff") return Apply(client, args[1], /*dry_run=*/true, options.pool_versions);
+  if (sub == "apply") return Apply(client, args[1], options.dry_run, options.pool_versions);
   std::cerr << "unknown catalog command \"" << sub << "\"\n";
   return 2;
 }

@@ -11,7 +11,9 @@
 namespace wsched::cli {
 
 // validate works offline (no server): it prints every error with its path.
-int CatalogCommand(const Client& client, const std::vector<std::string>& args, bool dry_run);
+// apply sends options.dry_run and options.pool_versions.
+int CatalogCommand(const Client& client, const std::vector<std::string>& args,
+                   const Options& options);
 int ClassesCommand(const Client& client, const std::vector<std::string>& args,
                    const Options& options);
 // get classes (id empty) or get class ID: the table row(s).

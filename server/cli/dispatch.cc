@@ -71,7 +71,7 @@ const std::map<std::string_view, Handler>& Handlers() {
       {"health", [](const Invocation& in) { return Health(in.client); }},
       {"rpcs", [](const Invocation& in) { return ListRpcs(in.client); }},
       {"catalog",
-       [](const Invocation& in) { return CatalogCommand(in.client, in.args, in.options.dry_run); }},
+       [](const Invocation& in) { return CatalogCommand(in.client, in.args, in.options); }},
       {"classes", Call<ClassesCommand>},
       {"pools", Call<PoolsCommand>},
       {"nodes", Call<NodesCommand>},

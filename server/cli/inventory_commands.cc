@@ -5,6 +5,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
 #include "server/cli/paging.h"
@@ -93,6 +94,7 @@ void PrintNodeDetail(const v1::Node& node) {
             << "allocatable:    " << ResourcesText(info.allocatable()) << "\n"
             << "held:           " << ResourcesText(node.held()) << "\n"
             << "workspaces:     " << node.workspace_count() << "\n"
+            << "version:        " << node.version() << "\n"
             << "gpus held:      " << GpusHeld(node) << "/" << info.gpus_size() << "\n"
             << "registered:     " << TimeText(node.registered_at()) << "\n"
             << "last heartbeat: " << TimeText(node.last_heartbeat()) << " ("
@@ -146,6 +148,14 @@ int NodeAction(const Client& client, const std::string& action, const std::strin
   auto stub = v1::InventoryService::NewStub(client.channel);
   v1::NodeNameRequest request;
   request.set_node_name(name);
+  const bool guarded = action == "cordon" || action == "drain" || action == "uncordon";
+  if (options.expected_version && !guarded) {
+    std::cerr << "node " << action << ": --expected-version is for cordon, drain and uncordon\n";
+    return 2;
+  }
+  // A state change checks the version only when the caller names the one it
+  // decided on: re-reading it here would guard nothing.
+  if (guarded) request.set_expected_version(options.expected_version.value_or(0));
   auto context = client.Context();
   if (action == "remove") {
     v1::Empty response;
@@ -166,13 +176,21 @@ int NodeAction(const Client& client, const std::string& action, const std::strin
   } else {
     status = stub->UncordonNode(context.get(), request, &node);
   }
-  if (!status.ok()) return Fail("node " + action + " " + name, status);
+  if (!status.ok()) {
+    int rc = Fail("node " + action + " " + name, status);
+    if (status.error_code() == grpc::StatusCode::ABORTED) {
+      std::cerr << "hint: the node changed since you read it; nothing was changed. Look again "
+                   "(wschedctl node get "
+                << name << ") and retry with its new version, or without --expected-version\n";
+    }
+    return rc;
+  }
   if (options.structured()) return PrintStructured(node, options);
   if (action == "get") {
     PrintNodeDetail(node);
   } else {
     std::cout << "node " << name << ": " << NodeStateText(node.state()) << " ("
-              << node.workspace_count() << " workspaces)\n";
+              << node.workspace_count() << " workspaces, version " << node.version() << ")\n";
   }
   return 0;
 }
@@ -256,13 +274,16 @@ int NodeCommand(const Client& client, const std::vector<std::string>& args,
 namespace {
 
 // "4m (median of 5)", or "5m (default)" before any start was measured.
+std::string DurationText(const google::protobuf::Duration& d) {
+  return absl::FormatDuration(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()));
+}
+
 std::string NodeStartText(const v1::PoolTimings& timings) {
-  if (timings.has_node_start_median_seconds()) {
-    return absl::StrCat(absl::FormatDuration(absl::Seconds(timings.node_start_median_seconds())),
-                        " (median of ", timings.node_start_samples(), ")");
+  if (timings.has_node_start_median()) {
+    return absl::StrCat(DurationText(timings.node_start_median()), " (median of ",
+                        timings.node_start_samples(), ")");
   }
-  return absl::StrCat(absl::FormatDuration(absl::Seconds(timings.default_node_start_seconds())),
-                      " (default)");
+  return absl::StrCat(DurationText(timings.default_node_start()), " (default)");
 }
 
 }  // namespace

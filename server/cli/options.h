@@ -37,6 +37,15 @@ struct Options {
   std::optional<std::string> default_class;
   std::optional<std::string> allow;
   std::optional<int64_t> gpu_quota;
+  // Optimistic concurrency (docs/api.md "Versions"): `org set` and
+  // `project set-default` write against the version they read, or against
+  // --expected-version when given; --force writes unconditionally. `node
+  // cordon|drain|uncordon` check only when --expected-version is given.
+  std::optional<int64_t> expected_version;
+  bool force = false;
+  // `catalog apply --pool-versions=POOL=V,...`: the pools' versions the
+  // caller read (get pools -o json).
+  std::vector<std::string> pool_versions;
   // `token create|hash`: the entry's role, name and scopes.
   std::string role;
   std::string name;

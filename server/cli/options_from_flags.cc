@@ -61,6 +61,9 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   options.default_class = IfGiven(args, "default");
   options.allow = IfGiven(args, "allow");
   if (args.Has("gpu_quota")) options.gpu_quota = Integer(args, "gpu_quota", -1);
+  if (args.Has("expected_version")) options.expected_version = Integer(args, "expected_version", 0);
+  options.force = args.GetBool("force");
+  options.pool_versions = List(args, "pool_versions");
   options.role = args.Get("role");
   options.name = args.Get("name");
   options.orgs = List(args, "orgs");

@@ -99,7 +99,7 @@ int ApplyCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << "usage: wschedctl apply -f FILE [--dry-run]\n";
     return 2;
   }
-  return CatalogCommand(client, {"apply", options.filename}, options.dry_run);
+  return CatalogCommand(client, {"apply", options.filename}, options);
 }
 
 }  // namespace wsched::cli

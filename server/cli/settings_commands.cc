@@ -13,12 +13,39 @@ namespace {
 
 constexpr char kProjectUsage[] =
     "usage: wschedctl project get PROJECT\n"
-    "       wschedctl project set-default PROJECT --org=O CLASS   (CLASS \"\" clears it)\n";
+    "       wschedctl project set-default PROJECT --org=O CLASS   (CLASS \"\" clears it)\n"
+    "       [--expected-version=N | --force]\n";
 constexpr char kOrgUsage[] =
     "usage: wschedctl org get ORG\n"
     "       wschedctl org set ORG [--default=C] [--allow=a,b] [--gpu_quota=N]\n"
+    "       [--expected-version=N | --force]\n"
     "       (flags not given keep their value; --default= and --allow= clear;\n"
     "        --gpu_quota=-1 is unlimited, 0 forbids GPUs)\n";
+
+// The version a read-modify-write sends: the one the user read earlier
+// (--expected-version), else the one just read; --force: none (0, an
+// unconditional write). Settings never stored read as version 0, so their
+// first write is unconditional.
+int64_t ExpectedVersion(const Options& options, int64_t read_version) {
+  if (options.force) return 0;
+  return options.expected_version.value_or(read_version);
+}
+
+// A failed write; on a version mismatch, what to do about it.
+int FailWrite(const std::string& what, const grpc::Status& status) {
+  int rc = Fail(what, status);
+  if (status.error_code() == grpc::StatusCode::ABORTED) {
+    std::cerr << "hint: someone changed these settings since they were read; nothing was "
+                 "written. Run the command again (it re-reads), or pass --force to overwrite\n";
+  }
+  return rc;
+}
+
+bool ForceConflicts(const Options& options, const std::string& command) {
+  if (!options.force || !options.expected_version) return false;
+  std::cerr << command << ": --force and --expected-version contradict each other\n";
+  return true;
+}
 
 std::string ListText(const google::protobuf::RepeatedPtrField<std::string>& list,
                      const char* empty) {
@@ -29,7 +56,8 @@ void PrintProject(const v1::ProjectSettings& settings) {
   std::cout << "project:        " << settings.project_id() << "\n"
             << "org:            " << OrDash(settings.org_id()) << "\n"
             << "default class:  " << OrDash(settings.default_class()) << "\n"
-            << "denied classes: " << ListText(settings.denied_classes(), "-") << "\n";
+            << "denied classes: " << ListText(settings.denied_classes(), "-") << "\n"
+            << "version:        " << settings.version() << "\n";
 }
 
 void PrintOrg(const v1::OrgSettings& settings) {
@@ -39,7 +67,8 @@ void PrintOrg(const v1::OrgSettings& settings) {
             << "gpu quota:       "
             << (settings.gpu_quota() < 0 ? std::string("unlimited")
                                          : std::to_string(settings.gpu_quota()) + " GPUs")
-            << "\n";
+            << "\n"
+            << "version:         " << settings.version() << "\n";
 }
 
 const char* SourceText(v1::ClassSource source) {
@@ -66,9 +95,11 @@ int GetProject(const Client& client, const std::string& project, const Options& 
   return 0;
 }
 
-// Reads the stored settings first so the deny-list survives.
+// Reads the stored settings first so the deny-list survives, and writes
+// against the version read so a concurrent change is not overwritten.
 int SetProjectDefault(const Client& client, const std::string& project,
                       const std::string& class_id, const Options& options) {
+  if (ForceConflicts(options, "project set-default")) return 2;
   auto stub = v1::SettingsService::NewStub(client.channel);
   v1::GetProjectSettingsRequest get;
   get.set_project_id(project);
@@ -80,11 +111,12 @@ int SetProjectDefault(const Client& client, const std::string& project,
   settings.set_org_id(options.org);
   settings.set_default_class(class_id);
   v1::SetProjectSettingsRequest set;
+  set.set_expected_version(ExpectedVersion(options, settings.version()));
   *set.mutable_settings() = settings;
   v1::ProjectSettings saved;
   auto set_context = client.Context();
   status = stub->SetProjectSettings(set_context.get(), set, &saved);
-  if (!status.ok()) return Fail("project set-default " + project, status);
+  if (!status.ok()) return FailWrite("project set-default " + project, status);
   if (options.structured()) return PrintStructured(saved, options);
   PrintProject(saved);
   return 0;
@@ -103,8 +135,9 @@ int GetOrg(const Client& client, const std::string& org, const Options& options)
   return 0;
 }
 
-// Read, change what the flags name, write back.
+// Read, change what the flags name, write back against the version read.
 int SetOrg(const Client& client, const std::string& org, const Options& options) {
+  if (ForceConflicts(options, "org set")) return 2;
   if (!options.default_class && !options.allow && !options.gpu_quota) {
     std::cerr << "org set: nothing to change; give --default, --allow or --gpu_quota\n"
               << kOrgUsage;
@@ -127,11 +160,12 @@ int SetOrg(const Client& client, const std::string& org, const Options& options)
   }
   if (options.gpu_quota) settings.set_gpu_quota(*options.gpu_quota);
   v1::SetOrgSettingsRequest set;
+  set.set_expected_version(ExpectedVersion(options, settings.version()));
   *set.mutable_settings() = settings;
   v1::OrgSettings saved;
   auto set_context = client.Context();
   status = stub->SetOrgSettings(set_context.get(), set, &saved);
-  if (!status.ok()) return Fail("org set " + org, status);
+  if (!status.ok()) return FailWrite("org set " + org, status);
   if (options.structured()) return PrintStructured(saved, options);
   PrintOrg(saved);
   return 0;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
 #include "server/cli/paging.h"
@@ -34,11 +35,16 @@ std::string ReasonCodeText(v1::PendingReasonCode code) {
   return absl::AsciiStrToLower(v1::PendingReasonCode_Name(code).substr(20));
 }
 
+// The estimate to whole seconds, e.g. "1m10s".
+std::string EstimateText(const v1::Workspace& workspace) {
+  const auto& d = workspace.estimated_time_to_place();
+  return absl::FormatDuration(absl::Trunc(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()),
+                                          absl::Seconds(1)));
+}
+
 std::string PendingText(const v1::Workspace& workspace) {
   std::string text = absl::StrCat("#", workspace.queue_position());
-  if (workspace.has_estimated_seconds_to_place()) {
-    absl::StrAppend(&text, " ~", workspace.estimated_seconds_to_place(), "s");
-  }
+  if (workspace.has_estimated_time_to_place()) absl::StrAppend(&text, " ~", EstimateText(workspace));
   if (workspace.has_pending()) absl::StrAppend(&text, " [", ReasonCodeText(workspace.pending().code()), "]");
   if (!workspace.pending_reason().empty()) absl::StrAppend(&text, " ", workspace.pending_reason());
   return text;
@@ -109,8 +115,8 @@ void PrintWorkspace(const v1::Workspace& w) {
       std::cout << "\n";
     }
     std::cout << "position:  " << w.queue_position() << " in queue";
-    if (w.has_estimated_seconds_to_place()) {
-      std::cout << " (about " << w.estimated_seconds_to_place() << "s to place"
+    if (w.has_estimated_time_to_place()) {
+      std::cout << " (about " << EstimateText(w) << " to place"
                 << (w.estimate_basis().empty() ? "" : ": " + w.estimate_basis()) << ")";
     }
     std::cout << "\n";

@@ -104,8 +104,16 @@ struct NodePool {
   WarmBuffer warm_buffer;
   // Let VM classes take GPUs whose IOMMU group holds foreign devices.
   bool allow_unsafe_iommu = false;
+  int64_t version = 0;  // Etag; bumped by the store when an apply changes the spec.
 
   bool is_gpu() const { return shape.gpus_per_node > 0; }
+
+  // Equal in everything an admin sets (ignores version).
+  bool SameSpec(const NodePool& other) const {
+    NodePool a = *this, b = other;
+    a.version = b.version = 0;
+    return a == b;
+  }
 
   // True when every selector label is on the pool.
   bool Matches(const std::map<std::string, std::string>& selector) const {

@@ -154,8 +154,10 @@ grpc::Status ClassServiceImpl::ApplyCatalog(grpc::ServerContext* context,
                                             v1::ApplyCatalogResponse* response) {
   return Handle(context_, context, kService, "ApplyCatalog", *request,
                 [&](const Principal&) -> absl::Status {
+    const std::map<std::string, int64_t> expected_pool_versions(
+        request->expected_pool_versions().begin(), request->expected_pool_versions().end());
     auto result = ApplyCheckedCatalog(*context_.db, catalog::CheckCatalogText(request->yaml()),
-                                      request->dry_run());
+                                      request->dry_run(), expected_pool_versions);
     context_.metrics->CatalogApplied(result.ok(), /*from_reload=*/false);
     if (!result.ok()) return result.status();
     if (!request->dry_run()) (void)context_.scheduler->ReloadCatalog();

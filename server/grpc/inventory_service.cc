@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
+#include "server/core/error_reason.h"
 #include "server/core/paging.h"
 #include "server/core/validation.h"
 #include "server/grpc/handler.h"
@@ -56,7 +57,33 @@ void ToProto(const scheduler::NodeView& view, v1::Node* out) {
   out->mutable_held()->set_cpu_millis(node.held_cpu_millis);
   out->mutable_held()->set_memory_bytes(node.held_memory_bytes);
   out->set_workspace_count(view.workspace_count);
+  out->set_version(node.version);
 }
+
+google::protobuf::Duration ToDuration(absl::Duration d) {
+  return TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(d));
+}
+
+// The seconds fields stay filled until v2 for the clients that read them;
+// their accessors are deprecated for readers, not for this one writer.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void SetDeprecatedSeconds(const store::TimingFigures& figures, const std::string& pool,
+                          const scheduler::SchedulerOptions& options, v1::PoolTimings* out) {
+  if (auto it = figures.node_start.find(pool); it != figures.node_start.end()) {
+    out->set_node_start_median_seconds(absl::ToInt64Seconds(it->second.median));
+  }
+  out->set_default_node_start_seconds(absl::ToInt64Seconds(options.default_node_start));
+  out->set_default_driver_install_seconds(absl::ToInt64Seconds(options.default_driver_install));
+  for (v1::KernelTiming& install : *out->mutable_driver_installs()) {
+    install.set_median_seconds(install.median().seconds());
+  }
+}
+
+void SetDeprecatedSeconds(absl::Duration heartbeat_interval, v1::RegisterNodeResponse* out) {
+  out->set_heartbeat_interval_seconds(static_cast<int32_t>(absl::ToInt64Seconds(heartbeat_interval)));
+}
+#pragma GCC diagnostic pop
 
 absl::Status NotYourPool(const Principal& who, const std::string& pool) {
   return absl::PermissionDeniedError(
@@ -66,18 +93,27 @@ absl::Status NotYourPool(const Principal& who, const std::string& pool) {
 void TimingsToProto(const std::string& pool, const store::TimingFigures& figures,
                     const scheduler::SchedulerOptions& options, v1::PoolTimings* out) {
   if (auto it = figures.node_start.find(pool); it != figures.node_start.end()) {
-    out->set_node_start_median_seconds(absl::ToInt64Seconds(it->second.median));
+    *out->mutable_node_start_median() = ToDuration(it->second.median);
     out->set_node_start_samples(it->second.samples);
   }
-  out->set_default_node_start_seconds(absl::ToInt64Seconds(options.default_node_start));
+  *out->mutable_default_node_start() = ToDuration(options.default_node_start);
   for (const auto& [key, figure] : figures.driver_install) {
     if (key.first != pool) continue;
     v1::KernelTiming* install = out->add_driver_installs();
     install->set_kernel_version(key.second);
-    install->set_median_seconds(absl::ToInt64Seconds(figure.median));
+    *install->mutable_median() = ToDuration(figure.median);
     install->set_samples(figure.samples);
   }
-  out->set_default_driver_install_seconds(absl::ToInt64Seconds(options.default_driver_install));
+  *out->mutable_default_driver_install() = ToDuration(options.default_driver_install);
+  SetDeprecatedSeconds(figures, pool, options, out);
+}
+
+// GetNode and RemoveNode share NodeNameRequest with the guarded writes but
+// take no version: refusing one beats silently ignoring it.
+absl::Status NoVersionTaken(const v1::NodeNameRequest& request, const char* method) {
+  if (request.expected_version() == 0) return absl::OkStatus();
+  return core::InvalidFieldError("expected_version",
+                                 absl::StrCat("must be 0: ", method, " takes no version"));
 }
 
 }  // namespace
@@ -92,8 +128,8 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
     auto view = context_.scheduler->RegisterNode(info);
     if (!view.ok()) return view.status();
     ToProto(*view, response->mutable_node());
-    response->set_heartbeat_interval_seconds(
-        static_cast<int32_t>(absl::ToInt64Seconds(context_.heartbeat_interval)));
+    *response->mutable_heartbeat_interval() = ToDuration(context_.heartbeat_interval);
+    SetDeprecatedSeconds(context_.heartbeat_interval, response);
     return absl::OkStatus();
   });
 }
@@ -137,7 +173,8 @@ grpc::Status InventoryServiceImpl::SetState(grpc::ServerContext* context, const 
                                             core::NodeState state, v1::Node* response) {
   return Handle(context_, context, kService, method, *request,
                 [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->SetNodeAdminState(request->node_name(), state);
+    auto view = context_.scheduler->SetNodeAdminState(request->node_name(), state,
+                                                      request->expected_version());
     if (!view.ok()) return view.status();
     ToProto(*view, response);
     return absl::OkStatus();
@@ -167,6 +204,7 @@ grpc::Status InventoryServiceImpl::RemoveNode(grpc::ServerContext* context,
                                               v1::Empty* response) {
   return Handle(context_, context, kService, "RemoveNode", *request,
                 [&](const Principal&) -> absl::Status {
+    if (absl::Status s = NoVersionTaken(*request, "RemoveNode"); !s.ok()) return s;
     return context_.scheduler->RemoveNode(request->node_name());
   });
 }
@@ -176,6 +214,7 @@ grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
                                            v1::Node* response) {
   return Handle(context_, context, kService, "GetNode", *request,
                 [&](const Principal& who) -> absl::Status {
+    if (absl::Status s = NoVersionTaken(*request, "GetNode"); !s.ok()) return s;
     auto view = context_.scheduler->GetNode(request->node_name());
     if (!view.ok()) return view.status();
     if (!who.CoversPool(view->node.info.pool)) return NotYourPool(who, view->node.info.pool);
@@ -217,6 +256,7 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
                                          &next_page_token)) {
       v1::Pool* out = response->add_pools();
       *out = convert::ToProto(view.pool);
+      out->set_version(view.pool.version);
       for (const auto& [state, count] : view.nodes_by_state) (*out->mutable_nodes_by_state())[state] = count;
       out->set_gpus_total(view.gpus_total);
       out->set_gpus_held(view.gpus_held);

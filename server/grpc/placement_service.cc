@@ -95,7 +95,16 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
   if (view.pending) PendingToProto(*view.pending, out->mutable_pending());
   out->set_estimate_basis(view.estimate_basis);
   out->set_queue_position(view.queue_position);
-  if (view.estimated_wait) out->set_estimated_seconds_to_place(absl::ToInt64Seconds(*view.estimated_wait));
+  if (view.estimated_wait) {
+    *out->mutable_estimated_time_to_place() =
+        TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(*view.estimated_wait));
+    // The seconds field stays filled until v2 for the clients that read it;
+    // its accessors are deprecated for readers, not for this one writer.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    out->set_estimated_seconds_to_place(absl::ToInt64Seconds(*view.estimated_wait));
+#pragma GCC diagnostic pop
+  }
   if (w.created_at != absl::InfinitePast()) {
     *out->mutable_created_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.created_at));
   }

@@ -159,6 +159,11 @@ absl::Status ValidateRequest(const v1::ApplyCatalogRequest& request) {
   if (request.yaml().size() > kMaxCatalogBytes) {
     return Invalid("yaml", absl::StrCat("at most ", kMaxCatalogBytes, " bytes"));
   }
+  for (const auto& [pool, version] : request.expected_pool_versions()) {
+    const std::string field = absl::StrCat("expected_pool_versions[", pool, "]");
+    WSCHED_CHECK(CheckPoolId(pool, field));
+    if (version < 0) return Invalid(field, "must be >= 0 (0 = unchecked)");
+  }
   return absl::OkStatus();
 }
 
@@ -175,7 +180,11 @@ absl::Status ValidateRequest(const v1::SetProjectSettingsRequest& request) {
   WSCHED_CHECK(CheckId(in.project_id(), "settings.project_id"));
   WSCHED_CHECK(CheckId(in.org_id(), "settings.org_id"));
   WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
-  return CheckClassIdList(in.denied_classes(), "settings.denied_classes");
+  WSCHED_CHECK(CheckClassIdList(in.denied_classes(), "settings.denied_classes"));
+  if (request.expected_version() < 0) {
+    return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateRequest(const v1::GetOrgSettingsRequest& request) {
@@ -188,6 +197,9 @@ absl::Status ValidateRequest(const v1::SetOrgSettingsRequest& request) {
   WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
   WSCHED_CHECK(CheckClassIdList(in.allowed_classes(), "settings.allowed_classes"));
   if (in.gpu_quota() < core::kUnlimitedGpuQuota) return Invalid("settings.gpu_quota", "must be >= 0, or -1 for unlimited");
+  if (request.expected_version() < 0) {
+    return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
+  }
   return absl::OkStatus();
 }
 
@@ -235,7 +247,11 @@ absl::Status ValidateRequest(const v1::HeartbeatRequest& request) {
 }
 
 absl::Status ValidateRequest(const v1::NodeNameRequest& request) {
-  return CheckNodeName(request.node_name(), "node_name");
+  WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
+  if (request.expected_version() < 0) {
+    return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateRequest(const v1::ListNodesRequest& request) {

@@ -60,12 +60,14 @@ grpc::Status SettingsServiceImpl::GetProjectSettings(grpc::ServerContext* contex
                 [&](const Principal& who) -> absl::Status {
     return store::UnitOfWork::Run(*context_.db, "reading project settings",
                                   [&](store::UnitOfWork& unit) -> absl::Status {
-      auto settings = unit.settings().LoadProject(request->project_id());
+      int64_t version = 0;
+      auto settings = unit.settings().LoadProject(request->project_id(), &version);
       if (!settings.ok()) return settings.status();
       if (!who.CoversProject(settings->org_id, settings->project_id)) {
         return DenyProject(who, request->project_id());
       }
       *response = convert::ToProto(*settings);
+      response->set_version(version);
       return absl::OkStatus();
     });
   });
@@ -78,7 +80,8 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
                 [&](const Principal& who) -> absl::Status {
     const v1::ProjectSettings& in = request->settings();
     if (!who.CoversProject(in.org_id(), in.project_id())) return DenyProject(who, in.project_id());
-    // Read, checked and saved in one transaction.
+    // Read, checked and saved in one transaction; the save itself is
+    // guarded by expected_version (settings_repository.h).
     return store::UnitOfWork::Run(*context_.db, "saving project settings",
                                   [&](store::UnitOfWork& unit) -> absl::Status {
       auto stored = unit.settings().LoadProject(in.project_id());
@@ -96,8 +99,14 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
         return s;
       }
       core::ProjectSettings settings = convert::FromProto(in);
-      if (absl::Status s = unit.settings().SaveProject(settings); !s.ok()) return s;
+      int64_t version = 0;
+      if (absl::Status s =
+              unit.settings().SaveProject(settings, request->expected_version(), &version);
+          !s.ok()) {
+        return s;
+      }
       *response = convert::ToProto(settings);
+      response->set_version(version);
       return absl::OkStatus();
     });
   });
@@ -114,9 +123,11 @@ grpc::Status SettingsServiceImpl::GetOrgSettings(grpc::ServerContext* context,
     }
     return store::UnitOfWork::Run(*context_.db, "reading org settings",
                                   [&](store::UnitOfWork& unit) -> absl::Status {
-      auto settings = unit.settings().LoadOrg(request->org_id());
+      int64_t version = 0;
+      auto settings = unit.settings().LoadOrg(request->org_id(), &version);
       if (!settings.ok()) return settings.status();
       *response = convert::ToProto(*settings);
+      response->set_version(version);
       return absl::OkStatus();
     });
   });
@@ -138,8 +149,13 @@ grpc::Status SettingsServiceImpl::SetOrgSettings(grpc::ServerContext* context,
         return s;
       }
       core::OrgSettings settings = convert::FromProto(in);
-      if (absl::Status s = unit.settings().SaveOrg(settings); !s.ok()) return s;
+      int64_t version = 0;
+      if (absl::Status s = unit.settings().SaveOrg(settings, request->expected_version(), &version);
+          !s.ok()) {
+        return s;
+      }
       *response = convert::ToProto(settings);
+      response->set_version(version);
       return absl::OkStatus();
     });
   });

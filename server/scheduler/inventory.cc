@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/driver_readiness.h"
+#include "server/core/error_reason.h"
 #include "server/core/node_validation.h"
 #include "server/log/log.h"
 #include "server/placement/iommu_units.h"
@@ -298,7 +299,8 @@ std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
 }
 
 absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
-                                                      core::NodeState state) {
+                                                      core::NodeState state,
+                                                      int64_t expected_version) {
   store::StoredNode stored;
   int workspaces = 0;
   absl::Status status = store::UnitOfWork::Run(*db_, "changing node state",
@@ -307,6 +309,9 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNode(name);
     stored = **existing;
+    if (expected_version != 0 && stored.version != expected_version) {
+      return core::VersionMismatchError("node", name, stored.version, expected_version);
+    }
     if (stored.state == core::NodeState::kLost) {
       return absl::FailedPreconditionError(
           absl::StrCat("node ", name, " is lost; it must heartbeat or re-register first"));

@@ -174,7 +174,11 @@ class Scheduler {
   absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported);
   absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input);
   // Cordon / drain / uncordon: to kCordoned, kDraining or kReady.
-  absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state);
+  // `expected_version` 0 is unconditional; otherwise ABORTED
+  // (VERSION_MISMATCH) when the node's version differs, checked on the
+  // locked row in the writing transaction.
+  absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state,
+                                             int64_t expected_version = 0);
   absl::Status RemoveNode(const std::string& name);
   absl::StatusOr<NodeView> GetNode(const std::string& name);
   // Lists page in key order (core/paging.h).

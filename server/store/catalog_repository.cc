@@ -42,9 +42,10 @@ absl::StatusOr<core::Catalog> LoadCatalog(pqxx::work& txn) {
     cls.version = row[1].as<int64_t>();
     catalog.classes.push_back(std::move(cls));
   }
-  for (const auto& row : txn.exec("SELECT spec::text FROM pools ORDER BY id")) {
+  for (const auto& row : txn.exec("SELECT spec::text, version FROM pools ORDER BY id")) {
     auto pool = convert::PoolFromJson(row[0].c_str());
     if (!pool.ok()) return pool.status();
+    pool->version = row[1].as<int64_t>();
     catalog.pools.push_back(std::move(*pool));
   }
   for (const auto& row : txn.exec("SELECT spec::text FROM driver_policy ORDER BY position")) {
@@ -82,8 +83,12 @@ absl::Status WriteCatalog(pqxx::work& txn, const core::Catalog& current,
   }
   txn.exec("DELETE FROM pools");
   for (const core::NodePool& pool : target.pools) {
-    txn.exec_params("INSERT INTO pools (id, spec) VALUES ($1, $2::jsonb)", pool.id,
-                    convert::PoolToJson(pool));
+    // As classes: an unchanged spec keeps its version, so an etag read
+    // before an apply that left the pool alone still holds.
+    const core::NodePool* old = current.FindPool(pool.id);
+    const int64_t version = old == nullptr ? 1 : old->SameSpec(pool) ? old->version : old->version + 1;
+    txn.exec_params("INSERT INTO pools (id, spec, version) VALUES ($1, $2::jsonb, $3)", pool.id,
+                    convert::PoolToJson(pool), version);
   }
   txn.exec("DELETE FROM driver_policy");
   int position = 0;

@@ -1,6 +1,7 @@
 #include "server/store/settings_repository.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 #include "server/store/change_log.h"
 
 #include <nlohmann/json.hpp>
@@ -17,6 +18,16 @@ std::vector<std::string> JsonList(const char* text) {
     }
   }
   return out;
+}
+
+// The guarded UPDATE matched no row: the version moved (or nothing is
+// stored). Read in the same transaction after the statement, so under READ
+// COMMITTED it is the version the winning writer committed.
+absl::Status Mismatch(pqxx::work& txn, const char* select_version, const char* type,
+                      const std::string& id, int64_t expected_version) {
+  pqxx::result rows = txn.exec_params(select_version, id);
+  const int64_t current = rows.empty() ? 0 : rows[0][0].as<int64_t>();
+  return core::VersionMismatchError(type, id, current, expected_version);
 }
 
 }  // namespace
@@ -57,29 +68,59 @@ absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::st
 }
 
 absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings,
-                                 ChangeSet& changes) {
-  int64_t version = txn.exec_params1(
-      "INSERT INTO project_settings (project_id, org_id, default_class, denied_classes) "
-      "VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (project_id) DO UPDATE SET "
-      "org_id = EXCLUDED.org_id, default_class = EXCLUDED.default_class, "
-      "denied_classes = EXCLUDED.denied_classes, updated_at = now(), "
-      "version = nextval('entity_versions') RETURNING version",
-      settings.project_id, settings.org_id, settings.default_class,
-      nlohmann::json(settings.denied_classes).dump())[0].as<int64_t>();
-  changes.Add(Entity::kSettings, absl::StrCat("project:", settings.project_id), version);
+                                 int64_t expected_version, ChangeSet& changes, int64_t* version) {
+  const std::string denied = nlohmann::json(settings.denied_classes).dump();
+  pqxx::result rows =
+      expected_version == 0
+          ? txn.exec_params(
+                "INSERT INTO project_settings (project_id, org_id, default_class, denied_classes) "
+                "VALUES ($1, $2, $3, $4::jsonb) ON CONFLICT (project_id) DO UPDATE SET "
+                "org_id = EXCLUDED.org_id, default_class = EXCLUDED.default_class, "
+                "denied_classes = EXCLUDED.denied_classes, updated_at = now(), "
+                "version = nextval('entity_versions') RETURNING version",
+                settings.project_id, settings.org_id, settings.default_class, denied)
+          : txn.exec_params(
+                "UPDATE project_settings SET org_id = $2, default_class = $3, "
+                "denied_classes = $4::jsonb, updated_at = now(), "
+                "version = nextval('entity_versions') "
+                "WHERE project_id = $1 AND version = $5 RETURNING version",
+                settings.project_id, settings.org_id, settings.default_class, denied,
+                expected_version);
+  if (rows.empty()) {
+    return Mismatch(txn, "SELECT version FROM project_settings WHERE project_id = $1",
+                    "project_settings", settings.project_id, expected_version);
+  }
+  const int64_t stored = rows[0][0].as<int64_t>();
+  changes.Add(Entity::kSettings, absl::StrCat("project:", settings.project_id), stored);
+  if (version != nullptr) *version = stored;
   return absl::OkStatus();
 }
 
-absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings, ChangeSet& changes) {
-  int64_t version = txn.exec_params1(
-      "INSERT INTO org_settings (org_id, default_class, allowed_classes, gpu_quota) "
-      "VALUES ($1, $2, $3::jsonb, $4) ON CONFLICT (org_id) DO UPDATE SET "
-      "default_class = EXCLUDED.default_class, allowed_classes = EXCLUDED.allowed_classes, "
-      "gpu_quota = EXCLUDED.gpu_quota, updated_at = now(), "
-      "version = nextval('entity_versions') RETURNING version",
-      settings.org_id, settings.default_class, nlohmann::json(settings.allowed_classes).dump(),
-      settings.gpu_quota)[0].as<int64_t>();
-  changes.Add(Entity::kSettings, absl::StrCat("org:", settings.org_id), version);
+absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings,
+                             int64_t expected_version, ChangeSet& changes, int64_t* version) {
+  const std::string allowed = nlohmann::json(settings.allowed_classes).dump();
+  pqxx::result rows =
+      expected_version == 0
+          ? txn.exec_params(
+                "INSERT INTO org_settings (org_id, default_class, allowed_classes, gpu_quota) "
+                "VALUES ($1, $2, $3::jsonb, $4) ON CONFLICT (org_id) DO UPDATE SET "
+                "default_class = EXCLUDED.default_class, allowed_classes = EXCLUDED.allowed_classes, "
+                "gpu_quota = EXCLUDED.gpu_quota, updated_at = now(), "
+                "version = nextval('entity_versions') RETURNING version",
+                settings.org_id, settings.default_class, allowed, settings.gpu_quota)
+          : txn.exec_params(
+                "UPDATE org_settings SET default_class = $2, allowed_classes = $3::jsonb, "
+                "gpu_quota = $4, updated_at = now(), version = nextval('entity_versions') "
+                "WHERE org_id = $1 AND version = $5 RETURNING version",
+                settings.org_id, settings.default_class, allowed, settings.gpu_quota,
+                expected_version);
+  if (rows.empty()) {
+    return Mismatch(txn, "SELECT version FROM org_settings WHERE org_id = $1", "org_settings",
+                    settings.org_id, expected_version);
+  }
+  const int64_t stored = rows[0][0].as<int64_t>();
+  changes.Add(Entity::kSettings, absl::StrCat("org:", settings.org_id), stored);
+  if (version != nullptr) *version = stored;
   return absl::OkStatus();
 }
 

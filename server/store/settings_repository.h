@@ -23,10 +23,17 @@ absl::StatusOr<core::OrgSettings> LoadOrgSettings(pqxx::work& txn, const std::st
 // Both record the change in `changes` (published by the caller's unit of
 // work at commit): replicas cache settings and drop the entry when they see
 // it, and the version lets a group commit confirm a decision used current
-// ones.
+// ones. `expected_version` 0 writes unconditionally; otherwise the write
+// is one statement guarded by the stored version, so of two writers that
+// read the same version exactly one succeeds and the other gets ABORTED
+// (VERSION_MISMATCH, naming the current version) with nothing changed.
+// `version`, when given, gets the new version.
 absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& settings,
-                                 ChangeSet& changes);
-absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings, ChangeSet& changes);
+                                 int64_t expected_version, ChangeSet& changes,
+                                 int64_t* version = nullptr);
+absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings,
+                             int64_t expected_version, ChangeSet& changes,
+                             int64_t* version = nullptr);
 
 }  // namespace wsched::store
 

@@ -43,12 +43,14 @@ absl::StatusOr<core::OrgSettings> SettingsRepository::LoadOrg(const std::string&
   return LoadOrgSettings(s_.txn, org_id, version);
 }
 
-absl::Status SettingsRepository::SaveProject(const core::ProjectSettings& settings) {
-  return SaveProjectSettings(s_.txn, settings, s_.changes);
+absl::Status SettingsRepository::SaveProject(const core::ProjectSettings& settings,
+                                             int64_t expected_version, int64_t* version) {
+  return SaveProjectSettings(s_.txn, settings, expected_version, s_.changes, version);
 }
 
-absl::Status SettingsRepository::SaveOrg(const core::OrgSettings& settings) {
-  return SaveOrgSettings(s_.txn, settings, s_.changes);
+absl::Status SettingsRepository::SaveOrg(const core::OrgSettings& settings,
+                                         int64_t expected_version, int64_t* version) {
+  return SaveOrgSettings(s_.txn, settings, expected_version, s_.changes, version);
 }
 
 // ---- nodes

@@ -63,9 +63,14 @@ class SettingsRepository {
   absl::StatusOr<core::ProjectSettings> LoadProject(const std::string& project_id,
                                                     int64_t* version = nullptr);
   absl::StatusOr<core::OrgSettings> LoadOrg(const std::string& org_id, int64_t* version = nullptr);
-  // Both record the settings change.
-  absl::Status SaveProject(const core::ProjectSettings& settings);
-  absl::Status SaveOrg(const core::OrgSettings& settings);
+  // Both record the settings change. `expected_version` 0 writes
+  // unconditionally; otherwise ABORTED (VERSION_MISMATCH) when the stored
+  // version differs, checked by the writing statement itself. `version`,
+  // when given, gets the new version.
+  absl::Status SaveProject(const core::ProjectSettings& settings, int64_t expected_version = 0,
+                           int64_t* version = nullptr);
+  absl::Status SaveOrg(const core::OrgSettings& settings, int64_t expected_version = 0,
+                       int64_t* version = nullptr);
 
  private:
   UnitSession& s_;
