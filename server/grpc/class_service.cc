@@ -8,6 +8,7 @@
 #include "server/catalog/render.h"
 #include "server/catalog/validate.h"
 #include "server/convert/convert.h"
+#include "server/core/error_reason.h"
 #include "server/core/paging.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/handler.h"
@@ -17,6 +18,10 @@ namespace wsched::grpc_api {
 namespace {
 
 constexpr char kService[] = "wsched.v1.ClassService";
+
+absl::Status ClassNotFound(const std::string& id) {
+  return core::NotFoundError(core::ErrorReason::kClassNotFound, "class", id);
+}
 
 v1::CatalogChange::Kind ToProto(catalog::ChangeKind kind) {
   switch (kind) {
@@ -82,7 +87,7 @@ grpc::Status ClassServiceImpl::GetClass(grpc::ServerContext* context,
       auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       const core::WorkspaceClass* cls = catalog->FindClass(request->id());
-      if (cls == nullptr) return absl::NotFoundError(absl::StrCat("class ", request->id(), " does not exist"));
+      if (cls == nullptr) return ClassNotFound(request->id());
       *response = convert::ToProto(*cls);
       return absl::OkStatus();
     });
@@ -104,8 +109,11 @@ grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
       if (!catalog.ok()) return catalog.status();
       catalog::CatalogCheck check = catalog::CheckCatalog(WithClass(*catalog, cls));
       if (!check.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("class ", cls.id, " breaks the catalog:\n",
-                                                       absl::StrJoin(check.errors, "\n")));
+        // The message keeps its heading; each error is a field violation.
+        return core::WithDetails(
+            absl::InvalidArgumentError(absl::StrCat("class ", cls.id, " breaks the catalog:\n",
+                                                    absl::StrJoin(check.errors, "\n"))),
+            *core::DetailsOf(core::InvalidFieldLinesError(check.errors)));
       }
       auto stored = unit.catalog().WriteClass(cls, request->expected_version());
       if (!stored.ok()) return stored.status();
@@ -128,15 +136,17 @@ grpc::Status ClassServiceImpl::DeleteClass(grpc::ServerContext* context,
       auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
       const core::WorkspaceClass* cls = catalog->FindClass(request->id());
-      if (cls == nullptr) return absl::NotFoundError(absl::StrCat("class ", request->id(), " does not exist"));
+      if (cls == nullptr) return ClassNotFound(request->id());
       if (request->expected_version() != 0 && request->expected_version() != cls->version) {
-        return absl::AbortedError(absl::StrCat("class ", cls->id, " is at version ", cls->version,
-                                               ", not expected_version ",
-                                               request->expected_version()));
+        return core::VersionMismatchError("class", cls->id, cls->version,
+                                          request->expected_version());
       }
       if (cls->is_default) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "class ", cls->id, " is the installation default; make another class default first"));
+        return core::PreconditionError(
+            core::ErrorReason::kClassIsDefault, "STATE", absl::StrCat("class/", cls->id),
+            absl::StrCat("class ", cls->id,
+                         " is the installation default; make another class default first"),
+            {{"class", cls->id}});
       }
       core::Catalog target = *catalog;
       std::erase_if(target.classes, [&](const auto& c) { return c.id == cls->id; });

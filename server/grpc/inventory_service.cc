@@ -86,8 +86,10 @@ void SetDeprecatedSeconds(absl::Duration heartbeat_interval, v1::RegisterNodeRes
 #pragma GCC diagnostic pop
 
 absl::Status NotYourPool(const Principal& who, const std::string& pool) {
-  return absl::PermissionDeniedError(
-      absl::StrCat(who.name, " may only report nodes of its pools, not pool ", pool));
+  return core::ReasonError(
+      absl::StrCat(who.name, " may only report nodes of its pools, not pool ", pool),
+      {.reason = core::ErrorReason::kOutsideTokenScope,
+       .metadata = {{"principal", who.name}, {"pool", pool}}});
 }
 
 void TimingsToProto(const std::string& pool, const store::TimingFigures& figures,

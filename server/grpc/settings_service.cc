@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
 #include "server/core/class_resolution.h"
+#include "server/core/error_reason.h"
 #include "server/grpc/handler.h"
 #include "server/store/unit_of_work.h"
 
@@ -18,18 +19,19 @@ absl::Status CheckClassReferences(const core::Catalog& catalog, const std::strin
   if (!default_class.empty()) {
     const core::WorkspaceClass* cls = catalog.FindClass(default_class);
     if (cls == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("settings.default_class: class ", default_class, " does not exist"));
+      return core::InvalidFieldError("settings.default_class",
+                                     absl::StrCat("class ", default_class, " does not exist"));
     }
     if (cls->deprecated) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "settings.default_class: class ", default_class, " is deprecated and cannot be a default"));
+      return core::InvalidFieldError(
+          "settings.default_class",
+          absl::StrCat("class ", default_class, " is deprecated and cannot be a default"));
     }
   }
   for (int i = 0; i < listed.size(); ++i) {
     if (catalog.FindClass(listed[i]) == nullptr) {
-      return absl::InvalidArgumentError(absl::StrCat(list_field, "[", i, "]: class ", listed[i],
-                                                     " does not exist"));
+      return core::InvalidFieldError(absl::StrCat(list_field, "[", i, "]"),
+                                     absl::StrCat("class ", listed[i], " does not exist"));
     }
   }
   return absl::OkStatus();
@@ -47,8 +49,9 @@ v1::ClassSource ToProto(core::ClassSource source) {
 }
 
 absl::Status DenyProject(const Principal& who, const std::string& project_id) {
-  return absl::PermissionDeniedError(
-      absl::StrCat(who.name, " may not access project ", project_id));
+  return core::ReasonError(absl::StrCat(who.name, " may not access project ", project_id),
+                           {.reason = core::ErrorReason::kOutsideTokenScope,
+                            .metadata = {{"principal", who.name}, {"project", project_id}}});
 }
 
 }  // namespace
@@ -88,8 +91,14 @@ grpc::Status SettingsServiceImpl::SetProjectSettings(grpc::ServerContext* contex
       if (!stored.ok()) return stored.status();
       // A project belongs to one org; only an admin may move it.
       if (!stored->org_id.empty() && stored->org_id != in.org_id() && !who.Has(Role::kAdmin)) {
-        return absl::PermissionDeniedError(absl::StrCat(
-            "settings.org_id: project ", in.project_id(), " belongs to org ", stored->org_id));
+        return core::ReasonError(
+            absl::StrCat("settings.org_id: project ", in.project_id(), " belongs to org ",
+                         stored->org_id),
+            {.reason = core::ErrorReason::kProjectInOtherOrg,
+             .metadata = {{"project", in.project_id()},
+                          {"org", in.org_id()},
+                          {"stored_org", stored->org_id},
+                          {"required_roles", "admin"}}});
       }
       auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
@@ -118,8 +127,9 @@ grpc::Status SettingsServiceImpl::GetOrgSettings(grpc::ServerContext* context,
   return Handle(context_, context, kService, "GetOrgSettings", *request,
                 [&](const Principal& who) -> absl::Status {
     if (!who.CoversOrg(request->org_id())) {
-      return absl::PermissionDeniedError(
-          absl::StrCat(who.name, " may not access org ", request->org_id()));
+      return core::ReasonError(absl::StrCat(who.name, " may not access org ", request->org_id()),
+                               {.reason = core::ErrorReason::kOutsideTokenScope,
+                                .metadata = {{"principal", who.name}, {"org", request->org_id()}}});
     }
     return store::UnitOfWork::Run(*context_.db, "reading org settings",
                                   [&](store::UnitOfWork& unit) -> absl::Status {

@@ -16,7 +16,8 @@ namespace wsched::scheduler {
 namespace {
 
 absl::Status UnknownNode(const std::string& name) {
-  return absl::NotFoundError(absl::StrCat("node ", name, " is not registered"));
+  return core::NotFoundError(core::ErrorReason::kNodeNotFound, "node", name,
+                             absl::StrCat("node ", name, " is not registered"));
 }
 
 // Re-evaluates the driver from the policy after any change of the report.
@@ -131,8 +132,8 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
   }
   const core::NodePool* pool = catalog.FindPool(reported.pool);
   if (pool == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("node.pool: pool ", reported.pool, " does not exist in the catalog"));
+    return core::InvalidFieldError(
+        "node.pool", absl::StrCat("pool ", reported.pool, " does not exist in the catalog"));
   }
   core::NodeInfo info = reported;
   // Agents cannot always tell how much scratch and workspace disk a node
@@ -151,9 +152,11 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
     if (!first) {
       stored = **existing;
       if (stored.info.pool != info.pool) {
-        return absl::FailedPreconditionError(absl::StrCat(
-            "node.pool: node ", info.name, " is registered in pool ", stored.info.pool,
-            "; remove it before registering it in ", info.pool));
+        return core::PreconditionError(
+            core::ErrorReason::kNodeInOtherPool, "STATE", absl::StrCat("node/", info.name),
+            absl::StrCat("node.pool: node ", info.name, " is registered in pool ",
+                         stored.info.pool, "; remove it before registering it in ", info.pool),
+            {{"node", info.name}, {"pool", info.pool}, {"registered_pool", stored.info.pool}});
       }
       // A lost node that registers again comes back empty.
       if (stored.state == core::NodeState::kLost) {
@@ -313,8 +316,10 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
       return core::VersionMismatchError("node", name, stored.version, expected_version);
     }
     if (stored.state == core::NodeState::kLost) {
-      return absl::FailedPreconditionError(
-          absl::StrCat("node ", name, " is lost; it must heartbeat or re-register first"));
+      return core::PreconditionError(
+          core::ErrorReason::kNodeLost, "STATE", absl::StrCat("node/", name),
+          absl::StrCat("node ", name, " is lost; it must heartbeat or re-register first"),
+          {{"node", name}});
     }
     stored.state = state;
     stored.version = unit.nodes().SetState(name, state);
@@ -495,9 +500,11 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
                                 clock_() - *needed_since);
     }
     if (stored.info.kernel_version != kernel) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "kernel_version: node ", name, " runs kernel ", stored.info.kernel_version,
-          ", not ", kernel, "; the report is for an old kernel"));
+      return core::PreconditionError(
+          core::ErrorReason::kStaleKernelReport, "STATE", absl::StrCat("node/", name),
+          absl::StrCat("kernel_version: node ", name, " runs kernel ", stored.info.kernel_version,
+                       ", not ", kernel, "; the report is for an old kernel"),
+          {{"node", name}, {"kernel", kernel}, {"node_kernel", stored.info.kernel_version}});
     }
     if (success) {
       stored.driver_history.verified_kernel = kernel;
@@ -548,7 +555,12 @@ absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
       if (candidate.uuid == uuid) gpu = &candidate;
     }
     if (gpu == nullptr) {
-      return absl::NotFoundError(absl::StrCat("gpu_uuid: node ", name, " has no GPU ", uuid));
+      absl::Status missing = core::NotFoundError(
+          core::ErrorReason::kGpuNotFound, "gpu", uuid,
+          absl::StrCat("gpu_uuid: node ", name, " has no GPU ", uuid));
+      core::ErrorDetails details = *core::DetailsOf(missing);
+      details.metadata["node"] = name;
+      return core::WithDetails(missing, details);
     }
     was_out = scheduler::ClearGpuHealth(*gpu);
     if (!was_out) return absl::OkStatus();  // Nothing to write.

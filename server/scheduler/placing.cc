@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "server/core/error_reason.h"
 #include "server/log/log.h"
 #include "server/placement/decide.h"
 #include "server/placement/node_ownership.h"
@@ -37,9 +38,7 @@ constexpr absl::Duration kPeerQuietFor = absl::Seconds(10);
 
 absl::Status QuotaExceeded(const std::string& org, int64_t held, int64_t quota,
                            const std::string& class_id, int gpus) {
-  return absl::ResourceExhaustedError(absl::StrCat("org ", org, " holds ", held,
-                                                   " GPUs of its quota of ", quota, "; class ",
-                                                   class_id, " needs ", gpus, " more"));
+  return core::OrgGpuQuotaExceededError(org, class_id, held, quota, gpus);
 }
 
 core::Workspace NewRecord(const PlaceRequest& request, const core::WorkspaceClass& cls,
@@ -346,8 +345,11 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       continue;
     }
     if (auto* never = std::get_if<placement::Never>(&decision)) {
-      return finish(absl::FailedPreconditionError(absl::StrCat(
-                        "class ", cls->id, " can never be placed: ", never->reason)),
+      return finish(core::PreconditionError(
+                        core::ErrorReason::kClassUnplaceable, "CAPACITY",
+                        absl::StrCat("class/", cls->id),
+                        absl::StrCat("class ", cls->id, " can never be placed: ", never->reason),
+                        {{"class", cls->id}}),
                     "never");
     }
     // What the decision rests on, for the commit to confirm.
@@ -446,7 +448,7 @@ absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
 absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
   absl::StatusOr<std::optional<store::WorkspaceRow>> stored = placement_->LoadWorkspace(id);
   if (!stored.ok()) return stored.status();
-  if (!*stored) return absl::NotFoundError(absl::StrCat("workspace ", id, " does not exist"));
+  if (!*stored) return core::NotFoundError(core::ErrorReason::kWorkspaceNotFound, "workspace", id);
   return ViewOfStored(**stored);
 }
 

@@ -1,6 +1,7 @@
 #include "server/store/catalog_repository.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 #include "server/convert/convert.h"
 #include "server/store/change_log.h"
 
@@ -105,18 +106,21 @@ absl::StatusOr<core::WorkspaceClass> WriteClass(pqxx::work& txn, core::Workspace
   pqxx::result row = txn.exec_params("SELECT version FROM classes WHERE id = $1 FOR UPDATE", cls.id);
   if (expected_version == 0) {
     if (!row.empty()) {
-      return absl::AlreadyExistsError(absl::StrCat(
-          "class ", cls.id, " already exists (version ", row[0][0].as<int64_t>(),
-          "); pass expected_version to update it"));
+      const int64_t current = row[0][0].as<int64_t>();
+      core::ErrorDetails details;
+      details.reason = core::ErrorReason::kClassAlreadyExists;
+      details.metadata = {{"class", cls.id}, {"current_version", absl::StrCat(current)}};
+      details.resource = core::ResourceRef{"class", cls.id, "exists"};
+      return core::ReasonError(absl::StrCat("class ", cls.id, " already exists (version ", current,
+                                            "); pass expected_version to update it"),
+                               std::move(details));
     }
     cls.version = 1;
   } else {
-    if (row.empty()) return absl::NotFoundError(absl::StrCat("class ", cls.id, " does not exist"));
+    if (row.empty()) return core::NotFoundError(core::ErrorReason::kClassNotFound, "class", cls.id);
     int64_t stored = row[0][0].as<int64_t>();
     if (stored != expected_version) {
-      return absl::AbortedError(absl::StrCat("class ", cls.id, " is at version ", stored,
-                                             ", not expected_version ", expected_version,
-                                             ": it changed since you read it; re-read and retry"));
+      return core::VersionMismatchError("class", cls.id, stored, expected_version);
     }
     cls.version = stored + 1;
   }
