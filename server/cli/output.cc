@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/cli/client.h"
+#include "server/cli/error_details.h"
 
 namespace wsched::cli {
 
@@ -59,12 +60,18 @@ int PrintJson(const google::protobuf::Message& message, bool one_line) {
 
 int Fail(std::string_view what, const grpc::Status& status) {
   std::cerr << what << ": " << Describe(status) << "\n";
+  for (const std::string& line : DetailLines(status)) std::cerr << "  " << line << "\n";
+  const std::string reason = ErrorReason(status);
   switch (status.error_code()) {
     case grpc::StatusCode::UNAUTHENTICATED:
       std::cerr << "hint: pass a token with --token or $WSCHED_TOKEN\n";
       break;
     case grpc::StatusCode::PERMISSION_DENIED:
-      std::cerr << "hint: this token's role may not call this RPC\n";
+      if (reason == "OUTSIDE_TOKEN_SCOPE") {
+        std::cerr << "hint: this token is scoped to other projects, orgs or pools\n";
+      } else {
+        std::cerr << "hint: this token's role may not call this RPC\n";
+      }
       break;
     case grpc::StatusCode::UNAVAILABLE:
       std::cerr << "hint: is wsched-server running at the --server address?\n";

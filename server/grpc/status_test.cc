@@ -57,7 +57,8 @@ TEST(StatusTest, UntaggedErrorsGetTheGenericReasonOfTheirCode) {
 }
 
 TEST(StatusTest, FieldViolationsBecomeBadRequest) {
-  google::rpc::Status rpc = Parsed(ToGrpc(core::InvalidFieldError("node.gpus[1].uuid", "is required")));
+  google::rpc::Status rpc =
+      Parsed(ToGrpc(core::InvalidFieldError("node.gpus[1].uuid", "is required")));
   EXPECT_EQ(rpc.code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(Find<google::rpc::ErrorInfo>(rpc)->reason(), "INVALID_FIELD");
   auto bad = Find<google::rpc::BadRequest>(rpc);
@@ -68,7 +69,8 @@ TEST(StatusTest, FieldViolationsBecomeBadRequest) {
 }
 
 TEST(StatusTest, QuotaFailureCarriesTheFigures) {
-  google::rpc::Status rpc = Parsed(ToGrpc(core::OrgGpuQuotaExceededError("acme", "gpu-a", 3, 4, 2)));
+  google::rpc::Status rpc =
+      Parsed(ToGrpc(core::OrgGpuQuotaExceededError("acme", "gpu-a", 3, 4, 2)));
   EXPECT_EQ(rpc.code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   auto info = *Find<google::rpc::ErrorInfo>(rpc);
   EXPECT_EQ(info.reason(), "ORG_GPU_QUOTA_EXCEEDED");
