@@ -125,7 +125,8 @@ class StoreContractTest : public ::testing::TestWithParam<Implementation> {
     w.memory_bytes = int64_t{1} << 30;
     w.gpu_indices = {gpu};
     w.gpu_uuids = {absl::StrCat("GPU-", kNode, "-", gpu)};
-    w.placement_json = "{}";
+    w.hand_off = std::make_shared<const core::HandOff>(
+        core::HandOff{{{gpu, w.gpu_uuids[0], "0000:18:00.0", "H100"}}, std::nullopt, std::nullopt, {}});
     w.created_at = absl::FromUnixSeconds(1'800'000'000);
     write.from = from;
     write.catalog_generation = generation_;

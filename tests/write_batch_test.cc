@@ -42,7 +42,7 @@ class WriteBatchTest : public ::testing::Test {
     w.pool = "p";
     w.cpu_millis = cpu;
     w.memory_bytes = 1000;
-    w.placement_json = "{\"gpus\": []}";
+    w.hand_off = std::make_shared<const core::HandOff>();
     for (int g : gpus) {
       w.gpu_indices.push_back(g);
       w.gpu_uuids.push_back(absl::StrCat("GPU-n1-", g));

@@ -1,8 +1,6 @@
 #include "server/convert/convert.h"
 
-#include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/time_util.h>
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 
@@ -33,75 +31,6 @@ absl::Time TimeOf(const google::protobuf::Timestamp& timestamp) {
 core::DeviceNode FromProto(const v1::DeviceNode& device) {
   return {device.path(), device.type().empty() ? 'c' : device.type()[0], device.major(),
           device.minor(), device.permissions().empty() ? "rwm" : device.permissions()};
-}
-
-// Schedules in stored pool JSON. Days are 0 (Monday) to 6, times minutes
-// after local midnight: the core's own numbers, so nothing is re-parsed.
-nlohmann::json WindowToJson(const core::TimeWindow& when) {
-  nlohmann::json days = nlohmann::json::array();
-  for (absl::Weekday day : when.days) days.push_back(static_cast<int>(day));
-  return {{"days", days}, {"start_minute", when.start_minute}, {"end_minute", when.end_minute}};
-}
-
-core::TimeWindow WindowFromJson(const nlohmann::json& j) {
-  core::TimeWindow when;
-  for (const auto& day : j.value("days", nlohmann::json::array())) {
-    if (day.is_number_integer() && day >= 0 && day <= 6) {
-      when.days.push_back(static_cast<absl::Weekday>(day.get<int>()));
-    }
-  }
-  when.start_minute = j.value("start_minute", 0);
-  when.end_minute = j.value("end_minute", core::kMinutesPerDay);
-  return when;
-}
-
-// A constant buffer stays a plain number, as rows written before schedules.
-nlohmann::json WarmBufferToJson(const core::WarmBuffer& buffer) {
-  if (buffer.is_constant() && buffer.time_zone.empty()) return buffer.default_nodes;
-  nlohmann::json windows = nlohmann::json::array();
-  for (const auto& w : buffer.windows) {
-    nlohmann::json window = WindowToJson(w.when);
-    window["nodes"] = w.nodes;
-    windows.push_back(std::move(window));
-  }
-  return {{"default", buffer.default_nodes},
-          {"time_zone", buffer.time_zone},
-          {"windows", std::move(windows)}};
-}
-
-core::WarmBuffer WarmBufferFromJson(const nlohmann::json& j) {
-  if (j.is_number_integer()) return core::WarmBuffer::Constant(j.get<int>());
-  core::WarmBuffer buffer;
-  if (!j.is_object()) return buffer;
-  buffer.default_nodes = j.value("default", 0);
-  buffer.time_zone = j.value("time_zone", "");
-  for (const auto& w : j.value("windows", nlohmann::json::array())) {
-    if (w.is_object()) buffer.windows.push_back({WindowFromJson(w), w.value("nodes", 0)});
-  }
-  return buffer;
-}
-
-nlohmann::json ScaleDownScheduleToJson(const core::ScaleDownSchedule& schedule) {
-  nlohmann::json windows = nlohmann::json::array();
-  for (const auto& w : schedule.windows) {
-    nlohmann::json window = WindowToJson(w.when);
-    window["allow"] = w.allow;
-    windows.push_back(std::move(window));
-  }
-  return {{"default", schedule.default_allow},
-          {"time_zone", schedule.time_zone},
-          {"windows", std::move(windows)}};
-}
-
-core::ScaleDownSchedule ScaleDownScheduleFromJson(const nlohmann::json& j) {
-  core::ScaleDownSchedule schedule;
-  if (!j.is_object()) return schedule;
-  schedule.default_allow = j.value("default", true);
-  schedule.time_zone = j.value("time_zone", "");
-  for (const auto& w : j.value("windows", nlohmann::json::array())) {
-    if (w.is_object()) schedule.windows.push_back({WindowFromJson(w), w.value("allow", false)});
-  }
-  return schedule;
 }
 
 }  // namespace
@@ -333,75 +262,36 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
   return out;
 }
 
-std::string ToJson(const google::protobuf::Message& message) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
-  return json;
-}
-
-absl::Status FromJson(const std::string& json, google::protobuf::Message* message) {
-  auto status = google::protobuf::util::JsonStringToMessage(json, message);
-  if (!status.ok()) {
-    return absl::DataLossError(absl::StrCat("stored JSON does not parse: ", status.ToString()));
+void ToProto(const core::HandOff& hand_off, v1::Workspace* out) {
+  for (const core::AssignedGpu& gpu : hand_off.gpus) {
+    auto* assigned = out->add_gpus();
+    assigned->set_index(gpu.index);
+    assigned->set_uuid(gpu.uuid);
+    assigned->set_pci_address(gpu.pci_address);
+    assigned->set_model(gpu.model);
   }
-  return absl::OkStatus();
-}
-
-std::string PoolToJson(const core::NodePool& pool) {
-  nlohmann::json j = nlohmann::json::parse(ToJson(ToProto(pool)));
-  j["scale_down_unneeded_seconds"] = absl::ToInt64Seconds(pool.scale_down.unneeded);
-  j["scale_down_delay_after_add_seconds"] = absl::ToInt64Seconds(pool.scale_down.delay_after_add);
-  j["max_node_provision_time_seconds"] = absl::ToInt64Seconds(pool.max_node_provision_time);
-  j["warm_buffer"] = WarmBufferToJson(pool.warm_buffer);
-  if (!pool.scale_down.schedule.empty()) {
-    j["scale_down_schedule"] = ScaleDownScheduleToJson(pool.scale_down.schedule);
+  auto* spec = out->mutable_device_spec();
+  for (const auto& device : hand_off.extra_devices) ToProto(device, spec->add_extra_devices());
+  if (hand_off.vfio) {
+    auto* v = spec->mutable_vfio();
+    for (const auto& address : hand_off.vfio->pci_addresses) v->add_pci_addresses(address);
+    for (const auto& path : hand_off.vfio->device_paths) v->add_device_paths(path);
+    for (const auto& arg : hand_off.vfio->cloud_hypervisor_args) v->add_cloud_hypervisor_args(arg);
   }
-  return j.dump();
-}
-
-absl::StatusOr<core::NodePool> PoolFromJson(const std::string& json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
-  if (j.is_discarded()) return absl::DataLossError("stored pool JSON does not parse");
-  v1::Pool proto;
-  nlohmann::json base = j;
-  for (const char* extra : {"scale_down_unneeded_seconds", "scale_down_delay_after_add_seconds",
-                            "max_node_provision_time_seconds", "warm_buffer",
-                            "scale_down_schedule"}) {
-    base.erase(extra);
-  }
-  if (absl::Status s = FromJson(base.dump(), &proto); !s.ok()) return s;
-  core::NodePool pool = FromProto(proto);
-  pool.scale_down.unneeded = absl::Seconds(j.value("scale_down_unneeded_seconds", 600));
-  pool.scale_down.delay_after_add =
-      absl::Seconds(j.value("scale_down_delay_after_add_seconds", 600));
-  pool.max_node_provision_time = absl::Seconds(j.value("max_node_provision_time_seconds", 900));
-  if (j.contains("warm_buffer")) pool.warm_buffer = WarmBufferFromJson(j["warm_buffer"]);
-  if (j.contains("scale_down_schedule")) {
-    pool.scale_down.schedule = ScaleDownScheduleFromJson(j["scale_down_schedule"]);
-  }
-  return pool;
-}
-
-std::string DriverPolicyToJson(const core::DriverPolicyEntry& e) {
-  return nlohmann::json{{"kernel", e.kernel},
-                        {"os_id", e.os_id},
-                        {"os_version", e.os_version},
-                        {"driver_version", e.driver_version},
-                        {"driver_branch", e.driver_branch},
-                        {"installer_repo", e.installer_repo}}
-      .dump();
-}
-
-absl::StatusOr<core::DriverPolicyEntry> DriverPolicyFromJson(const std::string& json) {
-  nlohmann::json j = nlohmann::json::parse(json, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) {
-    return absl::DataLossError("stored driver policy JSON does not parse");
-  }
-  return core::DriverPolicyEntry{j.value("kernel", ""),         j.value("os_id", ""),
-                                 j.value("os_version", ""),     j.value("driver_version", ""),
-                                 j.value("driver_branch", ""), j.value("installer_repo", "")};
+  if (!hand_off.cdi) return;
+  const core::CdiHandOff& cdi = *hand_off.cdi;
+  auto* c = spec->mutable_cdi();
+  c->set_spec_json(cdi.spec_json);
+  for (const auto& name : cdi.device_names) c->add_device_names(name);
+  c->set_mode(ToProto(cdi.mode));
+  if (cdi.mode == core::CdiMode::kInline) return;  // The spec only, as before node specs.
+  for (const auto& env : cdi.env) c->add_env(env);
+  for (const auto& arg : cdi.podman_args) c->add_podman_args(arg);
+  auto* kubernetes = c->mutable_kubernetes();
+  kubernetes->set_node_name(cdi.kubernetes_node_name);
+  kubernetes->mutable_annotations()->insert(cdi.kubernetes_annotations.begin(),
+                                            cdi.kubernetes_annotations.end());
+  for (const auto& path : cdi.kubernetes_unnamed_devices) kubernetes->add_unnamed_devices(path);
 }
 
 }  // namespace wsched::convert

@@ -1,5 +1,6 @@
-// Core domain types <-> wsched.v1 API messages. The API messages double as
-// the stored form (JSON columns), so this is the one mapping in the system.
+// Core domain types <-> wsched.v1 API messages: the API mapping, and only
+// that. What the store keeps is its own schema (server/store/documents/), so
+// an API field can change without a data migration.
 #ifndef WSCHED_SERVER_CONVERT_CONVERT_H_
 #define WSCHED_SERVER_CONVERT_CONVERT_H_
 
@@ -7,10 +8,12 @@
 
 #include "absl/status/statusor.h"
 #include "server/core/catalog.h"
+#include "server/core/hand_off.h"
 #include "server/core/node.h"
 #include "server/core/settings.h"
 #include "wsched/v1/classes.pb.h"
 #include "wsched/v1/inventory.pb.h"
+#include "wsched/v1/placement.pb.h"
 #include "wsched/v1/settings.pb.h"
 
 namespace wsched::convert {
@@ -33,16 +36,9 @@ core::CdiMode FromProto(v1::CdiMode mode);
 v1::NodeCdi ToProto(const core::NodeCdi& cdi);
 core::NodeCdi FromProto(const v1::NodeCdi& cdi);
 
-// Proto <-> JSON for storage (proto3 JSON mapping, field names preserved).
-std::string ToJson(const google::protobuf::Message& message);
-absl::Status FromJson(const std::string& json, google::protobuf::Message* message);
-
-// Pools and driver-policy entries have no API message of their own with all
-// settings, so they are stored as JSON objects written here.
-std::string PoolToJson(const core::NodePool& pool);
-absl::StatusOr<core::NodePool> PoolFromJson(const std::string& json);
-std::string DriverPolicyToJson(const core::DriverPolicyEntry& entry);
-absl::StatusOr<core::DriverPolicyEntry> DriverPolicyFromJson(const std::string& json);
+// A placed workspace's hand-off into its answer: `gpus` and `device_spec`
+// (always set, if empty). Built straight from the core type, on the hot path.
+void ToProto(const core::HandOff& hand_off, v1::Workspace* out);
 
 }  // namespace wsched::convert
 

@@ -5,7 +5,7 @@
 namespace wsched::convert {
 namespace {
 
-TEST(Convert, ClassRoundTripsThroughProtoAndJson) {
+TEST(Convert, ClassRoundTripsThroughProto) {
   core::WorkspaceClass cls;
   cls.id = "gpu-h100-2";
   cls.display_name = "2x H100";
@@ -15,50 +15,79 @@ TEST(Convert, ClassRoundTripsThroughProtoAndJson) {
   cls.pool_selector = {{"gpu", "true"}};
   cls.credits_per_minute_milli = 1500;
   cls.version = 3;
-  v1::WorkspaceClass parsed;
-  ASSERT_TRUE(FromJson(ToJson(ToProto(cls)), &parsed).ok());
-  EXPECT_EQ(FromProto(parsed), cls);
+  EXPECT_EQ(FromProto(ToProto(cls)), cls);
 }
 
-TEST(Convert, PoolKeepsScalingSettings) {
+TEST(Convert, PoolRoundTripsWhatTheApiCarries) {
   core::NodePool pool;
   pool.id = "gpu-h100";
   pool.labels = {{"gpu", "h100"}};
-  pool.shape = {192000, int64_t{2} << 40, 0, 0, 8, "H100"};
+  pool.shape = {192000, int64_t{2} << 40, 1, 2, 8, "H100"};
+  pool.min_size = 1;
   pool.max_size = 4;
-  pool.scale_down.unneeded = absl::Minutes(3);
-  pool.warm_buffer = core::WarmBuffer::Constant(1);
-  auto back = PoolFromJson(PoolToJson(pool));
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(*back, pool);
+  pool.allow_unsafe_iommu = true;
+  EXPECT_EQ(FromProto(ToProto(pool)), pool);
 }
 
-TEST(Convert, PoolKeepsSchedules) {
-  core::NodePool pool;
-  pool.id = "gpu-h100";
-  pool.max_size = 4;
-  pool.warm_buffer = {
-      .default_nodes = 1,
-      .time_zone = "Europe/Berlin",
-      .windows = {{.when = {.days = {absl::Weekday::monday, absl::Weekday::friday},
-                            .start_minute = 480,
-                            .end_minute = 1080},
-                   .nodes = 2},
-                  {.when = {.start_minute = 1320, .end_minute = 360}, .nodes = 0}}};
-  pool.scale_down.schedule = {
-      .default_allow = false,
-      .time_zone = "+01:00",
-      .windows = {{.when = {.days = {absl::Weekday::sunday}}, .allow = true}}};
-  auto back = PoolFromJson(PoolToJson(pool));
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(*back, pool);
+core::HandOff NodeSpecHandOff() {
+  core::HandOff h;
+  h.gpus = {{0, "GPU-a", "0000:18:00.0", "H100"}, {3, "GPU-b", "0000:2a:00.0", "H100"}};
+  core::CdiHandOff cdi;
+  cdi.mode = core::CdiMode::kWsched;
+  cdi.device_names = {"wsched.io/gpu=GPU-a", "wsched.io/gpu=GPU-b"};
+  cdi.env = {"NVIDIA_VISIBLE_DEVICES=GPU-a,GPU-b"};
+  cdi.podman_args = {"--device", "wsched.io/gpu=GPU-a"};
+  cdi.kubernetes_node_name = "node-a";
+  cdi.kubernetes_annotations = {{"cdi.k8s.io/wsched_workspace", "wsched.io/gpu=GPU-a"}};
+  cdi.kubernetes_unnamed_devices = {"/dev/net/tun"};
+  h.cdi = cdi;
+  h.extra_devices = {{"/dev/fuse", 'c', 10, 229, "rwm"}};
+  return h;
 }
 
-TEST(Convert, PoolRowsFromBeforeSchedulesStillRead) {
-  auto back = PoolFromJson(R"({"id": "cpu", "max_size": 4, "warm_buffer": 3})");
-  ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_EQ(back->warm_buffer, core::WarmBuffer::Constant(3));
-  EXPECT_EQ(back->scale_down.schedule, core::ScaleDownSchedule{});
+TEST(Convert, HandOffFillsGpusAndDeviceSpec) {
+  v1::Workspace out;
+  ToProto(NodeSpecHandOff(), &out);
+  ASSERT_EQ(out.gpus_size(), 2);
+  EXPECT_EQ(out.gpus(1).index(), 3);
+  EXPECT_EQ(out.gpus(1).pci_address(), "0000:2a:00.0");
+  ASSERT_TRUE(out.device_spec().has_cdi());
+  const v1::CdiSpec& cdi = out.device_spec().cdi();
+  EXPECT_EQ(cdi.mode(), v1::CDI_MODE_WSCHED);
+  EXPECT_EQ(cdi.env(0), "NVIDIA_VISIBLE_DEVICES=GPU-a,GPU-b");
+  EXPECT_EQ(cdi.kubernetes().node_name(), "node-a");
+  EXPECT_EQ(cdi.kubernetes().annotations().at("cdi.k8s.io/wsched_workspace"), "wsched.io/gpu=GPU-a");
+  EXPECT_EQ(cdi.kubernetes().unnamed_devices(0), "/dev/net/tun");
+  ASSERT_EQ(out.device_spec().extra_devices_size(), 1);
+  EXPECT_EQ(out.device_spec().extra_devices(0).minor(), 229);
+}
+
+TEST(Convert, InlineHandOffCarriesTheSpecOnly) {
+  core::HandOff h = NodeSpecHandOff();
+  h.cdi->mode = core::CdiMode::kInline;
+  h.cdi->spec_json = R"({"cdiVersion":"0.6.0"})";
+  v1::Workspace out;
+  ToProto(h, &out);
+  const v1::CdiSpec& cdi = out.device_spec().cdi();
+  EXPECT_EQ(cdi.spec_json(), R"({"cdiVersion":"0.6.0"})");
+  EXPECT_EQ(cdi.mode(), v1::CDI_MODE_UNSPECIFIED);
+  EXPECT_FALSE(cdi.has_kubernetes());
+  EXPECT_EQ(cdi.env_size(), 0);
+}
+
+TEST(Convert, VfioAndEmptyHandOffs) {
+  core::HandOff vm;
+  vm.gpus = {{6, "GPU-v", "0000:ba:00.0", "H100"}};
+  vm.vfio = core::VfioHandOff{{"0000:ba:00.0"}, {"/dev/vfio/vfio", "/dev/vfio/15"}, {"--device"}};
+  v1::Workspace out;
+  ToProto(vm, &out);
+  ASSERT_TRUE(out.device_spec().has_vfio());
+  EXPECT_EQ(out.device_spec().vfio().device_paths(1), "/dev/vfio/15");
+  EXPECT_FALSE(out.device_spec().has_cdi());
+  v1::Workspace empty;
+  ToProto(core::HandOff{}, &empty);
+  EXPECT_TRUE(empty.has_device_spec()) << "a placed workspace always has a device_spec";
+  EXPECT_EQ(empty.gpus_size(), 0);
 }
 
 TEST(Convert, NodeInfoRoundTrips) {

@@ -3,12 +3,14 @@
 #define WSCHED_SERVER_CORE_WORKSPACE_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/core/hand_off.h"
 
 namespace wsched::core {
 
@@ -31,7 +33,9 @@ struct Workspace {
   int64_t memory_bytes = 0;
   std::vector<int> gpu_indices;
   std::vector<std::string> gpu_uuids;
-  std::string placement_json;  // Assigned GPUs and device spec, as API JSON.
+  // What it was handed when placed (shared: copies of a workspace are
+  // many, the hand-off never changes); null before.
+  std::shared_ptr<const HandOff> hand_off;
   std::string pending_reason;
   absl::Time created_at = absl::InfinitePast();
   absl::Time placed_at = absl::InfinitePast();

@@ -72,12 +72,8 @@ void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* o
 
 absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
   const core::Workspace& w = view.workspace;
-  if (!view.placement_binary.empty()) {
-    if (!out->ParseFromString(view.placement_binary)) {
-      return absl::InternalError("placement of " + w.id + " does not parse");
-    }
-  } else if (!w.placement_json.empty() && w.state != core::WorkspaceState::kStopped) {
-    if (absl::Status s = convert::FromJson(w.placement_json, out); !s.ok()) return s;
+  if (w.hand_off != nullptr && w.state != core::WorkspaceState::kStopped) {
+    convert::ToProto(*w.hand_off, out);
   }
   out->set_id(w.id);
   out->set_org_id(w.org_id);

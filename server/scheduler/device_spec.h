@@ -1,13 +1,15 @@
-// What a placed workspace is handed: its GPUs and how to mount them, as the
-// JSON form of the API message stored with the workspace (so a repeated
-// request returns exactly the same answer).
+// What a placed workspace is handed (core/hand_off.h): its GPUs and how to
+// mount them, built once at placement and stored with the workspace (so a
+// repeated request returns exactly the same answer).
 #ifndef WSCHED_SERVER_SCHEDULER_DEVICE_SPEC_H_
 #define WSCHED_SERVER_SCHEDULER_DEVICE_SPEC_H_
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/core/hand_off.h"
 #include "server/core/node.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
@@ -16,10 +18,7 @@ namespace wsched::scheduler {
 
 struct BuiltPlacement {
   std::vector<std::string> gpu_uuids;  // Parallel to the indices asked for.
-  std::string placement_json;          // v1.Workspace with gpus and device_spec set.
-  // The same message serialized, for the answer: parsing it back costs a
-  // fraction of parsing the JSON.
-  std::string placement_binary;
+  std::shared_ptr<const core::HandOff> hand_off;
 };
 
 // CDI for container isolation, VFIO for VM isolation (never an unsafe group

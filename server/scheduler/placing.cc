@@ -63,7 +63,7 @@ void SetPlaced(core::Workspace& w, const placement::Placed& placed, const BuiltP
   w.memory_bytes = placed.resources.memory_bytes;
   w.gpu_indices = placed.gpu_indices;
   w.gpu_uuids = built.gpu_uuids;
-  w.placement_json = built.placement_json;
+  w.hand_off = built.hand_off;
   w.pending_reason.clear();
 }
 
@@ -397,7 +397,6 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       w.placed_at = w.created_at = clock_();
       MirrorCommitted(w, committed.version, /*released=*/false);
       absl::StatusOr<WorkspaceView> view = ViewOfStored({w, committed.version, false});
-      if (view.ok()) view->placement_binary = std::move(built->placement_binary);
       return finish(std::move(view), "placed");
     }
     {

@@ -6,7 +6,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "server/convert/convert.h"
 #include "server/log/log.h"
 #include "server/scaling/demand_pool.h"
 #include "server/store/change_feed.h"
@@ -195,8 +194,10 @@ void ScalingController::BecomeLeader() {
   std::vector<store::StoredSignal> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "loading scaling state",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
-    stored = unit.scaling().LoadSignals();
     last_report_id_ = unit.scaling().LatestActuatorReportId();
+    auto signals = unit.scaling().LoadSignals();
+    if (!signals.ok()) return signals.status();
+    stored = std::move(*signals);
     return absl::OkStatus();
   });
   if (!status.ok()) log::Warning("cannot load scaling state", {{"error", std::string(status.message())}});
@@ -208,14 +209,15 @@ void ScalingController::FollowTick() {
   std::vector<store::StoredSignal> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "reading scaling signals",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
-    stored = unit.scaling().LoadSignals();
+    auto signals = unit.scaling().LoadSignals();
+    if (!signals.ok()) return signals.status();
+    stored = std::move(*signals);
     return absl::OkStatus();
   });
   if (!status.ok()) return;
   absl::MutexLock lock(&mu_);
   for (const auto& row : stored) {
-    v1::PoolSignal signal;
-    if (!convert::FromJson(row.signal_json, &signal).ok()) continue;
+    v1::PoolSignal signal = ToProto(row.signal, row.generation);
     auto it = published_.find(row.pool);
     if (it == published_.end() || it->second.generation() != signal.generation()) {
       published_[row.pool] = signal;
@@ -368,7 +370,9 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
   v1::PoolSignal proto = ToProto(signal, generation);
   absl::Status saved = store::UnitOfWork::Run(*db_, "publishing scaling signal",
                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    unit.scaling().SaveSignal({pool, generation, convert::ToJson(proto), store::ReplicaId()});
+    scaling::PoolSignal published = signal;
+    published.generation = generation;
+    unit.scaling().SaveSignal({pool, generation, std::move(published), store::ReplicaId()});
     return absl::OkStatus();
   });
   if (!saved.ok()) {

@@ -128,9 +128,6 @@ struct WorkspaceView {
   std::optional<placement::PendingReason> pending;
   std::string estimate_basis;
   int64_t version = 0;  // The stored record's version (every change bumps it).
-  // The placement as a serialized v1.Workspace when it was just built here
-  // (else only workspace.placement_json, the stored JSON, has it).
-  std::string placement_binary;
 };
 
 // What the scheduler reads and writes. Without `db` (unit tests) there is

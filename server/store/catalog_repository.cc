@@ -2,8 +2,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
-#include "server/convert/convert.h"
 #include "server/store/change_log.h"
+#include "server/store/documents/documents.h"
 
 namespace wsched::store {
 namespace {
@@ -21,11 +21,13 @@ void BumpGeneration(pqxx::work& txn, ChangeSet& changes) {
 
 void UpsertClass(pqxx::work& txn, const core::WorkspaceClass& cls) {
   txn.exec_params(
-      "INSERT INTO classes (id, spec, is_default, deprecated, version, updated_at) "
-      "VALUES ($1, $2::jsonb, $3, $4, $5, now()) "
-      "ON CONFLICT (id) DO UPDATE SET spec = EXCLUDED.spec, is_default = EXCLUDED.is_default, "
-      "deprecated = EXCLUDED.deprecated, version = EXCLUDED.version, updated_at = now()",
-      cls.id, convert::ToJson(convert::ToProto(cls)), cls.is_default, cls.deprecated, cls.version);
+      "INSERT INTO classes (id, spec, spec_schema, is_default, deprecated, version, updated_at) "
+      "VALUES ($1, $2::jsonb, $3, $4, $5, $6, now()) "
+      "ON CONFLICT (id) DO UPDATE SET spec = EXCLUDED.spec, spec_schema = EXCLUDED.spec_schema, "
+      "is_default = EXCLUDED.is_default, deprecated = EXCLUDED.deprecated, "
+      "version = EXCLUDED.version, updated_at = now()",
+      cls.id, documents::EncodeClass(cls), documents::kSchemaVersion, cls.is_default,
+      cls.deprecated, cls.version);
 }
 
 }  // namespace
@@ -36,21 +38,24 @@ void LockCatalog(pqxx::work& txn) {
 
 absl::StatusOr<core::Catalog> LoadCatalog(pqxx::work& txn) {
   core::Catalog catalog;
-  for (const auto& row : txn.exec("SELECT spec::text, version FROM classes ORDER BY id")) {
-    v1::WorkspaceClass proto;
-    if (absl::Status s = convert::FromJson(row[0].c_str(), &proto); !s.ok()) return s;
-    core::WorkspaceClass cls = convert::FromProto(proto);
-    cls.version = row[1].as<int64_t>();
-    catalog.classes.push_back(std::move(cls));
+  for (const auto& row :
+       txn.exec("SELECT spec::text, version, id, spec_schema FROM classes ORDER BY id")) {
+    auto cls = documents::DecodeClass(row[0].c_str(), {"classes", row[2].c_str(), row[3].as<int>()});
+    if (!cls.ok()) return cls.status();
+    cls->version = row[1].as<int64_t>();
+    catalog.classes.push_back(std::move(*cls));
   }
-  for (const auto& row : txn.exec("SELECT spec::text, version FROM pools ORDER BY id")) {
-    auto pool = convert::PoolFromJson(row[0].c_str());
+  for (const auto& row :
+       txn.exec("SELECT spec::text, version, id, spec_schema FROM pools ORDER BY id")) {
+    auto pool = documents::DecodePool(row[0].c_str(), {"pools", row[2].c_str(), row[3].as<int>()});
     if (!pool.ok()) return pool.status();
     pool->version = row[1].as<int64_t>();
     catalog.pools.push_back(std::move(*pool));
   }
-  for (const auto& row : txn.exec("SELECT spec::text FROM driver_policy ORDER BY position")) {
-    auto entry = convert::DriverPolicyFromJson(row[0].c_str());
+  for (const auto& row :
+       txn.exec("SELECT spec::text, position, spec_schema FROM driver_policy ORDER BY position")) {
+    auto entry = documents::DecodeDriverPolicy(row[0].c_str(), {"driver_policy", row[1].c_str(),
+                                                                row[2].as<int>()});
     if (!entry.ok()) return entry.status();
     catalog.driver_policy.push_back(std::move(*entry));
   }
@@ -88,14 +93,16 @@ absl::Status WriteCatalog(pqxx::work& txn, const core::Catalog& current,
     // before an apply that left the pool alone still holds.
     const core::NodePool* old = current.FindPool(pool.id);
     const int64_t version = old == nullptr ? 1 : old->SameSpec(pool) ? old->version : old->version + 1;
-    txn.exec_params("INSERT INTO pools (id, spec, version) VALUES ($1, $2::jsonb, $3)", pool.id,
-                    convert::PoolToJson(pool), version);
+    txn.exec_params(
+        "INSERT INTO pools (id, spec, spec_schema, version) VALUES ($1, $2::jsonb, $3, $4)",
+        pool.id, documents::EncodePool(pool), documents::kSchemaVersion, version);
   }
   txn.exec("DELETE FROM driver_policy");
   int position = 0;
   for (const core::DriverPolicyEntry& entry : target.driver_policy) {
-    txn.exec_params("INSERT INTO driver_policy (position, spec) VALUES ($1, $2::jsonb)",
-                    position++, convert::DriverPolicyToJson(entry));
+    txn.exec_params(
+        "INSERT INTO driver_policy (position, spec, spec_schema) VALUES ($1, $2::jsonb, $3)",
+        position++, documents::EncodeDriverPolicy(entry), documents::kSchemaVersion);
   }
   BumpGeneration(txn, changes);
   return absl::OkStatus();

@@ -1,7 +1,7 @@
 #include "server/store/node_repository.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/convert/convert.h"
+#include "server/store/documents/documents.h"
 
 namespace wsched::store {
 namespace {
@@ -10,14 +10,14 @@ constexpr char kNodeColumns[] =
     "n.info::text, n.state, n.driver_state, n.driver_detail, n.driver_verified_kernel, "
     "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
     "COALESCE(extract(epoch from l.last_heartbeat)::float8, 0), n.held_cpu_millis, "
-    "n.held_memory_bytes, n.version";
+    "n.held_memory_bytes, n.version, n.name, n.info_schema";
 constexpr char kFrom[] = " FROM nodes n LEFT JOIN node_liveness l ON l.name = n.name ";
 
 absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   StoredNode node;
-  v1::NodeInfo proto;
-  if (absl::Status s = convert::FromJson(row[0].c_str(), &proto); !s.ok()) return s;
-  node.info = convert::FromProto(proto);
+  auto info = documents::DecodeNodeInfo(row[0].c_str(), {"nodes", row[11].c_str(), row[12].as<int>()});
+  if (!info.ok()) return info.status();
+  node.info = std::move(*info);
   auto state = core::ParseNodeState(row[1].c_str());
   auto driver = core::ParseDriverState(row[2].c_str());
   if (!state || !driver) {
@@ -95,9 +95,10 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
   int64_t version = txn.exec_params1(
       "INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, "
       "driver_verified_kernel, driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes, "
-      "registered_at, version) "
-      "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), nextval('entity_versions')) "
-      "ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
+      "registered_at, version, info_schema) "
+      "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), nextval('entity_versions'), "
+      "$11) ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
+      "info_schema = EXCLUDED.info_schema, "
       "state = EXCLUDED.state, driver_state = EXCLUDED.driver_state, "
       "driver_detail = EXCLUDED.driver_detail, "
       "driver_verified_kernel = EXCLUDED.driver_verified_kernel, "
@@ -105,10 +106,10 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
       "alloc_cpu_millis = EXCLUDED.alloc_cpu_millis, "
       "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, version = EXCLUDED.version "
       "RETURNING version",
-      node.info.name, node.info.pool, convert::ToJson(convert::ToProto(node.info)),
+      node.info.name, node.info.pool, documents::EncodeNodeInfo(node.info),
       core::NodeStateName(node.state), core::DriverStateName(node.driver_state),
       node.driver_detail, node.driver_history.verified_kernel, node.driver_history.failed_kernel,
-      node.info.cpu_millis, node.info.memory_bytes)[0].as<int64_t>();
+      node.info.cpu_millis, node.info.memory_bytes, documents::kSchemaVersion)[0].as<int64_t>();
   txn.exec_params(
       "INSERT INTO node_liveness (name, last_heartbeat) VALUES ($1, now()) "
       "ON CONFLICT (name) DO UPDATE SET last_heartbeat = now()",

@@ -1,21 +1,27 @@
 #include "server/store/scaling_repository.h"
 
+#include "server/store/documents/documents.h"
+
 namespace wsched::store {
 
 void SaveSignal(pqxx::work& txn, const StoredSignal& signal) {
   txn.exec_params(
-      "INSERT INTO scaling_signals (pool, generation, signal, leader, updated_at) "
-      "VALUES ($1, $2, $3::jsonb, $4, now()) ON CONFLICT (pool) DO UPDATE SET "
-      "generation = EXCLUDED.generation, signal = EXCLUDED.signal, leader = EXCLUDED.leader, "
-      "updated_at = now()",
-      signal.pool, signal.generation, signal.signal_json, signal.leader);
+      "INSERT INTO scaling_signals (pool, generation, signal, signal_schema, leader, updated_at) "
+      "VALUES ($1, $2, $3::jsonb, $4, $5, now()) ON CONFLICT (pool) DO UPDATE SET "
+      "generation = EXCLUDED.generation, signal = EXCLUDED.signal, "
+      "signal_schema = EXCLUDED.signal_schema, leader = EXCLUDED.leader, updated_at = now()",
+      signal.pool, signal.generation, documents::EncodeSignal(signal.signal),
+      documents::kSchemaVersion, signal.leader);
 }
 
-std::vector<StoredSignal> LoadSignals(pqxx::work& txn) {
+absl::StatusOr<std::vector<StoredSignal>> LoadSignals(pqxx::work& txn) {
   std::vector<StoredSignal> signals;
-  for (const auto& row :
-       txn.exec("SELECT pool, generation, signal::text, leader FROM scaling_signals ORDER BY pool")) {
-    signals.push_back({row[0].c_str(), row[1].as<int64_t>(), row[2].c_str(), row[3].c_str()});
+  for (const auto& row : txn.exec("SELECT pool, generation, signal::text, leader, signal_schema "
+                                  "FROM scaling_signals ORDER BY pool")) {
+    auto signal = documents::DecodeSignal(row[2].c_str(),
+                                          {"scaling_signals", row[0].c_str(), row[4].as<int>()});
+    if (!signal.ok()) return signal.status();
+    signals.push_back({row[0].c_str(), row[1].as<int64_t>(), std::move(*signal), row[3].c_str()});
   }
   return signals;
 }

@@ -8,12 +8,14 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/status/statusor.h"
 #include "server/store/types.h"
 
 namespace wsched::store {
 
 void SaveSignal(pqxx::work& txn, const StoredSignal& signal);
-std::vector<StoredSignal> LoadSignals(pqxx::work& txn);
+// FailedPrecondition for a row of a newer document schema (documents.h).
+absl::StatusOr<std::vector<StoredSignal>> LoadSignals(pqxx::work& txn);
 
 void SaveActuatorReport(pqxx::work& txn, const ActuatorReportRow& report);
 // Reports with id > after, oldest first.

@@ -17,6 +17,7 @@
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
 #include "server/core/workspace.h"
+#include "server/scaling/scaling_signal.h"
 
 namespace wsched::store {
 
@@ -135,7 +136,7 @@ struct BatchStatements {
 struct StoredSignal {
   std::string pool;
   int64_t generation = 0;
-  std::string signal_json;  // v1.PoolSignal as JSON.
+  scaling::PoolSignal signal;  // Its generation is the one above.
   std::string leader;
 };
 

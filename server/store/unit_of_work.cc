@@ -135,7 +135,9 @@ void TimingRepository::Record(TimingKind kind, const std::string& pool, const st
 TimingFigures TimingRepository::LoadFigures() { return LoadTimingFigures(s_.txn); }
 
 void ScalingRepository::SaveSignal(const StoredSignal& signal) { store::SaveSignal(s_.txn, signal); }
-std::vector<StoredSignal> ScalingRepository::LoadSignals() { return store::LoadSignals(s_.txn); }
+absl::StatusOr<std::vector<StoredSignal>> ScalingRepository::LoadSignals() {
+  return store::LoadSignals(s_.txn);
+}
 
 void ScalingRepository::SaveActuatorReport(const ActuatorReportRow& report) {
   store::SaveActuatorReport(s_.txn, report);

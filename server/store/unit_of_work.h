@@ -136,7 +136,7 @@ class ScalingRepository {
  public:
   explicit ScalingRepository(UnitSession& session) : s_(session) {}
   void SaveSignal(const StoredSignal& signal);
-  std::vector<StoredSignal> LoadSignals();
+  absl::StatusOr<std::vector<StoredSignal>> LoadSignals();
   void SaveActuatorReport(const ActuatorReportRow& report);
   std::vector<ActuatorReportRow> LoadActuatorReports(int64_t after);
   int64_t LatestActuatorReportId();

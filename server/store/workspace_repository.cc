@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/store/documents/documents.h"
 
 namespace wsched::store {
 
@@ -15,7 +16,7 @@ const char kWorkspaceColumns[] =
     "COALESCE(extract(epoch from w.placed_at)::float8, 0), "
     "COALESCE((SELECT string_agg(h.gpu_index::text || '/' || h.gpu_uuid, ',' ORDER BY "
     "h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), ''), w.version, "
-    "w.stopped_at IS NOT NULL";
+    "w.stopped_at IS NOT NULL, w.placement_schema";
 
 namespace {
 
@@ -43,7 +44,11 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
   w.pool = row[10].c_str();
   w.cpu_millis = row[11].as<int64_t>();
   w.memory_bytes = row[12].as<int64_t>();
-  w.placement_json = row[13].c_str();
+  if (row[13].size() > 0) {  // "" for a workspace never placed.
+    auto hand_off = documents::DecodeHandOff(row[13].c_str(), {"workspaces", w.id, row[20].as<int>()});
+    if (!hand_off.ok()) return hand_off.status();
+    w.hand_off = std::make_shared<const core::HandOff>(std::move(*hand_off));
+  }
   w.pending_reason = row[14].c_str();
   w.created_at = FromEpoch(row[15]);
   if (row[16].as<double>() > 0) w.placed_at = FromEpoch(row[16]);

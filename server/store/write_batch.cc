@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
+#include "server/store/documents/documents.h"
 #include "server/store/statement_pipeline.h"
 
 namespace wsched::store {
@@ -59,6 +60,10 @@ constexpr Statement kStop{
     "version = nextval('entity_versions') WHERE id = ANY($1::text[]) RETURNING id, version"};
 constexpr Statement kStopHolds{"batch_stop_holds",
                                "DELETE FROM gpu_holds WHERE workspace_id = ANY($1::text[])"};
+// The document schema the placement column is written in (a literal: the
+// statements are constants).
+#define WSCHED_PLACEMENT_SCHEMA "1"
+static_assert(documents::kSchemaVersion == 1, "WSCHED_PLACEMENT_SCHEMA names another version");
 #define WSCHED_BATCH_RECORDS                                                                   \
   "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " \
   "$8::text[], $9::int[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::int[], " \
@@ -69,30 +74,34 @@ constexpr Statement kInsert{
     "batch_insert",
     "INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
     "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
-    "placement, pending_reason, placed_at, version) "
+    "placement, placement_schema, pending_reason, placed_at, version) "
     "SELECT u.id, u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
     "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
-    "NULLIF(u.placement, '')::jsonb, u.reason, CASE WHEN u.placed THEN now() END, "
+    "NULLIF(u.placement, '')::jsonb, " WSCHED_PLACEMENT_SCHEMA ", u.reason, "
+    "CASE WHEN u.placed THEN now() END, "
     "nextval('entity_versions') FROM " WSCHED_BATCH_RECORDS
     " ON CONFLICT (id) DO NOTHING RETURNING id, version"};
 constexpr Statement kRestart{
     "batch_restart",
     "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
     "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
-    "placement, pending_reason, placed_at, created_at, stopped_at, version) = "
+    "placement, placement_schema, pending_reason, placed_at, created_at, stopped_at, version) = "
     "(u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
     "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
-    "NULLIF(u.placement, '')::jsonb, u.reason, CASE WHEN u.placed THEN now() END, "
+    "NULLIF(u.placement, '')::jsonb, " WSCHED_PLACEMENT_SCHEMA ", u.reason, "
+    "CASE WHEN u.placed THEN now() END, "
     "now(), NULL, nextval('entity_versions')) FROM " WSCHED_BATCH_RECORDS
     " WHERE w.id = u.id RETURNING w.id, w.version"};
 constexpr Statement kQueuePlace{
     "batch_queue_place",
     "UPDATE workspaces w SET state = 'placed', node_name = u.node, pool = u.pool, "
     "cpu_millis = u.cpu, memory_bytes = u.mem, gpu_count = u.gpus, "
-    "placement = NULLIF(u.placement, '')::jsonb, pending_reason = '', placed_at = now(), "
+    "placement = NULLIF(u.placement, '')::jsonb, placement_schema = " WSCHED_PLACEMENT_SCHEMA
+    ", pending_reason = '', placed_at = now(), "
     "version = nextval('entity_versions') FROM " WSCHED_BATCH_RECORDS
     " WHERE w.id = u.id RETURNING w.id, w.version"};
 #undef WSCHED_BATCH_RECORDS
+#undef WSCHED_PLACEMENT_SCHEMA
 // The primary key on gpu_uuid stays the last word on a second holder.
 constexpr Statement kHolds{
     "batch_holds",
@@ -375,7 +384,7 @@ class Batch {
       cpu.push_back(places ? w.cpu_millis : 0);
       mem.push_back(places ? w.memory_bytes : 0);
       gpus.push_back(places ? static_cast<int64_t>(w.gpu_uuids.size()) : 0);
-      placement.push_back(places ? w.placement_json : "");
+      placement.push_back(places && w.hand_off ? documents::EncodeHandOff(*w.hand_off) : "");
       reason.push_back(places ? "" : w.pending_reason);
       placed.push_back(places);
     }
