@@ -84,7 +84,9 @@ driver_policy:
 class PendingReasonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    catalog_path_ = ::testing::TempDir() + "/pending-reason-catalog.yaml";
+    // One file per test: ctest runs the cases in parallel processes.
+    catalog_path_ = ::testing::TempDir() + "/pending-reason-catalog-" +
+                    ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
     std::ofstream(catalog_path_) << kCatalog;
     testing::ServerConfig config{db_.url(), catalog_path_};
     config.extra_flags = {"--scaling_batching_window=100ms"};

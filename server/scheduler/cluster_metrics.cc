@@ -155,7 +155,13 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   const TrackedWorkspaces& counts = view->tracked;
   Add(tracked, {{"kind", "live"}}, static_cast<double>(counts.live));
   Add(tracked, {{"kind", "recently_ended"}}, static_cast<double>(counts.recently_ended));
-  return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds, tracked};
+  // How much re-deciding the pending queue costs: a drain tries only the
+  // work that may use a pool whose capacity changed.
+  auto decisions = Family("wsched_queue_decisions_total",
+                          "Pending workspaces a queue drain decided again.", MetricType::Counter);
+  Add(decisions, {}, static_cast<double>(scheduler_->QueueDecisions()));
+  return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds, tracked,
+          decisions};
 }
 
 }  // namespace wsched::scheduler

@@ -258,7 +258,7 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
   {
     absl::MutexLock lock(&mu_);
     holders = HolderClassesLocked(stored.info.name);
-    if (written) drain_requested_ = true;
+    if (written) DrainPoolLocked(stored.info.pool);
   }
   usage_.Record(stored.info.name, input.usage, holders);
   return result;

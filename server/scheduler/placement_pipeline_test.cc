@@ -292,5 +292,43 @@ TEST_F(PlacementPipelineTest, ADrainCommitsTheQueuePlacementsItDecidesTogether) 
   ExpectTracksOnly(*scheduler_, 7, 0, 7);
 }
 
+TEST_F(PlacementPipelineTest, ADrainAfterAStopTriesOnlyTheWorkThatMayUseThatPool) {
+  // Two pools that share no class: a stop on the CPU pool must not make
+  // the drain re-decide the GPU queue (while half the fleet is lost, that
+  // queue is long and nothing in it can move).
+  core::Catalog catalog = OneGpuCatalog(1);
+  catalog.classes.push_back(placement::testing::CpuClass("cpu-small"));
+  catalog.pools.push_back(placement::testing::CpuPool("cpu"));
+  db_.SetCatalog(catalog);
+  db_.AddNode(FakeGpuNode("g1", "gpu-h100", "h100", 1));
+  db_.AddNode(placement::testing::FakeCpuNode("c1", "cpu"));
+  scheduler_ = std::make_unique<Scheduler>(SchedulerStores{nullptr, &db_, &db_, &db_}, &metrics_,
+                                           SchedulerOptions{}, [this] { return now_; });
+  ASSERT_TRUE(scheduler_->CatchUp().ok());
+  ASSERT_EQ(Place("gpu-holder")->workspace.state, core::WorkspaceState::kPlaced);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(Place(absl::StrCat("gpu-q", i))->workspace.state, core::WorkspaceState::kPending);
+  }
+  ASSERT_EQ(Place("cpu-w", "cpu-small")->workspace.state, core::WorkspaceState::kPlaced);
+  scheduler_->DrainPending(Scheduler::DrainScope::kEverything);  // Settles what start-up noted.
+  const int64_t settled = scheduler_->QueueDecisions();
+  EXPECT_EQ(settled, 3);
+
+  ASSERT_TRUE(scheduler_->StopWorkspace("cpu-w").ok());
+  scheduler_->DrainPending(Scheduler::DrainScope::kWhatChanged);
+  EXPECT_EQ(scheduler_->QueueDecisions(), settled) << "a CPU stop tried the GPU queue";
+
+  // The GPU frees: all three are tried, in order, and the first is placed.
+  ASSERT_TRUE(scheduler_->StopWorkspace("gpu-holder").ok());
+  scheduler_->DrainPending(Scheduler::DrainScope::kWhatChanged);
+  EXPECT_EQ(scheduler_->QueueDecisions(), settled + 3);
+  EXPECT_EQ(db_.Row("gpu-q0").workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_EQ(db_.Row("gpu-q1").workspace.state, core::WorkspaceState::kPending);
+
+  // The refresh drains everything whatever changed.
+  scheduler_->DrainPending(Scheduler::DrainScope::kEverything);
+  EXPECT_EQ(scheduler_->QueueDecisions(), settled + 5);
+}
+
 }  // namespace
 }  // namespace wsched::scheduler

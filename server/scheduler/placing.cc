@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -433,8 +434,7 @@ absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& 
   }
   if (!after.status.ok()) return after.status;
   absl::MutexLock lock(&mu_);
-  ApplyWorkspaceLocked(*after.row);
-  drain_requested_ = true;  // Freed capacity may place pending work.
+  ApplyWorkspaceLocked(*after.row);  // Notes the pool its capacity returned to.
   return *after.row;
 }
 
@@ -486,19 +486,33 @@ absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
                             [](const WorkspaceView& view) { return view.workspace.id; });
 }
 
-void Scheduler::DrainPending() {
+void Scheduler::DrainPending(DrainScope scope) {
   absl::MutexLock drain_lock(&drain_mu_);  // One drain at a time.
   std::vector<std::string> ids;
   {
     absl::MutexLock lock(&mu_);
-    for (const auto* entry : pending_.Ordered()) ids.push_back(entry->workspace);
+    const bool everything = scope == DrainScope::kEverything || drain_everything_;
+    absl::flat_hash_set<std::string> pools;
+    pools.swap(drain_pools_);
+    drain_everything_ = false;
+    // Only work that may use a pool whose capacity came back: while half the
+    // fleet is lost, the GPU queue is not re-decided at every CPU stop.
+    for (const auto* entry : pending_.Ordered()) {
+      if (everything || absl::c_any_of(entry->pools, [&](const std::string& pool) {
+            return pools.contains(pool);
+          })) {
+        ids.push_back(entry->workspace);
+      }
+    }
   }
+  if (ids.empty()) return;  // Nothing to try: the reasons stand.
   // Decided in queue order, each holding what it chose so the next one
   // decides on what is left, then committed a batch at a time: a drain
   // that places many workspaces costs a few commits, not one each.
   std::vector<QueuePlacement> batch;
   for (const auto& id : ids) {
     if (stopping()) break;
+    queue_decisions_++;
     absl::StatusOr<std::optional<QueuePlacement>> prepared = PrepareQueuePlacement(id);
     if (!prepared.ok()) {
       log::Warning("pending workspace not placed", {{"workspace", id},

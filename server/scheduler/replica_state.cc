@@ -75,6 +75,7 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
             break;
           case store::Entity::kSettings:
             settings_.Invalidate(change.id);  // Read again on next use; commits confirm versions.
+            DrainEverythingLocked();  // A policy or quota may let queued work through.
             break;
         }
       }
@@ -104,7 +105,8 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
     // rather than race it for the same room (its next commit would win).
     if (ApplyWorkspaceLocked(row) && HoldsCapacity(row)) MarkContendedLocked(row.workspace.node_name);
   }
-  drain_requested_ = true;  // Freed or new capacity may place pending work.
+  // What freed or changed capacity asked each pool's pending work to try
+  // (ApplyWorkspaceLocked, ApplyNodeLocked) is already noted.
   lock.Release();
   // Its own lock, never taken under ours (Scheduler::GpuUsage).
   for (const auto& name : removed) usage_.ForgetNode(name);
@@ -125,6 +127,7 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
     }
   }
   StateChangedLocked();
+  DrainEverythingLocked();
   snapshot_ = placement::Snapshot();
   pending_ = placement::PendingQueue();
   nodes_.clear();
@@ -164,6 +167,10 @@ bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   const core::Workspace& w = row.workspace;
   if (row.version <= KnownVersionLocked(w.id)) return false;
   StateChangedLocked();
+  if (const placement::HoldRecord* hold = snapshot_.FindHold(w.id);
+      hold != nullptr && !(HoldsCapacity(row) && hold->node == w.node_name)) {
+    DrainPoolOfNodeLocked(hold->node);  // What it held is free again.
+  }
   tentative_.erase(w.id);
   snapshot_.Release(w.id);
   pending_.Remove(w.id);
@@ -220,6 +227,7 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
   if (node.version <= known) return false;
   known = node.version;
   StateChangedLocked();
+  DrainPoolLocked(node.info.pool);  // A new, returning or changed node.
   auto before = nodes_.find(node.info.name);
   if (before == nodes_.end()) {
     node_state_since_[node.info.name] = node.registered_at;
@@ -246,6 +254,7 @@ bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
 void Scheduler::ApplyCatalogLocked(core::Catalog catalog, int64_t generation) {
   if (generation <= catalog_generation_) return;
   StateChangedLocked();
+  DrainEverythingLocked();  // New pools or classes may let pending work fit.
   catalog_ = std::make_shared<const core::Catalog>(std::move(catalog));
   catalog_generation_ = generation;
   // Pools that would hold pending work may have changed with the catalog.
@@ -287,6 +296,9 @@ absl::Status Scheduler::HoldTentatively(absl::string_view workspace, absl::strin
 
 void Scheduler::ReleaseTentative(const std::string& workspace) {
   if (tentative_.erase(workspace) > 0) {
+    if (const placement::HoldRecord* hold = snapshot_.FindHold(workspace)) {
+      DrainPoolOfNodeLocked(hold->node);  // The commit failed: its room is free again.
+    }
     snapshot_.Release(workspace);
     StateChangedLocked();
   }

@@ -110,7 +110,23 @@ core::Catalog Scheduler::catalog() const { return *CurrentCatalog(); }
 
 void Scheduler::KickDrain() {
   absl::MutexLock lock(&mu_);
+  DrainEverythingLocked();
+}
+
+void Scheduler::DrainEverythingLocked() {
+  drain_everything_ = true;
   drain_requested_ = true;
+}
+
+void Scheduler::DrainPoolLocked(const std::string& pool) {
+  drain_pools_.insert(pool);
+  drain_requested_ = true;
+}
+
+void Scheduler::DrainPoolOfNodeLocked(const std::string& node) {
+  if (const placement::SnapshotNode* mirrored = snapshot_.FindNode(node)) {
+    DrainPoolLocked(mirrored->info.pool);
+  }
 }
 
 void Scheduler::Loop() {
@@ -154,9 +170,11 @@ void Scheduler::Loop() {
       });
       if (!pruned.ok()) log::Warning("pruning the change log failed", {{"error", std::string(pruned.message())}});
     }
-    if (drain || now >= next_drain) {
+    if (now >= next_drain) {
       next_drain = now + options_.refresh_interval;
-      DrainPending();
+      DrainPending(DrainScope::kEverything);
+    } else if (drain) {
+      DrainPending(DrainScope::kWhatChanged);
     }
   }
 }

@@ -218,8 +218,17 @@ class Scheduler {
   absl::StatusOr<WorkspaceView> RefreshWorkspace(const std::string& id, const WorkspaceView* last);
   absl::StatusOr<core::Page<WorkspaceView>> ListWorkspaces(const store::WorkspaceFilter& filter,
                                                           const core::PageRequest& page);
-  // Tries to place pending work on the snapshot's free capacity now.
-  void DrainPending();
+  // Tries to place pending work on the snapshot's free capacity now:
+  // every pending workspace (kEverything), or only those that may use a pool
+  // where capacity came back or changed since the last drain (kWhatChanged,
+  // what a feed batch, a stop or a heartbeat asks for). The background loop
+  // drains everything each --refresh_interval, so a workspace held back by
+  // something no pool event names (an org quota freed in another pool, a
+  // clock) waits for that at most.
+  enum class DrainScope { kEverything, kWhatChanged };
+  void DrainPending(DrainScope scope = DrainScope::kEverything);
+  // Queue placements decided so far (each pending workspace a drain tried).
+  int64_t QueueDecisions() const { return queue_decisions_.load(); }
 
   // ---- watch (scheduler.cc) ----
   // Blocks until the workspace's version exceeds `after`, the deadline
@@ -259,7 +268,11 @@ class Scheduler {
 
   // scheduler.cc
   void Loop();
-  void KickDrain();
+  void KickDrain();  // Everything, soon.
+  // The next drain tries the workspaces that may use `pool` (kWhatChanged).
+  void DrainPoolLocked(const std::string& pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DrainPoolOfNodeLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DrainEverythingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every change of what a ClusterView copies calls this, so the next
   // View() copies again.
   void StateChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { state_generation_++; }
@@ -409,6 +422,10 @@ class Scheduler {
 
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
+  // What the next drain tries (DrainScope::kWhatChanged).
+  bool drain_everything_ ABSL_GUARDED_BY(mu_) = true;
+  absl::flat_hash_set<std::string> drain_pools_ ABSL_GUARDED_BY(mu_);
+  std::atomic<int64_t> queue_decisions_{0};
   absl::Mutex drain_mu_;  // One drain at a time.
 
   // Watchers of workspaces, woken per id by ApplyWorkspaceLocked (its own
