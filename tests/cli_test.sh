@@ -123,8 +123,12 @@ check "clear-gpu-health with one argument exits 2" 2 "NODE GPU_UUID" "$ADMIN" cl
 check "clear-gpu-health unknown node exits 1 NOT_FOUND" 1 "NOT_FOUND" "$ADMIN" clear-gpu-health \
   no-such-node GPU-00000000-0000-0000-0000-000000000000
 also "clear-gpu-health names the node" "no-such-node"
+also "a refusal prints its reason" "reason: NODE_NOT_FOUND (node=no-such-node)"
+also "and the resource it looked for" "resource: node no-such-node"
 check "clear-gpu-health is admin only" 1 "PERMISSION_DENIED" "$CP" clear-gpu-health \
   no-such-node GPU-00000000-0000-0000-0000-000000000000
+also "a missing role is its own reason" "reason: TOKEN_LACKS_ROLE"
+also "naming the role it needs" "required_roles=admin"
 
 # help COMMAND and COMMAND --help: that command's usage, on stdout, exit 0.
 check "help get" 0 "wschedctl get RESOURCE [NAME]" "" help get
