@@ -1,8 +1,6 @@
 #include "server/grpc/server.h"
 
-#include <algorithm>
 #include <csignal>
-#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -124,7 +122,8 @@ absl::Status RunServer(const ServerOptions& options) {
     return absl::InvalidArgumentError("--max_receive_message_size: must be >= 65536 bytes");
   }
   if (options.database_url.empty()) {
-    return absl::InvalidArgumentError("--database_url or --database_url_file is required (postgresql://...)");
+    return absl::InvalidArgumentError(
+        "--database_url or --database_url_file is required (postgresql://...)");
   }
   auto db = store::Database::Connect(options.database_url, options.database_connections);
   if (!db.ok()) return db.status();
@@ -148,7 +147,6 @@ absl::Status RunServer(const ServerOptions& options) {
   ConcurrencyLimiter limiter(options.max_concurrent_calls_per_principal);
   context.limiter = &limiter;
   context.metrics = &metrics;
-  context.max_request_bytes = options.max_receive_message_bytes;
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;
@@ -177,11 +175,7 @@ absl::Status RunServer(const ServerOptions& options) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, *credentials, &port);
-  // Twice the limit at the transport: a request up to that reaches a handler
-  // and gets a MESSAGE_TOO_LARGE with the sizes; only a larger one gets
-  // gRPC's own RESOURCE_EXHAUSTED, without details.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(
-      std::min<int64_t>(2 * int64_t{options.max_receive_message_bytes}, INT32_MAX)));
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
   (*services)->RegisterAll(builder);
   builder.RegisterService(&reflection_v1);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
