@@ -4,8 +4,10 @@
 // grpc-status-details-bin trailer, its ErrorInfo (domain wsched.io, the
 // reason) and the detail message that fits.
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <optional>
+#include <sstream>
 
 #include <pqxx/pqxx>
 
@@ -230,6 +232,18 @@ TEST_F(ErrorsTest, TooManyRequestsIsBackPressureWithRetryInfo) {
   EXPECT_TRUE(held.get().ok());
 }
 
+TEST_F(ErrorsTest, MessageTooLargeCarriesTheSizes) {
+  Start({"--max_receive_message_size=65536"});
+  v1::ApplyCatalogRequest request;
+  request.set_yaml(std::string(70000, '#'));
+  v1::ApplyCatalogResponse response;
+  Refusal r = Expect(classes_->ApplyCatalog(As(testing::kAdminToken).get(), request, &response),
+                     StatusCode::RESOURCE_EXHAUSTED, "MESSAGE_TOO_LARGE");
+  EXPECT_EQ(r.Meta("limit_bytes"), "65536");
+  EXPECT_EQ(r.Meta("size_bytes"), std::to_string(request.ByteSizeLong()));
+  EXPECT_FALSE(r.Detail<google::rpc::RetryInfo>().has_value());
+}
+
 TEST_F(ErrorsTest, InvalidFieldNamesTheFieldPath) {
   v1::ListClassesRequest request;
   request.set_page_size(-1);
@@ -257,6 +271,23 @@ TEST_F(ErrorsTest, ClassNotFound) {
   ASSERT_TRUE(resource.has_value());
   EXPECT_EQ(resource->resource_type(), "class");
   EXPECT_EQ(resource->resource_name(), "no-such-class");
+}
+
+TEST_F(ErrorsTest, PoolNotFound) {
+  std::ifstream in(testing::SourcePath("classes/saas.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  v1::ApplyCatalogRequest request;
+  request.set_yaml(text.str());
+  (*request.mutable_expected_pool_versions())["no-such-pool"] = 1;
+  v1::ApplyCatalogResponse response;
+  Refusal r = Expect(classes_->ApplyCatalog(As(testing::kAdminToken).get(), request, &response),
+                     StatusCode::NOT_FOUND, "POOL_NOT_FOUND");
+  EXPECT_EQ(r.Meta("pool"), "no-such-pool");
+  auto resource = r.Detail<google::rpc::ResourceInfo>();
+  ASSERT_TRUE(resource.has_value());
+  EXPECT_EQ(resource->resource_type(), "pool");
+  EXPECT_EQ(resource->resource_name(), "no-such-pool");
 }
 
 TEST_F(ErrorsTest, NodeNotFound) {

@@ -10,6 +10,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 #include "server/grpc/auth.h"
 #include "server/grpc/request_validation.h"
 #include "server/grpc/services.h"
@@ -17,9 +18,18 @@
 
 namespace wsched::grpc_api {
 
+inline absl::Status MessageTooLarge(size_t size, int64_t limit) {
+  return core::ReasonError(
+      absl::StrCat("the request is ", size, " bytes, more than --max_receive_message_size (",
+                   limit, " bytes)"),
+      {.reason = core::ErrorReason::kMessageTooLarge,
+       .metadata = {{"size_bytes", absl::StrCat(size)}, {"limit_bytes", absl::StrCat(limit)}}});
+}
+
 // `body` is called as body(const Principal&) -> absl::Status. Order:
 // who is calling, may they call this, are they within their concurrency
-// limit, is the request well-formed (request_validation.h), then the body.
+// limit, is the request within --max_receive_message_size, is it
+// well-formed (request_validation.h), then the body.
 template <typename Request, typename Body>
 grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* context,
                     const char* service, const char* method, const Request& request,
@@ -31,6 +41,10 @@ grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* con
     auto acquired = services.limiter->Acquire(principal->name);
     if (!acquired.ok()) return ToGrpc(acquired.status());
     slot.emplace(*std::move(acquired));
+  }
+  if (services.max_request_bytes > 0 &&
+      request.ByteSizeLong() > static_cast<size_t>(services.max_request_bytes)) {
+    return ToGrpc(MessageTooLarge(request.ByteSizeLong(), services.max_request_bytes));
   }
   if (absl::Status valid = ValidateRequest(request); !valid.ok()) return ToGrpc(valid);
   return ToGrpc(body(*principal));

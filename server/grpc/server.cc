@@ -1,6 +1,8 @@
 #include "server/grpc/server.h"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdint>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -147,6 +149,7 @@ absl::Status RunServer(const ServerOptions& options) {
   ConcurrencyLimiter limiter(options.max_concurrent_calls_per_principal);
   context.limiter = &limiter;
   context.metrics = &metrics;
+  context.max_request_bytes = options.max_receive_message_bytes;
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;
@@ -175,7 +178,11 @@ absl::Status RunServer(const ServerOptions& options) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, *credentials, &port);
-  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  // Twice the limit at the transport: a request up to that reaches a handler
+  // and gets a MESSAGE_TOO_LARGE with the sizes; only a larger one gets
+  // gRPC's own RESOURCE_EXHAUSTED, without details.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(
+      std::min<int64_t>(2 * int64_t{options.max_receive_message_bytes}, INT32_MAX)));
   (*services)->RegisterAll(builder);
   builder.RegisterService(&reflection_v1);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;

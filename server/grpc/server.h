@@ -24,7 +24,7 @@ struct ServerOptions {
   bool allow_unauthenticated = false;
   // Plaintext when tls.cert_path is empty.
   TlsServerOptions tls;
-  // Larger requests are refused by gRPC with RESOURCE_EXHAUSTED.
+  // Larger requests are refused with RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE.
   int max_receive_message_bytes = 4 << 20;
   // In-flight calls per agent or project-owner principal; 0: unlimited.
   int max_concurrent_calls_per_principal = 64;

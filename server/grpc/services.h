@@ -28,6 +28,10 @@ struct ServiceContext {
   metrics::Metrics* metrics = nullptr;
   scheduler::Scheduler* scheduler = nullptr;  // Set by Services::Create.
   absl::Duration heartbeat_interval = absl::Seconds(10);
+  // Requests larger than this are refused with MESSAGE_TOO_LARGE (0: not
+  // checked). gRPC's own limit sits above it (server.cc), so such a request
+  // reaches the handler and its refusal carries the sizes.
+  int64_t max_request_bytes = 0;
 };
 
 class Services {
