@@ -409,7 +409,7 @@ TEST(Limits, OversizeRequestsAreRefusedWithAClearError) {
   v1::ApplyCatalogResponse response;
   grpc::Status status = stub->ApplyCatalog(&context, request, &response);
   EXPECT_EQ(status.error_code(), StatusCode::RESOURCE_EXHAUSTED);
-  EXPECT_THAT(status.error_message(), HasSubstr("larger than max"));
+  EXPECT_THAT(status.error_message(), HasSubstr("more than --max_receive_message_size (65536"));
   // A request under the limit goes through to validation as usual.
   grpc::ClientContext small;
   testing::Authorize(small, testing::kAdminToken);
