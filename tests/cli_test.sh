@@ -316,6 +316,20 @@ check "resolve json" 0 '"explanation"' "$ADMIN" resolve --org=o-1 --project=p-42
 check "org set nothing exits 2" 2 "nothing to change" "$ADMIN" org set o-1
 check "org set clears allow-list" 0 "allowed classes: all" "$ADMIN" org set o-1 --allow=
 also "org set keeps quota" "4 GPUs"
+# Versions: a write against a version that moved changes nothing and says to
+# retry (versions never repeat, so 999999999 is not the stored one).
+check "org get shows the version" 0 "version:" "$ADMIN" org get o-1
+check "org set against a stale version exits 1" 1 "ABORTED" "$ADMIN" org set o-1 \
+  --gpu-quota=9 --expected-version=999999999
+also "stale version: retry hint" "Run the command again"
+check "stale version changed nothing" 0 "4 GPUs" "$ADMIN" org get o-1
+check "org set --force overwrites" 0 "9 GPUs" "$ADMIN" org set o-1 --gpu-quota=9 --force
+check "--force with --expected-version exits 2" 2 "contradict" "$ADMIN" org set o-1 \
+  --gpu-quota=4 --force --expected-version=3
+check "project set-default against a stale version exits 1" 1 "ABORTED" "$OWNER" \
+  project set-default p-42 --org=o-1 small --expected-version=999999999
+check "node get takes no --expected-version" 2 "cordon, drain and uncordon" "$ADMIN" node get \
+  x --expected-version=3
 check "resolve unknown class fails" 1 "NOT_FOUND" "$ADMIN" resolve --org=o-1 \
   --project=p-42 --class=no-such-class
 

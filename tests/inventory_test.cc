@@ -262,7 +262,12 @@ TEST_F(InventoryTest, RegisteredH100NodeIsReadyWithItsGpus) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(registered.node().state(), v1::NODE_STATE_READY);
   EXPECT_EQ(registered.node().driver_state(), v1::DRIVER_STATE_READY);
-  EXPECT_GT(registered.heartbeat_interval_seconds(), 0);
+  EXPECT_GT(registered.heartbeat_interval().seconds(), 0);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  EXPECT_EQ(registered.heartbeat_interval_seconds(), registered.heartbeat_interval().seconds())
+      << "the deprecated seconds stay filled until v2";
+#pragma GCC diagnostic pop
 
   std::vector<v1::Node> nodes = ListNodes();
   ASSERT_EQ(nodes.size(), 1u);

@@ -161,7 +161,7 @@ TEST_F(PendingReasonTest, PoolAtMaxSizeSaysSoAndAsksForNothing) {
   EXPECT_EQ(second.pending().pool(), "gpu-small");
   EXPECT_THAT(second.pending_reason(), HasSubstr("is at max_size 1"));
   EXPECT_THAT(second.pending_reason(), Not(HasSubstr("scale-up requested")));
-  EXPECT_FALSE(second.has_estimated_seconds_to_place());
+  EXPECT_FALSE(second.has_estimated_time_to_place());
   EXPECT_THAT(second.estimate_basis(), HasSubstr("no estimate"));
 }
 
@@ -205,9 +205,16 @@ TEST_F(PendingReasonTest, DriverInstallingNamesNodeKernelAndImageThenLearnsTheTi
   ASSERT_EQ(timings->driver_installs_size(), 1);
   EXPECT_EQ(timings->driver_installs(0).kernel_version(), "5.15.0-91-generic");
   EXPECT_EQ(timings->driver_installs(0).samples(), 1);
+  EXPECT_FALSE(timings->has_node_start_median());
+  EXPECT_EQ(timings->default_node_start().seconds(), 300);
+  EXPECT_EQ(timings->default_driver_install().seconds(), 600);
+  // The seconds fields stay filled, the same, until v2.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   EXPECT_FALSE(timings->has_node_start_median_seconds());
   EXPECT_EQ(timings->default_node_start_seconds(), 300);
   EXPECT_EQ(timings->default_driver_install_seconds(), 600);
+#pragma GCC diagnostic pop
 }
 
 TEST_F(PendingReasonTest, BackingOffAfterAStockoutReplacesTheScaleUp) {

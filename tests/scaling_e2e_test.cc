@@ -135,7 +135,12 @@ TEST_F(ScalingTest, GpuPoolGoesFromZeroToTwoAndBackToZero) {
   // Nine one-GPU workspaces on 8-GPU nodes: two nodes, from zero.
   v1::Workspace first = place("gpu-0");
   EXPECT_EQ(first.state(), v1::WORKSPACE_STATE_PENDING);
-  EXPECT_TRUE(first.has_estimated_seconds_to_place()) << "time to GPU from the default";
+  EXPECT_TRUE(first.has_estimated_time_to_place()) << "time to GPU from the default";
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  EXPECT_EQ(first.estimated_seconds_to_place(), first.estimated_time_to_place().seconds())
+      << "the deprecated seconds stay filled until v2";
+#pragma GCC diagnostic pop
   for (int i = 1; i < 9; ++i) place("gpu-" + std::to_string(i));
 
   ASSERT_TRUE(Eventually([&] {

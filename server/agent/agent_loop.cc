@@ -152,8 +152,17 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
     return absl::Status(response.status().code(),
                         absl::StrCat("RegisterNode: ", response.status().message()));
   }
-  if (response->heartbeat_interval_seconds() > 0) {
-    interval_ = absl::Seconds(response->heartbeat_interval_seconds());
+  if (response->has_heartbeat_interval()) {
+    const auto& d = response->heartbeat_interval();
+    interval_ = absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos());
+  } else {
+    // Servers before the Duration field send only the seconds.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    if (response->heartbeat_interval_seconds() > 0) {
+      interval_ = absl::Seconds(response->heartbeat_interval_seconds());
+    }
+#pragma GCC diagnostic pop
   }
   registered_ = node;
   Log(absl::StrCat("registered node ", node.name, " in pool ", node.pool, " with ",
