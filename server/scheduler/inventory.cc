@@ -199,21 +199,27 @@ absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input
 }
 
 bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result) {
+  std::shared_ptr<const store::StoredNode> known;
+  std::shared_ptr<const core::Catalog> catalog;
   absl::flat_hash_map<std::string, std::string> holders;
   {
     absl::MutexLock lock(&mu_);
     auto it = nodes_.find(input.node_name);
     // Unknown here (maybe registered elsewhere a moment ago) or lost: the
     // database decides.
-    if (it == nodes_.end() || it->second.state == core::NodeState::kLost) return false;
-    if (!SameForScheduling(it->second, AfterHeartbeat(it->second, input, *catalog_, clock_(),
-                                                      options_.gpu_healthy_for))) {
-      return false;
-    }
+    if (it == nodes_.end() || it->second->state == core::NodeState::kLost) return false;
+    known = it->second;
+    catalog = catalog_;
     holders = HolderClassesLocked(input.node_name);
-    result.state = it->second.state;
-    result.pool = it->second.info.pool;
   }
+  // Both are immutable: what the heartbeat would change is worked out
+  // without the placement lock.
+  if (!SameForScheduling(*known, AfterHeartbeat(*known, input, *catalog, clock_(),
+                                                options_.gpu_healthy_for))) {
+    return false;
+  }
+  result.state = known->state;
+  result.pool = known->info.pool;
   usage_.Record(input.node_name, input.usage, holders);
   return true;
 }
@@ -480,7 +486,7 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
     absl::MutexLock lock(&mu_);
     auto node = nodes_.find(name);
     auto since = node_state_since_.find(name);
-    if (node != nodes_.end() && node->second.driver_state == core::DriverState::kNeedsDriver &&
+    if (node != nodes_.end() && node->second->driver_state == core::DriverState::kNeedsDriver &&
         since != node_state_since_.end() && since->second != absl::InfinitePast()) {
       needed_since = since->second;
     }
@@ -580,7 +586,7 @@ absl::flat_hash_map<std::string, Scheduler::GpuHealthNow> Scheduler::GpuHealthOn
   absl::MutexLock lock(&mu_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) return health;
-  for (const core::Gpu& gpu : it->second.info.gpus) {
+  for (const core::Gpu& gpu : it->second->info.gpus) {
     health[gpu.uuid] = {gpu.healthy, gpu.health_reason};
   }
   return health;

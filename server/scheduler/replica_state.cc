@@ -88,40 +88,57 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
   absl::StatusOr<StateStore::Rows> rows = state_->Load(catalog_changed, node_names, workspace_ids);
   if (!rows.ok()) return rows.status();
 
-  absl::ReleasableMutexLock lock(&mu_);
+  std::vector<std::string> removed;
+  {
+    absl::MutexLock lock(&mu_);
+    removed = ApplyRowsLocked(*rows, nodes);
+  }
+  // Its own lock, never taken under ours (Scheduler::GpuUsage).
+  for (const auto& name : removed) usage_.ForgetNode(name);
+  return absl::OkStatus();
+}
+
+std::vector<std::string> Scheduler::ApplyRowsLocked(
+    StateStore::Rows& rows, absl::flat_hash_map<std::string, int64_t>& named_nodes) {
   // Catalog first: holds take their resources from classes, pending work
   // its pools.
-  if (rows->catalog) ApplyCatalogLocked(std::move(*rows->catalog), rows->catalog_generation);
-  for (const auto& node : rows->nodes) {
+  if (rows.catalog) ApplyCatalogLocked(std::move(*rows.catalog), rows.catalog_generation);
+  for (const auto& node : rows.nodes) {
     ApplyNodeLocked(node);
-    nodes.erase(node.info.name);
+    named_nodes.erase(node.info.name);
   }
-  std::vector<std::string> removed;
-  for (const auto& [name, version] : nodes) {
+  std::vector<std::string> removed;  // Named by the feed, gone from the table.
+  for (const auto& [name, version] : named_nodes) {
     if (ForgetNodeLocked(name, version)) removed.push_back(name);
   }
-  for (const auto& row : rows->workspaces) {
+  for (const auto& row : rows.workspaces) {
     // Another replica is packing this node: place elsewhere for a moment
     // rather than race it for the same room (its next commit would win).
     if (ApplyWorkspaceLocked(row) && HoldsCapacity(row)) MarkContendedLocked(row.workspace.node_name);
   }
   // What freed or changed capacity asked each pool's pending work to try
   // (ApplyWorkspaceLocked, ApplyNodeLocked) is already noted.
-  lock.Release();
-  // Its own lock, never taken under ours (Scheduler::GpuUsage).
-  for (const auto& name : removed) usage_.ForgetNode(name);
-  return absl::OkStatus();
+  return removed;
 }
 
 absl::StatusOr<int64_t> Scheduler::ReloadState() {
   absl::StatusOr<StateStore::Everything> all = state_->LoadAll();
   if (!all.ok()) return all.status();
+  std::vector<std::string> gone;
+  {
+    absl::MutexLock lock(&mu_);
+    gone = ReplaceStateLocked(*all);
+  }
+  // Its own lock, never taken under ours (Scheduler::GpuUsage).
+  for (const auto& name : gone) usage_.ForgetNode(name);
+  return all->position;
+}
 
-  absl::ReleasableMutexLock lock(&mu_);
+std::vector<std::string> Scheduler::ReplaceStateLocked(StateStore::Everything& all) {
   std::vector<std::string> gone;  // Nodes removed while this replica was behind.
   {
     absl::flat_hash_set<std::string> stored;
-    for (const auto& node : all->nodes) stored.insert(node.info.name);
+    for (const auto& node : all.nodes) stored.insert(node.info.name);
     for (const auto& [name, node] : nodes_) {
       if (!stored.contains(name)) gone.push_back(name);
     }
@@ -137,25 +154,22 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
   class_of_workspace_.clear();
   tentative_.clear();  // Decisions in flight re-check at commit, as always.
   settings_.Clear();
-  catalog_ = std::make_shared<const core::Catalog>(std::move(all->catalog));
-  catalog_generation_ = all->catalog_generation;
+  catalog_ = std::make_shared<const core::Catalog>(std::move(all.catalog));
+  catalog_generation_ = all.catalog_generation;
   node_state_since_.clear();
-  for (const auto& node : all->nodes) {
+  for (const auto& node : all.nodes) {
     node_versions_[node.info.name] = node.version;
     node_state_since_[node.info.name] = node.registered_at;
-    nodes_[node.info.name] = node;
+    nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
     (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
   }
-  for (const auto& row : all->active) {
+  for (const auto& row : all.active) {
     // A reload may go back to an older picture than a local mirror: the
     // database's word is final here, and later entries bring it forward.
     ended_.Forget(row.workspace.id);
     ApplyWorkspaceLocked(row);
   }
-  const int64_t position = all->position;
-  lock.Release();
-  for (const auto& name : gone) usage_.ForgetNode(name);
-  return position;
+  return gone;
 }
 
 int64_t Scheduler::KnownVersionLocked(const std::string& id) const {
@@ -231,11 +245,11 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
   auto before = nodes_.find(node.info.name);
   if (before == nodes_.end()) {
     node_state_since_[node.info.name] = node.registered_at;
-  } else if (before->second.state != node.state ||
-             before->second.driver_state != node.driver_state) {
+  } else if (before->second->state != node.state ||
+             before->second->driver_state != node.driver_state) {
     node_state_since_[node.info.name] = clock_();
   }
-  nodes_[node.info.name] = node;
+  nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
   (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
   return true;
 }

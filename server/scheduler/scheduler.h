@@ -281,6 +281,13 @@ class Scheduler {
   // replica_state.cc: the replica's state as the feed describes it.
   absl::Status ApplyRecords(const std::vector<store::ChangeRecord>& records);
   absl::StatusOr<int64_t> ReloadState();
+  // The locked halves of the two: they return the nodes that left, whose
+  // usage is forgotten after the lock (UsageAccounting's own lock).
+  std::vector<std::string> ApplyRowsLocked(StateStore::Rows& rows,
+                                           absl::flat_hash_map<std::string, int64_t>& named_nodes)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::vector<std::string> ReplaceStateLocked(StateStore::Everything& all)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Each mirrors a stored row when it is newer than what this replica knows
   // (versions never repeat), so local mirrors and feed deltas may arrive in
   // any order. True when applied.
@@ -411,7 +418,10 @@ class Scheduler {
   absl::flat_hash_map<std::string, absl::Time> peers_ ABSL_GUARDED_BY(mu_);
   // The inventory as stored (heartbeats compare against it), and the
   // version of every node seen, removed ones included.
-  absl::flat_hash_map<std::string, store::StoredNode> nodes_ ABSL_GUARDED_BY(mu_);
+  // Each entry is replaced, never changed in place, so a heartbeat compares
+  // against its node without the lock.
+  absl::flat_hash_map<std::string, std::shared_ptr<const store::StoredNode>> nodes_
+      ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
   // When each node entered its current state and driver state, as far as
   // this replica saw (its registration for nodes first seen at a reload):
