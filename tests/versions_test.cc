@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "gmock/gmock.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
@@ -64,6 +66,28 @@ Race RunTogether(const std::function<grpc::Status()>& first,
   return race;
 }
 
+// The refusal's typed details: ErrorInfo VERSION_MISMATCH with both
+// versions, and a PreconditionFailure of type VERSION.
+void ExpectVersionMismatchDetails(const grpc::Status& status, int64_t current_version) {
+  google::rpc::Status details;
+  ASSERT_TRUE(details.ParseFromString(status.error_details())) << status.error_message();
+  bool info_seen = false, precondition_seen = false;
+  for (const auto& any : details.details()) {
+    google::rpc::ErrorInfo info;
+    google::rpc::PreconditionFailure precondition;
+    if (any.UnpackTo(&info)) {
+      info_seen = true;
+      EXPECT_EQ(info.reason(), "VERSION_MISMATCH");
+      EXPECT_EQ(info.metadata().at("current_version"), absl::StrCat(current_version));
+    } else if (any.UnpackTo(&precondition)) {
+      precondition_seen = precondition.violations_size() == 1 &&
+                          precondition.violations(0).type() == "VERSION";
+    }
+  }
+  EXPECT_TRUE(info_seen) << status.error_message();
+  EXPECT_TRUE(precondition_seen) << status.error_message();
+}
+
 // Exactly one of the two won; the loser was refused with ABORTED naming the
 // version the winner wrote. Returns true when the first one won.
 bool FirstWon(const Race& race, int64_t winner_version) {
@@ -72,6 +96,7 @@ bool FirstWon(const Race& race, int64_t winner_version) {
   const grpc::Status& loser = race.first.ok() ? race.second : race.first;
   EXPECT_EQ(loser.error_code(), grpc::StatusCode::ABORTED) << loser.error_message();
   EXPECT_THAT(loser.error_message(), HasSubstr(absl::StrCat("at version ", winner_version)));
+  ExpectVersionMismatchDetails(loser, winner_version);
   return race.first.ok();
 }
 
