@@ -8,6 +8,7 @@
 #include <future>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include <pqxx/pqxx>
 
@@ -343,6 +344,43 @@ TEST_F(ErrorsTest, StaleKernelReport) {
   EXPECT_EQ(r.Meta("kernel"), "6.1.0-99-generic");
   EXPECT_EQ(r.Meta("node_kernel"), "5.15.0-91-generic");
   EXPECT_TRUE(r.Detail<google::rpc::PreconditionFailure>().has_value());
+}
+
+TEST_F(ErrorsTest, NodeLost) {
+  Start({"--heartbeat_interval=1s", "--node_lost_after=2s"});
+  testing::RegisterNode(server_->channel(), testing::FakeCpuNode("n1", "general"));
+  v1::NodeNameRequest request;
+  request.set_node_name("n1");
+  v1::Node node;
+  // No heartbeats: wait until the server marks the node lost.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (true) {
+    ASSERT_TRUE(inventory_->GetNode(As(testing::kAdminToken).get(), request, &node).ok());
+    if (node.state() == v1::NODE_STATE_LOST) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "n1 never became lost";
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  Refusal r = Expect(inventory_->CordonNode(As(testing::kAdminToken).get(), request, &node),
+                     StatusCode::FAILED_PRECONDITION, "NODE_LOST");
+  EXPECT_EQ(r.Meta("node"), "n1");
+  EXPECT_EQ(r.Detail<google::rpc::PreconditionFailure>()->violations(0).subject(), "node/n1");
+}
+
+TEST_F(ErrorsTest, DatabaseUnavailableCarriesRetryInfo) {
+  // The server's sessions end and no new one is let in: its next read
+  // finds PostgreSQL unreachable.
+  pqxx::connection admin(testing::AdminUrl());
+  pqxx::nontransaction sql(admin);
+  sql.exec("ALTER DATABASE " + db_.name() + " ALLOW_CONNECTIONS false");
+  sql.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = " +
+           sql.quote(db_.name()) + " AND pid <> pg_backend_pid()");
+  v1::WorkspaceClass cls;
+  grpc::Status status = GetClass("small", &cls);
+  sql.exec("ALTER DATABASE " + db_.name() + " ALLOW_CONNECTIONS true");
+  Refusal r = Expect(status, StatusCode::UNAVAILABLE, "DATABASE_UNAVAILABLE");
+  auto retry = r.Detail<google::rpc::RetryInfo>();
+  ASSERT_TRUE(retry.has_value());
+  EXPECT_EQ(retry->retry_delay().seconds(), 1);
 }
 
 TEST_F(ErrorsTest, ClassAlreadyExists) {
