@@ -6,6 +6,7 @@
 // mirror -> answer. A negative answer (refusal, queueing) is given only on
 // state confirmed against the database: the replica catches up with the
 // change feed first and decides again.
+#include <tuple>
 #include <variant>
 
 #include "absl/container/flat_hash_map.h"
@@ -251,6 +252,29 @@ absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request
   return in;
 }
 
+std::pair<std::shared_ptr<const core::Catalog>, int64_t> Scheduler::CatalogNow() const {
+  absl::MutexLock lock(&mu_);
+  return {catalog_, catalog_generation_};
+}
+
+Scheduler::HeldDecision Scheduler::DecideAndHold(const core::WorkspaceClass& cls,
+                                                 const core::Catalog& catalog,
+                                                 const std::string& workspace) {
+  HeldDecision held;
+  absl::MutexLock lock(&mu_);
+  held.decision = DecideLocked(cls, catalog);
+  auto* placed = std::get_if<placement::Placed>(&held.decision);
+  if (placed == nullptr) return held;
+  // Tentative hold: concurrent decisions on this replica see it.
+  if (!HoldTentatively(workspace, placed->node, placed->gpu_indices, placed->resources).ok()) {
+    held.id_busy = true;
+    return held;
+  }
+  held.node = snapshot_.FindNode(placed->node)->info;
+  held.pool = *catalog.FindPool(placed->pool);
+  return held;
+}
+
 absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
   absl::Time start = clock_();
   std::string class_label = "unresolved";
@@ -283,19 +307,10 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       read = true;
       continue;
     }
-    std::shared_ptr<const core::Catalog> catalog;
-    int64_t generation;
-    {
-      absl::MutexLock lock(&mu_);
-      generation = catalog_generation_;
-    }
+    auto [catalog, generation] = CatalogNow();
     if (in->catalog_generation > generation) {
       if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
-    }
-    {
-      absl::MutexLock lock(&mu_);
-      catalog = catalog_;
-      generation = catalog_generation_;
+      std::tie(catalog, generation) = CatalogNow();
     }
 
     std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
@@ -320,26 +335,14 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     }
     core::Workspace w = NewRecord(request, *cls, *resolution);
 
-    placement::Decision decision;
-    core::NodeInfo node;
-    core::NodePool pool;
-    {
-      absl::MutexLock lock(&mu_);
-      decision = DecideLocked(*cls, *catalog);
-      if (auto* placed = std::get_if<placement::Placed>(&decision)) {
-        // Tentative hold: concurrent decisions on this replica see it.
-        if (!HoldTentatively(w.id, placed->node, placed->gpu_indices, placed->resources).ok()) {
-          // The same id is being placed by a concurrent request: let it win.
-          mu_.Unlock();
-          absl::SleepFor(absl::Milliseconds(5));
-          mu_.Lock();
-          read = true;
-          continue;
-        }
-        node = snapshot_.FindNode(placed->node)->info;
-        pool = *catalog->FindPool(placed->pool);
-      }
+    HeldDecision held = DecideAndHold(*cls, *catalog, w.id);
+    if (held.id_busy) {
+      // The same id is being placed by a concurrent request: let it win.
+      absl::SleepFor(absl::Milliseconds(5));
+      read = true;
+      continue;
     }
+    placement::Decision& decision = held.decision;
     if (!std::holds_alternative<placement::Placed>(decision) && !confirmed) {
       // Nodes or capacity added on another replica may not have reached us.
       if (absl::Status s = confirm(); !s.ok()) return finish(s, "error");
@@ -384,7 +387,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     }
 
     const auto& placed = std::get<placement::Placed>(decision);
-    auto built = BuildPlacement(*cls, node, pool, placed.gpu_indices);
+    auto built = BuildPlacement(*cls, held.node, held.pool, placed.gpu_indices);
     if (!built.ok()) {
       absl::MutexLock lock(&mu_);
       ReleaseTentative(w.id);

@@ -313,6 +313,20 @@ class Scheduler {
                                std::vector<int> gpu_indices, const placement::Resources& resources)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReleaseTentative(const std::string& workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The catalog decisions use now, with its generation (one read of both).
+  std::pair<std::shared_ptr<const core::Catalog>, int64_t> CatalogNow() const
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // A decision and, when it places, the tentative hold on what it chose plus
+  // the node and pool the answer is built from. `id_busy`: the id already
+  // holds tentatively (a concurrent request for it): nothing was held.
+  struct HeldDecision {
+    placement::Decision decision;
+    core::NodeInfo node;
+    core::NodePool pool;
+    bool id_busy = false;
+  };
+  HeldDecision DecideAndHold(const core::WorkspaceClass& cls, const core::Catalog& catalog,
+                             const std::string& workspace) ABSL_LOCKS_EXCLUDED(mu_);
   // Decide, keeping off nodes recently lost to another replica.
   placement::Decision DecideLocked(const core::WorkspaceClass& cls, const core::Catalog& catalog)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
