@@ -48,6 +48,11 @@ ABSL_FLAG(int, max_receive_message_size, 4 << 20,
           "largest request in bytes; larger ones fail with RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_concurrent_calls_per_principal, 64,
           "in-flight calls one agent or project-owner principal may have; 0 = unlimited");
+ABSL_FLAG(std::vector<std::string>, rate_limits, {},
+          "calls per second per principal by role, comma-separated ROLE=RATE/BURST (RATE 0 = "
+          "unlimited; BURST defaults to RATE); a principal gets its most generous role's limit. "
+          "Roles not named keep their defaults: control-plane=0, agent=5000/10000, "
+          "admin=1000/2000, project-owner=50/200, actuator=50/200");
 ABSL_FLAG(bool, allow_unauthenticated, false, "development only: every caller is admin");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
@@ -138,6 +143,13 @@ int main(int argc, char** argv) {
   options.max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_size);
   options.max_concurrent_calls_per_principal =
       absl::GetFlag(FLAGS_max_concurrent_calls_per_principal);
+  absl::StatusOr<wsched::grpc_api::RateLimits> rate_limits =
+      wsched::grpc_api::ParseRateLimits(absl::GetFlag(FLAGS_rate_limits));
+  if (!rate_limits.ok()) {
+    wsched::log::Error(std::string(rate_limits.status().message()));
+    return 1;
+  }
+  options.rate_limits = *rate_limits;
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.database_connections = absl::GetFlag(FLAGS_database_connections);

@@ -27,8 +27,9 @@ inline absl::Status MessageTooLarge(size_t size, int64_t limit) {
 }
 
 // `body` is called as body(const Principal&) -> absl::Status. Order:
-// who is calling, may they call this, are they within their concurrency
-// limit, is the request within --max_receive_message_size, is it
+// who is calling, may they call this, are they within their rate limit
+// (checked before the concurrency slot, so a throttled caller holds
+// nothing), are they within their concurrency limit, is the request within --max_receive_message_size, is it
 // well-formed (request_validation.h), then the body.
 template <typename Request, typename Body>
 grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* context,
@@ -36,6 +37,11 @@ grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* con
                     Body&& body) {
   auto principal = services.auth->Authorize(*context, absl::StrCat("/", service, "/", method));
   if (!principal.ok()) return ToGrpc(principal.status());
+  if (services.rate_limiter != nullptr) {
+    if (absl::Status admitted = services.rate_limiter->Admit(*principal); !admitted.ok()) {
+      return ToGrpc(admitted);
+    }
+  }
   std::optional<ConcurrencyLimiter::Slot> slot;
   if (services.limiter != nullptr && principal->ConcurrencyLimited()) {
     auto acquired = services.limiter->Acquire(principal->name);

@@ -148,6 +148,10 @@ absl::Status RunServer(const ServerOptions& options) {
   context.auth = auth->get();
   ConcurrencyLimiter limiter(options.max_concurrent_calls_per_principal);
   context.limiter = &limiter;
+  RateLimiter rate_limiter(
+      options.rate_limits, [] { return absl::Now(); },
+      [&metrics](Role role) { metrics.RateLimited(RoleName(role)); });
+  context.rate_limiter = &rate_limiter;
   context.metrics = &metrics;
   context.max_request_bytes = options.max_receive_message_bytes;
   scheduler::SchedulerOptions scheduler_options;

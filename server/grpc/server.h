@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "server/grpc/rate_limiter.h"
 #include "server/grpc/tls_server.h"
 
 namespace wsched::grpc_api {
@@ -28,6 +29,8 @@ struct ServerOptions {
   int max_receive_message_bytes = 4 << 20;
   // In-flight calls per agent or project-owner principal; 0: unlimited.
   int max_concurrent_calls_per_principal = 64;
+  // Calls per second per principal, by role (rate_limiter.h).
+  RateLimits rate_limits = DefaultRateLimits();
   std::string port_file;  // Receives the bound gRPC port (for --listen=...:0).
   absl::Duration shutdown_grace = absl::Seconds(10);
   int database_connections = 8;

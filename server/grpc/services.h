@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "server/grpc/concurrency_limiter.h"
 #include "server/grpc/live_authenticator.h"
+#include "server/grpc/rate_limiter.h"
 #include "server/metrics/metrics.h"
 #include "server/scheduler/scaling_controller.h"
 #include "server/scheduler/scheduler.h"
@@ -25,6 +26,8 @@ struct ServiceContext {
   const LiveAuthenticator* auth = nullptr;
   // Caps in-flight calls of agent and project-owner principals; may be null.
   ConcurrencyLimiter* limiter = nullptr;
+  // Calls per second per principal, by role (--rate_limits); may be null.
+  RateLimiter* rate_limiter = nullptr;
   metrics::Metrics* metrics = nullptr;
   scheduler::Scheduler* scheduler = nullptr;  // Set by Services::Create.
   absl::Duration heartbeat_interval = absl::Seconds(10);

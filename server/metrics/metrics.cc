@@ -79,6 +79,10 @@ Metrics::Metrics()
                       .Name("wsched_heartbeats_total")
                       .Help("Heartbeats by result: written (node changed) or skipped (liveness only).")
                       .Register(*registry_)),
+      rate_limited_(prometheus::BuildCounter()
+                        .Name("wsched_rate_limited_total")
+                        .Help("Calls refused by the per-principal rate limit (--rate_limits), by role.")
+                        .Register(*registry_)),
       serving_(prometheus::BuildGauge()
                    .Name("wsched_health_serving")
                    .Help("1 when this replica's gRPC health reports SERVING, else 0.")
@@ -122,6 +126,9 @@ Metrics::Metrics()
   }
   for (const char* reason : {"start", "gap"}) feed_reloads_.Add({{"reason", reason}});
   for (const char* result : {"written", "skipped"}) heartbeats_.Add({{"result", result}});
+  for (const char* role : {"admin", "control-plane", "project-owner", "agent", "actuator"}) {
+    rate_limited_.Add({{"role", role}});
+  }
 }
 
 void Metrics::ObserveCommitBatch(int writes, int statements, int round_trips, absl::Duration duration,
@@ -157,6 +164,10 @@ void Metrics::SetHealthCheck(absl::string_view check, bool ok) {
 
 void Metrics::Heartbeat(absl::string_view result) {
   heartbeats_.Add({{"result", std::string(result)}}).Increment();
+}
+
+void Metrics::RateLimited(absl::string_view role) {
+  rate_limited_.Add({{"role", std::string(role)}}).Increment();
 }
 
 void Metrics::ObserveScalingSignal(absl::string_view pool, absl::string_view direction,

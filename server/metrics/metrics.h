@@ -55,6 +55,11 @@ class Metrics {
   // skipped (liveness only, batched).
   void Heartbeat(absl::string_view result);
 
+  // ---- access ----
+  // A call refused by the per-principal rate limit, by the role whose
+  // limit applied (admin, agent, ...).
+  void RateLimited(absl::string_view role);
+
   // ---- health (grpc.health.v1) ----
   // What this replica's health service reports (1 SERVING, 0 NOT_SERVING)
   // and each check behind it: check is database, schema or feed.
@@ -87,6 +92,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& feed_reloads_;
   prometheus::Gauge& database_up_;
   prometheus::Family<prometheus::Counter>& heartbeats_;
+  prometheus::Family<prometheus::Counter>& rate_limited_;
   prometheus::Gauge& serving_;
   prometheus::Family<prometheus::Gauge>& health_checks_;
   prometheus::Histogram& batch_writes_;
