@@ -16,7 +16,8 @@ for target in "$@"; do targets+=(--target "$target"); done
 export CCACHE_BASEDIR="$root" CCACHE_NOHASHDIR=true
 echo "building wsched${*:+ ($*)} (log: build/build.log) ..."
 if ! { cmake -S "$root" -B "$root/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-         -DWSCHED_SKIP_DIRS="${WSCHED_SKIP_DIRS:-}" &&
+         -DWSCHED_SKIP_DIRS="${WSCHED_SKIP_DIRS:-}" \
+         -DTEST_PG_PORT="${WSCHED_TEST_PG_PORT:-55433}" &&
        cmake --build "$root/build" -j "${WSCHED_JOBS:-2}" "${targets[@]}"; } >"$log" 2>&1; then
   grep -E 'error|Error' "$log" | head -n 40 >&2 || tail -n 40 "$log" >&2
   echo "build failed; see build/build.log" >&2
