@@ -90,7 +90,7 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
     if (fresh) it->second = LimitsOf(w);
     limits = it->second;
   }
-  const store::TimingFigures timing = timing_ ? timing_->Get() : store::TimingFigures();
+  const store::TimingFigures timing = inventory_->Timings();
   for (const auto& [pool, figure] : timing.node_start) {
     scaling[pool].median_start = figure.median;
     scaling[pool].start_samples = figure.samples;

@@ -94,7 +94,7 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
     removed = ApplyRowsLocked(*rows, nodes);
   }
   // Its own lock, never taken under ours (Scheduler::GpuUsage).
-  for (const auto& name : removed) usage_.ForgetNode(name);
+  for (const auto& name : removed) inventory_->usage().ForgetNode(name);
   return absl::OkStatus();
 }
 
@@ -130,7 +130,7 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
     gone = ReplaceStateLocked(*all);
   }
   // Its own lock, never taken under ours (Scheduler::GpuUsage).
-  for (const auto& name : gone) usage_.ForgetNode(name);
+  for (const auto& name : gone) inventory_->usage().ForgetNode(name);
   return all->position;
 }
 
@@ -322,5 +322,38 @@ void Scheduler::MirrorCommitted(const core::Workspace& workspace, int64_t versio
   absl::MutexLock lock(&mu_);
   ApplyWorkspaceLocked({workspace, version, released});
 }
+
+NodeInventory::Mirror::Node Scheduler::MirroredNode(const std::string& name) const {
+  NodeInventory::Mirror::Node out;
+  absl::MutexLock lock(&mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return out;
+  out.stored = it->second;  // Replaced, never changed in place: safe to read unlocked.
+  out.holder_classes = HolderClassesLocked(name);
+  if (auto since = node_state_since_.find(name); since != node_state_since_.end()) {
+    out.state_since = since->second;
+  }
+  return out;
+}
+
+void Scheduler::DrainPool(const std::string& pool) {
+  absl::MutexLock lock(&mu_);
+  DrainPoolLocked(pool);
+}
+
+absl::flat_hash_map<std::string, std::string> Scheduler::HolderClassesLocked(
+    const std::string& node) const {
+  absl::flat_hash_map<std::string, std::string> holders;
+  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
+  if (mirrored == nullptr) return holders;
+  for (size_t i = 0; i < mirrored->gpus.size() && i < mirrored->info.gpus.size(); ++i) {
+    const std::string& holder = mirrored->gpus[i].holder;
+    if (holder.empty()) continue;
+    auto cls = class_of_workspace_.find(holder);
+    holders[mirrored->info.gpus[i].uuid] = cls == class_of_workspace_.end() ? "unknown" : cls->second;
+  }
+  return holders;
+}
+
 
 }  // namespace wsched::scheduler

@@ -47,16 +47,11 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
       metrics_(metrics),
       options_(options),
       clock_(std::move(clock)),
-      ended_(options.ended_window),
-      liveness_([db = stores.db](const std::vector<std::string>& nodes) {
-        return store::UnitOfWork::Run(*db, "recording node liveness",
-                                      [&](store::UnitOfWork& unit) -> absl::Status {
-          unit.nodes().RecordHeartbeats(nodes);
-          return absl::OkStatus();
-        });
-      }),
-      usage_(clock_) {
-  if (db_ != nullptr) timing_ = std::make_unique<TimingStats>(db_, clock_);
+      ended_(options.ended_window) {
+  inventory_mirror_ = std::make_unique<InventoryMirror>(this);
+  inventory_ = std::make_unique<NodeInventory>(
+      db_, inventory_mirror_.get(), metrics,
+      NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
   feed_sink_ = std::make_unique<StateSink>(this);
   follower_ = std::make_unique<FeedFollower>(feed_source_, feed_sink_.get(), metrics, clock_);
 }
@@ -72,7 +67,7 @@ absl::Status Scheduler::Start() {
   if (absl::Status loaded = follower_->CatchUp(); !loaded.ok()) return loaded;
   follower_->StartFollowing(options_.feed_poll_interval);
   // Liveness reaches the database well inside the lost-node timeout.
-  liveness_.StartFlushing(std::clamp(options_.node_lost_after / 10, absl::Milliseconds(100),
+  inventory_->liveness().StartFlushing(std::clamp(options_.node_lost_after / 10, absl::Milliseconds(100),
                                      absl::Seconds(1)));
   loop_ = std::thread([this] { Loop(); });
   return absl::OkStatus();
@@ -88,7 +83,7 @@ void Scheduler::Stop() {
   if (loop_.joinable()) loop_.join();
   listener_.reset();
   follower_->StopFollowing();
-  liveness_.StopFlushing();
+  inventory_->liveness().StopFlushing();
 }
 
 bool Scheduler::stopping() const {
@@ -218,8 +213,5 @@ std::shared_ptr<const core::Catalog> Scheduler::CurrentCatalog() const {
   return catalog_;
 }
 
-std::map<std::string, std::pair<double, double>> Scheduler::GpuSecondsByClass() const {
-  return usage_.SecondsByClass();
-}
 
 }  // namespace wsched::scheduler

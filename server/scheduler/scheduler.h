@@ -4,12 +4,14 @@
 // is committed first (or raced for, and retried) and mirrored here after,
 // guarded by the version it was decided from.
 //
-// How the state follows the database is split out: FeedFollower (its own
-// lock and thread) reads the change log and hands deltas to this class;
-// LivenessRecorder (its own lock and thread) batches heartbeats that change
-// nothing. Methods are grouped by concern in separate files: inventory.cc
-// (nodes), placing.cc (place, stop, pending), replica_state.cc (applying
-// deltas and reloads), scheduler.cc (start-up, background loop, watch).
+// The parts around it own their state (docs/architecture.md, "Who owns
+// what"): FeedFollower reads the change log and hands deltas to this class;
+// NodeInventory registers nodes, takes heartbeats and admin states against
+// this class's mirror; ClusterView is the immutable copy readers walk;
+// WatchHub wakes watchers. This class's methods are grouped by concern:
+// placing.cc (place, stop, pending), replica_state.cc (applying deltas and
+// reloads, the mirror the inventory reads), scheduler.cc (start-up,
+// background loop, watch, views).
 #ifndef WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 
@@ -36,12 +38,10 @@
 #include "server/metrics/metrics.h"
 #include "server/scheduler/cluster_view.h"
 #include "server/scheduler/feed_follower.h"
-#include "server/scheduler/liveness_recorder.h"
+#include "server/scheduler/node_inventory.h"
 #include "server/scheduler/recently_ended.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
-#include "server/scheduler/timing_stats.h"
-#include "server/scheduler/usage_accounting.h"
 #include "server/scheduler/watch_hub.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
@@ -76,46 +76,6 @@ struct SchedulerOptions {
   // feed's entries for it arrive a moment after this replica's own mirror
   // (scheduler/recently_ended.h).
   RecentlyEnded::Limits ended_window;
-};
-
-// A node as listed to operators.
-struct NodeView {
-  store::StoredNode node;
-  struct GpuView {
-    bool passthrough_safe = false;
-    std::string passthrough_unsafe_reason;
-    std::string held_by;  // Workspace id; empty when free.
-  };
-  std::vector<GpuView> gpus;  // Parallel to node.info.gpus.
-  int workspace_count = 0;
-};
-
-struct PoolView {
-  core::NodePool pool;
-  std::map<std::string, int> nodes_by_state;
-  int gpus_total = 0;
-  int gpus_held = 0;
-  int gpus_unhealthy = 0;
-};
-
-struct HeartbeatInput {
-  std::string node_name;
-  std::string kernel_version;  // Empty: unchanged.
-  std::string driver_version;
-  std::map<std::string, bool> gpu_healthy_by_uuid;
-  std::map<std::string, std::string> gpu_health_reason_by_uuid;  // For unhealthy ones.
-  using Usage = GpuUsage;
-  std::vector<Usage> usage;
-};
-
-struct HeartbeatResult {
-  core::NodeState state = core::NodeState::kReady;
-  bool reregister = false;
-  std::string pool;  // For the caller's scope check.
-};
-
-struct DriverWork {
-  std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
 };
 
 // A workspace with what the answer adds while it waits.
@@ -167,44 +127,43 @@ class Scheduler {
   absl::Time FeedCaughtUpAt() const { return follower_->caught_up_at(); }
   core::Catalog catalog() const;
 
-  // ---- inventory (inventory.cc) ----
-  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported);
-  absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input);
-  // Cordon / drain / uncordon: to kCordoned, kDraining or kReady.
-  // `expected_version` 0 is unconditional; otherwise ABORTED
-  // (VERSION_MISMATCH) when the node's version differs, checked on the
-  // locked row in the writing transaction.
+  // ---- inventory (node_inventory.h), wired to this replica's mirror ----
+  NodeInventory& inventory() { return *inventory_; }
+  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported) {
+    return inventory_->RegisterNode(reported);
+  }
+  absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input) {
+    return inventory_->Heartbeat(input);
+  }
   absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state,
-                                             int64_t expected_version = 0);
-  absl::Status RemoveNode(const std::string& name);
-  absl::StatusOr<NodeView> GetNode(const std::string& name);
-  // Lists page in key order (core/paging.h).
+                                             int64_t expected_version = 0) {
+    return inventory_->SetNodeAdminState(name, state, expected_version);
+  }
+  absl::Status RemoveNode(const std::string& name) { return inventory_->RemoveNode(name); }
+  absl::StatusOr<NodeView> GetNode(const std::string& name) { return inventory_->GetNode(name); }
   absl::StatusOr<core::Page<NodeView>> ListNodes(const std::string& pool,
-                                                 const core::PageRequest& page);
-  absl::StatusOr<std::vector<PoolView>> ListPools();
-  // The measured start and install times (empty without a database).
-  store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
+                                                 const core::PageRequest& page) {
+    return inventory_->ListNodes(pool, page);
+  }
+  absl::StatusOr<std::vector<PoolView>> ListPools() { return inventory_->ListPools(); }
+  store::TimingFigures Timings() { return inventory_->Timings(); }
   const SchedulerOptions& options() const { return options_; }
-  struct DriverWorkPage {
-    std::vector<DriverWork> work;
-    std::vector<std::string> nodes_without_policy;
-    std::string next_page_token;
-  };
-  // Pages over the GPU nodes that need driver work or have no policy.
-  absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page);
+  using DriverWorkPage = NodeInventory::DriverWorkPage;
+  absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page) {
+    return inventory_->ListDriverWork(page);
+  }
   absl::StatusOr<NodeView> ReportDriverInstall(const std::string& node, const std::string& kernel,
-                                               bool success, const std::string& detail);
-  // Admin: returns the node's GPU `uuid` to service now.
-  absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid);
-  // The health of the node's GPUs as this replica knows it, by UUID (for
-  // showing it on the workspaces that hold them).
-  struct GpuHealthNow {
-    bool healthy = true;
-    std::string reason;
-  };
-  absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const;
-  // Marks nodes without recent heartbeats lost (also run by a loop).
-  absl::Status DetectLostNodes();
+                                               bool success, const std::string& detail) {
+    return inventory_->ReportDriverInstall(node, kernel, success, detail);
+  }
+  absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid) {
+    return inventory_->ClearGpuHealth(node, uuid);
+  }
+  using GpuHealthNow = NodeInventory::GpuHealthNow;
+  absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const {
+    return inventory_->GpuHealthOn(node);
+  }
+  absl::Status DetectLostNodes() { return inventory_->DetectLostNodes(); }
 
   // ---- placement (placing.cc) ----
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
@@ -246,15 +205,12 @@ class Scheduler {
   std::vector<PendingDemand> Pending() const { return View()->pending; }
   using TrackedWorkspaces = scheduler::TrackedWorkspaces;
   TrackedWorkspaces Tracked() const { return View()->tracked; }
-  struct GpuUsageSample {
-    std::string node, pool, uuid, pci_address, model, workspace, class_id;
-    int index = 0;
-    int utilization_percent = 0;
-    int64_t memory_used_bytes = 0;
-  };
-  std::vector<GpuUsageSample> GpuUsage() const;
+  using GpuUsageSample = NodeInventory::GpuUsageSample;
+  std::vector<GpuUsageSample> GpuUsage() const { return inventory_->GpuUsage(); }
   // Seconds GPUs were held and busy, by class, since start.
-  std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const;
+  std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const {
+    return inventory_->GpuSecondsByClass();
+  }
   // What the scaler says of each pool, for pending reasons; set once by the
   // scaling controller before serving. Called without the scheduler's lock.
   using ScalingViews = std::map<std::string, placement::PoolScalingView>;
@@ -335,10 +291,10 @@ class Scheduler {
   // Mirrors a row this replica just committed.
   void MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released);
 
-  // inventory.cc
-  // The node as listed: holders from the newest ClusterView.
-  NodeView ViewOf(const store::StoredNode& node) const ABSL_LOCKS_EXCLUDED(mu_);
-  static NodeView ViewOf(const store::StoredNode& node, const ClusterView& cluster);
+  // replica_state.cc: the mirror as the inventory reads it.
+  class InventoryMirror;
+  NodeInventory::Mirror::Node MirroredNode(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
+  void DrainPool(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
   // placing.cc: why a pending workspace of `cls` waits, on this replica's
   // snapshot and the scaler's view of each pool.
   struct PendingLimits {
@@ -361,17 +317,9 @@ class Scheduler {
                                                 int queue_position, ScalingViews scaling,
                                                 const PendingLimits& limits)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
-                                const std::map<std::string, int>& workspaces)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Every node, unpaged: for pool counts and driver work.
-  absl::StatusOr<std::vector<NodeView>> AllNodes();
   // GPU UUID -> class of its holder, for the node's held GPUs.
   absl::flat_hash_map<std::string, std::string> HolderClassesLocked(const std::string& node) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The heartbeat's liveness-only path; false when the node row must change.
-  bool TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result);
-  absl::StatusOr<HeartbeatResult> WriteHeartbeat(const HeartbeatInput& input);
 
   // placing.cc
   // What a placement decides with: from memory on the hot path (a workspace
@@ -457,13 +405,11 @@ class Scheduler {
   WatchHub watches_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;
-  LivenessRecorder liveness_;
   SettingsCache settings_;
-  UsageAccounting usage_;
+  std::unique_ptr<InventoryMirror> inventory_mirror_;
+  std::unique_ptr<NodeInventory> inventory_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
-  // Measured start and install times (absent without a database).
-  std::unique_ptr<TimingStats> timing_;
   std::function<ScalingViews()> scaling_views_;
 };
 

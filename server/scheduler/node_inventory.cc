@@ -9,7 +9,7 @@
 #include "server/log/log.h"
 #include "server/placement/iommu_units.h"
 #include "server/scheduler/gpu_health.h"
-#include "server/scheduler/scheduler.h"
+#include "server/scheduler/node_inventory.h"
 #include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
@@ -102,9 +102,29 @@ const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
 
 }  // namespace
 
-NodeView Scheduler::ViewOf(const store::StoredNode& node) const { return ViewOf(node, *View()); }
+NodeInventory::NodeInventory(store::Database* db, Mirror* mirror, metrics::Metrics* metrics,
+                             Options options, Clock clock)
+    : db_(db),
+      mirror_(mirror),
+      metrics_(metrics),
+      options_(options),
+      clock_(std::move(clock)),
+      liveness_([db](const std::vector<std::string>& nodes) {
+        return store::UnitOfWork::Run(*db, "recording node liveness",
+                                      [&](store::UnitOfWork& unit) -> absl::Status {
+          unit.nodes().RecordHeartbeats(nodes);
+          return absl::OkStatus();
+        });
+      }),
+      usage_(clock_) {
+  if (db_ != nullptr) timing_ = std::make_unique<TimingStats>(db_, clock_);
+}
 
-NodeView Scheduler::ViewOf(const store::StoredNode& node, const ClusterView& cluster) {
+NodeView NodeInventory::ViewOf(const store::StoredNode& node) const {
+  return ViewOf(node, *mirror_->View());
+}
+
+NodeView NodeInventory::ViewOf(const store::StoredNode& node, const ClusterView& cluster) {
   NodeView view;
   view.node = node;
   placement::NodeIommu iommu = placement::AnalyzeIommu(node.info);
@@ -121,14 +141,14 @@ NodeView Scheduler::ViewOf(const store::StoredNode& node, const ClusterView& clu
   return view;
 }
 
-absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported) {
+absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& reported) {
   if (absl::Status valid = core::ValidateNodeInfo(reported); !valid.ok()) return valid;
-  core::Catalog catalog = this->catalog();
+  core::Catalog catalog = *mirror_->CurrentCatalog();
   if (catalog.FindPool(reported.pool) == nullptr) {
     // Refuse only on the database's word: the pool may have been added on
     // another replica a moment ago.
-    if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
-    catalog = this->catalog();
+    if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
+    catalog = *mirror_->CurrentCatalog();
   }
   const core::NodePool* pool = catalog.FindPool(reported.pool);
   if (pool == nullptr) {
@@ -180,15 +200,15 @@ absl::StatusOr<NodeView> Scheduler::RegisterNode(const core::NodeInfo& reported)
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("node registered", {{"node", info.name}, {"pool", info.pool},
                                 {"gpus", absl::StrCat(info.gpus.size())},
                                 {"driver", core::DriverStateName(stored.driver_state)}});
-  KickDrain();  // New capacity: place pending work.
+  mirror_->DrainEverything();  // New capacity: place pending work.
   return ViewOf(stored);
 }
 
-absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input) {
+absl::StatusOr<HeartbeatResult> NodeInventory::Heartbeat(const HeartbeatInput& input) {
   HeartbeatResult result;
   if (TryLivenessOnly(input, result)) {
     liveness_.Record(input.node_name);
@@ -198,19 +218,18 @@ absl::StatusOr<HeartbeatResult> Scheduler::Heartbeat(const HeartbeatInput& input
   return WriteHeartbeat(input);
 }
 
-bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result) {
+bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result) {
   std::shared_ptr<const store::StoredNode> known;
   std::shared_ptr<const core::Catalog> catalog;
   absl::flat_hash_map<std::string, std::string> holders;
   {
-    absl::MutexLock lock(&mu_);
-    auto it = nodes_.find(input.node_name);
+    Mirror::Node mirrored = mirror_->MirroredNode(input.node_name);
     // Unknown here (maybe registered elsewhere a moment ago) or lost: the
     // database decides.
-    if (it == nodes_.end() || it->second->state == core::NodeState::kLost) return false;
-    known = it->second;
-    catalog = catalog_;
-    holders = HolderClassesLocked(input.node_name);
+    if (mirrored.stored == nullptr || mirrored.stored->state == core::NodeState::kLost) return false;
+    known = std::move(mirrored.stored);
+    holders = std::move(mirrored.holder_classes);
+    catalog = mirror_->CurrentCatalog();
   }
   // Both are immutable: what the heartbeat would change is worked out
   // without the placement lock.
@@ -224,8 +243,8 @@ bool Scheduler::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& re
   return true;
 }
 
-absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& input) {
-  core::Catalog catalog = this->catalog();
+absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInput& input) {
+  core::Catalog catalog = *mirror_->CurrentCatalog();
   HeartbeatResult result;
   store::StoredNode stored;
   store::StoredNode before;
@@ -257,36 +276,21 @@ absl::StatusOr<HeartbeatResult> Scheduler::WriteHeartbeat(const HeartbeatInput& 
   if (result.reregister) return result;
   if (written) LogGpuHealthChanges(before, stored);
   metrics_->Heartbeat("written");
-  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
   result.pool = stored.info.pool;
   absl::flat_hash_map<std::string, std::string> holders;
   {
-    absl::MutexLock lock(&mu_);
-    holders = HolderClassesLocked(stored.info.name);
-    if (written) DrainPoolLocked(stored.info.pool);
+    holders = mirror_->MirroredNode(stored.info.name).holder_classes;
+    if (written) mirror_->DrainPool(stored.info.pool);
   }
   usage_.Record(stored.info.name, input.usage, holders);
   return result;
 }
 
-absl::flat_hash_map<std::string, std::string> Scheduler::HolderClassesLocked(
-    const std::string& node) const {
-  absl::flat_hash_map<std::string, std::string> holders;
-  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
-  if (mirrored == nullptr) return holders;
-  for (size_t i = 0; i < mirrored->gpus.size() && i < mirrored->info.gpus.size(); ++i) {
-    const std::string& holder = mirrored->gpus[i].holder;
-    if (holder.empty()) continue;
-    auto cls = class_of_workspace_.find(holder);
-    holders[mirrored->info.gpus[i].uuid] = cls == class_of_workspace_.end() ? "unknown" : cls->second;
-  }
-  return holders;
-}
-
-std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
+std::vector<NodeInventory::GpuUsageSample> NodeInventory::GpuUsage() const {
   const auto latest = usage_.Latest();
-  const std::shared_ptr<const ClusterView> cluster = View();
+  const std::shared_ptr<const ClusterView> cluster = mirror_->View();
   std::vector<GpuUsageSample> samples;
   for (const auto& [node_name, usage] : latest) {
     const placement::SnapshotNode* node = cluster->snapshot.FindNode(node_name);
@@ -307,7 +311,7 @@ std::vector<Scheduler::GpuUsageSample> Scheduler::GpuUsage() const {
   return samples;
 }
 
-absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
+absl::StatusOr<NodeView> NodeInventory::SetNodeAdminState(const std::string& name,
                                                       core::NodeState state,
                                                       int64_t expected_version) {
   store::StoredNode stored;
@@ -333,14 +337,14 @@ absl::StatusOr<NodeView> Scheduler::SetNodeAdminState(const std::string& name,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
-  if (state == core::NodeState::kReady) KickDrain();
+  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
+  if (state == core::NodeState::kReady) mirror_->DrainEverything();
   NodeView view = ViewOf(stored);
   view.workspace_count = workspaces;
   return view;
 }
 
-absl::Status Scheduler::RemoveNode(const std::string& name) {
+absl::Status NodeInventory::RemoveNode(const std::string& name) {
   std::vector<std::string> lost;
   absl::Status status = store::UnitOfWork::Run(*db_, "removing node",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
@@ -352,10 +356,10 @@ absl::Status Scheduler::RemoveNode(const std::string& name) {
   });
   if (!status.ok()) return status;
   log::Info("node removed", {{"node", name}, {"workspaces_lost", absl::StrCat(lost.size())}});
-  return CatchUp();
+  return mirror_->CatchUp();
 }
 
-absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
+absl::StatusOr<NodeView> NodeInventory::GetNode(const std::string& name) {
   std::optional<store::StoredNode> stored;
   int workspaces = 0;
   absl::Status status = store::UnitOfWork::Run(*db_, "reading node",
@@ -373,7 +377,7 @@ absl::StatusOr<NodeView> Scheduler::GetNode(const std::string& name) {
   return view;
 }
 
-absl::StatusOr<core::Page<NodeView>> Scheduler::ListNodes(const std::string& pool,
+absl::StatusOr<core::Page<NodeView>> NodeInventory::ListNodes(const std::string& pool,
                                                          const core::PageRequest& page) {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
@@ -392,7 +396,7 @@ absl::StatusOr<core::Page<NodeView>> Scheduler::ListNodes(const std::string& poo
                             [](const NodeView& view) { return view.node.info.name; });
 }
 
-absl::StatusOr<std::vector<NodeView>> Scheduler::AllNodes() {
+absl::StatusOr<std::vector<NodeView>> NodeInventory::AllNodes() {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
   absl::Status status = store::UnitOfWork::Run(*db_, "reading nodes",
@@ -407,10 +411,10 @@ absl::StatusOr<std::vector<NodeView>> Scheduler::AllNodes() {
   return ViewsOf(nodes, workspaces);
 }
 
-std::vector<NodeView> Scheduler::ViewsOf(const std::vector<store::StoredNode>& nodes,
+std::vector<NodeView> NodeInventory::ViewsOf(const std::vector<store::StoredNode>& nodes,
                                          const std::map<std::string, int>& workspaces) {
   std::vector<NodeView> views;
-  const std::shared_ptr<const ClusterView> cluster = View();
+  const std::shared_ptr<const ClusterView> cluster = mirror_->View();
   for (const auto& node : nodes) {
     NodeView view = ViewOf(node, *cluster);
     // From the store, not GPU holders: CPU workspaces count too.
@@ -421,11 +425,11 @@ std::vector<NodeView> Scheduler::ViewsOf(const std::vector<store::StoredNode>& n
   return views;
 }
 
-absl::StatusOr<std::vector<PoolView>> Scheduler::ListPools() {
+absl::StatusOr<std::vector<PoolView>> NodeInventory::ListPools() {
   auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
   std::vector<PoolView> pools;
-  for (const auto& pool : CurrentCatalog()->pools) {
+  for (const auto& pool : mirror_->CurrentCatalog()->pools) {
     PoolView view;
     view.pool = pool;
     for (const auto& node : *nodes) {
@@ -442,11 +446,11 @@ absl::StatusOr<std::vector<PoolView>> Scheduler::ListPools() {
   return pools;
 }
 
-absl::StatusOr<Scheduler::DriverWorkPage> Scheduler::ListDriverWork(
+absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
     const core::PageRequest& page) {
   auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
-  core::Catalog catalog = this->catalog();
+  core::Catalog catalog = *mirror_->CurrentCatalog();
   // By node name (AllNodes' order): work, or nullopt for no policy.
   std::vector<std::pair<std::string, std::optional<DriverWork>>> entries;
   for (const auto& view : *nodes) {
@@ -475,20 +479,19 @@ absl::StatusOr<Scheduler::DriverWorkPage> Scheduler::ListDriverWork(
   return out;
 }
 
-absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
+absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& name,
                                                         const std::string& kernel, bool success,
                                                         const std::string& detail) {
-  core::Catalog catalog = this->catalog();
+  core::Catalog catalog = *mirror_->CurrentCatalog();
   // Since when the node has needed its driver, as this replica saw it: the
   // measured install time that time-to-GPU estimates learn from.
   std::optional<absl::Time> needed_since;
   {
-    absl::MutexLock lock(&mu_);
-    auto node = nodes_.find(name);
-    auto since = node_state_since_.find(name);
-    if (node != nodes_.end() && node->second->driver_state == core::DriverState::kNeedsDriver &&
-        since != node_state_since_.end() && since->second != absl::InfinitePast()) {
-      needed_since = since->second;
+    Mirror::Node mirrored = mirror_->MirroredNode(name);
+    if (mirrored.stored != nullptr &&
+        mirrored.stored->driver_state == core::DriverState::kNeedsDriver &&
+        mirrored.state_since && *mirrored.state_since != absl::InfinitePast()) {
+      needed_since = *mirrored.state_since;
     }
   }
   store::StoredNode stored;
@@ -524,16 +527,16 @@ absl::StatusOr<NodeView> Scheduler::ReportDriverInstall(const std::string& name,
   });
   if (!status.ok()) return status;
   if (sampled && timing_) timing_->Invalidate();
-  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("driver install reported", {{"node", name}, {"kernel", kernel},
                                         {"success", success ? "true" : "false"},
                                         {"detail", detail},
                                         {"driver", core::DriverStateName(stored.driver_state)}});
-  KickDrain();
+  mirror_->DrainEverything();
   return ViewOf(stored);
 }
 
-absl::Status Scheduler::DetectLostNodes() {
+absl::Status NodeInventory::DetectLostNodes() {
   std::vector<std::string> lost;
   absl::Status status = store::UnitOfWork::Run(*db_, "detecting lost nodes",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
@@ -543,10 +546,10 @@ absl::Status Scheduler::DetectLostNodes() {
   if (!status.ok()) return status;
   if (lost.empty()) return absl::OkStatus();
   for (const auto& node : lost) log::Warning("node lost: missed heartbeats", {{"node", node}});
-  return CatchUp();
+  return mirror_->CatchUp();
 }
 
-absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
+absl::StatusOr<NodeView> NodeInventory::ClearGpuHealth(const std::string& name,
                                                     const std::string& uuid) {
   store::StoredNode stored;
   bool was_out = false;
@@ -574,19 +577,18 @@ absl::StatusOr<NodeView> Scheduler::ClearGpuHealth(const std::string& name,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   if (was_out) log::Info("GPU back in service: cleared by an admin", {{"node", name}, {"gpu", uuid}});
-  if (was_out) KickDrain();  // Capacity came back.
+  if (was_out) mirror_->DrainEverything();  // Capacity came back.
   return ViewOf(stored);
 }
 
-absl::flat_hash_map<std::string, Scheduler::GpuHealthNow> Scheduler::GpuHealthOn(
+absl::flat_hash_map<std::string, NodeInventory::GpuHealthNow> NodeInventory::GpuHealthOn(
     const std::string& node) const {
   absl::flat_hash_map<std::string, GpuHealthNow> health;
-  absl::MutexLock lock(&mu_);
-  auto it = nodes_.find(node);
-  if (it == nodes_.end()) return health;
-  for (const core::Gpu& gpu : it->second->info.gpus) {
+  const Mirror::Node mirrored = mirror_->MirroredNode(node);
+  if (mirrored.stored == nullptr) return health;
+  for (const core::Gpu& gpu : mirrored.stored->info.gpus) {
     health[gpu.uuid] = {gpu.healthy, gpu.health_reason};
   }
   return health;

@@ -1,0 +1,187 @@
+// The inventory of nodes as agents and admins change it: registration,
+// heartbeats, admin states (cordon, drain, uncordon, remove), lost nodes,
+// driver work and GPU health. It writes through the store and keeps no
+// picture of the nodes of its own: it compares and lists against the
+// replica's mirror (NodeInventory::Mirror, the Scheduler), so a replica has
+// one picture of each node. What it owns: the batching of heartbeats that
+// change nothing (LivenessRecorder), the GPU usage the agents report
+// (UsageAccounting) and the measured start and install times (TimingStats).
+#ifndef WSCHED_SERVER_SCHEDULER_NODE_INVENTORY_H_
+#define WSCHED_SERVER_SCHEDULER_NODE_INVENTORY_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/core/catalog.h"
+#include "server/core/node.h"
+#include "server/core/paging.h"
+#include "server/metrics/metrics.h"
+#include "server/scheduler/cluster_view.h"
+#include "server/scheduler/liveness_recorder.h"
+#include "server/scheduler/timing_stats.h"
+#include "server/scheduler/usage_accounting.h"
+#include "server/store/database.h"
+#include "server/store/types.h"
+
+namespace wsched::scheduler {
+
+// A node as listed to operators.
+struct NodeView {
+  store::StoredNode node;
+  struct GpuView {
+    bool passthrough_safe = false;
+    std::string passthrough_unsafe_reason;
+    std::string held_by;  // Workspace id; empty when free.
+  };
+  std::vector<GpuView> gpus;  // Parallel to node.info.gpus.
+  int workspace_count = 0;
+};
+
+struct PoolView {
+  core::NodePool pool;
+  std::map<std::string, int> nodes_by_state;
+  int gpus_total = 0;
+  int gpus_held = 0;
+  int gpus_unhealthy = 0;
+};
+
+struct HeartbeatInput {
+  std::string node_name;
+  std::string kernel_version;  // Empty: unchanged.
+  std::string driver_version;
+  std::map<std::string, bool> gpu_healthy_by_uuid;
+  std::map<std::string, std::string> gpu_health_reason_by_uuid;  // For unhealthy ones.
+  using Usage = GpuUsage;
+  std::vector<Usage> usage;
+};
+
+struct HeartbeatResult {
+  core::NodeState state = core::NodeState::kReady;
+  bool reregister = false;
+  std::string pool;  // For the caller's scope check.
+};
+
+struct DriverWork {
+  std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
+};
+
+class NodeInventory {
+ public:
+  using Clock = std::function<absl::Time()>;
+
+  // What the inventory reads of the replica's mirror, and asks of it.
+  class Mirror {
+   public:
+    virtual ~Mirror() = default;
+    virtual std::shared_ptr<const core::Catalog> CurrentCatalog() const = 0;
+    virtual std::shared_ptr<const ClusterView> View() const = 0;
+    struct Node {
+      std::shared_ptr<const store::StoredNode> stored;  // Null when not mirrored.
+      // GPU UUID -> class of its holder, for the node's held GPUs.
+      absl::flat_hash_map<std::string, std::string> holder_classes;
+      // Since when the node is in its state, as this replica saw it.
+      std::optional<absl::Time> state_since;
+    };
+    virtual Node MirroredNode(const std::string& name) const = 0;
+    // Applies every change committed before the call: read your writes.
+    virtual absl::Status CatchUp() = 0;
+    // Pending work may fit now: all of it, or what may use `pool`.
+    virtual void DrainEverything() = 0;
+    virtual void DrainPool(const std::string& pool) = 0;
+  };
+
+  struct Options {
+    absl::Duration node_lost_after = absl::Seconds(60);
+    absl::Duration gpu_healthy_for = absl::Minutes(10);
+  };
+
+  // Without `db` (unit tests of the placement path) only the accessors work.
+  NodeInventory(store::Database* db, Mirror* mirror, metrics::Metrics* metrics, Options options,
+                Clock clock);
+
+  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported);
+  absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input);
+  // Cordon / drain / uncordon: to kCordoned, kDraining or kReady.
+  // `expected_version` 0 is unconditional; otherwise ABORTED
+  // (VERSION_MISMATCH) when the node's version differs, checked on the
+  // locked row in the writing transaction.
+  absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state,
+                                             int64_t expected_version = 0);
+  absl::Status RemoveNode(const std::string& name);
+  absl::StatusOr<NodeView> GetNode(const std::string& name);
+  // Lists page in key order (core/paging.h).
+  absl::StatusOr<core::Page<NodeView>> ListNodes(const std::string& pool,
+                                                 const core::PageRequest& page);
+  absl::StatusOr<std::vector<PoolView>> ListPools();
+  struct DriverWorkPage {
+    std::vector<DriverWork> work;
+    std::vector<std::string> nodes_without_policy;
+    std::string next_page_token;
+  };
+  // Pages over the GPU nodes that need driver work or have no policy.
+  absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page);
+  absl::StatusOr<NodeView> ReportDriverInstall(const std::string& node, const std::string& kernel,
+                                               bool success, const std::string& detail);
+  // Admin: returns the node's GPU `uuid` to service now.
+  absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid);
+  // The health of the node's GPUs as this replica knows it, by UUID (for
+  // showing it on the workspaces that hold them).
+  struct GpuHealthNow {
+    bool healthy = true;
+    std::string reason;
+  };
+  absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const;
+  // Marks nodes without recent heartbeats lost (also run by a loop).
+  absl::Status DetectLostNodes();
+
+  struct GpuUsageSample {
+    std::string node, pool, uuid, pci_address, model, workspace, class_id;
+    int index = 0;
+    int utilization_percent = 0;
+    int64_t memory_used_bytes = 0;
+  };
+  std::vector<GpuUsageSample> GpuUsage() const;
+  // Seconds GPUs were held and busy, by class, since start.
+  std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const {
+    return usage_.SecondsByClass();
+  }
+  // The measured start and install times (empty without a database).
+  store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
+
+  LivenessRecorder& liveness() { return liveness_; }
+  UsageAccounting& usage() { return usage_; }
+
+  // The node as listed: holders from `cluster`.
+  static NodeView ViewOf(const store::StoredNode& node, const ClusterView& cluster);
+
+ private:
+  NodeView ViewOf(const store::StoredNode& node) const;
+  std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
+                                const std::map<std::string, int>& workspaces);
+  // Every node, unpaged: for pool counts and driver work.
+  absl::StatusOr<std::vector<NodeView>> AllNodes();
+  // The heartbeat's liveness-only path; false when the node row must change.
+  bool TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result);
+  absl::StatusOr<HeartbeatResult> WriteHeartbeat(const HeartbeatInput& input);
+
+  store::Database* const db_;
+  Mirror* const mirror_;
+  metrics::Metrics* const metrics_;
+  const Options options_;
+  const Clock clock_;
+  LivenessRecorder liveness_;
+  UsageAccounting usage_;
+  std::unique_ptr<TimingStats> timing_;  // Absent without a database.
+};
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_NODE_INVENTORY_H_
