@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace wsched::testing {
@@ -165,6 +166,15 @@ ServerProcess::~ServerProcess() {
 std::string ServerProcess::address() const { return absl::StrCat("127.0.0.1:", port_); }
 
 std::string ServerProcess::Log() const { return ReadFile(dir_ + "/server.log"); }
+
+bool ServerProcess::WaitForLog(const std::string& text, absl::Duration timeout) const {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (Log().find(text) == std::string::npos) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  return true;
+}
 
 void ServerProcess::Signal(int signal) const {
   if (pid_ > 0) kill(pid_, signal);

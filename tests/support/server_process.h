@@ -10,6 +10,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "absl/time/time.h"
+
 namespace wsched::testing {
 
 // Tokens the test tokens file defines, one per role.
@@ -50,6 +52,10 @@ class ServerProcess {
   pid_t pid() const { return pid_; }
   // Server's stderr so far.
   std::string Log() const;
+  // Waits until the server's log holds `text` (what a test awaits when the
+  // server tells of an event only in its log, e.g. a rejected SIGHUP
+  // reload); false when `timeout` passed first.
+  bool WaitForLog(const std::string& text, absl::Duration timeout) const;
 
   void Signal(int signal) const;
   // SIGTERM and wait; returns the exit status (or -1).
