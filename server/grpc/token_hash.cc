@@ -1,9 +1,9 @@
 #include "server/grpc/token_hash.h"
 
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include <fstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
@@ -43,10 +43,11 @@ bool DigestsEqual(const TokenDigest& a, const TokenDigest& b) {
 }
 
 absl::StatusOr<std::string> NewRandomToken() {
-  std::ifstream random("/dev/urandom", std::ios::binary);
   std::string bytes(32, '\0');
-  if (!random.read(bytes.data(), static_cast<std::streamsize>(bytes.size()))) {
-    return absl::UnavailableError("cannot read 32 bytes from /dev/urandom");
+  // OpenSSL's CSPRNG (seeded from the kernel), as for every other secret.
+  auto* out = reinterpret_cast<unsigned char*>(bytes.data());
+  if (RAND_bytes(out, static_cast<int>(bytes.size())) != 1) {
+    return absl::UnavailableError("cannot draw 32 random bytes (OpenSSL RAND_bytes failed)");
   }
   return absl::WebSafeBase64Escape(bytes);  // No padding: 43 characters.
 }
