@@ -83,6 +83,9 @@ ABSL_FLAG(absl::Duration, stopped_workspace_retention, absl::Hours(168),
           "stopped workspaces are deleted this long after they stopped (0 = kept forever)");
 ABSL_FLAG(absl::Duration, stopped_workspace_sweep_interval, absl::Minutes(1),
           "how often the scaling leader deletes stopped workspaces past the retention");
+ABSL_FLAG(absl::Duration, audit_retention, absl::Hours(24 * 90),
+          "audit records (wschedctl audit) are deleted this long after they were written, by "
+          "the same sweep as stopped workspaces (0 = kept forever)");
 ABSL_FLAG(absl::Duration, health_check_interval, absl::Seconds(1),
           "how often grpc.health.v1 is re-checked (database reachable, migrations complete, "
           "change feed followed)");
@@ -176,6 +179,11 @@ int main(int argc, char** argv) {
       options.stopped_workspace_sweep_interval <= absl::ZeroDuration()) {
     wsched::log::Error("--stopped_workspace_retention must not be negative and "
                        "--stopped_workspace_sweep_interval must be positive");
+    return 1;
+  }
+  options.audit_retention = absl::GetFlag(FLAGS_audit_retention);
+  if (options.audit_retention < absl::ZeroDuration()) {
+    wsched::log::Error("--audit_retention must not be negative");
     return 1;
   }
   options.health_check_interval = absl::GetFlag(FLAGS_health_check_interval);

@@ -64,6 +64,8 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.ScalingService/GetScalingState", {R::kActuator, R::kAdmin, R::kControlPlane}},
       {"/wsched.v1.ScalingService/WatchScalingSignals", {R::kActuator, R::kAdmin}},
       {"/wsched.v1.ScalingService/ReportActuator", {R::kActuator}},
+      // The audit trail: who changed what.
+      {"/wsched.v1.AuditService/ListAuditRecords", {R::kAdmin}},
   };
   return *table;
 }
@@ -105,6 +107,7 @@ absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& call
   if (allow_all_) {
     Principal dev;
     dev.name = "unauthenticated-dev";
+    dev.credential = "none (--allow_unauthenticated)";
     dev.roles = {Role::kAdmin, Role::kControlPlane, Role::kActuator, Role::kAgent};
     return dev;
   }
@@ -118,6 +121,8 @@ absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& call
     const Principal* found = table_.FindToken(Sha256(value));
     if (found == nullptr) return absl::UnauthenticatedError("unknown token");
     principal = *found;
+    // A prefix of the hash names the token without revealing it.
+    principal->credential = absl::StrCat("token sha256:", ToHex(Sha256(value)).substr(0, 12));
   } else if (!caller.certificate_identities.empty()) {
     principal = table_.FindIdentity(caller.certificate_identities);
     if (!principal) {
@@ -125,6 +130,8 @@ absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& call
           "client certificate identity ", absl::StrJoin(caller.certificate_identities, ", "),
           " is not in the identities of the tokens file"));
     }
+    principal->credential =
+        absl::StrCat("certificate ", absl::StrJoin(caller.certificate_identities, ","));
   } else {
     return absl::UnauthenticatedError(
         "missing authorization metadata (Bearer token) or client certificate");

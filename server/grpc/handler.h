@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
+#include "server/grpc/audit.h"
 #include "server/grpc/auth.h"
 #include "server/grpc/request_validation.h"
 #include "server/grpc/services.h"
@@ -30,12 +31,15 @@ inline absl::Status MessageTooLarge(size_t size, int64_t limit) {
 // who is calling, may they call this, are they within their rate limit
 // (checked before the concurrency slot, so a throttled caller holds
 // nothing), are they within their concurrency limit, is the request within --max_receive_message_size, is it
-// well-formed (request_validation.h), then the body.
+// well-formed (request_validation.h), then the body. A state-changing call
+// of an admin or project owner then leaves its audit record (audit.h),
+// whatever its outcome once the caller was known and admitted.
 template <typename Request, typename Body>
 grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* context,
                     const char* service, const char* method, const Request& request,
                     Body&& body) {
-  auto principal = services.auth->Authorize(*context, absl::StrCat("/", service, "/", method));
+  const std::string full_method = absl::StrCat("/", service, "/", method);
+  auto principal = services.auth->Authorize(*context, full_method);
   if (!principal.ok()) return ToGrpc(principal.status());
   if (services.rate_limiter != nullptr) {
     if (absl::Status admitted = services.rate_limiter->Admit(*principal); !admitted.ok()) {
@@ -48,12 +52,17 @@ grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* con
     if (!acquired.ok()) return ToGrpc(acquired.status());
     slot.emplace(*std::move(acquired));
   }
+  absl::Status outcome;
   if (services.max_request_bytes > 0 &&
       request.ByteSizeLong() > static_cast<size_t>(services.max_request_bytes)) {
-    return ToGrpc(MessageTooLarge(request.ByteSizeLong(), services.max_request_bytes));
+    outcome = MessageTooLarge(request.ByteSizeLong(), services.max_request_bytes);
+  } else if (outcome = ValidateRequest(request); outcome.ok()) {
+    outcome = body(*principal);
   }
-  if (absl::Status valid = ValidateRequest(request); !valid.ok()) return ToGrpc(valid);
-  return ToGrpc(body(*principal));
+  if (services.db != nullptr && Audited(full_method, *principal)) {
+    WriteAudit(*services.db, AuditRecordOf(*principal, full_method, request, outcome));
+  }
+  return ToGrpc(outcome);
 }
 
 }  // namespace wsched::grpc_api

@@ -24,6 +24,9 @@ struct Principal {
   // entry, plus the certificate identity when a wildcard entry matched
   // ("h100-nodes/node-7.gpu.example"), so every node counts on its own.
   std::string name;
+  // Which of the entry's credentials this call presented, for the audit
+  // trail: "token sha256:<first 12 hex digits>" or "certificate <identity>".
+  std::string credential;
   std::set<Role> roles;
   // Scopes of project-owner and agent roles; empty = the role is unscoped.
   std::set<std::string> orgs;

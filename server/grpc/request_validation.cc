@@ -340,6 +340,11 @@ absl::Status ValidateRequest(const v1::ActuatorReport& request) {
   return CheckText(request.detail(), "detail", 1024);
 }
 
+absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request) {
+  WSCHED_CHECK(CheckText(request.principal(), "principal", 255));
+  return CheckText(request.object(), "object", 512);
+}
+
 // --- by message type ------------------------------------------------------------
 
 namespace {
@@ -372,7 +377,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
       For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),
       For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),
       For<v1::GetScalingStateRequest>(), For<v1::WatchScalingSignalsRequest>(),
-      For<v1::ActuatorReport>(),
+      For<v1::ActuatorReport>(), For<v1::ListAuditRecordsRequest>(),
   };
   return *validators;
 }

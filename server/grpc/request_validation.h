@@ -11,6 +11,7 @@
 #include <google/protobuf/message.h>
 
 #include "absl/status/status.h"
+#include "wsched/v1/audit.pb.h"
 #include "wsched/v1/classes.pb.h"
 #include "wsched/v1/inventory.pb.h"
 #include "wsched/v1/placement.pb.h"
@@ -57,6 +58,8 @@ absl::Status ValidateRequest(const v1::WatchWorkspaceRequest& request);
 absl::Status ValidateRequest(const v1::GetScalingStateRequest& request);
 absl::Status ValidateRequest(const v1::WatchScalingSignalsRequest& request);
 absl::Status ValidateRequest(const v1::ActuatorReport& request);
+
+absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request);
 
 // Any request message of a served RPC, by its type; UNIMPLEMENTED for a
 // message type without a validator.

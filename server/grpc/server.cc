@@ -168,6 +168,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scaling_options.scaler.default_time_to_ready = options.default_node_start_time;
   scaling_options.retention.retention = options.stopped_workspace_retention;
   scaling_options.retention.sweep_interval = options.stopped_workspace_sweep_interval;
+  scaling_options.retention.audit_retention = options.audit_retention;
   auto services =
       Services::Create(context, options.catalog_path, scheduler_options, scaling_options);
   if (!services.ok()) return services.status();

@@ -51,6 +51,9 @@ struct ServerOptions {
   // keeps them. The scaling leader sweeps every sweep interval.
   absl::Duration stopped_workspace_retention = absl::Hours(168);
   absl::Duration stopped_workspace_sweep_interval = absl::Minutes(1);
+  // Audit records are deleted this long after they were written (same
+  // sweep); zero keeps them.
+  absl::Duration audit_retention = absl::Hours(24 * 90);
   // grpc.health.v1: how often the database, schema and feed are checked,
   // and how far behind the change feed may be before NOT_SERVING.
   absl::Duration health_check_interval = absl::Seconds(1);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/catalog/load.h"
+#include "server/grpc/audit_service.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/class_service.h"
 #include "server/grpc/inventory_service.h"
@@ -38,6 +39,7 @@ struct Services::Impl {
         inventory(context),
         placement(context),
         scaling(context, controller.get()),
+        audit(context),
         cluster_metrics(std::make_shared<scheduler::ClusterMetrics>(scheduler.get())) {}
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::ScalingController> controller;
@@ -48,6 +50,7 @@ struct Services::Impl {
   InventoryServiceImpl inventory;
   PlacementServiceImpl placement;
   ScalingServiceImpl scaling;
+  AuditServiceImpl audit;
   std::shared_ptr<scheduler::ClusterMetrics> cluster_metrics;
 };
 
@@ -83,12 +86,13 @@ void Services::RegisterAll(grpc::ServerBuilder& builder) {
   builder.RegisterService(&impl_->inventory);
   builder.RegisterService(&impl_->placement);
   builder.RegisterService(&impl_->scaling);
+  builder.RegisterService(&impl_->audit);
 }
 
 std::vector<std::string> Services::Names() const {
   return {v1::ClassService::service_full_name(), v1::SettingsService::service_full_name(),
           v1::InventoryService::service_full_name(), v1::PlacementService::service_full_name(),
-          v1::ScalingService::service_full_name()};
+          v1::ScalingService::service_full_name(), v1::AuditService::service_full_name()};
 }
 
 absl::Status Services::ReloadCatalog() {

@@ -13,7 +13,11 @@ WorkspaceRetention::WorkspaceRetention(store::Database* db, RetentionOptions opt
 WorkspaceRetention::~WorkspaceRetention() { Stop(); }
 
 void WorkspaceRetention::Start() {
-  if (options_.retention <= absl::ZeroDuration() || loop_.joinable()) return;
+  if ((options_.retention <= absl::ZeroDuration() &&
+       options_.audit_retention <= absl::ZeroDuration()) ||
+      loop_.joinable()) {
+    return;
+  }
   loop_ = std::thread([this] { Loop(); });
 }
 
@@ -32,13 +36,27 @@ bool WorkspaceRetention::WaitForStop(absl::Duration timeout) {
 }
 
 absl::StatusOr<int64_t> WorkspaceRetention::Sweep() {
+  if (options_.retention <= absl::ZeroDuration()) return 0;  // Kept forever.
+  return InBatches("deleting stopped workspaces", [this](store::UnitOfWork& unit) {
+    return unit.workspaces().DeleteEnded(options_.retention, options_.batch_rows);
+  });
+}
+
+absl::StatusOr<int64_t> WorkspaceRetention::SweepAudit() {
+  if (options_.audit_retention <= absl::ZeroDuration()) return 0;  // Kept forever.
+  return InBatches("deleting old audit records", [this](store::UnitOfWork& unit) {
+    return unit.audit().DeleteOlderThan(options_.audit_retention, options_.batch_rows);
+  });
+}
+
+absl::StatusOr<int64_t> WorkspaceRetention::InBatches(
+    absl::string_view what, const std::function<int64_t(store::UnitOfWork&)>& run_batch) {
   int64_t deleted = 0;
-  if (options_.retention <= absl::ZeroDuration()) return deleted;  // Kept forever.
   while (true) {
     int64_t batch = 0;
-    absl::Status status = store::UnitOfWork::Run(*db_, "deleting stopped workspaces",
-                                                 [&](store::UnitOfWork& unit) -> absl::Status {
-      batch = unit.workspaces().DeleteEnded(options_.retention, options_.batch_rows);
+    absl::Status status =
+        store::UnitOfWork::Run(*db_, what, [&](store::UnitOfWork& unit) -> absl::Status {
+      batch = run_batch(unit);
       return absl::OkStatus();
     });
     if (!status.ok()) return status;
@@ -60,6 +78,15 @@ void WorkspaceRetention::Loop() {
       log::Info("deleted stopped workspaces past the retention",
                 {{"rows", absl::StrCat(*deleted)},
                  {"retention", absl::FormatDuration(options_.retention)}});
+    }
+    absl::StatusOr<int64_t> audits = SweepAudit();
+    if (!audits.ok()) {
+      log::Warning("deleting old audit records failed",
+                   {{"error", std::string(audits.status().message())}});
+    } else if (*audits > 0) {
+      log::Info("deleted audit records past the retention",
+                {{"rows", absl::StrCat(*audits)},
+                 {"retention", absl::FormatDuration(options_.audit_retention)}});
     }
   }
 }

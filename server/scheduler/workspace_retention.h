@@ -15,9 +15,14 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/store/database.h"
+
+namespace wsched::store {
+class UnitOfWork;
+}
 
 namespace wsched::scheduler {
 
@@ -27,6 +32,8 @@ struct RetentionOptions {
   absl::Duration sweep_interval = absl::Minutes(1);  // Between sweeps.
   int batch_rows = 500;                              // Rows per DELETE.
   absl::Duration batch_pause = absl::Milliseconds(100);  // Between batches of one sweep.
+  // Audit records older than this go too (--audit_retention); zero keeps them.
+  absl::Duration audit_retention = absl::ZeroDuration();
 };
 
 class WorkspaceRetention {
@@ -44,9 +51,14 @@ class WorkspaceRetention {
   // batch_rows, a batch fails, or Stop. Returns the rows deleted (none
   // with a zero retention).
   absl::StatusOr<int64_t> Sweep();
+  // The same for audit records past audit_retention.
+  absl::StatusOr<int64_t> SweepAudit();
 
  private:
   void Loop();
+  // Runs `batch` (rows deleted, at most batch_rows) until it deletes fewer.
+  absl::StatusOr<int64_t> InBatches(absl::string_view what,
+                                    const std::function<int64_t(store::UnitOfWork&)>& batch);
   // Waits up to `timeout`; true when stopping.
   bool WaitForStop(absl::Duration timeout);
 

@@ -1,5 +1,6 @@
 #include "server/store/unit_of_work.h"
 
+#include "server/store/audit_repository.h"
 #include "server/store/catalog_repository.h"
 #include "server/store/change_log.h"
 #include "server/store/connection.h"
@@ -157,6 +158,15 @@ int64_t ChangeLogRepository::Head() { return FeedHead(s_.txn); }
 
 int64_t ChangeLogRepository::Prune(absl::Duration keep_for) { return PruneChangeLog(s_.txn, keep_for); }
 
+// ---- audit
+void AuditRepository::Append(const AuditRecord& record) { InsertAuditRecord(s_.txn, record); }
+std::vector<AuditRecord> AuditRepository::List(const AuditFilter& filter, int64_t before_id, int limit) {
+  return ListAuditRecords(s_.txn, filter, before_id, limit);
+}
+int64_t AuditRepository::DeleteOlderThan(absl::Duration retention, int limit) {
+  return DeleteOldAuditRecords(s_.txn, retention, limit);
+}
+
 // ---- the unit
 
 UnitOfWork::UnitOfWork(UnitSession& session)
@@ -166,7 +176,8 @@ UnitOfWork::UnitOfWork(UnitSession& session)
       workspaces_(session),
       timings_(session),
       scaling_(session),
-      change_log_(session) {}
+      change_log_(session),
+      audit_(session) {}
 
 absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode) {
   return InTransaction(db, what, [&](pqxx::work& txn) -> absl::Status {

@@ -28,6 +28,7 @@
 #include "server/core/node.h"
 #include "server/core/settings.h"
 #include "server/core/workspace.h"
+#include "server/store/audit.h"
 #include "server/store/database.h"
 #include "server/store/types.h"
 
@@ -145,6 +146,21 @@ class ScalingRepository {
   UnitSession& s_;
 };
 
+// Who changed what (audit_repository.h): appended by the gRPC layer after
+// every state-changing admin or project-owner call, listed by admins.
+class AuditRepository {
+ public:
+  explicit AuditRepository(UnitSession& session) : s_(session) {}
+  void Append(const AuditRecord& record);
+  // Newest first, ids below `before_id` (0: from the newest).
+  std::vector<AuditRecord> List(const AuditFilter& filter, int64_t before_id, int limit);
+  // At most `limit` of the oldest records older than `retention`.
+  int64_t DeleteOlderThan(absl::Duration retention, int limit);
+
+ private:
+  UnitSession& s_;
+};
+
 // The change log itself (change_log.h), for followers and pruning.
 class ChangeLogRepository {
  public:
@@ -180,6 +196,7 @@ class UnitOfWork {
   TimingRepository& timings() { return timings_; }
   ScalingRepository& scaling() { return scaling_; }
   ChangeLogRepository& change_log() { return change_log_; }
+  AuditRepository& audit() { return audit_; }
 
   UnitOfWork(const UnitOfWork&) = delete;
   UnitOfWork& operator=(const UnitOfWork&) = delete;
@@ -194,6 +211,7 @@ class UnitOfWork {
   TimingRepository timings_;
   ScalingRepository scaling_;
   ChangeLogRepository change_log_;
+  AuditRepository audit_;
 };
 
 }  // namespace wsched::store
