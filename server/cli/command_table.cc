@@ -84,6 +84,11 @@ const std::vector<CommandSpec>& AllCommands() {
        {{"scaling", "per pool: current -> target size, reasons, nodes to remove"},
         {"scaling watch [POOL...]", "stream the scaling signals"}}},
 
+      {"audit", "Audit",
+       {{"audit [--principal=P] [--object=O] [--since=D]",
+         "who changed what, newest first: time, principal, method, object, outcome"}},
+       {"principal", "object", "since"}},
+
       {"token", "Tokens (local, no server)",
        {{"token create --role=R [--name=N] [--orgs=..] [--projects=..] [--pools=..]",
          "a new random token (line 1) and its sha256 entry for the tokens file (line 2)"},

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <map>
 
+#include "server/cli/audit_command.h"
 #include "server/cli/catalog_commands.h"
 #include "server/cli/command_table.h"
 #include "server/cli/completion.h"
@@ -88,6 +89,7 @@ const std::map<std::string_view, Handler>& Handlers() {
       {"org", Call<OrgCommand>},
       {"resolve", Call<ResolveCommand>},
       {"scaling", Call<ScalingCommand>},
+      {"audit", Call<AuditCommand>},
       {"token", [](const Invocation& in) { return TokenCommand(in.args, in.options, in.in); }},
       {"help", Help},
       {"version", Version},

@@ -67,6 +67,10 @@ const std::vector<FlagSpec>& AllFlags() {
       {"projects", 0, K::kList, "A,B", "token create|hash: project-owner projects, comma-separated",
        false},
       {"pools", 0, K::kList, "A,B", "token create|hash: agent pools, comma-separated", false},
+      {"principal", 0, K::kString, "P", "audit: only records of this principal", false},
+      {"object", 0, K::kString, "O",
+       "audit: only records of this object (node/n-1), or of a type (node/)", false},
+      {"since", 0, K::kDuration, "D", "audit: only records of the last D (1h, 30m)", false},
   };
   return kFlags;
 }

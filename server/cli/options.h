@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace wsched::cli {
 
 // -o: table and wide are for people; json and yaml print the response with
@@ -52,6 +54,10 @@ struct Options {
   std::vector<std::string> orgs;
   std::vector<std::string> projects;
   std::vector<std::string> pools;
+  // `audit`: filters; since = records of the last this long.
+  std::string principal;
+  std::string object;
+  std::optional<absl::Duration> since;
 
   // json or yaml: the response itself rather than a table.
   bool structured() const { return output == OutputFormat::kJson || output == OutputFormat::kYaml; }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "server/cli/duration_flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -69,6 +70,17 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   options.orgs = List(args, "orgs");
   options.projects = List(args, "projects");
   options.pools = List(args, "pools");
+  options.principal = args.Get("principal");
+  options.object = args.Get("object");
+  if (args.Has("since")) {
+    absl::StatusOr<absl::Duration> since = ParseDurationFlag(args.Get("since"));
+    if (!since.ok() || *since <= absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--since must be a positive duration such as 1h or 30m, not \"",
+                       args.Get("since"), "\""));
+    }
+    options.since = *since;
+  }
   return options;
 }
 
