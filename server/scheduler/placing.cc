@@ -337,8 +337,15 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
 
     HeldDecision held = DecideAndHold(*cls, *catalog, w.id);
     if (held.id_busy) {
-      // The same id is being placed by a concurrent request: let it win.
-      absl::SleepFor(absl::Milliseconds(5));
+      // The same id is being placed by a concurrent request (a caller that
+      // gave up and retried): let it win, and wake when its commit is
+      // mirrored rather than after a guess at how long a commit takes.
+      int64_t known;
+      {
+        absl::MutexLock lock(&mu_);
+        known = KnownVersionLocked(w.id);
+      }
+      WaitForChange(w.id, known, absl::Now() + absl::Seconds(1));
       read = true;
       continue;
     }
