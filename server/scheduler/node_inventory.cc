@@ -110,6 +110,7 @@ NodeInventory::NodeInventory(store::Database* db, Mirror* mirror, metrics::Metri
       options_(options),
       clock_(std::move(clock)),
       liveness_([db](const std::vector<std::string>& nodes) {
+        if (db == nullptr) return absl::FailedPreconditionError("no database to record liveness in");
         return store::UnitOfWork::Run(*db, "recording node liveness",
                                       [&](store::UnitOfWork& unit) -> absl::Status {
           unit.nodes().RecordHeartbeats(nodes);
@@ -244,6 +245,9 @@ bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult
 }
 
 absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInput& input) {
+  if (db_ == nullptr) {
+    return absl::FailedPreconditionError("an inventory without a database cannot write a heartbeat");
+  }
   core::Catalog catalog = *mirror_->CurrentCatalog();
   HeartbeatResult result;
   store::StoredNode stored;

@@ -1,0 +1,126 @@
+// NodeInventory's in-memory paths against a fake mirror and a fake clock:
+// what a heartbeat that changes nothing costs, and how the agents' GPU
+// samples and the mirror's holders come together. The paths that write go
+// through PostgreSQL and are tested through the server (tests/inventory_test.cc).
+#include "server/scheduler/node_inventory.h"
+
+#include "gtest/gtest.h"
+#include "server/core/driver_readiness.h"
+#include "server/placement/test_nodes.h"
+
+namespace wsched::scheduler {
+namespace {
+
+using placement::testing::FakeGpuNode;
+
+class FakeMirror : public NodeInventory::Mirror {
+ public:
+  std::shared_ptr<const core::Catalog> CurrentCatalog() const override { return catalog; }
+  std::shared_ptr<const ClusterView> View() const override { return view; }
+  Node MirroredNode(const std::string& name) const override {
+    Node out;
+    auto it = nodes.find(name);
+    if (it == nodes.end()) return out;
+    out.stored = it->second;
+    out.holder_classes = holder_classes;
+    return out;
+  }
+  absl::Status CatchUp() override {
+    catch_ups++;
+    return absl::OkStatus();
+  }
+  void DrainEverything() override {}
+  void DrainPool(const std::string&) override {}
+
+  std::shared_ptr<const core::Catalog> catalog = std::make_shared<const core::Catalog>();
+  std::shared_ptr<const ClusterView> view = std::make_shared<const ClusterView>();
+  std::map<std::string, std::shared_ptr<const store::StoredNode>> nodes;
+  absl::flat_hash_map<std::string, std::string> holder_classes;
+  int catch_ups = 0;
+};
+
+// A ready node as the mirror holds it, its driver judged as a heartbeat
+// would judge it (no policy), so an empty report changes nothing.
+std::shared_ptr<const store::StoredNode> Mirrored(const core::NodeInfo& info,
+                                                  const core::Catalog& catalog) {
+  auto node = std::make_shared<store::StoredNode>();
+  node->info = info;
+  node->state = core::NodeState::kReady;
+  node->driver_history = core::HistoryOnReport(catalog.driver_policy, info, {}, false);
+  core::DriverReadiness readiness =
+      core::EvaluateDriver(catalog.driver_policy, info, node->driver_history);
+  node->driver_state = readiness.state;
+  node->driver_detail = readiness.detail;
+  return node;
+}
+
+class NodeInventoryTest : public ::testing::Test {
+ protected:
+  NodeInventoryTest()
+      : inventory_(nullptr, &mirror_, &metrics_, {}, [this] { return now_; }) {}
+
+  FakeMirror mirror_;
+  metrics::Metrics metrics_;
+  absl::Time now_ = absl::FromUnixSeconds(1'800'000'000);
+  NodeInventory inventory_;
+};
+
+TEST_F(NodeInventoryTest, AHeartbeatThatChangesNothingIsLivenessOnlyAndChargesItsHolder) {
+  mirror_.nodes["g1"] = Mirrored(FakeGpuNode("g1", "gpu-h100", "h100", 2), *mirror_.catalog);
+  mirror_.holder_classes["GPU-g1-0"] = "gpu-1x";
+  HeartbeatInput beat;
+  beat.node_name = "g1";
+  beat.usage = {{"GPU-g1-0", 100, 1 << 20}};
+  absl::StatusOr<HeartbeatResult> result = inventory_.Heartbeat(beat);
+  ASSERT_TRUE(result.ok()) << result.status();  // No database touched: nothing to write.
+  EXPECT_FALSE(result->reregister);
+  EXPECT_EQ(result->pool, "gpu-h100");
+  EXPECT_EQ(mirror_.catch_ups, 0);
+  // A minute of full use of a held GPU is charged to its holder's class.
+  now_ += absl::Minutes(1);
+  beat.usage = {{"GPU-g1-0", 100, 1 << 20}};
+  ASSERT_TRUE(inventory_.Heartbeat(beat).ok());
+  auto seconds = inventory_.GpuSecondsByClass();
+  ASSERT_TRUE(seconds.contains("gpu-1x"));
+  EXPECT_GT(seconds["gpu-1x"].first, 0);
+}
+
+TEST_F(NodeInventoryTest, GpuHealthAndUsageComeFromTheMirrorAndTheAgentsSamples) {
+  core::NodeInfo info = FakeGpuNode("g1", "gpu-h100", "h100", 2);
+  info.gpus[1].healthy = false;
+  info.gpus[1].health_reason = "XID 79";
+  mirror_.nodes["g1"] = Mirrored(info, *mirror_.catalog);
+  auto view = std::make_shared<ClusterView>();
+  ASSERT_TRUE(view->snapshot.UpsertNode(info, core::NodeState::kReady, core::DriverState::kReady).ok());
+  ASSERT_TRUE(view->snapshot.Hold("w1", "g1", {0}, {}).ok());
+  view->class_of_workspace["w1"] = "gpu-1x";
+  mirror_.view = view;
+
+  auto health = inventory_.GpuHealthOn("g1");
+  EXPECT_TRUE(health["GPU-g1-0"].healthy);
+  EXPECT_FALSE(health["GPU-g1-1"].healthy);
+  EXPECT_EQ(health["GPU-g1-1"].reason, "XID 79");
+  EXPECT_TRUE(inventory_.GpuHealthOn("unknown").empty());
+
+  HeartbeatInput beat;
+  beat.node_name = "g1";
+  beat.usage = {{"GPU-g1-0", 40, 2 << 20}};
+  ASSERT_TRUE(inventory_.Heartbeat(beat).ok());
+  std::vector<NodeInventory::GpuUsageSample> samples = inventory_.GpuUsage();
+  ASSERT_EQ(samples.size(), 1u);
+  EXPECT_EQ(samples[0].workspace, "w1");
+  EXPECT_EQ(samples[0].class_id, "gpu-1x");
+  EXPECT_EQ(samples[0].pool, "gpu-h100");
+  EXPECT_EQ(samples[0].utilization_percent, 40);
+}
+
+TEST_F(NodeInventoryTest, ANodeTheMirrorDoesNotKnowGoesToTheDatabase) {
+  HeartbeatInput beat;
+  beat.node_name = "never-seen";
+  // Without a database the write path says so instead of guessing.
+  absl::StatusOr<HeartbeatResult> result = inventory_.Heartbeat(beat);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace wsched::scheduler
