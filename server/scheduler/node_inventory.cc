@@ -144,13 +144,15 @@ NodeView NodeInventory::ViewOf(const store::StoredNode& node, const ClusterView&
 
 absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& reported) {
   if (absl::Status valid = core::ValidateNodeInfo(reported); !valid.ok()) return valid;
-  core::Catalog catalog = *mirror_->CurrentCatalog();
-  if (catalog.FindPool(reported.pool) == nullptr) {
+  // Shared, never copied: the catalog is replaced whole, not changed.
+  std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  if (current->FindPool(reported.pool) == nullptr) {
     // Refuse only on the database's word: the pool may have been added on
     // another replica a moment ago.
     if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
-    catalog = *mirror_->CurrentCatalog();
+    current = mirror_->CurrentCatalog();
   }
+  const core::Catalog& catalog = *current;
   const core::NodePool* pool = catalog.FindPool(reported.pool);
   if (pool == nullptr) {
     return core::InvalidFieldError(
@@ -248,7 +250,8 @@ absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInp
   if (db_ == nullptr) {
     return absl::FailedPreconditionError("an inventory without a database cannot write a heartbeat");
   }
-  core::Catalog catalog = *mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  const core::Catalog& catalog = *current;
   HeartbeatResult result;
   store::StoredNode stored;
   store::StoredNode before;
@@ -454,7 +457,8 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
     const core::PageRequest& page) {
   auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
-  core::Catalog catalog = *mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  const core::Catalog& catalog = *current;
   // By node name (AllNodes' order): work, or nullopt for no policy.
   std::vector<std::pair<std::string, std::optional<DriverWork>>> entries;
   for (const auto& view : *nodes) {
@@ -486,7 +490,8 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
 absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& name,
                                                         const std::string& kernel, bool success,
                                                         const std::string& detail) {
-  core::Catalog catalog = *mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  const core::Catalog& catalog = *current;
   // Since when the node has needed its driver, as this replica saw it: the
   // measured install time that time-to-GPU estimates learn from.
   std::optional<absl::Time> needed_since;
