@@ -101,7 +101,6 @@ absl::Status Scheduler::ReloadCatalog() {
   return caught_up;
 }
 
-core::Catalog Scheduler::catalog() const { return *CurrentCatalog(); }
 
 void Scheduler::KickDrain() {
   absl::MutexLock lock(&mu_);

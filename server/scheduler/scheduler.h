@@ -125,7 +125,6 @@ class Scheduler {
   // When this replica last had every change committed before then applied
   // (the health check's feed lag; InfinitePast before the first load).
   absl::Time FeedCaughtUpAt() const { return follower_->caught_up_at(); }
-  core::Catalog catalog() const;
 
   // ---- inventory (node_inventory.h), wired to this replica's mirror ----
   NodeInventory& inventory() { return *inventory_; }
