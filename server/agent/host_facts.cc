@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <climits>
+#include <limits>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -100,6 +101,8 @@ absl::StatusOr<int64_t> ParseMemTotalBytes(absl::string_view meminfo) {
     if (!absl::ConsumeSuffix(&line, "kB")) break;
     int64_t kib = 0;
     if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(line), &kib) || kib <= 0) break;
+    // A corrupt file must not wrap around into a plausible size.
+    if (kib > std::numeric_limits<int64_t>::max() / 1024) break;
     return kib * 1024;
   }
   return absl::DataLossError("meminfo has no valid \"MemTotal: <n> kB\" line");

@@ -44,6 +44,9 @@ TEST(MeminfoTest, ConvertsKibibytes) {
             int64_t{16318024} * 1024);
   EXPECT_FALSE(ParseMemTotalBytes("MemTotal: lots\n").ok());
   EXPECT_FALSE(ParseMemTotalBytes("").ok());
+  // Found by fuzz_agent_parsers: kibibytes whose byte count overflows int64.
+  EXPECT_FALSE(ParseMemTotalBytes("MemTotal:       21136092049999999 kB\n").ok());
+  EXPECT_TRUE(ParseMemTotalBytes("MemTotal: 9007199254740991 kB\n").ok());
 }
 
 TEST(HostFactsTest, ReadsTheTreeNotTheMachine) {
