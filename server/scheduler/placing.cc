@@ -431,12 +431,18 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
                 "error");
 }
 
-absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& id) {
+absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& id,
+                                                             core::EndReason reason) {
+  if (!core::IsStopReason(reason)) {
+    return absl::InvalidArgumentError(absl::StrCat("a stop cannot end a workspace as \"",
+                                                   core::EndReasonName(reason), "\""));
+  }
   // A stop always wins: a refused batch (a deadlock, say) is the
   // database's to resolve, not the caller's to retry.
   store::WorkspaceWrite stop;
   stop.kind = store::WorkspaceWrite::Kind::kStop;
   stop.workspace.id = id;
+  stop.end_reason = reason;
   store::WriteOutcome after = placement_->Write(stop);
   for (int attempt = 1; absl::IsAborted(after.status) && attempt < options_.place_attempts;
        ++attempt) {
@@ -448,8 +454,9 @@ absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& 
   return *after.row;
 }
 
-absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id) {
-  auto after = StopAndMirror(id);
+absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id,
+                                                        core::EndReason reason) {
+  auto after = StopAndMirror(id, reason);
   if (!after.ok()) return after.status();
   return ViewOfStored(*after);
 }

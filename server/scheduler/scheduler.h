@@ -34,6 +34,7 @@
 #include "server/core/class_resolution.h"
 #include "server/core/node.h"
 #include "server/core/paging.h"
+#include "server/core/usage.h"
 #include "server/core/workspace.h"
 #include "server/metrics/metrics.h"
 #include "server/scheduler/cluster_view.h"
@@ -166,7 +167,11 @@ class Scheduler {
 
   // ---- placement (placing.cc) ----
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
-  absl::StatusOr<WorkspaceView> StopWorkspace(const std::string& id);
+  // Stops the workspace; a placed one leaves its usage record with
+  // `reason` (kStopped for StopWorkspace, kIdle for the idle-GPU policy;
+  // InvalidArgument for a reason only a node path may write).
+  absl::StatusOr<WorkspaceView> StopWorkspace(const std::string& id,
+                                              core::EndReason reason = core::EndReason::kStopped);
   absl::StatusOr<WorkspaceView> GetWorkspace(const std::string& id);
   // For a watcher: `last` brought up to date. While this replica has seen
   // no newer version of the workspace (the change feed tells it of every
@@ -343,7 +348,8 @@ class Scheduler {
   absl::Status FinishQueuePlacement(QueuePlacement& prepared, const store::WriteOutcome& committed);
   // Commits `batch` together through the group commit, then finishes each.
   void CommitQueuePlacements(std::vector<QueuePlacement>& batch);
-  absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id);
+  absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id,
+                                                    core::EndReason reason = core::EndReason::kStopped);
 
   std::unique_ptr<OwnedStores> owned_;
   store::Database* const db_;

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
+#include "server/core/usage.h"
 #include "server/core/workspace.h"
 #include "server/scaling/scaling_signal.h"
 
@@ -110,6 +111,9 @@ struct WorkspaceWrite {
   };
   Kind kind = Kind::kPlace;
   core::Workspace workspace;  // For kStop only the id.
+  // kStop of a placed workspace: the end_reason of its usage record
+  // (stopped or idle; core::IsStopReason).
+  core::EndReason end_reason = core::EndReason::kStopped;
   DecidedFrom from;
   // What the decision read from the replica's state, confirmed here:
   // unset = not checked; a settings version of 0 = no row.
