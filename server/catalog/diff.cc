@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/core/builtin_devices.h"
+#include "server/catalog/idle.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
@@ -78,6 +79,7 @@ std::string ClassChanges(const WorkspaceClass& a, const WorkspaceClass& b) {
             FormatCreditsMilli);
   c.Compare("default", a.is_default, b.is_default, Bool);
   c.Compare("deprecated", a.deprecated, b.deprecated, Bool);
+  c.Compare("idle", a.idle, b.idle, FormatIdlePolicy);
   return c.Joined();
 }
 

@@ -65,22 +65,23 @@ absl::StatusOr<std::vector<fs::path>> CatalogFiles(const fs::path& path) {
 
 }  // namespace
 
-CatalogCheck CheckCatalogText(absl::string_view yaml_text) {
+CatalogCheck CheckCatalogText(absl::string_view yaml_text, const ValidationOptions& options) {
   core::Catalog catalog;
   CatalogSources sources;
   Diagnostics diagnostics;
   ReadCatalogYaml(yaml_text, /*file=*/"", catalog, sources, diagnostics);
-  ValidateCatalog(catalog, sources, diagnostics);
+  ValidateCatalog(catalog, sources, diagnostics, options);
   return ToCheck(std::move(catalog), diagnostics);
 }
 
-absl::StatusOr<core::Catalog> ParseCatalog(absl::string_view yaml_text) {
-  CatalogCheck check = CheckCatalogText(yaml_text);
+absl::StatusOr<core::Catalog> ParseCatalog(absl::string_view yaml_text,
+                                           const ValidationOptions& options) {
+  CatalogCheck check = CheckCatalogText(yaml_text, options);
   if (absl::Status status = CheckStatus(check); !status.ok()) return status;
   return std::move(check.catalog);
 }
 
-CatalogCheck CheckCatalogPath(const std::string& path) {
+CatalogCheck CheckCatalogPath(const std::string& path, const ValidationOptions& options) {
   core::Catalog catalog;
   CatalogSources sources;
   Diagnostics diagnostics;
@@ -103,15 +104,16 @@ CatalogCheck CheckCatalogPath(const std::string& path) {
     }
     ReadCatalogYaml(*text, label, catalog, sources, diagnostics);
   }
-  ValidateCatalog(catalog, sources, diagnostics);
+  ValidateCatalog(catalog, sources, diagnostics, options);
   return ToCheck(std::move(catalog), diagnostics);
 }
 
-absl::StatusOr<core::Catalog> LoadCatalog(const std::string& path) {
+absl::StatusOr<core::Catalog> LoadCatalog(const std::string& path,
+                                          const ValidationOptions& options) {
   std::error_code error;
   if (!fs::exists(path, error))
     return absl::NotFoundError(absl::StrCat(path, ": no such file or directory"));
-  CatalogCheck check = CheckCatalogPath(path);
+  CatalogCheck check = CheckCatalogPath(path, options);
   if (absl::Status status = CheckStatus(check); !status.ok()) return status;
   return std::move(check.catalog);
 }

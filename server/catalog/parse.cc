@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "server/core/builtin_devices.h"
 #include "server/catalog/closest_name.h"
+#include "server/catalog/idle.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/catalog/yaml_documents.h"
@@ -24,7 +25,7 @@ namespace {
 constexpr absl::string_view kTopKeys[] = {"classes", "pools", "driver_policy"};
 constexpr absl::string_view kClassKeys[] = {
     "id",      "display_name",  "description",        "category", "resources", "gpu",
-    "devices", "pool_selector", "credits_per_minute", "default",  "deprecated"};
+    "devices", "pool_selector", "credits_per_minute", "default",  "deprecated", "idle"};
 constexpr absl::string_view kResourceKeys[] = {"cpu", "cpu_limit", "memory", "ephemeral_storage",
                                                "disk"};
 constexpr absl::string_view kGpuKeys[] = {"count", "models", "isolation"};
@@ -226,6 +227,7 @@ core::WorkspaceClass ReadClass(const Field& element, Diagnostics& diagnostics) {
         cls.credits_per_minute_milli);
   SetIf(ReadBool(fields.Get("default"), diagnostics), cls.is_default);
   SetIf(ReadBool(fields.Get("deprecated"), diagnostics), cls.deprecated);
+  cls.idle = ReadIdlePolicy(fields.Get("idle"), diagnostics);
   return cls;
 }
 

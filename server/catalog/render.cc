@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "server/core/builtin_devices.h"
+#include "server/catalog/idle.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
@@ -131,6 +132,10 @@ void Class(YAML::Emitter& out, const WorkspaceClass& cls) {
   if (cls.deprecated) {
     Key(out, "deprecated");
     out << true;
+  }
+  if (cls.idle) {
+    Key(out, "idle");
+    EmitIdlePolicy(out, *cls.idle);
   }
   out << YAML::EndMap;
 }

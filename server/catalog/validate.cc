@@ -80,8 +80,12 @@ std::string Quoted(absl::string_view text) {
 
 class CatalogValidator {
  public:
-  CatalogValidator(const Catalog& catalog, const CatalogSources& sources, Diagnostics& diagnostics)
-      : catalog_(catalog), sources_(SourcesFor(catalog, sources)), diagnostics_(diagnostics) {}
+  CatalogValidator(const Catalog& catalog, const CatalogSources& sources, Diagnostics& diagnostics,
+                   const ValidationOptions& options)
+      : catalog_(catalog),
+        sources_(SourcesFor(catalog, sources)),
+        diagnostics_(diagnostics),
+        options_(options) {}
 
   void Run() {
     CheckListSizes();
@@ -224,6 +228,11 @@ class CatalogValidator {
     if (cls.is_default && cls.deprecated) {
       Error(path, "deprecated",
             "the default class cannot be deprecated; new workspaces fall back to it");
+    }
+    if (cls.idle) {
+      // An unreadable gpu map says nothing about whether the class has GPUs.
+      const bool gpu = cls.is_gpu() || diagnostics_.HasParseErrorUnder(FieldPath(path, "gpu"));
+      CheckIdlePolicy(FieldPath(path, "idle"), *cls.idle, gpu, options_.min_idle_for, diagnostics_);
     }
   }
 
@@ -574,18 +583,19 @@ class CatalogValidator {
   const Catalog& catalog_;
   const CatalogSources sources_;
   Diagnostics& diagnostics_;
+  const ValidationOptions options_;
 };
 
 }  // namespace
 
 void ValidateCatalog(const core::Catalog& catalog, const CatalogSources& sources,
-                     Diagnostics& diagnostics) {
-  CatalogValidator(catalog, sources, diagnostics).Run();
+                     Diagnostics& diagnostics, const ValidationOptions& options) {
+  CatalogValidator(catalog, sources, diagnostics, options).Run();
 }
 
-CatalogCheck CheckCatalog(core::Catalog catalog) {
+CatalogCheck CheckCatalog(core::Catalog catalog, const ValidationOptions& options) {
   Diagnostics diagnostics;
-  ValidateCatalog(catalog, CatalogSources::Positional(catalog), diagnostics);
+  ValidateCatalog(catalog, CatalogSources::Positional(catalog), diagnostics, options);
   return ToCheck(std::move(catalog), diagnostics);
 }
 

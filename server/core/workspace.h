@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/core/hand_off.h"
+#include "server/core/idle_policy.h"
 
 namespace wsched::core {
 
@@ -39,6 +40,9 @@ struct Workspace {
   std::string pending_reason;
   absl::Time created_at = absl::InfinitePast();
   absl::Time placed_at = absl::InfinitePast();
+  // Placed: set while a replica reports its GPUs idle (docs/catalog.md
+  // "Idle GPUs"); a new placement starts without.
+  std::optional<IdleMark> idle;
 };
 
 const char* WorkspaceStateName(WorkspaceState state);

@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "server/core/idle_policy.h"
 
 namespace wsched::core {
 
@@ -50,6 +53,8 @@ struct WorkspaceClass {
   int64_t credits_per_minute_milli = 0;
   bool is_default = false;
   bool deprecated = false;
+  // GPU classes only: what to do when the workspace's GPUs sit idle.
+  std::optional<IdlePolicy> idle;
   int64_t version = 0;  // Etag; bumped by the store on every change.
 
   bool is_gpu() const { return gpu.count > 0; }
