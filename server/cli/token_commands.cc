@@ -16,7 +16,7 @@ namespace api = wsched::grpc_api;
 
 constexpr char kUsage[] =
     "usage: wschedctl token create --role=ROLE [--name=N] [--orgs=a,b] [--projects=a,b] "
-    "[--pools=a,b]\n"
+    "[--pools=a,b] [--node=N | --bootstrap]\n"
     "       wschedctl token hash --role=ROLE [--name=N] [scopes] < TOKEN_FILE\n";
 
 // The entry for `token`, checked by the server's own parser so that what is
@@ -32,7 +32,10 @@ int PrintEntry(const std::string& token, bool print_token, const Options& option
                          ? absl::StrCat(options.role, "-", api::ToHex(digest).substr(0, 8))
                          : options.name;
   std::string entry =
-      api::TokenEntryYaml(name, digest, *role, options.orgs, options.projects, options.pools);
+      api::TokenEntryYaml(name, digest, *role,
+                          {.orgs = options.orgs, .projects = options.projects,
+                           .pools = options.pools, .node = options.node,
+                           .bootstrap = options.bootstrap});
   auto check = api::CredentialTable::Parse(absl::StrCat("tokens:\n", entry, "\n"));
   if (!check.ok()) {
     std::cerr << check.status().message() << "\n";

@@ -60,6 +60,9 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kDeadlineExceeded, "DEADLINE_EXCEEDED", C::kDeadlineExceeded},
     ReasonInfo{R::kCancelled, "CANCELLED", C::kCancelled},
     ReasonInfo{R::kInternalError, "INTERNAL_ERROR", C::kInternal},
+    ReasonInfo{R::kNotThisNode, "NOT_THIS_NODE", C::kPermissionDenied},
+    ReasonInfo{R::kBootstrapNodeExists, "BOOTSTRAP_NODE_EXISTS", C::kPermissionDenied},
+    ReasonInfo{R::kBootstrapRegistersOnly, "BOOTSTRAP_REGISTERS_ONLY", C::kPermissionDenied},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

@@ -80,6 +80,10 @@ enum class ErrorReason : int {
   kDeadlineExceeded = 36,
   kCancelled = 37,
   kInternalError = 38,
+  // Node identity (docs/security.md).
+  kNotThisNode = 39,
+  kBootstrapNodeExists = 40,
+  kBootstrapRegistersOnly = 41,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

@@ -99,6 +99,8 @@ const std::vector<std::string>& StateChangingMethods() {
       "/wsched.v1.InventoryService/RemoveNode",
       "/wsched.v1.InventoryService/ReportDriverInstall",
       "/wsched.v1.InventoryService/ClearGpuHealth",
+      "/wsched.v1.InventoryService/RotateNodeCredential",
+      "/wsched.v1.InventoryService/RevokeNodeCredential",
   };
   return *methods;
 }

@@ -54,6 +54,8 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/RotateNodeCredential", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/RevokeNodeCredential", {R::kAdmin}},
       // Placement: the control plane's hot path.
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
@@ -66,8 +68,25 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.ScalingService/ReportActuator", {R::kActuator}},
       // The audit trail: who changed what.
       {"/wsched.v1.AuditService/ListAuditRecords", {R::kAdmin}},
+      // The usage ledger: owners read their own orgs' and projects' usage.
+      {"/wsched.v1.UsageService/ListUsage", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.UsageService/SummarizeUsage", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
   };
   return *table;
+}
+
+// The agent of the node a per-node token belongs to.
+std::optional<Principal> NodeTokenPrincipal(const TokenDigest& digest,
+                                            const NodeTokenLookup& node_tokens) {
+  std::optional<NodeTokenOwner> owner = node_tokens(digest);
+  if (!owner) return std::nullopt;
+  Principal principal;
+  principal.name = absl::StrCat("node/", owner->node);
+  principal.credential = absl::StrCat("node token sha256:", ToHex(digest).substr(0, 12));
+  principal.roles = {Role::kAgent};
+  principal.pools = {owner->pool};
+  principal.node = owner->node;
+  return principal;
 }
 
 }  // namespace
@@ -101,7 +120,8 @@ Authenticator Authenticator::AllowAll() {
 }
 
 absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& caller,
-                                                   const std::string& method) const {
+                                                   const std::string& method,
+                                                   const NodeTokenLookup* node_tokens) const {
   auto roles = RolesForMethod(method);
   if (!roles.ok()) return absl::PermissionDeniedError(roles.status().message());
   if (allow_all_) {
@@ -118,11 +138,15 @@ absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& call
       return absl::UnauthenticatedError("authorization must be \"Bearer <token>\"");
     }
     if (value.size() > kMaxTokenLength) return absl::UnauthenticatedError("unknown token");
-    const Principal* found = table_.FindToken(Sha256(value));
-    if (found == nullptr) return absl::UnauthenticatedError("unknown token");
-    principal = *found;
-    // A prefix of the hash names the token without revealing it.
-    principal->credential = absl::StrCat("token sha256:", ToHex(Sha256(value)).substr(0, 12));
+    const TokenDigest digest = Sha256(value);
+    if (const Principal* found = table_.FindToken(digest); found != nullptr) {
+      principal = *found;
+      // A prefix of the hash names the token without revealing it.
+      principal->credential = absl::StrCat("token sha256:", ToHex(digest).substr(0, 12));
+    } else if (node_tokens != nullptr) {
+      principal = NodeTokenPrincipal(digest, *node_tokens);
+    }
+    if (!principal) return absl::UnauthenticatedError("unknown token");
   } else if (!caller.certificate_identities.empty()) {
     principal = table_.FindIdentity(caller.certificate_identities);
     if (!principal) {
@@ -152,7 +176,8 @@ absl::StatusOr<Principal> Authenticator::Authorize(const CallerCredentials& call
 }
 
 absl::StatusOr<Principal> Authenticator::Authorize(const grpc::ServerContextBase& context,
-                                                   const std::string& method) const {
+                                                   const std::string& method,
+                                                   const NodeTokenLookup* node_tokens) const {
   CallerCredentials caller;
   const auto& metadata = context.client_metadata();
   if (auto it = metadata.find("authorization"); it != metadata.end()) {
@@ -162,7 +187,7 @@ absl::StatusOr<Principal> Authenticator::Authorize(const grpc::ServerContextBase
     // plane's tokens) need not build the certificate's identity list.
     caller.certificate_identities = CertificateIdentities(*auth_context);
   }
-  return Authorize(caller, method);
+  return Authorize(caller, method, node_tokens);
 }
 
 absl::StatusOr<std::vector<Role>> RolesForMethod(const std::string& method) {

@@ -6,6 +6,8 @@
 #ifndef WSCHED_SERVER_GRPC_AUTH_H_
 #define WSCHED_SERVER_GRPC_AUTH_H_
 
+#include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +29,14 @@ struct CallerCredentials {
   std::vector<std::string> certificate_identities;
 };
 
+// The node a per-node token belongs to (tokens the server issued at
+// bootstrap or rotation, kept hashed in PostgreSQL; docs/security.md).
+struct NodeTokenOwner {
+  std::string node;
+  std::string pool;
+};
+using NodeTokenLookup = std::function<std::optional<NodeTokenOwner>(const TokenDigest&)>;
+
 class Authenticator {
  public:
   // The tokens/identities file; errors name the file and the entry.
@@ -40,11 +50,13 @@ class Authenticator {
   // UNAUTHENTICATED without a known token or certificate identity (a token,
   // when sent, decides: a certificate never rescues a wrong token);
   // PERMISSION_DENIED when no role of the caller may call `method`
-  // ("/wsched.v1.ClassService/ApplyCatalog").
-  absl::StatusOr<Principal> Authorize(const CallerCredentials& caller,
-                                      const std::string& method) const;
+  // ("/wsched.v1.ClassService/ApplyCatalog"). A token the file does not
+  // list may be a node's own (`node_tokens`, when given): that node's agent.
+  absl::StatusOr<Principal> Authorize(const CallerCredentials& caller, const std::string& method,
+                                      const NodeTokenLookup* node_tokens = nullptr) const;
   absl::StatusOr<Principal> Authorize(const grpc::ServerContextBase& context,
-                                      const std::string& method) const;
+                                      const std::string& method,
+                                      const NodeTokenLookup* node_tokens = nullptr) const;
 
   const CredentialTable& table() const { return table_; }
 

@@ -116,6 +116,8 @@ const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/RotateNodeCredential", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/RevokeNodeCredential", {R::kAdmin}},
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
@@ -133,14 +135,18 @@ Authenticator EveryRole() {
   std::string yaml = "tokens:\n";
   std::string identities = "identities:\n";
   for (Role role : kAllRoles) {
+    const bool agent = role == Role::kAgent;
     std::string scope = role == Role::kProjectOwner ? ", projects: [p-42]"
-                        : role == Role::kAgent      ? ", pools: [gpu-h100]"
+                        : agent                     ? ", pools: [gpu-h100]"
                                                     : "";
+    // Agents speak for one node: the token names it, the certificate's
+    // leftmost label is it.
     absl::StrAppend(&yaml, "  - {name: t-", RoleName(role), ", sha256: ",
                     ToHex(Sha256(absl::StrCat("token-of-role-", RoleName(role), "-0123456789"))),
-                    ", role: ", RoleName(role), scope, "}\n");
-    absl::StrAppend(&identities, "  - {name: c-", RoleName(role), ", identity: \"*.",
-                    RoleName(role), ".certs.example\", role: ", RoleName(role), scope, "}\n");
+                    ", role: ", RoleName(role), scope, agent ? ", node: node-1" : "", "}\n");
+    absl::StrAppend(&identities, "  - {name: c-", RoleName(role), ", identity: \"",
+                    agent ? "{node}" : "*", ".", RoleName(role), ".certs.example\", role: ",
+                    RoleName(role), scope, "}\n");
   }
   auto auth = Authenticator::FromYaml(yaml + identities);
   EXPECT_TRUE(auth.ok()) << auth.status();
@@ -191,7 +197,7 @@ TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
       }
     }
   }
-  EXPECT_EQ(checked, 31 * 5 * 2);
+  EXPECT_EQ(checked, 33 * 5 * 2);
 }
 
 TEST(Authenticator, UnknownCallersAreUnauthenticated) {
@@ -232,9 +238,57 @@ TEST(Authenticator, ScopesComeFromTheMatchingEntry) {
   auto principal = auth.Authorize(node, "/wsched.v1.InventoryService/Heartbeat");
   ASSERT_TRUE(principal.ok());
   EXPECT_EQ(principal->name, "c-agent/node-9.agent.certs.example");
+  EXPECT_EQ(principal->node, "node-9");
+  EXPECT_TRUE(principal->SpeaksForNode("node-9"));
+  EXPECT_FALSE(principal->SpeaksForNode("node-1"));
   EXPECT_TRUE(principal->CoversPool("gpu-h100"));
   EXPECT_FALSE(principal->CoversPool("gpu-a100"));
   EXPECT_TRUE(principal->ConcurrencyLimited());
+}
+
+TEST(Authenticator, ATokenTheFileDoesNotListMayBeANodesOwn) {
+  Authenticator auth = EveryRole();
+  const TokenDigest node_token = Sha256("the-token-node-7-made-for-itself-000000");
+  NodeTokenLookup lookup = [&](const TokenDigest& digest) -> std::optional<NodeTokenOwner> {
+    if (!DigestsEqual(digest, node_token)) return std::nullopt;
+    return NodeTokenOwner{"node-7", "gpu-h100"};
+  };
+  CallerCredentials caller;
+  caller.authorization = "Bearer the-token-node-7-made-for-itself-000000";
+  const std::string heartbeat = "/wsched.v1.InventoryService/Heartbeat";
+  EXPECT_EQ(auth.Authorize(caller, heartbeat).status().code(), absl::StatusCode::kUnauthenticated)
+      << "without the directory the token is unknown";
+  auto principal = auth.Authorize(caller, heartbeat, &lookup);
+  ASSERT_TRUE(principal.ok()) << principal.status();
+  EXPECT_EQ(principal->name, "node/node-7");
+  EXPECT_THAT(principal->credential, HasSubstr("node token sha256:"));
+  EXPECT_TRUE(principal->SpeaksForNode("node-7"));
+  EXPECT_FALSE(principal->SpeaksForNode("node-8"));
+  EXPECT_EQ(principal->pools, std::set<std::string>{"gpu-h100"});
+  // An agent, nothing more.
+  EXPECT_EQ(auth.Authorize(caller, "/wsched.v1.InventoryService/CordonNode", &lookup).status().code(),
+            absl::StatusCode::kPermissionDenied);
+  caller.authorization = "Bearer nobody-issued-this-token-0000000000";
+  EXPECT_EQ(auth.Authorize(caller, heartbeat, &lookup).status().code(),
+            absl::StatusCode::kUnauthenticated);
+}
+
+TEST(Principal, NodeIdentityDecidesWhichNodesACredentialSpeaksFor) {
+  Principal admin;
+  admin.roles = {Role::kAdmin};
+  EXPECT_TRUE(admin.SpeaksForNode("any"));
+  Principal bound;
+  bound.roles = {Role::kAgent};
+  bound.node = "n1";
+  EXPECT_TRUE(bound.SpeaksForNode("n1"));
+  EXPECT_FALSE(bound.SpeaksForNode("n2"));
+  Principal bootstrap;
+  bootstrap.roles = {Role::kAgent};
+  bootstrap.bootstrap = true;
+  EXPECT_FALSE(bootstrap.SpeaksForNode("n1"));
+  Principal shared;  // Only with --allow_shared_agent_credentials.
+  shared.roles = {Role::kAgent};
+  EXPECT_TRUE(shared.SpeaksForNode("n1"));
 }
 
 TEST(Principal, OnlyAgentsAndProjectOwnersAreConcurrencyLimited) {

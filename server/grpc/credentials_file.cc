@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "server/core/validation.h"
 
@@ -107,17 +108,68 @@ absl::StatusOr<Principal> ParsePrincipal(const YAML::Node& entry, std::string& w
   return principal;
 }
 
+// `node: NAME` and `bootstrap: true` (tokens only: CheckKeys), on agent
+// entries only.
+absl::Status ParseNodeBinding(const YAML::Node& entry, const std::string& where,
+                              Principal& principal) {
+  const bool agent = principal.Has(Role::kAgent);
+  if (entry["node"]) {
+    auto node = Scalar(entry["node"], where + ".node");
+    if (!node.ok()) return node.status();
+    if (!agent) return Invalid(where + ".node", "only an agent entry speaks for a node");
+    if (!core::IsDnsSubdomain(*node)) return Invalid(where + ".node", "must be a node name (a DNS name)");
+    principal.node = *node;
+    if (principal.pools.empty()) {
+      return Invalid(where + ".pools", "a node's credential needs the pool it may report the node in");
+    }
+  }
+  if (entry["bootstrap"]) {
+    bool bootstrap = false;
+    if (!entry["bootstrap"].IsScalar() || !YAML::convert<bool>::decode(entry["bootstrap"], bootstrap)) {
+      return Invalid(where + ".bootstrap", "must be true or false");
+    }
+    if (bootstrap && !agent) return Invalid(where + ".bootstrap", "only an agent entry bootstraps nodes");
+    if (bootstrap && !principal.node.empty()) {
+      return Invalid(where, "a bootstrap token registers new nodes; it cannot also name a node");
+    }
+    if (bootstrap && principal.pools.empty()) {
+      return Invalid(where + ".pools", "a bootstrap token needs the pools it may add nodes to");
+    }
+    principal.bootstrap = bootstrap;
+  }
+  return absl::OkStatus();
+}
+
+// An agent entry speaks for one node, or bootstraps new ones, unless the
+// operator chose shared pool credentials.
+absl::Status CheckAgentBinding(const Principal& principal, const std::string& where,
+                               const CredentialOptions& options) {
+  if (!principal.Has(Role::kAgent) || options.allow_shared_agent_credentials) {
+    return absl::OkStatus();
+  }
+  if (!principal.node.empty() || principal.bootstrap) return absl::OkStatus();
+  return Invalid(where,
+                 "an agent credential must speak for one node: add node: NAME, use an identity "
+                 "pattern with {node}, or make it a bootstrap token (bootstrap: true); a "
+                 "credential for every node of its pools needs --allow_shared_agent_credentials");
+}
+
 absl::StatusOr<TokenEntry> ParseToken(const YAML::Node& entry, std::string where,
                                       const CredentialOptions& options,
                                       std::vector<std::string>& warnings) {
   if (absl::Status s = CheckKeys(entry, {"name", "token", "sha256", "role", "orgs", "projects",
-                                         "pools"},
+                                         "pools", "node", "bootstrap"},
                                  where);
       !s.ok()) {
     return s;
   }
   auto principal = ParsePrincipal(entry, where);
   if (!principal.ok()) return principal.status();
+  if (absl::Status s = ParseNodeBinding(entry, where, *principal);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckAgentBinding(*principal, where, options); !s.ok()) return s;
   TokenEntry out;
   out.principal = *std::move(principal);
   const bool has_token = static_cast<bool>(entry["token"]);
@@ -158,14 +210,57 @@ absl::StatusOr<TokenEntry> ParseToken(const YAML::Node& entry, std::string where
 
 bool IsUri(absl::string_view identity) { return absl::StrContains(identity, "://"); }
 
-absl::StatusOr<IdentityEntry> ParseIdentity(const YAML::Node& entry, std::string where) {
-  if (absl::Status s = CheckKeys(entry, {"name", "identity", "role", "orgs", "projects", "pools"},
+// "{node}.{pool}.nodes.example.com": each placeholder a whole label, at most
+// one of each, {pool} only beside {node}, and two or more literal labels
+// (one operator's subdomain, never a bare "{node}.com").
+absl::Status ParsePattern(const std::string& where, IdentityEntry& out) {
+  const absl::Status invalid = Invalid(
+      where + ".identity",
+      "a node pattern is DNS labels with {node} (and optionally {pool}) as whole labels and "
+      "two or more literal labels, e.g. \"{node}.{pool}.nodes.example.com\"");
+  if (IsUri(out.identity) || absl::StrContains(out.identity, '*')) return invalid;
+  out.kind = IdentityEntry::Kind::kPattern;
+  out.labels = absl::StrSplit(out.identity, '.');
+  std::vector<absl::string_view> literal;
+  for (size_t i = 0; i < out.labels.size(); ++i) {
+    const std::string& label = out.labels[i];
+    if (label == "{node}" || label == "{pool}") {
+      int& slot = label == "{node}" ? out.node_label : out.pool_label;
+      if (slot >= 0) return invalid;
+      slot = static_cast<int>(i);
+    } else if (core::IsDnsLabel(label)) {
+      literal.push_back(label);
+    } else {
+      return invalid;
+    }
+  }
+  if (out.node_label < 0 || literal.size() < 2) return invalid;
+  if (!out.principal.Has(Role::kAgent)) {
+    return Invalid(where + ".identity", "a {node} pattern binds nodes: only for agent entries");
+  }
+  if (!out.principal.node.empty()) {
+    return Invalid(where + ".node", "a {node} pattern names the node itself");
+  }
+  if (out.pool_label < 0 && out.principal.pools.empty()) {
+    return Invalid(where + ".pools", "a {node} pattern needs a {pool} label or the pools its nodes are in");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<IdentityEntry> ParseIdentity(const YAML::Node& entry, std::string where,
+                                            const CredentialOptions& options) {
+  if (absl::Status s = CheckKeys(entry, {"name", "identity", "role", "orgs", "projects", "pools",
+                                         "node"},
                                  where);
       !s.ok()) {
     return s;
   }
   auto principal = ParsePrincipal(entry, where);
   if (!principal.ok()) return principal.status();
+  if (absl::Status s = ParseNodeBinding(entry, where, *principal);
+      !s.ok()) {
+    return s;
+  }
   if (!entry["identity"]) return Invalid(where + ".identity", "is required");
   auto identity = Scalar(entry["identity"], where + ".identity");
   if (!identity.ok()) return identity.status();
@@ -178,6 +273,10 @@ absl::StatusOr<IdentityEntry> ParseIdentity(const YAML::Node& entry, std::string
                                 " printable characters without surrounding spaces"));
   }
   out.identity = IsUri(*identity) ? *identity : absl::AsciiStrToLower(*identity);
+  if (absl::StrContains(out.identity, '{')) {
+    if (absl::Status s = ParsePattern(where, out); !s.ok()) return s;
+    return out;  // Bound to a node by construction.
+  }
   if (absl::StrContains(out.identity, '*')) {
     absl::string_view suffix = out.identity;
     // Only a whole leftmost label, and never a bare "*.com"-style suffix of
@@ -187,8 +286,12 @@ absl::StatusOr<IdentityEntry> ParseIdentity(const YAML::Node& entry, std::string
       return Invalid(where + ".identity",
                      "a wildcard is \"*.\" followed by a DNS name of two or more labels");
     }
-    out.wildcard = true;
+    if (!out.principal.node.empty()) {
+      return Invalid(where + ".node", "a wildcard matches many certificates, not one node's");
+    }
+    out.kind = IdentityEntry::Kind::kWildcard;
   }
+  if (absl::Status s = CheckAgentBinding(out.principal, where, options); !s.ok()) return s;
   return out;
 }
 
@@ -197,6 +300,40 @@ bool WildcardMatches(absl::string_view pattern, absl::string_view name) {
   if (!absl::EndsWith(name, suffix)) return false;
   absl::string_view label = name.substr(0, name.size() - suffix.size());
   return core::IsDnsLabel(label);
+}
+
+// The principal `entry` makes of certificate identity `name`, if it matches.
+std::optional<Principal> Match(const IdentityEntry& entry, const std::string& name) {
+  using Kind = IdentityEntry::Kind;
+  if (entry.kind == Kind::kExact) {
+    if (entry.identity != name) return std::nullopt;
+    return entry.principal;
+  }
+  if (IsUri(name)) return std::nullopt;
+  Principal principal = entry.principal;
+  principal.name = absl::StrCat(principal.name, "/", name);
+  if (entry.kind == Kind::kWildcard) {
+    if (!WildcardMatches(entry.identity, name)) return std::nullopt;
+    return principal;
+  }
+  std::vector<absl::string_view> labels = absl::StrSplit(name, '.');
+  if (labels.size() != entry.labels.size()) return std::nullopt;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const int at = static_cast<int>(i);
+    if (at == entry.node_label || at == entry.pool_label) {
+      if (!core::IsDnsLabel(labels[i])) return std::nullopt;
+    } else if (labels[i] != entry.labels[i]) {
+      return std::nullopt;
+    }
+  }
+  principal.node = std::string(labels[entry.node_label]);
+  if (entry.pool_label >= 0) {
+    std::string pool(labels[entry.pool_label]);
+    // A listed scope narrows the pattern: a pool outside it matches nothing.
+    if (!principal.pools.empty() && principal.pools.count(pool) == 0) return std::nullopt;
+    principal.pools = {pool};
+  }
+  return principal;
 }
 
 }  // namespace
@@ -246,7 +383,7 @@ absl::StatusOr<CredentialTable> CredentialTable::Parse(absl::string_view yaml,
     for (size_t i = 0; identities && i < identities.size(); ++i) {
       std::string where = absl::StrCat("identities[", i, "]");
       if (!identities[i].IsMap()) return Invalid(where, "must be a map");
-      auto entry = ParseIdentity(identities[i], where);
+      auto entry = ParseIdentity(identities[i], where, options);
       if (!entry.ok()) return entry.status();
       if (!seen.insert(entry->identity).second) {
         return Invalid(where + ".identity",
@@ -275,16 +412,12 @@ std::optional<Principal> CredentialTable::FindIdentity(
   for (const std::string& identity : identities) {
     normalized.push_back(IsUri(identity) ? identity : absl::AsciiStrToLower(identity));
   }
-  for (bool wildcard : {false, true}) {
+  using Kind = IdentityEntry::Kind;
+  for (Kind kind : {Kind::kExact, Kind::kPattern, Kind::kWildcard}) {
     for (const IdentityEntry& entry : identities_) {
-      if (entry.wildcard != wildcard) continue;
+      if (entry.kind != kind) continue;
       for (const std::string& name : normalized) {
-        if (wildcard ? (!IsUri(name) && WildcardMatches(entry.identity, name))
-                     : entry.identity == name) {
-          Principal principal = entry.principal;
-          if (wildcard) principal.name = absl::StrCat(principal.name, "/", name);
-          return principal;
-        }
+        if (std::optional<Principal> principal = Match(entry, name)) return principal;
       }
     }
   }
@@ -292,16 +425,17 @@ std::optional<Principal> CredentialTable::FindIdentity(
 }
 
 std::string TokenEntryYaml(const std::string& name, const TokenDigest& digest, Role role,
-                           const std::vector<std::string>& orgs,
-                           const std::vector<std::string>& projects,
-                           const std::vector<std::string>& pools) {
+                           const TokenEntryScope& scope) {
   std::string line =
       absl::StrCat("  - {name: ", name, ", sha256: ", ToHex(digest), ", role: ", RoleName(role));
-  for (const auto& [key, values] : {std::pair{"orgs", &orgs}, std::pair{"projects", &projects},
-                                    std::pair{"pools", &pools}}) {
+  for (const auto& [key, values] :
+       {std::pair{"orgs", &scope.orgs}, std::pair{"projects", &scope.projects},
+        std::pair{"pools", &scope.pools}}) {
     if (values->empty()) continue;
     absl::StrAppend(&line, ", ", key, ": [", absl::StrJoin(*values, ", "), "]");
   }
+  if (!scope.node.empty()) absl::StrAppend(&line, ", node: ", scope.node);
+  if (scope.bootstrap) absl::StrAppend(&line, ", bootstrap: true");
   absl::StrAppend(&line, "}");
   return line;
 }

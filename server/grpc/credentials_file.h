@@ -5,9 +5,19 @@
 //     - {name: ops, sha256: "<64 hex>", role: admin}
 //     - {name: p42-owner, sha256: "...", role: project-owner, orgs: [o-1], projects: [p-42]}
 //     - {name: legacy, token: "<24+ chars>", role: control-plane}   # clear text: warned
+//     - {name: h100-join, sha256: "...", role: agent, pools: [gpu-h100], bootstrap: true}
+//     - {name: n7-agent, sha256: "...", role: agent, pools: [gpu-h100], node: n7}
 //   identities:
-//     - {name: h100-nodes, identity: "*.gpu-h100.nodes.example.com", role: agent, pools: [gpu-h100]}
+//     - {name: nodes, identity: "{node}.{pool}.nodes.example.com", role: agent}
+//     - {name: n9, identity: "n9.gpu.example.com", role: agent, pools: [gpu-h100], node: n9}
 //     - {name: saas, identity: "spiffe://example.com/saas", role: control-plane}
+//
+// Agent credentials speak for one node (docs/security.md, "Node identity"):
+// `node: NAME`, an identity pattern whose `{node}` label is the node's name
+// (and `{pool}` its pool), or a pool's bootstrap token, which registers only
+// new nodes and stores each one's own token. An agent entry that is none of
+// these speaks for every node of its pools and is refused unless
+// allow_shared_agent_credentials is set.
 //
 // `sha256` is the hex SHA-256 of the token (`wschedctl token create`), so the
 // file never needs the token itself. An identity is matched against the
@@ -34,6 +44,10 @@ inline constexpr size_t kMaxCredentialsFileBytes = 4 << 20;
 struct CredentialOptions {
   // Clear-text `token:` entries are refused instead of warned about.
   bool require_hashed_tokens = false;
+  // Agent entries bound to no node (any node of their pools) are accepted
+  // (--allow_shared_agent_credentials): weaker, one stolen credential
+  // speaks for the whole pool.
+  bool allow_shared_agent_credentials = false;
 };
 
 struct TokenEntry {
@@ -43,7 +57,16 @@ struct TokenEntry {
 
 struct IdentityEntry {
   std::string identity;  // Lower-cased unless it is a URI.
-  bool wildcard = false;  // identity is "*.<suffix>".
+  enum class Kind {
+    kExact,
+    kWildcard,  // "*.<suffix>": any one leftmost label.
+    kPattern,   // "{node}.<...>" / "{node}.{pool}.<...>": labels name the node (and pool).
+  };
+  Kind kind = Kind::kExact;
+  // kPattern: the DNS labels, and which of them are {node} and {pool} (-1: none).
+  std::vector<std::string> labels;
+  int node_label = -1;
+  int pool_label = -1;
   Principal principal;
 };
 
@@ -57,8 +80,9 @@ class CredentialTable {
   // constant time per entry; nullptr when none.
   const Principal* FindToken(const TokenDigest& digest) const;
   // The principal of the first identity that names the certificate: exact
-  // entries before wildcard ones, each in file order. nullptr when none.
-  // A wildcard match names the principal after the certificate identity too.
+  // entries, then patterns, then wildcards, each in file order. nullopt
+  // when none. A pattern or wildcard match names the principal after the
+  // certificate identity too; a pattern binds its node (and pool).
   std::optional<Principal> FindIdentity(const std::vector<std::string>& identities) const;
 
   size_t token_count() const { return tokens_.size(); }
@@ -73,11 +97,16 @@ class CredentialTable {
 };
 
 // The YAML line for a token entry with the token's hash, as `wschedctl token
-// create` prints it: `  - {name: NAME, sha256: HEX, role: ROLE, pools: [a, b]}`.
+// create` prints it: `  - {name: NAME, sha256: HEX, role: ROLE, pools: [a, b], node: N}`.
+struct TokenEntryScope {
+  std::vector<std::string> orgs;
+  std::vector<std::string> projects;
+  std::vector<std::string> pools;
+  std::string node;        // Agent: the one node it speaks for.
+  bool bootstrap = false;  // Agent: a pool's bootstrap token.
+};
 std::string TokenEntryYaml(const std::string& name, const TokenDigest& digest, Role role,
-                           const std::vector<std::string>& orgs,
-                           const std::vector<std::string>& projects,
-                           const std::vector<std::string>& pools);
+                           const TokenEntryScope& scope);
 
 }  // namespace wsched::grpc_api
 

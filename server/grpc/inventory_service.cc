@@ -10,6 +10,8 @@
 #include "server/core/paging.h"
 #include "server/core/validation.h"
 #include "server/grpc/handler.h"
+#include "server/grpc/node_identity.h"
+#include "server/grpc/token_hash.h"
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::grpc_api {
@@ -126,10 +128,14 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
   return Handle(context_, context, kService, "RegisterNode", *request,
                 [&](const Principal& who) -> absl::Status {
     core::NodeInfo info = convert::FromProto(request->node());
+    auto issue = RegistrationCredential(who, info.name, request->node_token_sha256(),
+                                        context_.metrics);
+    if (!issue.ok()) return issue.status();
     if (!who.CoversPool(info.pool)) return NotYourPool(who, info.pool);
-    auto view = context_.scheduler->RegisterNode(info);
-    if (!view.ok()) return view.status();
+    auto view = context_.scheduler->RegisterNode(info, issue->has_value() ? &**issue : nullptr);
+    if (!view.ok()) return CountedNodeIdentityRefusal(view.status(), context_.metrics);
     ToProto(*view, response->mutable_node());
+    response->set_node_credential_issued(issue->has_value());
     *response->mutable_heartbeat_interval() = ToDuration(context_.heartbeat_interval);
     SetDeprecatedSeconds(context_.heartbeat_interval, response);
     return absl::OkStatus();
@@ -154,6 +160,10 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     for (int i = 0; i < request->gpu_usage_size(); ++i) {
       const auto& usage = request->gpu_usage(i);
       input.usage.push_back({usage.uuid(), usage.utilization_percent(), usage.memory_used_bytes()});
+    }
+    if (absl::Status s = CheckSpeaksForNode(who, input.node_name, "Heartbeat", context_.metrics);
+        !s.ok()) {
+      return s;
     }
     // Scope check needs the node's pool: read it first for scoped agents.
     if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
@@ -217,6 +227,11 @@ grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
   return Handle(context_, context, kService, "GetNode", *request,
                 [&](const Principal& who) -> absl::Status {
     if (absl::Status s = NoVersionTaken(*request, "GetNode"); !s.ok()) return s;
+    if (absl::Status s =
+            CheckSpeaksForNode(who, request->node_name(), "GetNode", context_.metrics);
+        !s.ok()) {
+      return s;
+    }
     auto view = context_.scheduler->GetNode(request->node_name());
     if (!view.ok()) return view.status();
     if (!who.CoversPool(view->node.info.pool)) return NotYourPool(who, view->node.info.pool);
@@ -315,6 +330,36 @@ grpc::Status InventoryServiceImpl::ClearGpuHealth(grpc::ServerContext* context,
     auto view = context_.scheduler->ClearGpuHealth(request->node_name(), request->gpu_uuid());
     if (!view.ok()) return view.status();
     ToProto(*view, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::RotateNodeCredential(
+    grpc::ServerContext* context, const v1::RotateNodeCredentialRequest* request,
+    v1::RotateNodeCredentialResponse* response) {
+  return Handle(context_, context, kService, "RotateNodeCredential", *request,
+                [&](const Principal& who) -> absl::Status {
+    absl::StatusOr<std::string> token = NewRandomToken();
+    if (!token.ok()) return token.status();
+    const TokenDigest digest = Sha256(*token);
+    auto issued = context_.scheduler->inventory().RotateNodeCredential(
+        request->node_name(), std::string(digest.begin(), digest.end()), who.name);
+    if (!issued.ok()) return issued.status();
+    response->set_node_token(*token);
+    *response->mutable_issued_at() =
+        TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(issued->issued_at));
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::RevokeNodeCredential(
+    grpc::ServerContext* context, const v1::RevokeNodeCredentialRequest* request,
+    v1::RevokeNodeCredentialResponse* response) {
+  return Handle(context_, context, kService, "RevokeNodeCredential", *request,
+                [&](const Principal&) -> absl::Status {
+    auto revoked = context_.scheduler->inventory().RevokeNodeCredential(request->node_name());
+    if (!revoked.ok()) return revoked.status();
+    response->set_revoked(*revoked);
     return absl::OkStatus();
   });
 }

@@ -38,6 +38,12 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
   grpc::Status ClearGpuHealth(grpc::ServerContext* context,
                               const v1::ClearGpuHealthRequest* request,
                               v1::Node* response) override;
+  grpc::Status RotateNodeCredential(grpc::ServerContext* context,
+                                    const v1::RotateNodeCredentialRequest* request,
+                                    v1::RotateNodeCredentialResponse* response) override;
+  grpc::Status RevokeNodeCredential(grpc::ServerContext* context,
+                                    const v1::RevokeNodeCredentialRequest* request,
+                                    v1::RevokeNodeCredentialResponse* response) override;
 
  private:
   grpc::Status SetState(grpc::ServerContext* context, const char* method,

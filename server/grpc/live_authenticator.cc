@@ -66,19 +66,27 @@ LiveAuthenticator::FileStamp LiveAuthenticator::Stamp(const std::string& path) {
           static_cast<int64_t>(info.st_mtim.tv_sec) * 1000000000 + info.st_mtim.tv_nsec};
 }
 
-std::shared_ptr<const Authenticator> LiveAuthenticator::Current() const {
+LiveAuthenticator::Now LiveAuthenticator::Current() const {
   absl::MutexLock lock(&mu_);
-  return current_;
+  return {current_, node_tokens_};
+}
+
+void LiveAuthenticator::SetNodeTokens(NodeTokenLookup lookup) {
+  auto shared = std::make_shared<const NodeTokenLookup>(std::move(lookup));
+  absl::MutexLock lock(&mu_);
+  node_tokens_ = std::move(shared);
 }
 
 absl::StatusOr<Principal> LiveAuthenticator::Authorize(const grpc::ServerContextBase& context,
                                                        const std::string& method) const {
-  return Current()->Authorize(context, method);
+  Now now = Current();
+  return now.auth->Authorize(context, method, now.node_tokens.get());
 }
 
 absl::StatusOr<Principal> LiveAuthenticator::Authorize(const CallerCredentials& caller,
                                                        const std::string& method) const {
-  return Current()->Authorize(caller, method);
+  Now now = Current();
+  return now.auth->Authorize(caller, method, now.node_tokens.get());
 }
 
 absl::Status LiveAuthenticator::Reload() {

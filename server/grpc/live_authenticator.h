@@ -37,6 +37,10 @@ class LiveAuthenticator {
   absl::StatusOr<Principal> Authorize(const CallerCredentials& caller,
                                       const std::string& method) const;
 
+  // Per-node tokens the server issued (bootstrap, rotation): consulted for
+  // a token the file does not list. Set once the store is up.
+  void SetNodeTokens(NodeTokenLookup lookup);
+
   // Re-reads the file; on error the current credentials stay and the error
   // is returned (and logged).
   absl::Status Reload();
@@ -52,13 +56,18 @@ class LiveAuthenticator {
   };
   LiveAuthenticator(std::string path, CredentialOptions options, Authenticator initial);
   static FileStamp Stamp(const std::string& path);
-  std::shared_ptr<const Authenticator> Current() const;
+  struct Now {
+    std::shared_ptr<const Authenticator> auth;
+    std::shared_ptr<const NodeTokenLookup> node_tokens;  // May be null.
+  };
+  Now Current() const;
   void Poll(absl::Duration interval);
 
   const std::string path_;
   const CredentialOptions options_;
   mutable absl::Mutex mu_;
   std::shared_ptr<const Authenticator> current_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const NodeTokenLookup> node_tokens_ ABSL_GUARDED_BY(mu_);
   FileStamp stamp_ ABSL_GUARDED_BY(mu_);
   int64_t loads_ ABSL_GUARDED_BY(mu_) = 0;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -45,6 +45,12 @@ bool Principal::CoversPool(const std::string& pool) const {
   return InScope(pools, pool);
 }
 
+bool Principal::SpeaksForNode(const std::string& name) const {
+  if (Has(Role::kAdmin)) return true;
+  if (bootstrap) return false;
+  return node.empty() || node == name;
+}
+
 bool Principal::ConcurrencyLimited() const {
   if (Has(Role::kAdmin) || Has(Role::kControlPlane)) return false;
   return Has(Role::kAgent) || Has(Role::kProjectOwner);

@@ -32,12 +32,23 @@ struct Principal {
   std::set<std::string> orgs;
   std::set<std::string> projects;
   std::set<std::string> pools;
+  // Node identity (docs/security.md): the one node an agent credential
+  // speaks for ("" when it is not bound to a node), and whether it is a
+  // pool's bootstrap credential, which may only register a node that does
+  // not exist yet.
+  std::string node;
+  bool bootstrap = false;
 
   bool Has(Role role) const { return roles.count(role) > 0; }
   // Project owners reach only their own projects/orgs; other roles all.
   bool CoversProject(const std::string& org_id, const std::string& project_id) const;
   bool CoversOrg(const std::string& org_id) const;
   bool CoversPool(const std::string& pool) const;
+  // May report for, and read, node `name`: admins any node; a node-bound
+  // credential only its own; a shared pool credential (only with
+  // --allow_shared_agent_credentials) any node (its pool is checked apart);
+  // a bootstrap credential none (it registers new nodes, nothing else).
+  bool SpeaksForNode(const std::string& name) const;
   // Agents and project owners are many, outside the operator's hands, and
   // not on the placement hot path: their concurrent calls are capped so one
   // misbehaving caller cannot take every server thread.

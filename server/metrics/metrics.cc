@@ -83,6 +83,12 @@ Metrics::Metrics()
                         .Name("wsched_rate_limited_total")
                         .Help("Calls refused by the per-principal rate limit (--rate_limits), by role.")
                         .Register(*registry_)),
+      node_identity_refusals_(
+          prometheus::BuildCounter()
+              .Name("wsched_node_identity_refusals_total")
+              .Help("Agent calls refused because the credential does not speak for the node "
+                    "named, by reason.")
+              .Register(*registry_)),
       serving_(prometheus::BuildGauge()
                    .Name("wsched_health_serving")
                    .Help("1 when this replica's gRPC health reports SERVING, else 0.")
@@ -121,13 +127,16 @@ Metrics::Metrics()
                    .Name("wsched_commit_batches_total")
                    .Help("Group commits by result (committed, failed).")
                    .Register(*registry_)) {
-  for (const char* entity : {"node", "workspace", "catalog", "settings"}) {
+  for (const char* entity : {"node", "workspace", "catalog", "settings", "node_credential"}) {
     feed_deltas_.Add({{"entity", entity}});
   }
   for (const char* reason : {"start", "gap"}) feed_reloads_.Add({{"reason", reason}});
   for (const char* result : {"written", "skipped"}) heartbeats_.Add({{"result", result}});
   for (const char* role : {"admin", "control-plane", "project-owner", "agent", "actuator"}) {
     rate_limited_.Add({{"role", role}});
+  }
+  for (const char* reason : {"not_this_node", "bootstrap_node_exists", "bootstrap_registers_only"}) {
+    node_identity_refusals_.Add({{"reason", reason}});
   }
 }
 
@@ -168,6 +177,10 @@ void Metrics::Heartbeat(absl::string_view result) {
 
 void Metrics::RateLimited(absl::string_view role) {
   rate_limited_.Add({{"role", std::string(role)}}).Increment();
+}
+
+void Metrics::NodeIdentityRefused(absl::string_view reason) {
+  node_identity_refusals_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void Metrics::ObserveScalingSignal(absl::string_view pool, absl::string_view direction,

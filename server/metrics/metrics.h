@@ -59,6 +59,9 @@ class Metrics {
   // A call refused by the per-principal rate limit, by the role whose
   // limit applied (admin, agent, ...).
   void RateLimited(absl::string_view role);
+  // An agent call refused by node identity (docs/security.md), by reason:
+  // not_this_node, bootstrap_node_exists, bootstrap_registers_only.
+  void NodeIdentityRefused(absl::string_view reason);
 
   // ---- health (grpc.health.v1) ----
   // What this replica's health service reports (1 SERVING, 0 NOT_SERVING)
@@ -93,6 +96,7 @@ class Metrics {
   prometheus::Gauge& database_up_;
   prometheus::Family<prometheus::Counter>& heartbeats_;
   prometheus::Family<prometheus::Counter>& rate_limited_;
+  prometheus::Family<prometheus::Counter>& node_identity_refusals_;
   prometheus::Gauge& serving_;
   prometheus::Family<prometheus::Gauge>& health_checks_;
   prometheus::Histogram& batch_writes_;

@@ -28,12 +28,14 @@ const char* EntityName(Entity entity) {
     case Entity::kNode: return "node";
     case Entity::kWorkspace: return "workspace";
     case Entity::kSettings: return "settings";
+    case Entity::kNodeCredential: return "node_credential";
   }
   return "unknown";
 }
 
 std::optional<Entity> ParseEntity(absl::string_view name) {
-  for (Entity e : {Entity::kCatalog, Entity::kNode, Entity::kWorkspace, Entity::kSettings}) {
+  for (Entity e : {Entity::kCatalog, Entity::kNode, Entity::kWorkspace, Entity::kSettings,
+                   Entity::kNodeCredential}) {
     if (name == EntityName(e)) return e;
   }
   return std::nullopt;
