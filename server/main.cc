@@ -68,6 +68,9 @@ ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
 ABSL_FLAG(absl::Duration, gpu_healthy_for, absl::Minutes(10),
           "an unhealthy GPU returns to service once its agent has reported it healthy for "
           "this long (or an admin runs wschedctl clear-gpu-health)");
+ABSL_FLAG(absl::Duration, min_idle_for, absl::Minutes(1),
+          "the shortest idle `for` a class's idle-GPU policy may give (docs/catalog.md "
+          "\"Idle GPUs\")");
 ABSL_FLAG(std::vector<std::string>, actuator_command, {},
           "exec actuator: command and arguments, comma-separated (no shell); it gets "
           "WSCHED_POOL, WSCHED_TARGET_SIZE, WSCHED_NODES_TO_REMOVE, ... (deploy/actuators)");
@@ -166,6 +169,11 @@ int main(int argc, char** argv) {
   options.gpu_healthy_for = absl::GetFlag(FLAGS_gpu_healthy_for);
   if (options.gpu_healthy_for < absl::ZeroDuration()) {
     wsched::log::Error("--gpu_healthy_for must not be negative");
+    return 1;
+  }
+  options.min_idle_for = absl::GetFlag(FLAGS_min_idle_for);
+  if (options.min_idle_for < absl::Seconds(1)) {
+    wsched::log::Error("--min_idle_for must be at least 1s");
     return 1;
   }
   options.actuator_command = absl::GetFlag(FLAGS_actuator_command);

@@ -678,7 +678,7 @@ TEST_F(InventoryTest, MetricsShowNodesGpusAndDriverReadiness) {
       << text;
 }
 
-TEST_F(InventoryTest, GpuUsageOfAHeldGpuIsExportedWithItsWorkspace) {
+TEST_F(InventoryTest, GpuUsageIsExportedByPoolAndClassWithoutAWorkspaceLabel) {
   StartServer({}, /*metrics=*/true);
   ASSERT_TRUE(Register(H100Node("h100-a")).ok());
   v1::Workspace workspace;
@@ -699,23 +699,33 @@ TEST_F(InventoryTest, GpuUsageOfAHeldGpuIsExportedWithItsWorkspace) {
   usage->set_uuid(held.uuid());
   usage->set_utilization_percent(42);
   usage->set_memory_used_bytes(10 * kGi);
+  // Two GPUs nobody holds, at 10% and 30%.
+  const std::string free_a = absl::StrFormat("GPU-h100-a-%04d", held.index() == 0 ? 1 : 0);
+  const std::string free_b = absl::StrFormat("GPU-h100-a-%04d", held.index() == 7 ? 6 : 7);
+  v1::GpuUsage* idle_a = heartbeat.add_gpu_usage();
+  idle_a->set_uuid(free_a);
+  idle_a->set_utilization_percent(10);
+  v1::GpuUsage* idle_b = heartbeat.add_gpu_usage();
+  idle_b->set_uuid(free_b);
+  idle_b->set_utilization_percent(30);
   ASSERT_TRUE(Heartbeat(heartbeat).ok());
 
   std::string text = testing::HttpGet(server_->metrics_port(), "/metrics");
-  ASSERT_THAT(text, HasSubstr("wsched_gpu_utilization_ratio{"));
-  const std::vector<std::string> labels = {
-      absl::StrCat("UUID=\"", held.uuid(), "\""),
-      absl::StrCat("pci_bus_id=\"", held.pci_address(), "\""),
-      "modelName=\"NVIDIA H100 80GB HBM3\"",
-      "Hostname=\"h100-a\"",
-      "workspace=\"ws-gpu\"",
-      "class=\"gpu-1x\"",
-  };
-  std::optional<double> ratio = MetricValue(text, "wsched_gpu_utilization_ratio", labels);
+  const std::vector<std::string> held_labels = {"pool=\"gpu-h100\"", "class=\"gpu-1x\""};
+  std::optional<double> ratio = MetricValue(text, "wsched_gpu_utilization_ratio", held_labels);
   ASSERT_TRUE(ratio.has_value()) << text;
   EXPECT_DOUBLE_EQ(*ratio, 0.42);
-  EXPECT_EQ(MetricValue(text, "wsched_gpu_memory_used_bytes", labels),
+  EXPECT_EQ(MetricValue(text, "wsched_gpu_utilization_gpus", held_labels), 1.0);
+  EXPECT_EQ(MetricValue(text, "wsched_gpu_memory_used_bytes", held_labels),
             static_cast<double>(10 * kGi));
+  const std::vector<std::string> free_labels = {"pool=\"gpu-h100\"", "class=\"\""};
+  std::optional<double> free_ratio = MetricValue(text, "wsched_gpu_utilization_ratio", free_labels);
+  ASSERT_TRUE(free_ratio.has_value()) << text;
+  EXPECT_DOUBLE_EQ(*free_ratio, 0.2);
+  EXPECT_EQ(MetricValue(text, "wsched_gpu_utilization_gpus", free_labels), 2.0);
+  // No series names a workspace or a single GPU any more.
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("workspace=\"ws-gpu\"")));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr(absl::StrCat("UUID=\"", held.uuid(), "\""))));
   EXPECT_EQ(MetricValue(text, "wsched_gpus",
                         {"pool=\"gpu-h100\"", "status=\"held\"", "model=\"H100\""}),
             1.0);

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/validation.h"
 
@@ -83,12 +84,23 @@ class Diagnostics {
   std::set<std::string, std::less<>> incomplete_lists_;
 };
 
+// The rules an installation sets rather than the catalog format (server
+// flags); the defaults are what `wschedctl catalog check` applies.
+struct ValidationOptions {
+  // The shortest idle `for` a class may give (--min_idle_for): a few
+  // heartbeats (10 s apart by default) must decide, not one.
+  absl::Duration min_idle_for = absl::Minutes(1);
+};
+
 // The outcome of checking a catalog input: the catalog, only meaningful when
 // there are no errors, and every error and warning found.
 struct CatalogCheck {
   core::Catalog catalog;
   std::vector<std::string> errors;    // "path: message", structure errors first.
   std::vector<std::string> warnings;  // Same shape; do not block an apply.
+  // What it was checked with, for a later check of what it becomes
+  // (an apply that keeps classes in use).
+  ValidationOptions rules;
 
   bool ok() const { return errors.empty(); }
 };

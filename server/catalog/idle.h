@@ -19,10 +19,6 @@
 
 namespace wsched::catalog {
 
-// The shortest `for` validation accepts unless told otherwise: a few
-// heartbeats (10 s apart by default) must decide, not one.
-inline constexpr absl::Duration kDefaultMinIdleFor = absl::Minutes(1);
-
 // nullopt for an absent field; a malformed part is reported at its path.
 std::optional<core::IdlePolicy> ReadIdlePolicy(const Field& field, Diagnostics& diagnostics);
 

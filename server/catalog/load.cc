@@ -71,7 +71,9 @@ CatalogCheck CheckCatalogText(absl::string_view yaml_text, const ValidationOptio
   Diagnostics diagnostics;
   ReadCatalogYaml(yaml_text, /*file=*/"", catalog, sources, diagnostics);
   ValidateCatalog(catalog, sources, diagnostics, options);
-  return ToCheck(std::move(catalog), diagnostics);
+  CatalogCheck check = ToCheck(std::move(catalog), diagnostics);
+  check.rules = options;
+  return check;
 }
 
 absl::StatusOr<core::Catalog> ParseCatalog(absl::string_view yaml_text,
@@ -105,7 +107,9 @@ CatalogCheck CheckCatalogPath(const std::string& path, const ValidationOptions& 
     ReadCatalogYaml(*text, label, catalog, sources, diagnostics);
   }
   ValidateCatalog(catalog, sources, diagnostics, options);
-  return ToCheck(std::move(catalog), diagnostics);
+  CatalogCheck check = ToCheck(std::move(catalog), diagnostics);
+  check.rules = options;
+  return check;
 }
 
 absl::StatusOr<core::Catalog> LoadCatalog(const std::string& path,

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/catalog/idle.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/feasibility.h"
@@ -596,7 +597,9 @@ void ValidateCatalog(const core::Catalog& catalog, const CatalogSources& sources
 CatalogCheck CheckCatalog(core::Catalog catalog, const ValidationOptions& options) {
   Diagnostics diagnostics;
   ValidateCatalog(catalog, CatalogSources::Positional(catalog), diagnostics, options);
-  return ToCheck(std::move(catalog), diagnostics);
+  CatalogCheck check = ToCheck(std::move(catalog), diagnostics);
+  check.rules = options;
+  return check;
 }
 
 }  // namespace wsched::catalog

@@ -6,9 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/time/time.h"
 #include "server/catalog/diagnostics.h"
-#include "server/catalog/idle.h"
 #include "server/core/catalog.h"
 
 namespace wsched::catalog {
@@ -25,13 +23,6 @@ inline constexpr size_t kMaxDescriptionBytes = 1024;
 inline constexpr size_t kMaxCategoryBytes = 64;
 inline constexpr size_t kMaxModelNameBytes = 64;
 inline constexpr size_t kMaxListEntries = 32;  // models, devices, labels, selector.
-
-// The rules an installation sets rather than the catalog format (server
-// flags); the defaults are what `wschedctl catalog check` applies.
-struct ValidationOptions {
-  // The shortest idle `for` a class may give (--min_idle_for).
-  absl::Duration min_idle_for = kDefaultMinIdleFor;
-};
 
 // Checks every rule and reports each broken one at its path. `sources` says
 // how to name elements (see diagnostics.h). Errors at paths the parser

@@ -33,6 +33,35 @@ core::DeviceNode FromProto(const v1::DeviceNode& device) {
           device.minor(), device.permissions().empty() ? "rwm" : device.permissions()};
 }
 
+google::protobuf::Duration DurationOf(absl::Duration duration) {
+  return google::protobuf::util::TimeUtil::MicrosecondsToDuration(
+      absl::ToInt64Microseconds(duration));
+}
+// Whole seconds: the store keeps idle durations in seconds.
+absl::Duration SecondsOf(const google::protobuf::Duration& duration) {
+  return absl::Seconds(duration.seconds());
+}
+
+v1::IdlePolicy ToProto(const core::IdlePolicy& idle) {
+  v1::IdlePolicy out;
+  out.set_gpu_utilization_below_percent(idle.utilization_below_percent);
+  *out.mutable_idle_for() = DurationOf(idle.idle_for);
+  out.set_action(idle.action == core::IdleAction::kStop ? v1::IdlePolicy::ACTION_STOP
+                                                         : v1::IdlePolicy::ACTION_NOTIFY);
+  if (idle.warn_before != absl::ZeroDuration()) *out.mutable_warn_before() = DurationOf(idle.warn_before);
+  return out;
+}
+
+core::IdlePolicy FromProto(const v1::IdlePolicy& idle) {
+  core::IdlePolicy out;
+  out.utilization_below_percent = idle.gpu_utilization_below_percent();
+  out.idle_for = SecondsOf(idle.idle_for());
+  out.action = idle.action() == v1::IdlePolicy::ACTION_STOP ? core::IdleAction::kStop
+                                                             : core::IdleAction::kNotify;
+  out.warn_before = SecondsOf(idle.warn_before());
+  return out;
+}
+
 }  // namespace
 
 v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
@@ -57,6 +86,7 @@ v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
   out.set_is_default(cls.is_default);
   out.set_deprecated(cls.deprecated);
   out.set_version(cls.version);
+  if (cls.idle) *out.mutable_idle() = ToProto(*cls.idle);
   return out;
 }
 
@@ -78,6 +108,7 @@ core::WorkspaceClass FromProto(const v1::WorkspaceClass& cls) {
   out.is_default = cls.is_default();
   out.deprecated = cls.deprecated();
   out.version = cls.version();
+  if (cls.has_idle()) out.idle = FromProto(cls.idle());
   return out;
 }
 

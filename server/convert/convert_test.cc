@@ -18,6 +18,29 @@ TEST(Convert, ClassRoundTripsThroughProto) {
   EXPECT_EQ(FromProto(ToProto(cls)), cls);
 }
 
+TEST(Convert, ClassIdlePolicyRoundTripsThroughProto) {
+  core::WorkspaceClass cls;
+  cls.id = "gpu-1";
+  cls.gpu.count = 1;
+  cls.idle = core::IdlePolicy{5, absl::Minutes(30), core::IdleAction::kStop, absl::Minutes(5)};
+  v1::WorkspaceClass proto = ToProto(cls);
+  EXPECT_EQ(proto.idle().gpu_utilization_below_percent(), 5);
+  EXPECT_EQ(proto.idle().idle_for().seconds(), 1800);
+  EXPECT_EQ(proto.idle().action(), v1::IdlePolicy::ACTION_STOP);
+  EXPECT_EQ(proto.idle().warn_before().seconds(), 300);
+  EXPECT_EQ(FromProto(proto), cls);
+  cls.idle = core::IdlePolicy{10, absl::Hours(1), core::IdleAction::kNotify, absl::ZeroDuration()};
+  EXPECT_FALSE(ToProto(cls).idle().has_warn_before());
+  EXPECT_EQ(FromProto(ToProto(cls)), cls);
+  // Unspecified reads as notify; no idle message is no policy.
+  v1::WorkspaceClass unspecified = ToProto(cls);
+  unspecified.mutable_idle()->set_action(v1::IdlePolicy::ACTION_UNSPECIFIED);
+  EXPECT_EQ(FromProto(unspecified).idle->action, core::IdleAction::kNotify);
+  cls.idle.reset();
+  EXPECT_FALSE(ToProto(cls).has_idle());
+  EXPECT_EQ(FromProto(ToProto(cls)).idle, std::nullopt);
+}
+
 TEST(Convert, PoolRoundTripsWhatTheApiCarries) {
   core::NodePool pool;
   pool.id = "gpu-h100";

@@ -44,7 +44,9 @@ absl::StatusOr<ApplyResult> ApplyCheckedCatalog(
     std::set<std::string> in_use = unit.catalog().ClassesInUse();
     core::Catalog target = catalog::KeepInUseClasses(*current, check.catalog, in_use);
     // Keeping a class may break a rule (e.g. its pool is gone): check again.
-    if (absl::Status s = catalog::CheckStatus(catalog::CheckCatalog(target)); !s.ok()) return s;
+    if (absl::Status s = catalog::CheckStatus(catalog::CheckCatalog(target, check.rules)); !s.ok()) {
+      return s;
+    }
     result.changes = catalog::DeprecateInsteadOfRemoving(
         catalog::DiffCatalogs(*current, check.catalog), in_use);
     if (dry_run) return absl::OkStatus();  // Read-only: nothing to commit.

@@ -107,7 +107,8 @@ grpc::Status ClassServiceImpl::UpdateClass(grpc::ServerContext* context,
       unit.catalog().Lock();
       auto catalog = unit.catalog().Load();
       if (!catalog.ok()) return catalog.status();
-      catalog::CatalogCheck check = catalog::CheckCatalog(WithClass(*catalog, cls));
+      catalog::CatalogCheck check =
+          catalog::CheckCatalog(WithClass(*catalog, cls), context_.catalog_rules);
       if (!check.ok()) {
         // The message keeps its heading; each error is a field violation.
         return core::WithDetails(
@@ -166,7 +167,8 @@ grpc::Status ClassServiceImpl::ApplyCatalog(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     const std::map<std::string, int64_t> expected_pool_versions(
         request->expected_pool_versions().begin(), request->expected_pool_versions().end());
-    auto result = ApplyCheckedCatalog(*context_.db, catalog::CheckCatalogText(request->yaml()),
+    auto result = ApplyCheckedCatalog(*context_.db,
+                                      catalog::CheckCatalogText(request->yaml(), context_.catalog_rules),
                                       request->dry_run(), expected_pool_versions);
     context_.metrics->CatalogApplied(result.ok(), /*from_reload=*/false);
     if (!result.ok()) return result.status();

@@ -107,6 +107,14 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
   if (w.placed_at != absl::InfinitePast()) {
     *out->mutable_placed_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.placed_at));
   }
+  // Only a placed workspace's GPUs can sit idle; a stopped one keeps its
+  // last mark in the row, which says nothing any more.
+  if (w.idle && w.state == core::WorkspaceState::kPlaced) {
+    v1::WorkspaceEvent* event = out->mutable_event();
+    event->set_kind(v1::WorkspaceEvent::KIND_IDLE);
+    *event->mutable_idle_since() = TimestampOf(w.idle->since);
+    if (w.idle->stops_at) *event->mutable_stops_at() = TimestampOf(*w.idle->stops_at);
+  }
   return absl::OkStatus();
 }
 

@@ -154,6 +154,7 @@ absl::Status RunServer(const ServerOptions& options) {
   context.rate_limiter = &rate_limiter;
   context.metrics = &metrics;
   context.max_request_bytes = options.max_receive_message_bytes;
+  context.catalog_rules.min_idle_for = options.min_idle_for;
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;

@@ -38,6 +38,8 @@ struct ServerOptions {
   absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
   // An unhealthy GPU returns to service after reporting healthy this long.
   absl::Duration gpu_healthy_for = absl::Minutes(10);
+  // The shortest idle `for` a class's idle-GPU policy may give.
+  absl::Duration min_idle_for = absl::Minutes(1);
   absl::Duration commit_wait = absl::ZeroDuration();  // store::CommitBatcher::Options::max_wait.
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;

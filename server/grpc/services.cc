@@ -100,7 +100,8 @@ absl::Status Services::ReloadCatalog() {
     return absl::FailedPreconditionError("no --catalog file to reload");
   }
   auto result = ApplyCheckedCatalog(*impl_->context.db,
-                                    catalog::CheckCatalogPath(impl_->catalog_path), false);
+                                    catalog::CheckCatalogPath(impl_->catalog_path, impl_->context.catalog_rules),
+                                    false);
   impl_->context.metrics->CatalogApplied(result.ok(), /*from_reload=*/true);
   if (!result.ok()) {
     return absl::Status(result.status().code(), absl::StrCat(impl_->catalog_path, ":\n",

@@ -10,6 +10,7 @@
 #include <prometheus/collectable.h>
 
 #include "absl/status/statusor.h"
+#include "server/catalog/diagnostics.h"
 #include "server/grpc/concurrency_limiter.h"
 #include "server/grpc/live_authenticator.h"
 #include "server/grpc/rate_limiter.h"
@@ -35,6 +36,8 @@ struct ServiceContext {
   // checked). gRPC's own limit sits above it (server.cc), so such a request
   // reaches the handler and its refusal carries the sizes.
   int64_t max_request_bytes = 0;
+  // Catalog rules this installation sets (--min_idle_for).
+  catalog::ValidationOptions catalog_rules;
 };
 
 class Services {

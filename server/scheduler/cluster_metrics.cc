@@ -45,16 +45,33 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   auto oldest = Family("wsched_pending_oldest_age_seconds",
                        "Age of the oldest pending workspace, by class and pool.",
                        MetricType::Gauge);
+  // GPU usage by pool and holder class only: a series per GPU and
+  // workspace grew with every placement, on every replica. Per-GPU detail
+  // is the DCGM exporter's.
   auto util = Family("wsched_gpu_utilization_ratio",
-                     "GPU utilisation (0..1) from the agent, with the holding workspace.",
+                     "Mean GPU utilisation (0..1) of the latest agent samples this replica "
+                     "received, by pool and holder class (\"\" = not held).",
                      MetricType::Gauge);
-  auto used = Family("wsched_gpu_memory_used_bytes", "GPU memory used, from the agent.",
+  auto util_gpus = Family("wsched_gpu_utilization_gpus",
+                          "GPUs whose latest agent sample wsched_gpu_utilization_ratio averages, "
+                          "by pool and holder class.",
+                          MetricType::Gauge);
+  auto used = Family("wsched_gpu_memory_used_bytes",
+                     "GPU memory used (sum of the latest agent samples), by pool and holder class.",
                      MetricType::Gauge);
   auto held_seconds = Family("wsched_gpu_held_seconds_total",
-                             "GPU time held by workspaces, by class.", MetricType::Counter);
+                             "GPU time held by workspaces, by pool and class.", MetricType::Counter);
   auto busy_seconds = Family("wsched_gpu_busy_seconds_total",
-                             "GPU time busy (held time x utilisation), by class.",
+                             "GPU time busy (held time x utilisation), by pool and class.",
                              MetricType::Counter);
+  auto idle = Family("wsched_idle_gpus",
+                     "GPUs of workspaces this replica finds idle now (the class's idle policy), "
+                     "by pool and class.",
+                     MetricType::Gauge);
+  auto idle_stops = Family("wsched_idle_stops_total",
+                           "Workspaces this replica stopped because their GPUs were idle, by pool "
+                           "and class.",
+                           MetricType::Counter);
 
   std::map<std::pair<std::string, std::string>, int> node_counts;
   std::map<std::tuple<std::string, std::string, std::string>, int> gpu_counts;
@@ -129,22 +146,22 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
     Add(oldest, labels, absl::ToDoubleSeconds(value.second));
   }
 
-  for (const auto& sample : scheduler_->GpuUsage()) {
-    // Label names follow NVIDIA's DCGM exporter so dashboards can join.
-    Labels labels{{"gpu", std::to_string(sample.index)},
-                  {"UUID", sample.uuid},
-                  {"pci_bus_id", sample.pci_address},
-                  {"modelName", sample.model},
-                  {"Hostname", sample.node},
-                  {"pool", sample.pool},
-                  {"workspace", sample.workspace},
-                  {"class", sample.class_id}};
-    Add(util, labels, sample.utilization_percent / 100.0);
-    Add(used, labels, static_cast<double>(sample.memory_used_bytes));
+  const auto pool_class = [](const PoolClass& key) -> Labels {
+    return {{"pool", key.first}, {"class", key.second}};
+  };
+  const UsageAccounting& usage = scheduler_->GpuUsage();
+  for (const auto& [key, sum] : usage.LatestByPoolClass()) {
+    Add(util, pool_class(key), sum.gpus > 0 ? sum.ratio_sum / sum.gpus : 0);
+    Add(util_gpus, pool_class(key), sum.gpus);
+    Add(used, pool_class(key), static_cast<double>(sum.memory_used_bytes));
   }
-  for (const auto& [cls, seconds] : scheduler_->GpuSecondsByClass()) {
-    Add(held_seconds, {{"class", cls}}, seconds.first);
-    Add(busy_seconds, {{"class", cls}}, seconds.second);
+  for (const auto& [key, seconds] : usage.SecondsByPoolClass()) {
+    Add(held_seconds, pool_class(key), seconds.held);
+    Add(busy_seconds, pool_class(key), seconds.busy);
+  }
+  for (const auto& [key, gpus] : scheduler_->idle().IdleGpus()) Add(idle, pool_class(key), gpus);
+  for (const auto& [key, stops] : scheduler_->idle().IdleStops()) {
+    Add(idle_stops, pool_class(key), static_cast<double>(stops));
   }
   // Memory follows what is live: a "live" that keeps growing while the
   // workspaces in the database do not is a leak.
@@ -160,8 +177,8 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   auto decisions = Family("wsched_queue_decisions_total",
                           "Pending workspaces a queue drain decided again.", MetricType::Counter);
   Add(decisions, {}, static_cast<double>(scheduler_->QueueDecisions()));
-  return {nodes, gpus, driver, pending, oldest, util, used, held_seconds, busy_seconds, tracked,
-          decisions};
+  return {nodes,        gpus,         driver, pending,    oldest,  util,     util_gpus, used,
+          held_seconds, busy_seconds, idle,   idle_stops, tracked, decisions};
 }
 
 }  // namespace wsched::scheduler

@@ -130,6 +130,10 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     if (write.kind == Kind::kStop) {
       absl::MutexLock lock(&mu_);
       if (!rows_.contains(w.id)) return {absl::NotFoundError(absl::StrCat("workspace ", w.id, " does not exist"))};
+      // As store/write_batch.h: a stop that names a version lands only on it.
+      if (write.from.version != 0 && rows_[w.id].version != write.from.version) {
+        return {absl::AbortedError(absl::StrCat("workspace ", w.id, " changed since this decision"))};
+      }
       store::WorkspaceRow row = StopLocked(w.id, "self");
       return {absl::OkStatus(), row.version, row};
     }

@@ -92,6 +92,23 @@ void LogGpuHealthChanges(const store::StoredNode& before, const store::StoredNod
   }
 }
 
+// The samples of the node's own GPUs: a UUID the node does not have would
+// be counted in its pool's figures as a GPU nobody holds.
+std::vector<GpuUsage> SamplesOfItsGpus(const std::vector<GpuUsage>& usage,
+                                       const core::NodeInfo& node) {
+  std::vector<GpuUsage> own;
+  own.reserve(usage.size());
+  for (const GpuUsage& sample : usage) {
+    for (const core::Gpu& gpu : node.gpus) {
+      if (gpu.uuid == sample.uuid) {
+        own.push_back(sample);
+        break;
+      }
+    }
+  }
+  return own;
+}
+
 // The stored GPU with `uuid`, or null.
 const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
   for (const core::Gpu& gpu : node.gpus) {
@@ -224,14 +241,14 @@ absl::StatusOr<HeartbeatResult> NodeInventory::Heartbeat(const HeartbeatInput& i
 bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result) {
   std::shared_ptr<const store::StoredNode> known;
   std::shared_ptr<const core::Catalog> catalog;
-  absl::flat_hash_map<std::string, std::string> holders;
+  GpuHolders holders;
   {
     Mirror::Node mirrored = mirror_->MirroredNode(input.node_name);
     // Unknown here (maybe registered elsewhere a moment ago) or lost: the
     // database decides.
     if (mirrored.stored == nullptr || mirrored.stored->state == core::NodeState::kLost) return false;
     known = std::move(mirrored.stored);
-    holders = std::move(mirrored.holder_classes);
+    holders = std::move(mirrored.holders);
     catalog = mirror_->CurrentCatalog();
   }
   // Both are immutable: what the heartbeat would change is worked out
@@ -242,7 +259,10 @@ bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult
   }
   result.state = known->state;
   result.pool = known->info.pool;
-  usage_.Record(input.node_name, input.usage, holders);
+  // Samples stay in memory: a heartbeat that only brings new ones writes
+  // nothing and copies no view (docs/architecture.md rule 2).
+  usage_.Record(input.node_name, known->info.pool, SamplesOfItsGpus(input.usage, known->info),
+                holders);
   return true;
 }
 
@@ -286,36 +306,14 @@ absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInp
   if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
   result.pool = stored.info.pool;
-  absl::flat_hash_map<std::string, std::string> holders;
+  GpuHolders holders;
   {
-    holders = mirror_->MirroredNode(stored.info.name).holder_classes;
+    holders = mirror_->MirroredNode(stored.info.name).holders;
     if (written) mirror_->DrainPool(stored.info.pool);
   }
-  usage_.Record(stored.info.name, input.usage, holders);
+  usage_.Record(stored.info.name, stored.info.pool, SamplesOfItsGpus(input.usage, stored.info),
+                holders);
   return result;
-}
-
-std::vector<NodeInventory::GpuUsageSample> NodeInventory::GpuUsage() const {
-  const auto latest = usage_.Latest();
-  const std::shared_ptr<const ClusterView> cluster = mirror_->View();
-  std::vector<GpuUsageSample> samples;
-  for (const auto& [node_name, usage] : latest) {
-    const placement::SnapshotNode* node = cluster->snapshot.FindNode(node_name);
-    if (node == nullptr) continue;
-    for (const auto& sample : usage) {
-      for (size_t i = 0; i < node->info.gpus.size(); ++i) {
-        const core::Gpu& gpu = node->info.gpus[i];
-        if (gpu.uuid != sample.uuid) continue;
-        GpuUsageSample out{node_name, node->info.pool, gpu.uuid, gpu.pci_address, gpu.model,
-                           node->gpus[i].holder, cluster->ClassOf(node->gpus[i].holder)};
-        out.index = gpu.index;
-        out.utilization_percent = sample.utilization_percent;
-        out.memory_used_bytes = sample.memory_used_bytes;
-        samples.push_back(std::move(out));
-      }
-    }
-  }
-  return samples;
 }
 
 absl::StatusOr<NodeView> NodeInventory::SetNodeAdminState(const std::string& name,

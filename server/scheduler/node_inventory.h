@@ -85,8 +85,8 @@ class NodeInventory {
     virtual std::shared_ptr<const ClusterView> View() const = 0;
     struct Node {
       std::shared_ptr<const store::StoredNode> stored;  // Null when not mirrored.
-      // GPU UUID -> class of its holder, for the node's held GPUs.
-      absl::flat_hash_map<std::string, std::string> holder_classes;
+      // The node's held GPUs (by UUID): workspace, class and version.
+      GpuHolders holders;
       // Since when the node is in its state, as this replica saw it.
       std::optional<absl::Time> state_since;
     };
@@ -142,17 +142,8 @@ class NodeInventory {
   // Marks nodes without recent heartbeats lost (also run by a loop).
   absl::Status DetectLostNodes();
 
-  struct GpuUsageSample {
-    std::string node, pool, uuid, pci_address, model, workspace, class_id;
-    int index = 0;
-    int utilization_percent = 0;
-    int64_t memory_used_bytes = 0;
-  };
-  std::vector<GpuUsageSample> GpuUsage() const;
-  // Seconds GPUs were held and busy, by class, since start.
-  std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const {
-    return usage_.SecondsByClass();
-  }
+  // The agents' GPU samples and the GPU time charged from them.
+  const UsageAccounting& gpu_usage() const { return usage_; }
   // The measured start and install times (empty without a database).
   store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
 

@@ -16,13 +16,16 @@ using placement::testing::FakeGpuNode;
 class FakeMirror : public NodeInventory::Mirror {
  public:
   std::shared_ptr<const core::Catalog> CurrentCatalog() const override { return catalog; }
-  std::shared_ptr<const ClusterView> View() const override { return view; }
+  std::shared_ptr<const ClusterView> View() const override {
+    views++;
+    return view;
+  }
   Node MirroredNode(const std::string& name) const override {
     Node out;
     auto it = nodes.find(name);
     if (it == nodes.end()) return out;
     out.stored = it->second;
-    out.holder_classes = holder_classes;
+    out.holders = holders;
     return out;
   }
   absl::Status CatchUp() override {
@@ -35,8 +38,9 @@ class FakeMirror : public NodeInventory::Mirror {
   std::shared_ptr<const core::Catalog> catalog = std::make_shared<const core::Catalog>();
   std::shared_ptr<const ClusterView> view = std::make_shared<const ClusterView>();
   std::map<std::string, std::shared_ptr<const store::StoredNode>> nodes;
-  absl::flat_hash_map<std::string, std::string> holder_classes;
+  GpuHolders holders;
   int catch_ups = 0;
+  mutable int views = 0;  // View() calls: a heartbeat must make none.
 };
 
 // A ready node as the mirror holds it, its driver judged as a heartbeat
@@ -67,7 +71,7 @@ class NodeInventoryTest : public ::testing::Test {
 
 TEST_F(NodeInventoryTest, AHeartbeatThatChangesNothingIsLivenessOnlyAndChargesItsHolder) {
   mirror_.nodes["g1"] = Mirrored(FakeGpuNode("g1", "gpu-h100", "h100", 2), *mirror_.catalog);
-  mirror_.holder_classes["GPU-g1-0"] = "gpu-1x";
+  mirror_.holders["GPU-g1-0"] = {"w1", "gpu-1x", 5};
   HeartbeatInput beat;
   beat.node_name = "g1";
   beat.usage = {{"GPU-g1-0", 100, 1 << 20}};
@@ -80,9 +84,12 @@ TEST_F(NodeInventoryTest, AHeartbeatThatChangesNothingIsLivenessOnlyAndChargesIt
   now_ += absl::Minutes(1);
   beat.usage = {{"GPU-g1-0", 100, 1 << 20}};
   ASSERT_TRUE(inventory_.Heartbeat(beat).ok());
-  auto seconds = inventory_.GpuSecondsByClass();
-  ASSERT_TRUE(seconds.contains("gpu-1x"));
-  EXPECT_GT(seconds["gpu-1x"].first, 0);
+  auto seconds = inventory_.gpu_usage().SecondsByPoolClass();
+  ASSERT_TRUE(seconds.contains(PoolClass("gpu-h100", "gpu-1x")));
+  EXPECT_DOUBLE_EQ(seconds[PoolClass("gpu-h100", "gpu-1x")].held, 60);
+  EXPECT_DOUBLE_EQ(seconds[PoolClass("gpu-h100", "gpu-1x")].busy, 60);
+  // New samples alone touch neither the database nor the cluster view.
+  EXPECT_EQ(mirror_.views, 0);
 }
 
 TEST_F(NodeInventoryTest, GpuHealthAndUsageComeFromTheMirrorAndTheAgentsSamples) {
@@ -102,16 +109,18 @@ TEST_F(NodeInventoryTest, GpuHealthAndUsageComeFromTheMirrorAndTheAgentsSamples)
   EXPECT_EQ(health["GPU-g1-1"].reason, "XID 79");
   EXPECT_TRUE(inventory_.GpuHealthOn("unknown").empty());
 
+  mirror_.holders["GPU-g1-0"] = {"w1", "gpu-1x", 5};
   HeartbeatInput beat;
   beat.node_name = "g1";
-  beat.usage = {{"GPU-g1-0", 40, 2 << 20}};
+  // A UUID the node does not have is nobody's sample.
+  beat.usage = {{"GPU-g1-0", 40, 2 << 20}, {"GPU-g1-1", 0, 0}, {"GPU-elsewhere", 99, 0}};
   ASSERT_TRUE(inventory_.Heartbeat(beat).ok());
-  std::vector<NodeInventory::GpuUsageSample> samples = inventory_.GpuUsage();
-  ASSERT_EQ(samples.size(), 1u);
-  EXPECT_EQ(samples[0].workspace, "w1");
-  EXPECT_EQ(samples[0].class_id, "gpu-1x");
-  EXPECT_EQ(samples[0].pool, "gpu-h100");
-  EXPECT_EQ(samples[0].utilization_percent, 40);
+  auto latest = inventory_.gpu_usage().LatestByPoolClass();
+  ASSERT_EQ(latest.size(), 2u);
+  EXPECT_EQ(latest[PoolClass("gpu-h100", "gpu-1x")].gpus, 1);
+  EXPECT_DOUBLE_EQ(latest[PoolClass("gpu-h100", "gpu-1x")].ratio_sum, 0.4);
+  EXPECT_EQ(latest[PoolClass("gpu-h100", "gpu-1x")].memory_used_bytes, 2 << 20);
+  EXPECT_EQ(latest[PoolClass("gpu-h100", "")].gpus, 1);
 }
 
 TEST_F(NodeInventoryTest, ANodeTheMirrorDoesNotKnowGoesToTheDatabase) {

@@ -432,7 +432,8 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
 }
 
 absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& id,
-                                                             core::EndReason reason) {
+                                                             core::EndReason reason,
+                                                             int64_t expected_version) {
   if (!core::IsStopReason(reason)) {
     return absl::InvalidArgumentError(absl::StrCat("a stop cannot end a workspace as \"",
                                                    core::EndReasonName(reason), "\""));
@@ -443,9 +444,11 @@ absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& 
   stop.kind = store::WorkspaceWrite::Kind::kStop;
   stop.workspace.id = id;
   stop.end_reason = reason;
+  stop.from.version = expected_version;
   store::WriteOutcome after = placement_->Write(stop);
-  for (int attempt = 1; absl::IsAborted(after.status) && attempt < options_.place_attempts;
-       ++attempt) {
+  // A guarded stop that finds a newer record must not be repeated on it.
+  const int attempts = expected_version != 0 ? 1 : options_.place_attempts;
+  for (int attempt = 1; absl::IsAborted(after.status) && attempt < attempts; ++attempt) {
     after = placement_->Write(stop);
   }
   if (!after.status.ok()) return after.status;

@@ -152,6 +152,7 @@ std::vector<std::string> Scheduler::ReplaceStateLocked(StateStore::Everything& a
   // stays: versions never repeat, so what it says is still true.
   versions_.clear();
   class_of_workspace_.clear();
+  idle_marks_.clear();
   tentative_.clear();  // Decisions in flight re-check at commit, as always.
   settings_.Clear();
   catalog_ = std::make_shared<const core::Catalog>(std::move(all.catalog));
@@ -192,6 +193,7 @@ bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
     // Ended: nothing of it stays but its version, for a while.
     versions_.erase(w.id);
     class_of_workspace_.erase(w.id);
+    idle_marks_.erase(w.id);
     ended_.Add(w.id, row.version, clock_());
     watches_.Publish(w.id, row.version);
     return true;
@@ -200,6 +202,11 @@ bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   watches_.Publish(w.id, row.version);
   ended_.Forget(w.id);
   class_of_workspace_[w.id] = w.class_id;
+  if (w.idle) {
+    idle_marks_[w.id] = *w.idle;
+  } else {
+    idle_marks_.erase(w.id);
+  }
   if (w.state == core::WorkspaceState::kPending) {
     pending_.Upsert(PendingEntryFor(w));
   } else if (HoldsCapacity(row)) {
@@ -329,7 +336,7 @@ NodeInventory::Mirror::Node Scheduler::MirroredNode(const std::string& name) con
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return out;
   out.stored = it->second;  // Replaced, never changed in place: safe to read unlocked.
-  out.holder_classes = HolderClassesLocked(name);
+  out.holders = HoldersLocked(name);
   if (auto since = node_state_since_.find(name); since != node_state_since_.end()) {
     out.state_since = since->second;
   }
@@ -341,16 +348,18 @@ void Scheduler::DrainPool(const std::string& pool) {
   DrainPoolLocked(pool);
 }
 
-absl::flat_hash_map<std::string, std::string> Scheduler::HolderClassesLocked(
-    const std::string& node) const {
-  absl::flat_hash_map<std::string, std::string> holders;
+GpuHolders Scheduler::HoldersLocked(const std::string& node) const {
+  GpuHolders holders;
   const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
   if (mirrored == nullptr) return holders;
   for (size_t i = 0; i < mirrored->gpus.size() && i < mirrored->info.gpus.size(); ++i) {
     const std::string& holder = mirrored->gpus[i].holder;
     if (holder.empty()) continue;
     auto cls = class_of_workspace_.find(holder);
-    holders[mirrored->info.gpus[i].uuid] = cls == class_of_workspace_.end() ? "unknown" : cls->second;
+    auto version = versions_.find(holder);
+    holders[mirrored->info.gpus[i].uuid] = {
+        holder, cls == class_of_workspace_.end() ? "unknown" : cls->second,
+        version == versions_.end() ? 0 : version->second};
   }
   return holders;
 }

@@ -8,6 +8,7 @@
 #include "server/log/log.h"
 #include "server/placement/resources.h"
 #include "server/scheduler/database_stores.h"
+#include "server/scheduler/idle_actions.h"
 #include "server/scheduler/replica_state.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
@@ -52,6 +53,7 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
   inventory_ = std::make_unique<NodeInventory>(
       db_, inventory_mirror_.get(), metrics,
       NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
+  WireIdleMonitor();
   feed_sink_ = std::make_unique<StateSink>(this);
   follower_ = std::make_unique<FeedFollower>(feed_source_, feed_sink_.get(), metrics, clock_);
 }
@@ -70,6 +72,7 @@ absl::Status Scheduler::Start() {
   inventory_->liveness().StartFlushing(std::clamp(options_.node_lost_after / 10, absl::Milliseconds(100),
                                      absl::Seconds(1)));
   loop_ = std::thread([this] { Loop(); });
+  idle_->Start();
   return absl::OkStatus();
 }
 
@@ -80,6 +83,7 @@ void Scheduler::Stop() {
     stopping_ = true;
   }
   watches_.Stop();
+  idle_->Stop();  // Its writes go through the store and the mirror.
   if (loop_.joinable()) loop_.join();
   listener_.reset();
   follower_->StopFollowing();

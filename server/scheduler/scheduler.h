@@ -39,6 +39,7 @@
 #include "server/metrics/metrics.h"
 #include "server/scheduler/cluster_view.h"
 #include "server/scheduler/feed_follower.h"
+#include "server/scheduler/idle_monitor.h"
 #include "server/scheduler/node_inventory.h"
 #include "server/scheduler/recently_ended.h"
 #include "server/scheduler/settings_cache.h"
@@ -77,6 +78,9 @@ struct SchedulerOptions {
   // feed's entries for it arrive a moment after this replica's own mirror
   // (scheduler/recently_ended.h).
   RecentlyEnded::Limits ended_window;
+  // The idle-GPU policy (idle_monitor.h): a workspace whose samples stopped
+  // for this long is not judged here any more; zero = 3 heartbeat intervals.
+  absl::Duration idle_stale_after = absl::ZeroDuration();
 };
 
 // A workspace with what the answer adds while it waits.
@@ -199,6 +203,13 @@ class Scheduler {
   int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Time deadline);
   bool stopping() const;
 
+  // ---- idle GPUs (idle.cc, idle_monitor.h) ----
+  IdleMonitor& idle() { return *idle_; }
+  const IdleMonitor& idle() const { return *idle_; }
+  // Stops the workspace with end reason "idle", only at exactly `version`
+  // (ABORTED when it moved on): the StopWorkspace path, guarded.
+  absl::Status StopIdleWorkspace(const std::string& id, int64_t version);
+
   // ---- read-only views for metrics, scaling and listings ----
   // The newest immutable view of this replica's state (cluster_view.h):
   // walk it as long as needed, no lock held.
@@ -209,12 +220,8 @@ class Scheduler {
   std::vector<PendingDemand> Pending() const { return View()->pending; }
   using TrackedWorkspaces = scheduler::TrackedWorkspaces;
   TrackedWorkspaces Tracked() const { return View()->tracked; }
-  using GpuUsageSample = NodeInventory::GpuUsageSample;
-  std::vector<GpuUsageSample> GpuUsage() const { return inventory_->GpuUsage(); }
-  // Seconds GPUs were held and busy, by class, since start.
-  std::map<std::string, std::pair<double, double>> GpuSecondsByClass() const {
-    return inventory_->GpuSecondsByClass();
-  }
+  // The agents' GPU samples, by pool and class (usage_accounting.h).
+  const UsageAccounting& GpuUsage() const { return inventory_->gpu_usage(); }
   // What the scaler says of each pool, for pending reasons; set once by the
   // scaling controller before serving. Called without the scheduler's lock.
   using ScalingViews = std::map<std::string, placement::PoolScalingView>;
@@ -321,9 +328,8 @@ class Scheduler {
                                                 int queue_position, ScalingViews scaling,
                                                 const PendingLimits& limits)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // GPU UUID -> class of its holder, for the node's held GPUs.
-  absl::flat_hash_map<std::string, std::string> HolderClassesLocked(const std::string& node) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The node's held GPUs, by UUID: workspace, class and version.
+  GpuHolders HoldersLocked(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // placing.cc
   // What a placement decides with: from memory on the hot path (a workspace
@@ -348,8 +354,11 @@ class Scheduler {
   absl::Status FinishQueuePlacement(QueuePlacement& prepared, const store::WriteOutcome& committed);
   // Commits `batch` together through the group commit, then finishes each.
   void CommitQueuePlacements(std::vector<QueuePlacement>& batch);
+  // `expected_version` 0: whatever the record's version (a stop always
+  // wins); otherwise only that version, once (ABORTED when it moved on).
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id,
-                                                    core::EndReason reason = core::EndReason::kStopped);
+                                                    core::EndReason reason = core::EndReason::kStopped,
+                                                    int64_t expected_version = 0);
 
   std::unique_ptr<OwnedStores> owned_;
   store::Database* const db_;
@@ -396,6 +405,8 @@ class Scheduler {
   absl::flat_hash_map<std::string, absl::Time> node_state_since_ ABSL_GUARDED_BY(mu_);
   // Class of every live workspace: what GPU usage is charged to.
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
+  // The idle mark of every live workspace that has one (idle_monitor.h).
+  absl::flat_hash_map<std::string, core::IdleMark> idle_marks_ ABSL_GUARDED_BY(mu_);
 
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
@@ -413,6 +424,11 @@ class Scheduler {
   SettingsCache settings_;
   std::unique_ptr<InventoryMirror> inventory_mirror_;
   std::unique_ptr<NodeInventory> inventory_;
+  // After the inventory: its heartbeats feed the monitor, which goes first.
+  class IdleActions;  // idle_actions.h
+  void WireIdleMonitor();  // idle.cc; from the constructor.
+  std::unique_ptr<IdleActions> idle_actions_;
+  std::unique_ptr<IdleMonitor> idle_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
   std::function<ScalingViews()> scaling_views_;

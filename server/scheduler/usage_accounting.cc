@@ -2,23 +2,32 @@
 
 namespace wsched::scheduler {
 
-void UsageAccounting::Record(const std::string& node, std::vector<GpuUsage> samples,
-                             const absl::flat_hash_map<std::string, std::string>& holder_classes) {
+void UsageAccounting::Record(const std::string& node, const std::string& pool,
+                             std::vector<GpuUsage> samples, const GpuHolders& holders) {
   const absl::Time now = clock_();
-  absl::MutexLock lock(&mu_);
-  NodeSamples& previous = nodes_[node];
-  if (previous.at != absl::Time()) {
-    const double seconds = absl::ToDoubleSeconds(now - previous.at);
-    for (const auto& [uuid, class_id] : holder_classes) {
-      auto& [held, busy] = seconds_[class_id];
-      held += seconds;
-      for (const GpuUsage& sample : previous.samples) {
-        if (sample.uuid == uuid) busy += seconds * sample.utilization_percent / 100.0;
+  {
+    absl::MutexLock lock(&mu_);
+    NodeSamples& previous = nodes_[node];
+    if (previous.at != absl::Time()) {
+      const double seconds = absl::ToDoubleSeconds(now - previous.at);
+      for (const auto& [uuid, holder] : holders) {
+        Seconds& charged = seconds_[{pool, holder.class_id}];
+        charged.held += seconds;
+        for (const GpuUsage& sample : previous.samples) {
+          if (sample.uuid == uuid) charged.busy += seconds * sample.utilization_percent / 100.0;
+        }
       }
     }
+    previous.pool = pool;
+    previous.classes.clear();
+    for (const GpuUsage& sample : samples) {
+      auto holder = holders.find(sample.uuid);
+      previous.classes.push_back(holder == holders.end() ? "" : holder->second.class_id);
+    }
+    previous.samples = samples;
+    previous.at = now;
   }
-  previous.samples = std::move(samples);
-  previous.at = now;
+  if (observer_) observer_({node, pool, samples, holders, now});
 }
 
 void UsageAccounting::ForgetNode(const std::string& node) {
@@ -31,14 +40,21 @@ size_t UsageAccounting::node_count() const {
   return nodes_.size();
 }
 
-absl::flat_hash_map<std::string, std::vector<GpuUsage>> UsageAccounting::Latest() const {
+std::map<PoolClass, UsageAccounting::Utilization> UsageAccounting::LatestByPoolClass() const {
   absl::MutexLock lock(&mu_);
-  absl::flat_hash_map<std::string, std::vector<GpuUsage>> latest;
-  for (const auto& [node, samples] : nodes_) latest[node] = samples.samples;
-  return latest;
+  std::map<PoolClass, Utilization> out;
+  for (const auto& [node, latest] : nodes_) {
+    for (size_t i = 0; i < latest.samples.size(); ++i) {
+      Utilization& sum = out[{latest.pool, latest.classes[i]}];
+      sum.gpus++;
+      sum.ratio_sum += latest.samples[i].utilization_percent / 100.0;
+      sum.memory_used_bytes += latest.samples[i].memory_used_bytes;
+    }
+  }
+  return out;
 }
 
-std::map<std::string, std::pair<double, double>> UsageAccounting::SecondsByClass() const {
+std::map<PoolClass, UsageAccounting::Seconds> UsageAccounting::SecondsByPoolClass() const {
   absl::MutexLock lock(&mu_);
   return seconds_;
 }

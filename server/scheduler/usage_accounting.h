@@ -1,7 +1,9 @@
-// GPU usage as the agents report it: the latest samples per node (for the
-// per-GPU gauges) and GPU time held and busy per class (GPU-hours). Its own
-// lock and clock; what holds each GPU is told by the caller at each sample,
-// so this needs no view of the snapshot.
+// GPU usage as the agents report it: the latest sample of every GPU, summed
+// by pool and holder class at scrape time, and GPU time held and busy per
+// pool and class (GPU-hours). Its own lock and clock; what holds each GPU
+// is told by the caller at each sample, so this needs no view of the
+// snapshot. Nothing here is per workspace: a workspace label on a series
+// per GPU was one new series per placement, exported by every replica.
 #ifndef WSCHED_SERVER_SCHEDULER_USAGE_ACCOUNTING_H_
 #define WSCHED_SERVER_SCHEDULER_USAGE_ACCOUNTING_H_
 
@@ -25,37 +27,78 @@ struct GpuUsage {
   int64_t memory_used_bytes = 0;
 };
 
+// What holds one GPU, as the replica's mirror says.
+struct GpuHolder {
+  std::string workspace;
+  std::string class_id;
+  int64_t version = 0;  // Of the workspace's record.
+};
+// By GPU UUID; only held GPUs are present.
+using GpuHolders = absl::flat_hash_map<std::string, GpuHolder>;
+
+// A pool and the class of the GPUs' holder ("" for GPUs nobody holds).
+using PoolClass = std::pair<std::string, std::string>;
+
 class UsageAccounting {
  public:
   using Clock = std::function<absl::Time()>;
+  // One heartbeat as it was recorded, for whoever judges the samples
+  // further (the idle-GPU policy); called after the lock, at most once per
+  // heartbeat, never with the scheduler's lock held.
+  struct Report {
+    const std::string& node;
+    const std::string& pool;
+    const std::vector<GpuUsage>& samples;
+    const GpuHolders& holders;
+    absl::Time at;
+  };
+  using Observer = std::function<void(const Report&)>;
+
   explicit UsageAccounting(Clock clock) : clock_(std::move(clock)) {}
   UsageAccounting(const UsageAccounting&) = delete;
   UsageAccounting& operator=(const UsageAccounting&) = delete;
 
-  // One heartbeat's samples from `node`. `holder_classes` has, for each GPU
-  // of the node held now (by UUID), its holder's class. The time since the
-  // node's previous sample is charged to those classes as held, and as busy
-  // in proportion to the previous sample's utilization.
-  void Record(const std::string& node, std::vector<GpuUsage> samples,
-              const absl::flat_hash_map<std::string, std::string>& holder_classes);
+  // Set once before heartbeats arrive.
+  void SetObserver(Observer observer) { observer_ = std::move(observer); }
+
+  // One heartbeat's samples from `node` of `pool`. The time since the
+  // node's previous sample is charged to the classes of the GPUs' holders
+  // now, as held, and as busy in proportion to the previous sample's
+  // utilization.
+  void Record(const std::string& node, const std::string& pool, std::vector<GpuUsage> samples,
+              const GpuHolders& holders);
   // The node is gone (removed): its samples go with it.
   void ForgetNode(const std::string& node);
   // Nodes with samples kept.
   size_t node_count() const;
-  // The latest samples of every node that sent any.
-  absl::flat_hash_map<std::string, std::vector<GpuUsage>> Latest() const;
-  // Class -> (GPU seconds held, GPU seconds busy), since start.
-  std::map<std::string, std::pair<double, double>> SecondsByClass() const;
+
+  struct Utilization {
+    int gpus = 0;                 // GPUs whose latest sample is summed here.
+    double ratio_sum = 0;         // Of their utilisation, 0..1 each.
+    int64_t memory_used_bytes = 0;
+  };
+  // The latest sample of every GPU, summed by pool and by the class of its
+  // holder when it was taken.
+  std::map<PoolClass, Utilization> LatestByPoolClass() const;
+  struct Seconds {
+    double held = 0;
+    double busy = 0;
+  };
+  // GPU seconds held and busy by pool and class, since start.
+  std::map<PoolClass, Seconds> SecondsByPoolClass() const;
 
  private:
   struct NodeSamples {
+    std::string pool;
     std::vector<GpuUsage> samples;
+    std::vector<std::string> classes;  // Parallel to samples: the holder's, or "".
     absl::Time at;
   };
   const Clock clock_;
+  Observer observer_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, NodeSamples> nodes_ ABSL_GUARDED_BY(mu_);
-  std::map<std::string, std::pair<double, double>> seconds_ ABSL_GUARDED_BY(mu_);
+  std::map<PoolClass, Seconds> seconds_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace wsched::scheduler

@@ -107,7 +107,7 @@ struct WorkspaceWrite {
     kPlace,        // New or restarted record (from.version), placed now.
     kQueuePlace,   // The pending record from.version, placed now.
     kSavePending,  // New or restarted record (from.version), pending.
-    kStop,         // Whatever its version: a stop always wins.
+    kStop,         // Whatever its version (a stop always wins), unless from.version names one.
   };
   Kind kind = Kind::kPlace;
   core::Workspace workspace;  // For kStop only the id.

@@ -126,6 +126,11 @@ int64_t WorkspaceRepository::OrgGpusHeld(const std::string& org_id) {
   return store::OrgGpusHeld(s_.txn, org_id);
 }
 
+std::optional<int64_t> WorkspaceRepository::SetIdleMark(const std::string& id, int64_t version,
+                                                        const std::optional<core::IdleMark>& mark) {
+  return store::SetIdleMark(s_.txn, id, version, mark, s_.changes);
+}
+
 // ---- timings, scaling, change log
 
 void TimingRepository::Record(TimingKind kind, const std::string& pool, const std::string& kernel,

@@ -104,8 +104,9 @@ class NodeRepository {
   UnitSession& s_;
 };
 
-// Workspace reads and the retention sweep (workspace_repository.h); the
-// writes go through the group commit (commit_batcher.h).
+// Workspace reads, the retention sweep and the idle mark
+// (workspace_repository.h); the other writes go through the group commit
+// (commit_batcher.h).
 class WorkspaceRepository {
  public:
   explicit WorkspaceRepository(UnitSession& session) : s_(session) {}
@@ -116,6 +117,10 @@ class WorkspaceRepository {
                                                     int limit);
   int64_t DeleteEnded(absl::Duration retention, int limit);
   int64_t OrgGpusHeld(const std::string& org_id);
+  // The idle-GPU policy's mark (store::SetIdleMark): the new version, or
+  // nullopt when the record is not at `version` or not placed.
+  std::optional<int64_t> SetIdleMark(const std::string& id, int64_t version,
+                                     const std::optional<core::IdleMark>& mark);
 
  private:
   UnitSession& s_;

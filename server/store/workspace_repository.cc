@@ -16,7 +16,9 @@ const char kWorkspaceColumns[] =
     "COALESCE(extract(epoch from w.placed_at)::float8, 0), "
     "COALESCE((SELECT string_agg(h.gpu_index::text || '/' || h.gpu_uuid, ',' ORDER BY "
     "h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), ''), w.version, "
-    "w.stopped_at IS NOT NULL, w.placement_schema";
+    "w.stopped_at IS NOT NULL, w.placement_schema, "
+    "(extract(epoch from w.idle_since) * 1000000)::bigint, "
+    "(extract(epoch from w.idle_stops_at) * 1000000)::bigint";
 
 namespace {
 
@@ -61,6 +63,12 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
   }
   out.version = row[18].as<int64_t>();
   out.released = row[19].as<bool>();
+  // In microseconds, exactly as written: the replica that wrote the mark
+  // compares it with its own.
+  if (!row[21].is_null()) {
+    w.idle = core::IdleMark{absl::FromUnixMicros(row[21].as<int64_t>()), std::nullopt};
+    if (!row[22].is_null()) w.idle->stops_at = absl::FromUnixMicros(row[22].as<int64_t>());
+  }
   return out;
 }
 
@@ -129,6 +137,24 @@ int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int lim
           "DELETE FROM workspaces w USING old WHERE w.id = old.id",
           absl::ToDoubleSeconds(retention), limit)
       .affected_rows();
+}
+
+std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64_t version,
+                                   const std::optional<core::IdleMark>& mark, ChangeSet& changes) {
+  const bool marked = mark.has_value();
+  const bool stops = marked && mark->stops_at.has_value();
+  pqxx::result rows = txn.exec_params(
+      "UPDATE workspaces SET "
+      "idle_since = CASE WHEN $3 THEN 'epoch'::timestamptz + $4 * interval '1 microsecond' END, "
+      "idle_stops_at = CASE WHEN $5 THEN 'epoch'::timestamptz + $6 * interval '1 microsecond' END, "
+      "version = nextval('entity_versions') "
+      "WHERE id = $1 AND version = $2 AND state = 'placed' RETURNING version",
+      id, version, marked, marked ? absl::ToUnixMicros(mark->since) : int64_t{0}, stops,
+      stops ? absl::ToUnixMicros(*mark->stops_at) : int64_t{0});
+  if (rows.empty()) return std::nullopt;
+  const int64_t after = rows[0][0].as<int64_t>();
+  changes.Add(Entity::kWorkspace, id, after);
+  return after;
 }
 
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id) {

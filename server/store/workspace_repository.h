@@ -47,6 +47,13 @@ absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRows(const pqxx::result& rows
 // published: no replica mirrors an ended workspace.
 int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit);
 
+// Marks the placed workspace `id` idle (docs/catalog.md "Idle GPUs"), or
+// clears its mark when `mark` is nullopt, only at exactly `version`: the
+// record's new version, or nullopt (nothing written) when it moved on or is
+// not placed. The change is published like any workspace write.
+std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64_t version,
+                                   const std::optional<core::IdleMark>& mark, ChangeSet& changes);
+
 // GPUs the org's workspaces hold now.
 int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id);
 

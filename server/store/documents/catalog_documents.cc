@@ -2,6 +2,7 @@
 // is a column of its own (version 1 documents also held a copy, not read).
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "server/store/documents/device_node.h"
 #include "server/store/documents/documents.h"
 #include "server/store/documents/enums.h"
@@ -85,6 +86,34 @@ int64_t Seconds(Fields& pool, const char* key, int64_t fallback) {
   return pool.Has(key) ? pool.Int64(key) : fallback;
 }
 
+// Written only when the class has a policy: a class without one (every
+// class stored before the field existed) reads as none.
+nlohmann::json IdleJson(const core::IdlePolicy& idle) {
+  nlohmann::json j = {{"utilization_below_percent", idle.utilization_below_percent},
+                      {"for_seconds", absl::ToInt64Seconds(idle.idle_for)},
+                      {"action", core::IdleActionName(idle.action)}};
+  if (idle.warn_before != absl::ZeroDuration()) {
+    j["warn_before_seconds"] = absl::ToInt64Seconds(idle.warn_before);
+  }
+  return j;
+}
+
+std::optional<core::IdlePolicy> ReadIdle(Fields& cls) {
+  std::optional<Fields> i = cls.Object("idle");
+  if (!i) return std::nullopt;
+  core::IdlePolicy idle;
+  idle.utilization_below_percent = i->Int("utilization_below_percent");
+  idle.idle_for = absl::Seconds(i->Int64("for_seconds"));
+  idle.warn_before = absl::Seconds(i->Int64("warn_before_seconds"));
+  const std::string action = i->String("action");
+  if (std::optional<core::IdleAction> parsed = core::ParseIdleAction(action)) {
+    idle.action = *parsed;
+  } else {
+    i->decoding().Fail(i->PathOf("action"), absl::StrCat("unknown action \"", action, "\""));
+  }
+  return idle;
+}
+
 }  // namespace
 
 std::string EncodeClass(const core::WorkspaceClass& cls) {
@@ -109,6 +138,7 @@ std::string EncodeClass(const core::WorkspaceClass& cls) {
       {"credits_per_minute_milli", cls.credits_per_minute_milli},
       {"is_default", cls.is_default},
       {"deprecated", cls.deprecated}};
+  if (cls.idle) j["idle"] = IdleJson(*cls.idle);
   return j.dump();
 }
 
@@ -137,6 +167,7 @@ absl::StatusOr<core::WorkspaceClass> DecodeClass(absl::string_view json, const O
   cls.credits_per_minute_milli = c.Int64("credits_per_minute_milli");
   cls.is_default = c.Bool("is_default");
   cls.deprecated = c.Bool("deprecated");
+  cls.idle = ReadIdle(c);
   if (!decoding.ok()) return decoding.status();
   return cls;
 }

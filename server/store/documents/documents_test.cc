@@ -189,6 +189,27 @@ TEST(DocumentsTest, VersionOneClassesDecode) {
   EXPECT_TRUE(DecodeClass(Fixture("class-old-cpu.json"), V1("classes", "old"))->deprecated);
 }
 
+TEST(DocumentsTest, AClassIdlePolicyRoundTripsAndOlderClassesHaveNone) {
+  core::WorkspaceClass stop = RichClass();
+  stop.idle = core::IdlePolicy{5, absl::Minutes(30), core::IdleAction::kStop, absl::Minutes(5)};
+  EXPECT_EQ(*DecodeClass(EncodeClass(stop), V1("classes", "c")), stop);
+  core::WorkspaceClass notify = RichClass();
+  notify.idle = core::IdlePolicy{10, absl::Hours(2), core::IdleAction::kNotify, absl::ZeroDuration()};
+  EXPECT_EQ(*DecodeClass(EncodeClass(notify), V1("classes", "c")), notify);
+  // The field is written only when set, so a class without one stores
+  // exactly what it stored before.
+  EXPECT_EQ(EncodeClass(RichClass()).find("idle"), std::string::npos);
+  for (const char* name : {"class-gpu-1.json", "class-gpu-1-inline.json", "class-gpu-1-vm.json",
+                           "class-gpu-8-vm.json", "class-old-cpu.json", "class-cpu-dev.json"}) {
+    auto old = DecodeClass(Fixture(name), V1("classes", name));
+    ASSERT_TRUE(old.ok()) << name << ": " << old.status();
+    EXPECT_EQ(old->idle, std::nullopt) << name;
+  }
+  auto bad = DecodeClass(R"({"idle": {"action": "explode"}})", V1("classes", "x"));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("idle.action"));
+}
+
 TEST(DocumentsTest, VersionOnePoolsAndDriverPolicyDecode) {
   auto c = DecodePool(Fixture("pool-pool-c.json"), V1("pools", "pool-c"));
   ASSERT_TRUE(c.ok()) << c.status();
