@@ -5,9 +5,13 @@
 #ifndef WSCHED_SERVER_CORE_USAGE_H_
 #define WSCHED_SERVER_CORE_USAGE_H_
 
+#include <cstdint>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace wsched::core {
 
@@ -38,6 +42,55 @@ const char* UsageGroupName(UsageGroup group);     // "org", "project", "class"
 const char* UsageBucketName(UsageBucket bucket);  // "none", "hour", "day", "month"
 std::optional<UsageGroup> ParseUsageGroup(absl::string_view name);
 std::optional<UsageBucket> ParseUsageBucket(absl::string_view name);
+
+// What the ledger answers with (store/usage.h has the queries). Times are
+// the database's, to the microsecond. Every figure is a resource amount
+// (GPUs, CPU millicores, memory bytes) times an exact duration in
+// microseconds; the products are exact decimal strings of seconds with six
+// fraction digits ("3600.000000"), because a month of a fleet's
+// memory-byte-seconds does not fit in 64 bits.
+struct UsageFigures {
+  int64_t duration_micros = 0;  // Of one record; the sum of them in a summary.
+  std::string gpu_seconds = "0.000000";
+  std::string cpu_millicore_seconds = "0.000000";
+  std::string memory_byte_seconds = "0.000000";
+};
+
+// One placement, counted within the range it was read for.
+struct UsageRecord {
+  std::string workspace_id;
+  std::string org_id;
+  std::string project_id;
+  std::string user_id;
+  std::string class_id;
+  std::string pool;
+  std::string node_name;
+  int gpu_count = 0;
+  std::vector<std::string> gpu_models;  // One per GPU, in index order.
+  int64_t cpu_millis = 0;
+  int64_t memory_bytes = 0;
+  absl::Time started_at;                // placed_at.
+  std::optional<absl::Time> ended_at;   // Unset while it is open (placed now).
+  std::optional<EndReason> end_reason;  // Unset while open.
+  // The part of [started_at, ended_at or now) inside the range read.
+  absl::Time counted_from;
+  absl::Time counted_until;
+  UsageFigures figures;
+};
+
+// The usage of one group in one calendar bucket.
+struct UsageSummaryRow {
+  // The bucket ([start, end), absolute times; the whole range for kNone).
+  // Its figures count only what lies inside the range read too.
+  absl::Time bucket_start;
+  absl::Time bucket_end;
+  // Of the groups asked for; empty for those not asked for.
+  std::string org_id;
+  std::string project_id;
+  std::string class_id;
+  UsageFigures figures;
+  int64_t workspaces = 0;  // Distinct workspaces with usage in the bucket.
+};
 
 }  // namespace wsched::core
 

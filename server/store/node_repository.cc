@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/store/documents/documents.h"
+#include "server/store/usage_repository.h"
 
 namespace wsched::store {
 namespace {
@@ -147,6 +148,11 @@ std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout,
     changes.Add(Entity::kNode, row[0].c_str(), row[1].as<int64_t>());
   }
   if (lost.empty()) return lost;
+  // Their placements end now: the usage records first, while the rows
+  // still say placed.
+  static const std::string* usage =
+      new std::string(UsageInsertSql("'lost'", "WHERE w.node_name = ANY($1::text[])"));
+  txn.exec_params(*usage, TextArray(lost));
   PublishWorkspaces(
       txn.exec_params(
           "UPDATE workspaces SET state = 'lost', pending_reason = 'node ' || node_name || "
@@ -181,6 +187,10 @@ std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::strin
 
 std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, ChangeSet& changes) {
   std::vector<std::string> ids;
+  // Placements on it end now (lost ones ended when the node was lost).
+  static const std::string* usage =
+      new std::string(UsageInsertSql("'node_removed'", "WHERE w.node_name = $1"));
+  txn.exec_params(*usage, name);
   pqxx::result lost = txn.exec_params(
       "UPDATE workspaces SET state = 'lost', stopped_at = COALESCE(stopped_at, now()), "
       "pending_reason = 'node ' || $1 || ' was removed', version = nextval('entity_versions') "

@@ -1,6 +1,7 @@
 #include "server/store/unit_of_work.h"
 
 #include "server/store/audit_repository.h"
+#include "server/store/usage_repository.h"
 #include "server/store/catalog_repository.h"
 #include "server/store/change_log.h"
 #include "server/store/connection.h"
@@ -172,6 +173,20 @@ int64_t AuditRepository::DeleteOlderThan(absl::Duration retention, int limit) {
   return DeleteOldAuditRecords(s_.txn, retention, limit);
 }
 
+// ---- usage
+absl::StatusOr<std::vector<core::UsageRecord>> UsageRepository::List(const UsageFilter& filter,
+                                                               const std::optional<UsageCursor>& after,
+                                                               int limit) {
+  return ListUsageRecords(s_.txn, filter, after, limit);
+}
+absl::StatusOr<std::vector<core::UsageSummaryRow>> UsageRepository::Summarize(const UsageSummaryRequest& request) {
+  return SummarizeUsage(s_.txn, request);
+}
+bool UsageRepository::KnownTimeZone(const std::string& name) { return store::KnownTimeZone(s_.txn, name); }
+int64_t UsageRepository::DeleteOlderThan(absl::Duration retention, int limit) {
+  return DeleteOldUsageRecords(s_.txn, retention, limit);
+}
+
 // ---- the unit
 
 UnitOfWork::UnitOfWork(UnitSession& session)
@@ -182,6 +197,7 @@ UnitOfWork::UnitOfWork(UnitSession& session)
       timings_(session),
       scaling_(session),
       change_log_(session),
+      usage_(session),
       audit_(session) {}
 
 absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode) {

@@ -31,6 +31,7 @@
 #include "server/store/audit.h"
 #include "server/store/database.h"
 #include "server/store/types.h"
+#include "server/store/usage.h"
 
 namespace wsched::store {
 
@@ -166,6 +167,25 @@ class AuditRepository {
   UnitSession& s_;
 };
 
+// The usage ledger (usage_repository.h): read by UsageService, swept by
+// --usage_retention. Its records are written by the transactions that end
+// placements, not through here.
+class UsageRepository {
+ public:
+  explicit UsageRepository(UnitSession& session) : s_(session) {}
+  // By started_at then workspace_id, after `after`; open placements counted to now.
+  absl::StatusOr<std::vector<core::UsageRecord>> List(const UsageFilter& filter,
+                                                const std::optional<UsageCursor>& after, int limit);
+  absl::StatusOr<std::vector<core::UsageSummaryRow>> Summarize(const UsageSummaryRequest& request);
+  // Whether PostgreSQL knows the IANA time zone `name`.
+  bool KnownTimeZone(const std::string& name);
+  // At most `limit` of the records that ended longest ago, if more than `retention` ago.
+  int64_t DeleteOlderThan(absl::Duration retention, int limit);
+
+ private:
+  UnitSession& s_;
+};
+
 // The change log itself (change_log.h), for followers and pruning.
 class ChangeLogRepository {
  public:
@@ -201,6 +221,7 @@ class UnitOfWork {
   TimingRepository& timings() { return timings_; }
   ScalingRepository& scaling() { return scaling_; }
   ChangeLogRepository& change_log() { return change_log_; }
+  UsageRepository& usage() { return usage_; }
   AuditRepository& audit() { return audit_; }
 
   UnitOfWork(const UnitOfWork&) = delete;
@@ -216,6 +237,7 @@ class UnitOfWork {
   TimingRepository timings_;
   ScalingRepository scaling_;
   ChangeLogRepository change_log_;
+  UsageRepository usage_;
   AuditRepository audit_;
 };
 

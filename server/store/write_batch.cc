@@ -8,6 +8,7 @@
 #include "server/core/error_reason.h"
 #include "server/store/documents/documents.h"
 #include "server/store/statement_pipeline.h"
+#include "server/store/usage_repository.h"
 
 namespace wsched::store {
 namespace {
@@ -114,6 +115,16 @@ constexpr Statement kCapacity{
     "UPDATE nodes n SET held_cpu_millis = GREATEST(n.held_cpu_millis + d.cpu, 0), "
     "held_memory_bytes = GREATEST(n.held_memory_bytes + d.mem, 0) "
     "FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS d(name, cpu, mem) WHERE n.name = d.name"};
+
+// The usage records of the stops that end a placement ($1 ids, $2 end
+// reasons), queued before kStop changes their state: the workspace row as
+// it was placed, ended now(), the time kStop gives stopped_at.
+const Statement& StopUsageStatement() {
+  static const std::string* sql = new std::string(UsageInsertSql(
+      "r.reason", "JOIN unnest($1::text[], $2::text[]) AS r(id, reason) ON r.id = w.id WHERE true"));
+  static const Statement statement{"batch_stop_usage", sql->c_str()};
+  return statement;
+}
 
 const Statement& LockRecordsStatement() {
   static const std::string* sql = new std::string(absl::StrCat(
@@ -246,6 +257,10 @@ class Batch {
       if (cur == nullptr) {
         return core::NotFoundError(core::ErrorReason::kWorkspaceNotFound, "workspace", w.id);
       }
+      if (!core::IsStopReason(write.end_reason)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "a stop cannot end a workspace as \"", core::EndReasonName(write.end_reason), "\""));
+      }
       // The idle-GPU policy stops only the record it judged.
       if (write.from.version != 0 && cur->version != write.from.version) return MovedOn(w.id);
       if (cur->workspace.state != core::WorkspaceState::kStopped) {
@@ -320,8 +335,18 @@ class Batch {
 
   std::optional<StatementPipeline::Id> QueueStops() {
     if (stops_.empty()) return std::nullopt;
-    std::vector<std::string> ids;
-    for (size_t i : stops_) ids.push_back(writes_[i].workspace.id);
+    std::vector<std::string> ids, ended, reasons;
+    for (size_t i : stops_) {
+      const std::string& id = writes_[i].workspace.id;
+      ids.push_back(id);
+      const WorkspaceRow& row = current_.records[id];
+      if (row.workspace.state == core::WorkspaceState::kPlaced && !row.released) {
+        ended.push_back(id);
+        reasons.push_back(core::EndReasonName(writes_[i].end_reason));
+      }
+    }
+    // Only when a placement ends: cancelling queued work costs nothing more.
+    if (!ended.empty()) pipeline_.Execute(StopUsageStatement(), TextArray(ended), TextArray(reasons));
     auto stopped = pipeline_.Execute(kStop, TextArray(ids));
     pipeline_.Execute(kStopHolds, TextArray(ids));
     return stopped;
@@ -461,7 +486,7 @@ class Batch {
 
 void PrepareWriteStatements(pqxx::connection_base& connection) {
   for (const Statement* statement : {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus,
-                                     &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
+                                     &StopUsageStatement(), &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
                                      &kCapacity}) {
     StatementPipeline::Prepare(connection, *statement);
   }

@@ -6,8 +6,9 @@
 // Order, for every batch: lock the nodes involved (by name), lock the
 // workspace records involved, read the GPU holds and settings/catalog
 // versions the guards need; decide in memory which writes pass every guard;
-// then write only those: stops, workspace records, GPU holds, node
-// capacity, one change-log entry. The statements travel in three round
+// then write only those: stops (each placement a stop ends leaves its
+// usage record first, usage_repository.h), workspace records, GPU holds,
+// node capacity, one change-log entry. The statements travel in three round
 // trips (statement_pipeline.h), not one each. A write that fails a guard is answered
 // alone (ABORTED or RESOURCE_EXHAUSTED) without touching the others, so no
 // savepoint per write is needed.

@@ -13,7 +13,13 @@
 namespace wsched::testing {
 
 std::string AdminUrl(const std::string& database) {
-  return absl::StrCat("postgresql://postgres@127.0.0.1:", WSCHED_TEST_PG_PORT, "/", database);
+  // The environment's port wins, as in the shell tests (tests/cli_test.sh):
+  // one build can then run against another checkout's test PostgreSQL.
+  const char* port = std::getenv("WSCHED_TEST_PG_PORT");
+  return absl::StrCat("postgresql://postgres@127.0.0.1:",
+                      port != nullptr && *port != '\0' ? std::string(port)
+                                                        : absl::StrCat(WSCHED_TEST_PG_PORT),
+                      "/", database);
 }
 
 TestDatabase::TestDatabase() {

@@ -28,7 +28,8 @@ class TestDatabase {
   std::string url_;
 };
 
-// postgresql://postgres@127.0.0.1:<port>/<database>
+// postgresql://postgres@127.0.0.1:<port>/<database>; the port is
+// $WSCHED_TEST_PG_PORT when set, else the build's TEST_PG_PORT.
 std::string AdminUrl(const std::string& database = "postgres");
 
 }  // namespace wsched::testing
