@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -97,23 +98,7 @@ v1::NodeInfo GeneralNode(const std::string& name) {
   return node;
 }
 
-// The value of the first sample of `name` whose labels contain every one of
-// `labels` (each like `pool="gpu-h100"`), or nullopt.
-std::optional<double> MetricValue(const std::string& text, const std::string& name,
-                                  const std::vector<std::string>& labels) {
-  std::istringstream lines(text);
-  std::string line;
-  while (std::getline(lines, line)) {
-    if (!absl::StartsWith(line, name + "{")) continue;
-    auto close = line.rfind('}');
-    if (close == std::string::npos) continue;
-    std::string label_text = line.substr(0, close + 1);
-    bool all = true;
-    for (const auto& label : labels) all = all && absl::StrContains(label_text, label);
-    if (all) return std::stod(line.substr(close + 1));
-  }
-  return std::nullopt;
-}
+using testing::MetricValue;
 
 class InventoryTest : public ::testing::Test {
  protected:

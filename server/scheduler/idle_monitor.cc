@@ -1,5 +1,6 @@
 #include "server/scheduler/idle_monitor.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -147,15 +148,21 @@ void IdleMonitor::Carry(const Plan& plan, const Actions::Known& known) {
       }
       return;
     }
+    {
+      // Counted before the log line, which tells that it is.
+      absl::MutexLock lock(&mu_);
+      auto watched = watched_.find(plan.workspace);
+      if (watched != watched_.end()) {
+        const PoolClass key{watched->second.pool, watched->second.class_id};
+        stops_[key]++;
+        int& idle = idle_gpus_[key];
+        idle = std::max(0, idle - watched->second.gpus);  // Not idle: gone.
+        tracker_.Forget(plan.workspace);
+        watched_.erase(watched);
+      }
+    }
     log::Info("workspace stopped: GPUs idle",
               {{"workspace", plan.workspace}, {"idle_since", TimeText(plan.mark->since)}});
-    absl::MutexLock lock(&mu_);
-    auto watched = watched_.find(plan.workspace);
-    if (watched != watched_.end()) {
-      stops_[{watched->second.pool, watched->second.class_id}]++;
-      tracker_.Forget(plan.workspace);
-      watched_.erase(watched);
-    }
     return;
   }
   // Not idle: a mark goes only on evidence (a sample in use or unreported,
