@@ -73,6 +73,12 @@ class PoolScaler {
   // caller to persist: every replica's time-to-GPU estimate reads them.
   std::vector<absl::Duration> TakeNewStartSamples() { return std::exchange(new_start_samples_, {}); }
   std::optional<absl::Time> BackoffUntil(absl::Time now) const { return backoff_.ActiveUntil(now); }
+  // The timers Evaluate compares with `now`, for a caller that evaluates
+  // only when an answer can change (the simulator): since when pending work
+  // has not fit (nullopt while it fits), and when this scaler last asked for
+  // more nodes than the pool had.
+  std::optional<absl::Time> unmet_since() const { return unmet_since_; }
+  absl::Time last_scale_up() const { return last_scale_up_; }
 
  private:
   struct Census;

@@ -22,15 +22,13 @@
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/placement/snapshot.h"
+#include "server/scaling/fleet_scaler.h"
 
 namespace wsched::scheduler {
 
-// A pending workspace as demand on pools, in queue order.
-struct PendingDemand {
-  std::string workspace, class_id, org;
-  std::vector<std::string> pools;  // Preferred first.
-  absl::Time since;
-};
+// A pending workspace as demand on pools, in queue order (the scaling
+// leader's input, hence defined beside the pure scaling code).
+using PendingDemand = scaling::PendingDemand;
 
 // How many workspaces each per-workspace structure tracks: all but
 // recently_ended are bounded by the live (pending, placed, lost and still

@@ -4,10 +4,8 @@
 
 #include <map>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
-#include "server/scaling/demand_pool.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
 
@@ -44,40 +42,6 @@ v1::PoolSignal ToProto(const scaling::PoolSignal& signal, int64_t generation) {
   return out;
 }
 
-// Workspaces holding this node's GPUs, each counted once (a node has a
-// handful of GPUs: comparing pairs beats building a set).
-int DistinctGpuHolders(const placement::SnapshotNode& node) {
-  int distinct = 0;
-  for (size_t i = 0; i < node.gpus.size(); ++i) {
-    const std::string& holder = node.gpus[i].holder;
-    if (holder.empty()) continue;
-    bool seen = false;
-    for (size_t j = 0; j < i && !seen; ++j) seen = node.gpus[j].holder == holder;
-    if (!seen) ++distinct;
-  }
-  return distinct;
-}
-
-scaling::PoolNode ObservedNode(const placement::SnapshotNode& node) {
-  scaling::PoolNode out;
-  out.name = node.info.name;
-  out.state = node.state;
-  scaling::Capacity free;
-  for (size_t i = 0; i < node.gpus.size(); ++i) {
-    if (node.gpus[i].holder.empty() && node.info.gpus[i].healthy) free.gpus++;
-  }
-  // Lost workspaces keep their holds until stopped or moved, so a lost
-  // node still counts them here and the scaler asks for its replacement.
-  out.workspaces = DistinctGpuHolders(node);
-  if (out.workspaces == 0 && node.held.cpu_millis > 0) out.workspaces = 1;
-  free.cpu_millis = node.free.cpu_millis;
-  free.memory_bytes = node.free.memory_bytes;
-  free.ephemeral_storage_bytes = node.free.ephemeral_storage_bytes;
-  free.disk_bytes = node.free.disk_bytes;
-  out.free = free;
-  return out;
-}
-
 }  // namespace
 
 ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
@@ -88,7 +52,8 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
       options_(std::move(options)),
       leader_lock_(db->url(), kScalingLeaderKey),
       retention_(std::make_unique<WorkspaceRetention>(
-          db, options_.retention, [this] { return leading_now_.load(); })) {}
+          db, options_.retention, [this] { return leading_now_.load(); })),
+      fleet_(options_.scaler) {}
 
 ScalingController::~ScalingController() { Stop(); }
 
@@ -190,7 +155,8 @@ void ScalingController::Loop() {
 
 void ScalingController::BecomeLeader() {
   log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
-  tracking_.clear();
+  fleet_.Clear();
+  generation_base_.clear();
   std::vector<store::StoredSignal> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "loading scaling state",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
@@ -202,7 +168,7 @@ void ScalingController::BecomeLeader() {
   });
   if (!status.ok()) log::Warning("cannot load scaling state", {{"error", std::string(status.message())}});
   // Generations continue from the previous leader's, so watchers see them grow.
-  for (const auto& signal : stored) tracking_[signal.pool].generation_base = signal.generation;
+  for (const auto& signal : stored) generation_base_[signal.pool] = signal.generation;
 }
 
 void ScalingController::FollowTick() {
@@ -228,78 +194,9 @@ void ScalingController::FollowTick() {
 }
 
 std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now) {
-  std::map<std::string, std::vector<scaling::PoolNode>> nodes;
   // One immutable view (no placement lock held while walking it).
   const std::shared_ptr<const ClusterView> view = scheduler_->View();
-  const core::Catalog& catalog = *view->catalog;
-  {
-    const placement::Snapshot& snapshot = view->snapshot;
-    const std::string* pool_name = nullptr;
-    std::vector<scaling::PoolNode>* pool_nodes = nullptr;
-    snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
-      // Consecutive nodes mostly share a pool: look it up when it changes.
-      if (pool_name == nullptr || *pool_name != node.info.pool) {
-        pool_name = &node.info.pool;
-        pool_nodes = &nodes[node.info.pool];
-      }
-      pool_nodes->push_back(ObservedNode(node));
-    });
-  }
-  // Pending work counts as demand on its preferred pool that can grow now:
-  // below max_size and not backing off (scaling/demand_pool.h).
-  auto can_grow = [&](const std::string& pool_id) {
-    const core::NodePool* pool = catalog.FindPool(pool_id);
-    if (pool == nullptr || static_cast<int>(nodes[pool_id].size()) >= pool->max_size) return false;
-    auto tracked = tracking_.find(pool_id);
-    return tracked == tracking_.end() || tracked->second.scaler == nullptr ||
-           !tracked->second.scaler->BackoffUntil(now).has_value();
-  };
-  std::map<std::string, std::map<std::string, int64_t>> pending;
-  for (const auto& demand : view->pending) {
-    std::string pool = scaling::DemandPool(demand.pools, can_grow);
-    if (!pool.empty()) pending[pool][demand.class_id]++;
-  }
-  std::vector<scaling::PoolObservation> observations;
-  for (const core::NodePool& pool : catalog.pools) {
-    PoolTracking& t = tracking_[pool.id];
-    if (t.scaler == nullptr) t.scaler = std::make_unique<scaling::PoolScaler>(options_.scaler);
-    scaling::PoolObservation obs;
-    obs.pool = pool;
-    // Views into nodes[pool.id], which outlives this loop.
-    absl::flat_hash_set<absl::string_view> present;
-    for (scaling::PoolNode& node : nodes[pool.id]) {
-      present.insert(node.name);
-      auto [seen, is_new] = t.first_seen.try_emplace(node.name, now);
-      if (is_new && !t.in_flight.empty()) {
-        // A node we asked for: its start time is measured from the request.
-        seen->second = t.in_flight.front().requested_at;
-        if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
-      } else if (is_new && node.state != core::NodeState::kProvisioning) {
-        // Up before this leader looked (a restart, a new leader, a node
-        // added by hand): when it was asked for is unknown, so it is no
-        // start-time sample (it would count as a start of zero seconds).
-        seen->second = absl::InfinitePast();
-      }
-      node.requested_at = seen->second;
-      if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : seen->second;
-      if (node.workspaces > 0) {
-        t.empty_since.erase(node.name);
-      } else {
-        node.empty_since = t.empty_since.try_emplace(node.name, now).first->second;
-      }
-      obs.nodes.push_back(node);
-    }
-    absl::erase_if(t.first_seen, [&](const auto& kv) { return !present.contains(kv.first); });
-    absl::erase_if(t.empty_since, [&](const auto& kv) { return !present.contains(kv.first); });
-    for (const auto& [class_id, count] : pending[pool.id]) {
-      if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
-        obs.pending.push_back({*cls, count});
-      }
-    }
-    obs.in_flight = t.in_flight;
-    observations.push_back(std::move(obs));
-  }
-  return observations;
+  return fleet_.Observe(*view->catalog, view->snapshot, view->pending, now);
 }
 
 void ScalingController::LeadTick(absl::Time now) {
@@ -312,30 +209,23 @@ void ScalingController::LeadTick(absl::Time now) {
   for (const auto& report : reports) {
     last_report_id_ = report.id;
     auto kind = EventKind(report.state);
-    auto it = tracking_.find(report.pool);
-    if (!kind || it == tracking_.end() || it->second.scaler == nullptr) continue;
-    it->second.scaler->OnActuatorEvent({*kind, report.instances, report.detail}, now);
+    if (!kind) continue;
+    fleet_.OnActuatorEvent(report.pool, {*kind, report.instances, report.detail}, now);
   }
   for (const scaling::PoolObservation& obs : Observe(now)) {
-    PoolTracking& t = tracking_[obs.pool.id];
-    scaling::PoolSignal signal = t.scaler->Evaluate(obs, now);
-    RecordStartSamples(obs.pool.id, t.scaler->TakeNewStartSamples());
+    scaling::PoolSignal signal = fleet_.Evaluate(obs, now);
+    scaling::PoolScaler& scaler = *fleet_.scaler(obs.pool.id);
+    RecordStartSamples(obs.pool.id, scaler.TakeNewStartSamples());
     {
       absl::MutexLock lock(&mu_);
-      estimates_[obs.pool.id] = t.scaler->EstimatePlacementDelay();
+      estimates_[obs.pool.id] = scaler.EstimatePlacementDelay();
       auto it = published_.find(obs.pool.id);
       bool changed = it == published_.end() ||
-                     it->second.generation() != t.generation_base + signal.generation ||
+                     it->second.generation() != generation_base_[obs.pool.id] + signal.generation ||
                      leader_ != store::ReplicaId();
       if (!changed) continue;
     }
-    // Count what a scale-up asks for, so a burst does not ask twice.
-    int in_flight = 0;
-    for (const auto& request : t.in_flight) in_flight += request.count;
-    int live = 0;
-    for (const auto& node : obs.nodes) live += node.state != core::NodeState::kLost;
-    if (signal.target_size > live + in_flight) {
-      t.in_flight.push_back({now, signal.target_size - live - in_flight});
+    if (fleet_.RecordHandedOn(obs, signal, now) > 0) {
       absl::Time oldest = now;
       for (const auto& demand : scheduler_->Pending()) {
         if (!demand.pools.empty() && demand.pools.front() == obs.pool.id) oldest = std::min(oldest, demand.since);
@@ -365,8 +255,7 @@ void ScalingController::RecordStartSamples(const std::string& pool,
 
 void ScalingController::Publish(const std::string& pool, const scaling::PoolSignal& signal,
                                 absl::Time now) {
-  PoolTracking& t = tracking_[pool];
-  int64_t generation = t.generation_base + signal.generation;
+  int64_t generation = generation_base_[pool] + signal.generation;
   v1::PoolSignal proto = ToProto(signal, generation);
   absl::Status saved = store::UnitOfWork::Run(*db_, "publishing scaling signal",
                                               [&](store::UnitOfWork& unit) -> absl::Status {

@@ -1,5 +1,6 @@
 // Turns the scheduler's demand into per-pool scaling signals. One replica
-// leads (a PostgreSQL advisory lock); it evaluates a PoolScaler per pool,
+// leads (a PostgreSQL advisory lock); it shows its view to a FleetScaler
+// (the pure decisions, scaling/fleet_scaler.h, which the simulator runs too),
 // publishes changed signals to the database (so every replica serves them
 // and a new leader continues their generations) and hands them to the exec
 // actuator. Followers serve the leader's published signals.
@@ -15,12 +16,12 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/metrics/metrics.h"
 #include "server/scaling/exec_actuator.h"
+#include "server/scaling/fleet_scaler.h"
 #include "server/scaling/pool_scaler.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/workspace_retention.h"
@@ -70,14 +71,6 @@ class ScalingController {
   std::optional<absl::Duration> EstimateDelay(const std::string& pool) const;
 
  private:
-  struct PoolTracking {
-    std::unique_ptr<scaling::PoolScaler> scaler;
-    int64_t generation_base = 0;
-    std::vector<scaling::ProvisioningRequest> in_flight;
-    absl::flat_hash_map<std::string, absl::Time> first_seen;
-    absl::flat_hash_map<std::string, absl::Time> empty_since;
-  };
-
   void Loop();
   void LeadTick(absl::Time now);
   void FollowTick();
@@ -98,7 +91,9 @@ class ScalingController {
   // leading_ for other threads (the retention sweep).
   std::atomic<bool> leading_now_{false};
   std::unique_ptr<WorkspaceRetention> retention_;
-  std::map<std::string, PoolTracking> tracking_;
+  scaling::FleetScaler fleet_;
+  // By pool: the previous leader's last generation, which this one continues.
+  std::map<std::string, int64_t> generation_base_;
   int64_t last_report_id_ = 0;
 
   mutable absl::Mutex mu_;

@@ -1,0 +1,173 @@
+#include "server/scaling/fleet_scaler.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "server/scaling/demand_pool.h"
+
+namespace wsched::scaling {
+namespace {
+
+// Workspaces holding this node's GPUs, each counted once (a node has a
+// handful of GPUs: comparing pairs beats building a set).
+int DistinctGpuHolders(const placement::SnapshotNode& node) {
+  int distinct = 0;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    const std::string& holder = node.gpus[i].holder;
+    if (holder.empty()) continue;
+    bool seen = false;
+    for (size_t j = 0; j < i && !seen; ++j) seen = node.gpus[j].holder == holder;
+    if (!seen) ++distinct;
+  }
+  return distinct;
+}
+
+}  // namespace
+
+PoolNode ObservedNode(const placement::SnapshotNode& node) {
+  PoolNode out;
+  out.name = node.info.name;
+  out.state = node.state;
+  Capacity free;
+  for (size_t i = 0; i < node.gpus.size(); ++i) {
+    if (node.gpus[i].holder.empty() && node.info.gpus[i].healthy) free.gpus++;
+  }
+  // Lost workspaces keep their holds until stopped or moved, so a lost
+  // node still counts them here and the scaler asks for its replacement.
+  out.workspaces = DistinctGpuHolders(node);
+  if (out.workspaces == 0 && node.held.cpu_millis > 0) out.workspaces = 1;
+  free.cpu_millis = node.free.cpu_millis;
+  free.memory_bytes = node.free.memory_bytes;
+  free.ephemeral_storage_bytes = node.free.ephemeral_storage_bytes;
+  free.disk_bytes = node.free.disk_bytes;
+  out.free = free;
+  return out;
+}
+
+FleetScaler::FleetScaler(ScalerOptions options) : options_(std::move(options)) {}
+
+PoolScaler* FleetScaler::scaler(const std::string& pool) {
+  auto it = tracking_.find(pool);
+  return it == tracking_.end() ? nullptr : it->second.scaler.get();
+}
+
+const PoolScaler* FleetScaler::scaler(const std::string& pool) const {
+  auto it = tracking_.find(pool);
+  return it == tracking_.end() ? nullptr : it->second.scaler.get();
+}
+
+std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
+                                                  const placement::Snapshot& snapshot,
+                                                  const std::vector<PendingDemand>& pending,
+                                                  absl::Time now, const PoolFilter& only) {
+  absl::flat_hash_set<absl::string_view> observed;  // Views into `catalog`.
+  for (const core::NodePool& pool : catalog.pools) {
+    if (only == nullptr || only(pool)) observed.insert(pool.id);
+  }
+  // Every pool's size (demand routing reads them), the observed pools' nodes.
+  std::map<std::string, int> sizes;
+  std::map<std::string, std::vector<PoolNode>> nodes;
+  {
+    const std::string* pool_name = nullptr;
+    int* pool_size = nullptr;
+    std::vector<PoolNode>* pool_nodes = nullptr;
+    snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+      // Consecutive nodes mostly share a pool: look it up when it changes.
+      if (pool_name == nullptr || *pool_name != node.info.pool) {
+        pool_name = &node.info.pool;
+        pool_size = &sizes[node.info.pool];
+        pool_nodes = observed.contains(node.info.pool) ? &nodes[node.info.pool] : nullptr;
+      }
+      ++*pool_size;
+      if (pool_nodes != nullptr) pool_nodes->push_back(ObservedNode(node));
+    });
+  }
+  // Pending work counts as demand on its preferred pool that can grow now:
+  // below max_size and not backing off (demand_pool.h).
+  auto can_grow = [&](const std::string& pool_id) {
+    const core::NodePool* pool = catalog.FindPool(pool_id);
+    if (pool == nullptr || sizes[pool_id] >= pool->max_size) return false;
+    auto tracked = tracking_.find(pool_id);
+    return tracked == tracking_.end() || tracked->second.scaler == nullptr ||
+           !tracked->second.scaler->BackoffUntil(now).has_value();
+  };
+  std::map<std::string, std::map<std::string, int64_t>> pending_by_pool;
+  for (const PendingDemand& demand : pending) {
+    std::string pool = DemandPool(demand.pools, can_grow);
+    if (!pool.empty()) pending_by_pool[pool][demand.class_id]++;
+  }
+  std::vector<PoolObservation> observations;
+  for (const core::NodePool& pool : catalog.pools) {
+    if (!observed.contains(pool.id)) continue;
+    PoolTracking& t = tracking_[pool.id];
+    if (t.scaler == nullptr) t.scaler = std::make_unique<PoolScaler>(options_);
+    PoolObservation obs;
+    obs.pool = pool;
+    TrackNodes(t, nodes[pool.id], now, obs);
+    for (const auto& [class_id, count] : pending_by_pool[pool.id]) {
+      if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
+        obs.pending.push_back({*cls, count});
+      }
+    }
+    obs.in_flight = t.in_flight;
+    observations.push_back(std::move(obs));
+  }
+  return observations;
+}
+
+void FleetScaler::TrackNodes(PoolTracking& t, std::vector<PoolNode>& nodes, absl::Time now,
+                             PoolObservation& obs) {
+  // Views into `nodes`, which outlives this call.
+  absl::flat_hash_set<absl::string_view> present;
+  for (PoolNode& node : nodes) {
+    present.insert(node.name);
+    auto [seen, is_new] = t.first_seen.try_emplace(node.name, now);
+    if (is_new && !t.in_flight.empty()) {
+      // A node we asked for: its start time is measured from the request.
+      seen->second = t.in_flight.front().requested_at;
+      if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
+    } else if (is_new && node.state != core::NodeState::kProvisioning) {
+      // Up before this leader looked (a restart, a new leader, a node
+      // added by hand): when it was asked for is unknown, so it is no
+      // start-time sample (it would count as a start of zero seconds).
+      seen->second = absl::InfinitePast();
+    }
+    node.requested_at = seen->second;
+    if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : seen->second;
+    if (node.workspaces > 0) {
+      t.empty_since.erase(node.name);
+    } else {
+      node.empty_since = t.empty_since.try_emplace(node.name, now).first->second;
+    }
+    obs.nodes.push_back(node);
+  }
+  absl::erase_if(t.first_seen, [&](const auto& kv) { return !present.contains(kv.first); });
+  absl::erase_if(t.empty_since, [&](const auto& kv) { return !present.contains(kv.first); });
+}
+
+PoolSignal FleetScaler::Evaluate(const PoolObservation& observation, absl::Time now) {
+  PoolTracking& t = tracking_[observation.pool.id];
+  if (t.scaler == nullptr) t.scaler = std::make_unique<PoolScaler>(options_);
+  return t.scaler->Evaluate(observation, now);
+}
+
+int FleetScaler::RecordHandedOn(const PoolObservation& observation, const PoolSignal& signal,
+                                absl::Time now) {
+  PoolTracking& t = tracking_[observation.pool.id];
+  // Count what a scale-up asks for, so a burst does not ask twice.
+  int in_flight = 0;
+  for (const auto& request : t.in_flight) in_flight += request.count;
+  int live = 0;
+  for (const auto& node : observation.nodes) live += node.state != core::NodeState::kLost;
+  if (signal.target_size <= live + in_flight) return 0;
+  int asked = signal.target_size - live - in_flight;
+  t.in_flight.push_back({now, asked});
+  return asked;
+}
+
+void FleetScaler::OnActuatorEvent(const std::string& pool, const ActuatorEvent& event,
+                                  absl::Time now) {
+  if (PoolScaler* s = scaler(pool)) s->OnActuatorEvent(event, now);
+}
+
+}  // namespace wsched::scaling

@@ -1,0 +1,167 @@
+#include "server/scaling/fleet_scaler.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/placement/test_nodes.h"
+
+namespace wsched::scaling {
+namespace {
+
+using placement::testing::FakeGpuNode;
+using placement::testing::GpuClass;
+using placement::testing::GpuPool;
+using placement::testing::kGi;
+
+constexpr auto kReady = core::NodeState::kReady;
+constexpr auto kDriverReady = core::DriverState::kReady;
+const absl::Time kStart = absl::FromUnixSeconds(1'800'000'000);
+
+class FleetScalerTest : public ::testing::Test {
+ protected:
+  FleetScalerTest() {
+    catalog_.pools = {GpuPool("gpu-h100", "h100"), GpuPool("gpu-a100", "a100")};
+    catalog_.pools[0].max_size = 1;
+    for (core::NodePool& pool : catalog_.pools) pool.scale_down.delay_after_add = absl::ZeroDuration();
+    catalog_.classes = {GpuClass("gpu-1x", 1, {"h100", "a100"})};
+  }
+
+  void Register(const std::string& name, const std::string& pool) {
+    ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode(name, pool), kReady, kDriverReady).ok());
+  }
+  void Pend(const std::string& id) {
+    pending_.push_back({.workspace = id, .class_id = "gpu-1x", .pools = {"gpu-h100", "gpu-a100"},
+                        .since = now_});
+  }
+  std::vector<PoolObservation> Observe() {
+    return fleet_.Observe(catalog_, snapshot_, pending_, now_);
+  }
+  const PoolObservation& Of(const std::vector<PoolObservation>& all, const std::string& pool) {
+    for (const PoolObservation& obs : all) {
+      if (obs.pool.id == pool) return obs;
+    }
+    ADD_FAILURE() << "no observation of " << pool;
+    return all.front();
+  }
+
+  core::Catalog catalog_;
+  placement::Snapshot snapshot_;
+  std::vector<PendingDemand> pending_;
+  absl::Time now_ = kStart;
+  FleetScaler fleet_{ScalerOptions{.batching_window = absl::Seconds(2)}};
+};
+
+TEST_F(FleetScalerTest, ObservesEveryCatalogPoolInOrderWithItsSpec) {
+  std::vector<PoolObservation> all = Observe();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].pool, catalog_.pools[0]);
+  EXPECT_EQ(all[1].pool.id, "gpu-a100");
+  EXPECT_TRUE(all[0].nodes.empty());
+  EXPECT_NE(fleet_.scaler("gpu-a100"), nullptr);
+  EXPECT_EQ(fleet_.scaler("gpu-v100"), nullptr);
+}
+
+TEST_F(FleetScalerTest, AskedForNodeTakesTheRequestTimeAndLeavesTheFlight) {
+  Pend("w1");
+  std::vector<PoolObservation> all = Observe();
+  now_ += absl::Seconds(2);
+  all = Observe();
+  PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
+  ASSERT_EQ(signal.target_size, 0) << "first evaluation starts the batching window";
+  now_ += absl::Seconds(2);
+  all = Observe();
+  signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
+  ASSERT_EQ(signal.target_size, 1) << signal.detail;
+  const absl::Time asked_at = now_;
+  EXPECT_EQ(fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_), 1);
+  // Handing the same signal on again asks for nothing more: it is in flight.
+  EXPECT_EQ(fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_), 0);
+  EXPECT_EQ(Of(Observe(), "gpu-h100").in_flight.size(), 1u);
+
+  now_ += absl::Minutes(3);
+  Register("h-1", "gpu-h100");
+  all = Observe();
+  const PoolObservation& h100 = Of(all, "gpu-h100");
+  ASSERT_EQ(h100.nodes.size(), 1u);
+  EXPECT_EQ(h100.nodes[0].requested_at, asked_at);
+  EXPECT_EQ(h100.nodes[0].ready_at, now_);
+  EXPECT_TRUE(h100.in_flight.empty());
+}
+
+TEST_F(FleetScalerTest, NodeUpBeforeTheFirstLookHasNoRequestTime) {
+  Register("h-1", "gpu-h100");
+  const PoolNode& node = Of(Observe(), "gpu-h100").nodes.at(0);
+  EXPECT_EQ(node.requested_at, absl::InfinitePast());
+  EXPECT_EQ(node.ready_at, kStart);
+}
+
+TEST_F(FleetScalerTest, EmptyTimerStartsAtTheFirstEmptyLookAndStopsWhileBusy) {
+  Register("h-1", "gpu-h100");
+  Observe();
+  now_ += absl::Minutes(1);
+  EXPECT_EQ(Of(Observe(), "gpu-h100").nodes.at(0).empty_since, kStart);
+
+  ASSERT_TRUE(snapshot_.Hold("w1", "h-1", {0}, {8000, 64 * kGi, 0, 0}).ok());
+  const PoolNode busy = Of(Observe(), "gpu-h100").nodes.at(0);
+  EXPECT_EQ(busy.workspaces, 1);
+  EXPECT_EQ(busy.free->gpus, 7);
+  snapshot_.Release("w1");
+  now_ += absl::Minutes(1);
+  EXPECT_EQ(Of(Observe(), "gpu-h100").nodes.at(0).empty_since, now_);
+}
+
+TEST_F(FleetScalerTest, RemovedNodesAreForgotten) {
+  Register("h-1", "gpu-h100");
+  Observe();
+  snapshot_.RemoveNode("h-1");
+  now_ += absl::Minutes(1);
+  Observe();
+  // Seen again: a new node, up before this look.
+  Register("h-1", "gpu-h100");
+  const PoolNode& node = Of(Observe(), "gpu-h100").nodes.at(0);
+  EXPECT_EQ(node.empty_since, now_);
+  EXPECT_EQ(node.ready_at, now_);
+  EXPECT_EQ(node.requested_at, absl::InfinitePast());
+}
+
+TEST_F(FleetScalerTest, DemandMovesToTheFallbackPoolWhileThePreferredIsFull) {
+  Pend("w1");
+  std::vector<PoolObservation> all = Observe();
+  EXPECT_EQ(Of(all, "gpu-h100").pending.size(), 1u);
+  EXPECT_TRUE(Of(all, "gpu-a100").pending.empty());
+
+  Register("h-1", "gpu-h100");  // At max_size 1 now.
+  all = Observe();
+  EXPECT_TRUE(Of(all, "gpu-h100").pending.empty());
+  ASSERT_EQ(Of(all, "gpu-a100").pending.size(), 1u);
+  EXPECT_EQ(Of(all, "gpu-a100").pending[0].workspace_class.id, "gpu-1x");
+  EXPECT_EQ(Of(all, "gpu-a100").pending[0].count, 1);
+}
+
+TEST_F(FleetScalerTest, AFilterLeavesPoolsOutButDemandStillSeesTheirSize) {
+  Pend("w1");
+  Register("h-1", "gpu-h100");  // The preferred pool is at max_size 1.
+  std::vector<PoolObservation> only_a100 =
+      fleet_.Observe(catalog_, snapshot_, pending_, now_,
+                     [](const core::NodePool& pool) { return pool.id == "gpu-a100"; });
+  ASSERT_EQ(only_a100.size(), 1u);
+  EXPECT_EQ(only_a100[0].pool.id, "gpu-a100");
+  ASSERT_EQ(only_a100[0].pending.size(), 1u) << "routed past the full pool it did not observe";
+  EXPECT_EQ(fleet_.scaler("gpu-h100"), nullptr) << "never observed";
+}
+
+TEST(ObservedNode, CountsEachHolderOnceAndOnlyHealthyFreeGpus) {
+  placement::Snapshot snapshot;
+  core::NodeInfo info = FakeGpuNode("g", "gpu");
+  info.gpus[7].healthy = false;
+  ASSERT_TRUE(snapshot.UpsertNode(info, kReady, kDriverReady).ok());
+  ASSERT_TRUE(snapshot.Hold("w1", "g", {0, 1}, {8000, 64 * kGi, 0, 0}).ok());
+  ASSERT_TRUE(snapshot.Hold("w2", "g", {2}, {8000, 64 * kGi, 0, 0}).ok());
+  PoolNode node = ObservedNode(*snapshot.FindNode("g"));
+  EXPECT_EQ(node.name, "g");
+  EXPECT_EQ(node.workspaces, 2);
+  EXPECT_EQ(node.free->gpus, 4);
+  EXPECT_EQ(node.free->cpu_millis, 128000 - 16000);
+}
+
+}  // namespace
+}  // namespace wsched::scaling
