@@ -3,7 +3,8 @@
 // tells the watcher (IDLE with idle_since) and counts wsched_idle_gpus, a
 // busy sample clears it and starts the clock again, one busy GPU of two
 // keeps a workspace from ever idling, and a stop class warns first (IDLE
-// with stops_at) and then stops the workspace. The classes use durations of
+// with stops_at) and then stops the workspace, its usage record ending with
+// reason "idle". The classes use durations of
 // seconds (--min_idle_for=1s); every step awaits the watch stream or the
 // server, none sleeps for a guess.
 #include <chrono>
@@ -275,6 +276,10 @@ TEST_F(IdleTest, StopWarnsFirstThenStopsAndOneBusyGpuKeepsAWorkspaceRunning) {
   EXPECT_GE(stopped_at, stops_at);
   EXPECT_TRUE(server_->WaitForLog("workspace stopped: GPUs idle", absl::Seconds(5)));
   EXPECT_EQ(Metric("wsched_idle_stops_total", "gpu-stop"), 1.0);
+  // The usage ledger says why it ended: the stop path's reason, "idle".
+  EXPECT_EQ(db_.Query("SELECT string_agg(end_reason, ',') FROM usage_records "
+                      "WHERE workspace_id = 'ws-idle'"),
+            "idle");
   // Every message between the warning and the stop still said when.
   for (const v1::Workspace& w : watch.seen()) {
     if (w.state() == v1::WORKSPACE_STATE_PLACED && Idle(w)) {
