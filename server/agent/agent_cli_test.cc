@@ -68,6 +68,25 @@ TEST(AgentCliTest, WrongRootFails) {
   EXPECT_THAT(out.status().message(), HasSubstr("exit status 1"));
 }
 
+TEST(AgentCliTest, ABootstrapTokenWithAStaticTokenIsAUsageError) {
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--root=" + Tree("no-driver"), "--pool=gpu-a100",
+                "--server=127.0.0.1:1", "--nvidia_smi=", "--token_file=/dev/null",
+                "--bootstrap_token_file=/dev/null"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("exit status 2"));
+  EXPECT_THAT(out.status().message(), HasSubstr("not with --token_file"));
+}
+
+TEST(AgentCliTest, AnEmptyBootstrapTokenFileIsAUsageError) {
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--root=" + Tree("no-driver"), "--pool=gpu-a100",
+                "--server=127.0.0.1:1", "--nvidia_smi=", "--bootstrap_token_file=/dev/null"});
+  ASSERT_FALSE(out.ok());
+  EXPECT_THAT(out.status().message(), HasSubstr("exit status 2"));
+  EXPECT_THAT(out.status().message(), HasSubstr("--bootstrap_token_file: /dev/null is empty"));
+}
+
 TEST(AgentCliTest, ServerDownInOnceModeIsAnError) {
   // Port 1 on loopback refuses connections; --once must report, not hang.
   absl::StatusOr<std::string> out =

@@ -36,6 +36,7 @@ bool StopSignal::WaitFor(absl::Duration duration) const {
 Agent::Agent(AgentOptions options, InventoryClient& client, const StopSignal& stop)
     : options_(std::move(options)),
       client_(client),
+      auth_(options_.auth),
       stop_(stop),
       interval_(options_.heartbeat_interval),
       sampler_(options_.nvidia_smi),
@@ -147,7 +148,7 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
   wsched::v1::RegisterNodeRequest request;
   *request.mutable_node() = NodeInfoToProto(node);
   ApplyVerdicts(verdicts_, *request.mutable_node());
-  absl::StatusOr<wsched::v1::RegisterNodeResponse> response = client_.RegisterNode(request);
+  absl::StatusOr<wsched::v1::RegisterNodeResponse> response = auth_.Register(client_, request);
   if (!response.ok()) {
     return absl::Status(response.status().code(),
                         absl::StrCat("RegisterNode: ", response.status().message()));
@@ -172,12 +173,17 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
 
 absl::Status Agent::Heartbeat(const core::NodeInfo& node) {
   absl::StatusOr<wsched::v1::HeartbeatResponse> response =
-      client_.Heartbeat(MakeHeartbeat(node, fresh_sample_, &verdicts_));
+      client_.Heartbeat(MakeHeartbeat(node, fresh_sample_, &verdicts_), auth_.bearer());
   // NotFound: the server has no such node (e.g. an operator removed it).
   if (absl::IsNotFound(response.status()) || (response.ok() && response->reregister())) {
     Log(absl::StrCat("server asked node ", node.name, " to register again"));
     registered_.reset();
     return absl::OkStatus();
+  }
+  if (absl::IsUnauthenticated(response.status())) {
+    // A revoked or rotated node token: registration reads the state
+    // directory again (an installed new token) and may bootstrap.
+    registered_.reset();
   }
   if (!response.ok()) {
     return absl::Status(response.status().code(),

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/agent/agent_auth.h"
 #include "server/agent/discovery.h"
 #include "server/agent/gpu_health_rules.h"
 #include "server/agent/inventory_client.h"
@@ -54,6 +55,8 @@ struct AgentOptions {
   absl::Duration max_backoff = absl::Minutes(1);
   // The node's CDI spec; spec_dir empty: off (answers carry the spec inline).
   CdiOptions cdi;
+  // The credential of the calls, and bootstrap (agent_auth.h).
+  AuthOptions auth;
   // Called with what is about to be registered (for --print).
   std::function<void(const core::NodeInfo&)> on_register;
 };
@@ -80,12 +83,15 @@ class Agent {
   // they cannot describe is judged unhealthy with the reason.
   void DescribeCdi(core::NodeInfo& node);
   absl::Status Register(const core::NodeInfo& node);
-  // Sends a heartbeat; clears registered_ when the server asks to re-register.
+  // Sends a heartbeat; clears registered_ when the server asks to
+  // re-register, or no longer knows the credential (registering again
+  // goes through bootstrap where that applies).
   absl::Status Heartbeat(const core::NodeInfo& node);
   absl::Duration Jittered(absl::Duration duration);
 
   const AgentOptions options_;
   InventoryClient& client_;
+  AgentAuth auth_;
   const StopSignal& stop_;
   absl::Duration interval_;
   // What the server last accepted; empty: must (re-)register.

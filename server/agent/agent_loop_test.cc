@@ -1,15 +1,19 @@
 #include "server/agent/agent_loop.h"
 
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include <deque>
+#include <filesystem>
 #include <map>
 #include <thread>
 
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/agent/node_token.h"
 #include "server/agent/test_paths.h"
+#include "server/core/error_reason.h"
 
 namespace wsched::agent {
 namespace {
@@ -17,23 +21,31 @@ namespace {
 using ::testing::HasSubstr;
 using testing::Tree;
 
-// Answers from scripted queues (then OK) and records what it was sent.
+// Answers from scripted queues (then OK) and records what it was sent, and
+// with which bearer token. Unscripted, a registration that carries a node
+// token hash is answered as the server does: the credential is issued.
 class FakeInventory : public InventoryClient {
  public:
   absl::StatusOr<wsched::v1::RegisterNodeResponse> RegisterNode(
-      const wsched::v1::RegisterNodeRequest& request) override {
+      const wsched::v1::RegisterNodeRequest& request, const std::string& bearer) override {
     absl::MutexLock lock(&mutex_);
     registers_.push_back(request);
-    if (register_errors_.empty()) return wsched::v1::RegisterNodeResponse();
+    register_bearers_.push_back(bearer);
+    if (register_errors_.empty()) {
+      wsched::v1::RegisterNodeResponse response;
+      response.set_node_credential_issued(!request.node_token_sha256().empty());
+      return response;
+    }
     absl::Status error = register_errors_.front();
     register_errors_.pop_front();
     return error;
   }
 
   absl::StatusOr<wsched::v1::HeartbeatResponse> Heartbeat(
-      const wsched::v1::HeartbeatRequest& request) override {
+      const wsched::v1::HeartbeatRequest& request, const std::string& bearer) override {
     absl::MutexLock lock(&mutex_);
     heartbeats_.push_back(request);
+    heartbeat_bearers_.push_back(bearer);
     if (heartbeat_answers_.empty()) return wsched::v1::HeartbeatResponse();
     absl::StatusOr<wsched::v1::HeartbeatResponse> answer = heartbeat_answers_.front();
     heartbeat_answers_.pop_front();
@@ -66,6 +78,14 @@ class FakeInventory : public InventoryClient {
     absl::MutexLock lock(&mutex_);
     return heartbeats_;
   }
+  std::vector<std::string> register_bearers() {
+    absl::MutexLock lock(&mutex_);
+    return register_bearers_;
+  }
+  std::vector<std::string> heartbeat_bearers() {
+    absl::MutexLock lock(&mutex_);
+    return heartbeat_bearers_;
+  }
 
  private:
   absl::Mutex mutex_;
@@ -74,6 +94,8 @@ class FakeInventory : public InventoryClient {
       ABSL_GUARDED_BY(mutex_);
   std::vector<wsched::v1::RegisterNodeRequest> registers_ ABSL_GUARDED_BY(mutex_);
   std::vector<wsched::v1::HeartbeatRequest> heartbeats_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::string> register_bearers_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::string> heartbeat_bearers_ ABSL_GUARDED_BY(mutex_);
 };
 
 AgentOptions FastOptions(const std::string& tree) {
@@ -277,6 +299,158 @@ TEST(AgentLoopTest, StopEndsALongWaitAtOnce) {
   }  // Stops and joins here.
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_TRUE(inventory.heartbeats().empty());
+}
+
+// Node identity (agent_auth.h): a state directory of its own per test.
+class AgentNodeTokenTest : public ::testing::Test {
+ protected:
+  static constexpr char kBootstrap[] = "bootstrap-token-0123456789abcdef";
+  static constexpr char kSaved[] = "saved-node-token-0123456789abcdef";
+
+  void SetUp() override {
+    char pattern[] = "/tmp/wsched-agent-state-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    base_ = pattern;
+    state_dir_ = base_ + "/state";
+  }
+  void TearDown() override { std::filesystem::remove_all(base_); }
+
+  AgentOptions Bootstrapping() const {
+    AgentOptions options = FastOptions("h100-8gpu");
+    options.auth = {.bootstrap_token = kBootstrap, .state_dir = state_dir_};
+    return options;
+  }
+
+  std::string base_;
+  std::string state_dir_;
+};
+
+TEST_F(AgentNodeTokenTest, BootstrapRegistersTheSavedTokensHashThenPresentsTheToken) {
+  FakeInventory inventory;
+  wsched::v1::HeartbeatResponse reregister;
+  reregister.set_reregister(true);
+  inventory.AnswerHeartbeat(reregister);
+  {
+    RunningAgent agent(Bootstrapping(), inventory);
+    ASSERT_TRUE(inventory.AwaitCalls(2, 2));
+  }
+  absl::StatusOr<std::string> saved = LoadNodeToken(state_dir_);
+  ASSERT_TRUE(saved.ok()) << saved.status();
+  std::vector<wsched::v1::RegisterNodeRequest> registers = inventory.registers();
+  std::vector<std::string> register_bearers = inventory.register_bearers();
+  EXPECT_EQ(register_bearers[0], kBootstrap);
+  EXPECT_EQ(registers[0].node_token_sha256(), NodeTokenSha256(*saved));
+  // From then on the node token, and never its hash again: heartbeats and
+  // the registration the server asked for.
+  for (size_t i = 1; i < registers.size(); ++i) {
+    EXPECT_EQ(register_bearers[i], *saved) << i;
+    EXPECT_EQ(registers[i].node_token_sha256(), "") << i;
+  }
+  for (const std::string& bearer : inventory.heartbeat_bearers()) EXPECT_EQ(bearer, *saved);
+}
+
+TEST_F(AgentNodeTokenTest, ARestartWithASavedTokenNeverPresentsTheBootstrapToken) {
+  ASSERT_TRUE(SaveNodeToken(state_dir_, kSaved).ok());
+  FakeInventory inventory;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(Bootstrapping(), inventory, stop).RunOnce().ok());
+  EXPECT_THAT(inventory.register_bearers(), ::testing::ElementsAre(kSaved));
+  EXPECT_EQ(inventory.registers()[0].node_token_sha256(), "");
+  EXPECT_THAT(inventory.heartbeat_bearers(), ::testing::ElementsAre(kSaved));
+  EXPECT_EQ(*LoadNodeToken(state_dir_), kSaved);
+}
+
+TEST_F(AgentNodeTokenTest, AnUnknownSavedTokenIsRegisteredThroughBootstrapWithItsOwnHash) {
+  // The agent saved its token and crashed before the server stored it.
+  ASSERT_TRUE(SaveNodeToken(state_dir_, kSaved).ok());
+  FakeInventory inventory;
+  inventory.FailRegister(absl::UnauthenticatedError("unknown token"));
+  StopSignal stop;
+  absl::Status status = Agent(Bootstrapping(), inventory, stop).RunOnce();
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_THAT(inventory.register_bearers(), ::testing::ElementsAre(kSaved, kBootstrap));
+  EXPECT_EQ(inventory.registers()[1].node_token_sha256(), NodeTokenSha256(kSaved));
+  EXPECT_THAT(inventory.heartbeat_bearers(), ::testing::ElementsAre(kSaved));
+  EXPECT_EQ(*LoadNodeToken(state_dir_), kSaved);
+}
+
+absl::Status NodeExists() {
+  return core::ReasonError("node h100-node-1 is registered already",
+                           {.reason = core::ErrorReason::kBootstrapNodeExists});
+}
+
+TEST_F(AgentNodeTokenTest, ATakenNameIsAClearErrorAndTheTokenIsKept) {
+  FakeInventory inventory;
+  inventory.FailRegister(NodeExists());
+  StopSignal stop;
+  absl::Status status = Agent(Bootstrapping(), inventory, stop).RunOnce();
+  EXPECT_TRUE(absl::IsPermissionDenied(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("BOOTSTRAP_NODE_EXISTS"));
+  EXPECT_THAT(status.message(), HasSubstr("wschedctl node rotate-credential h100-node-1"));
+  EXPECT_THAT(status.message(), HasSubstr(NodeTokenPath(state_dir_)));
+  EXPECT_TRUE(inventory.heartbeats().empty());
+  EXPECT_TRUE(LoadNodeToken(state_dir_).ok());
+}
+
+TEST_F(AgentNodeTokenTest, ATakenNameIsRetriedWithTheSameToken) {
+  FakeInventory inventory;
+  inventory.FailRegister(NodeExists());
+  // The retry presents the saved token first: still unknown, then bootstrap.
+  inventory.FailRegister(absl::UnauthenticatedError("unknown token"));
+  RunningAgent agent(Bootstrapping(), inventory);
+  ASSERT_TRUE(inventory.AwaitCalls(3, 1));
+  absl::StatusOr<std::string> saved = LoadNodeToken(state_dir_);
+  ASSERT_TRUE(saved.ok());
+  std::vector<std::string> bearers = inventory.register_bearers();
+  EXPECT_EQ(bearers[0], kBootstrap);
+  EXPECT_EQ(bearers[1], *saved);
+  EXPECT_EQ(bearers[2], kBootstrap);
+  EXPECT_EQ(inventory.registers()[2].node_token_sha256(), NodeTokenSha256(*saved));
+}
+
+TEST_F(AgentNodeTokenTest, AnUnauthenticatedHeartbeatRegistersAgain) {
+  ASSERT_TRUE(SaveNodeToken(state_dir_, kSaved).ok());
+  FakeInventory inventory;
+  inventory.AnswerHeartbeat(absl::UnauthenticatedError("unknown token"));
+  RunningAgent agent(Bootstrapping(), inventory);
+  ASSERT_TRUE(inventory.AwaitCalls(2, 2));
+  EXPECT_EQ(inventory.register_bearers()[1], kSaved);
+}
+
+TEST_F(AgentNodeTokenTest, AnInstalledTokenIsUsedFromTheNextRegistration) {
+  ASSERT_TRUE(SaveNodeToken(state_dir_, kSaved).ok());
+  FakeInventory inventory;
+  StopSignal stop;
+  Agent agent(Bootstrapping(), inventory, stop);
+  ASSERT_TRUE(agent.RunOnce().ok());
+  // What `wschedctl node rotate-credential` printed, installed by an admin.
+  const std::string rotated = "rotated-node-token-0123456789abcdef";
+  ASSERT_TRUE(SaveNodeToken(state_dir_, rotated).ok());
+  ASSERT_TRUE(agent.RunOnce().ok());
+  EXPECT_THAT(inventory.register_bearers(), ::testing::ElementsAre(kSaved, rotated));
+  EXPECT_THAT(inventory.heartbeat_bearers(), ::testing::ElementsAre(kSaved, rotated));
+}
+
+TEST_F(AgentNodeTokenTest, ABadTokenFileSendsNothing) {
+  ASSERT_TRUE(SaveNodeToken(state_dir_, kSaved).ok());
+  ASSERT_EQ(chmod(NodeTokenPath(state_dir_).c_str(), 0644), 0);
+  FakeInventory inventory;
+  StopSignal stop;
+  absl::Status status = Agent(Bootstrapping(), inventory, stop).RunOnce();
+  EXPECT_TRUE(absl::IsFailedPrecondition(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr(NodeTokenPath(state_dir_)));
+  EXPECT_TRUE(inventory.registers().empty());
+}
+
+TEST_F(AgentNodeTokenTest, AStaticTokenIsSentAsIs) {
+  AgentOptions options = FastOptions("h100-8gpu");
+  options.auth.static_token = "static-agent-token-0123456789";
+  FakeInventory inventory;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(options, inventory, stop).RunOnce().ok());
+  EXPECT_THAT(inventory.register_bearers(), ::testing::ElementsAre(options.auth.static_token));
+  EXPECT_EQ(inventory.registers()[0].node_token_sha256(), "");
+  EXPECT_THAT(inventory.heartbeat_bearers(), ::testing::ElementsAre(options.auth.static_token));
 }
 
 TEST(StopSignalTest, WaitForTimesOutUntilStopped) {

@@ -1,5 +1,9 @@
 // The two InventoryService calls the agent makes, behind an interface so the
-// register/heartbeat loop can be tested without a server.
+// register/heartbeat loop can be tested without a server. The bearer token
+// is an argument of each call, not of the client: one registration may
+// present the pool's bootstrap token and every call after it the node's
+// own (docs/agent.md, "Node identity"), and nothing is shared between
+// calls that could change under one in flight.
 #ifndef WSCHED_SERVER_AGENT_INVENTORY_CLIENT_H_
 #define WSCHED_SERVER_AGENT_INVENTORY_CLIENT_H_
 
@@ -16,16 +20,17 @@ namespace wsched::agent {
 class InventoryClient {
  public:
   virtual ~InventoryClient() = default;
+  // `bearer` is sent as "authorization: Bearer <bearer>"; empty: none (a
+  // client certificate, or a server without authentication). A refusal
+  // keeps the server's ErrorInfo reason as core::DetailsOf(status)->reason.
   virtual absl::StatusOr<wsched::v1::RegisterNodeResponse> RegisterNode(
-      const wsched::v1::RegisterNodeRequest& request) = 0;
+      const wsched::v1::RegisterNodeRequest& request, const std::string& bearer) = 0;
   virtual absl::StatusOr<wsched::v1::HeartbeatResponse> Heartbeat(
-      const wsched::v1::HeartbeatRequest& request) = 0;
+      const wsched::v1::HeartbeatRequest& request, const std::string& bearer) = 0;
 };
 
 struct GrpcClientOptions {
   std::string server;  // host:port
-  // Sent as "authorization: Bearer <token>" on every call; empty: none.
-  std::string token;
   // TLS (and, with a certificate, mutual TLS) as wschedctl does it; the
   // files are re-read while the agent runs, so rotated node certificates
   // are used from the next connection on.

@@ -36,6 +36,11 @@ ABSL_FLAG(std::string, provider_id, "", "Cloud provider id, e.g. aws:///us-east-
 ABSL_FLAG(std::string, server, "", "wsched server host:port");
 ABSL_FLAG(std::string, token, "", "Bearer token of the agent role (prefer --token_file)");
 ABSL_FLAG(std::string, token_file, "", "File holding the bearer token (not visible in ps)");
+ABSL_FLAG(std::string, bootstrap_token_file, "",
+          "File holding the pool's bootstrap token: registers this node once, with a node token "
+          "the agent makes and keeps in --state_dir; every later call presents that one");
+ABSL_FLAG(std::string, state_dir, "/var/lib/wsched-agent",
+          "Directory of the agent's own state: node-token (mode 0600), made 0700 when missing");
 ABSL_FLAG(bool, tls, false, "Connect with TLS");
 ABSL_FLAG(std::string, tls_ca_file, "",
           "PEM CA bundle to verify the server with; default: system roots (implies --tls)");
@@ -102,23 +107,59 @@ void StartSignalThread(wsched::agent::StopSignal& stop) {
   }).detach();
 }
 
-absl::StatusOr<wsched::agent::GrpcClientOptions> ClientOptions() {
+// A token file's contents, whitespace dropped; an empty one is an error.
+absl::StatusOr<std::string> ReadTokenFile(const std::string& flag, const std::string& path) {
+  absl::StatusOr<std::string> text = ReadLocalFile(path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", text.status().message()));
+  }
+  std::string token(absl::StripAsciiWhitespace(*text));
+  if (token.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": ", path, " is empty"));
+  }
+  return token;
+}
+
+// Which credential the calls present (server/agent/agent_auth.h).
+absl::StatusOr<wsched::agent::AuthOptions> AuthFlags(bool client_certificate) {
+  wsched::agent::AuthOptions auth;
+  auth.static_token = absl::GetFlag(FLAGS_token);
+  const std::string token_file = absl::GetFlag(FLAGS_token_file);
+  const std::string bootstrap_file = absl::GetFlag(FLAGS_bootstrap_token_file);
+  if (!bootstrap_file.empty() && (!token_file.empty() || !auth.static_token.empty())) {
+    return absl::InvalidArgumentError(
+        "--bootstrap_token_file: not with --token_file or --token (a static token is the node's "
+        "credential already; the bootstrap token makes one)");
+  }
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile("token_file", token_file);
+    if (!token.ok()) return token.status();
+    auth.static_token = *std::move(token);
+  }
+  if (!bootstrap_file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile("bootstrap_token_file", bootstrap_file);
+    if (!token.ok()) return token.status();
+    auth.bootstrap_token = *std::move(token);
+  }
+  // The node token is this node's credential with a bootstrap token, or
+  // when nothing else is given (a token an admin installed there).
+  if (!auth.bootstrap_token.empty() || (auth.static_token.empty() && !client_certificate)) {
+    auth.state_dir = absl::GetFlag(FLAGS_state_dir);
+    if (!auth.bootstrap_token.empty() && auth.state_dir.empty()) {
+      return absl::InvalidArgumentError("--state_dir: required with --bootstrap_token_file");
+    }
+  }
+  return auth;
+}
+
+wsched::agent::GrpcClientOptions ClientOptions() {
   wsched::agent::GrpcClientOptions client;
   client.server = absl::GetFlag(FLAGS_server);
-  client.token = absl::GetFlag(FLAGS_token);
-  if (std::string path = absl::GetFlag(FLAGS_token_file); !path.empty()) {
-    absl::StatusOr<std::string> token = ReadLocalFile(path);
-    if (!token.ok()) return token.status();
-    client.token = std::string(absl::StripAsciiWhitespace(*token));
-  }
   client.tls.tls = absl::GetFlag(FLAGS_tls);
   client.tls.ca_path = absl::GetFlag(FLAGS_tls_ca_file);
   client.tls.cert_path = absl::GetFlag(FLAGS_tls_cert_file);
   client.tls.key_path = absl::GetFlag(FLAGS_tls_key_file);
   client.tls.server_name = absl::GetFlag(FLAGS_tls_server_name);
-  if (!client.token.empty() && !client.tls.enabled()) {
-    Log("warning: sending the bearer token without --tls");
-  }
   return client;
 }
 
@@ -149,6 +190,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Reports this node's GPUs, IOMMU groups, kernel and driver to wsched.\n"
       "  wsched-agent --once --print                      show what would be reported\n"
+      "  wsched-agent --server=HOST:PORT --pool=POOL --bootstrap_token_file=FILE [--state_dir=DIR]\n"
       "  wsched-agent --server=HOST:PORT --pool=POOL --token_file=FILE");
   // Blocked from the start so that a SIGTERM during startup is not lost, and
   // back to default disposition: a shell starts background jobs with SIGINT
@@ -224,18 +266,25 @@ int main(int argc, char** argv) {
     Log("--pool is required with --server");
     return kExitUsage;
   }
-  absl::StatusOr<wsched::agent::GrpcClientOptions> client_options = ClientOptions();
-  if (!client_options.ok()) {
-    Log(client_options.status().ToString());
+  const wsched::agent::GrpcClientOptions client_options = ClientOptions();
+  absl::StatusOr<wsched::agent::AuthOptions> auth =
+      AuthFlags(/*client_certificate=*/!client_options.tls.cert_path.empty());
+  if (!auth.ok()) {
+    Log(auth.status().message());
     return kExitUsage;
   }
+  if (!client_options.tls.enabled() &&
+      (!auth->static_token.empty() || !auth->bootstrap_token.empty())) {
+    Log("warning: sending the bearer token without --tls");
+  }
+  options.auth = *std::move(auth);
   if (print) options.on_register = PrintNode;
 
   // Leaked on purpose: the detached signal thread may touch it until exit.
   wsched::agent::StopSignal& stop = *new wsched::agent::StopSignal;
   if (!once) StartSignalThread(stop);
   absl::StatusOr<std::unique_ptr<wsched::agent::InventoryClient>> client =
-      wsched::agent::NewGrpcInventoryClient(*client_options);
+      wsched::agent::NewGrpcInventoryClient(client_options);
   if (!client.ok()) {
     Log(client.status().ToString());
     return kExitUsage;
