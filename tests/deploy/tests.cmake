@@ -61,3 +61,14 @@ set_tests_properties(getting_started PROPERTIES LABELS "deploy;integration" TIME
 add_test(NAME systemd_units COMMAND bash ${WSCHED_DEPLOY_TESTS}/systemd_units_test.sh
   ${PROJECT_SOURCE_DIR} $<TARGET_FILE:wsched-server> $<TARGET_FILE:wsched-agent>)
 set_tests_properties(systemd_units PROPERTIES LABELS deploy TIMEOUT 60)
+
+# PostgreSQL failover under load (docs/operations.md "PostgreSQL high
+# availability"): a primary and its synchronous standby on ports 55481 and
+# 55482 (their own clusters), wsched on a multi-host URL, the primary killed
+# and the standby promoted while 8 clients place; no acknowledged placement
+# may be missing on the new primary, no answer INTERNAL.
+add_test(NAME pg_failover COMMAND ${CMAKE_COMMAND} -E env WSCHED_HA_PG_PORT=55481
+  bash ${WSCHED_DEPLOY_TESTS}/pg_failover_test.sh
+  $<TARGET_FILE:wsched-server> $<TARGET_FILE:wschedctl> $<TARGET_FILE:wsched-loadgen>
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(pg_failover PROPERTIES LABELS "deploy;integration" TIMEOUT 180)
