@@ -181,8 +181,8 @@ sleep "$BEFORE_KILL_S"  # a load phase of fixed length, not a wait for an event
 acked_before_kill=$(oks)
 
 # --- the failover ------------------------------------------------------------------------
-t_kill=$EPOCHREALTIME
 as_pg "$PG_BIN/pg_ctl" -D "$PRIMARY" -m immediate -w stop >/dev/null
+t_kill=$EPOCHREALTIME  # the primary is gone once pg_ctl returns
 sleep "$OUTAGE_S"  # the outage itself: no primary for this long
 t_promote=$EPOCHREALTIME
 as_pg "$PG_BIN/pg_ctl" -D "$STANDBY" -w -t 60 promote >/dev/null
@@ -209,6 +209,8 @@ deadline=$(awk '$3 == "DEADLINE_EXCEEDED"' "$WORK/answers" | wc -l)
 # Anything else (a refusal, an answer without a gRPC code) is not a failover's.
 other=$(awk '$3 !~ /^(OK|UNAVAILABLE|INTERNAL|DEADLINE_EXCEEDED)$/' "$WORK/answers" | wc -l)
 retried_ok=$(awk '$3 == "OK" && $1 >= k' k="$t_kill" "$WORK/answers" | wc -l)
+ok_p50=$(awk '$3 == "OK" {print $2 - $1}' "$WORK/answers" | sort -n |
+  awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}')
 first_ok=$(awk -v k="$t_kill" '$3 == "OK" && $1 >= k {print $2}' "$WORK/answers" | sort -n | head -1)
 read -r missing wrong_state bad_holds double_held over_full < <(psql -X -qtA -F ' ' \
   -v ON_ERROR_STOP=1 "$PG/$DB" <<SQL
@@ -229,7 +231,7 @@ SQL
 awk -v kill="$t_kill" -v promote="$t_promote" -v first="$first_ok" \
   -v acked="$acked" -v before="$acked_before_kill" -v after="$retried_ok" \
   -v missing="$missing" -v wrong="$wrong_state" -v unavail="$unavailable" -v internal="$internal" \
-  -v other="$other" -v dl="$deadline" -v holds="$bad_holds" -v dbl="$double_held" -v full="$over_full" -v c="$CLIENTS" 'BEGIN {
+  -v other="$other" -v dl="$deadline" -v p50="$ok_p50" -v holds="$bad_holds" -v dbl="$double_held" -v full="$over_full" -v c="$CLIENTS" 'BEGIN {
   printf "pg_failover_test: %d clients, primary killed (immediate), standby promoted %.2f s later\n", c, promote - kill
   printf "  acknowledged placements      %6d  (%d before the kill, %d after)\n", acked, before, after
   printf "  missing on the new primary   %6d  (and %d in another state than acknowledged)\n", missing, wrong
@@ -237,7 +239,7 @@ awk -v kill="$t_kill" -v promote="$t_promote" -v first="$first_ok" \
   printf "  INTERNAL answers             %6d\n", internal
   printf "  DEADLINE_EXCEEDED answers    %6d  (retried like UNAVAILABLE)\n", dl
   printf "  other errors                 %6d\n", other
-  printf "  promotion to first placement %6.2f s\n", first - promote
+  printf "  promotion to first placement %6.2f s  (a placing call takes %.2f s, median)\n", first - promote, p50
   printf "  GPU holds: %d workspaces off their class count, %d GPUs held twice, %d nodes over 8\n", holds, dbl, full
 }'
 
