@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "server/log/log.h"
 
 namespace wsched::scheduler {
@@ -48,45 +49,65 @@ IdleMonitor::~IdleMonitor() { Stop(); }
 
 void IdleMonitor::Observe(const UsageAccounting::Report& report) {
   if (report.holders.empty()) return;  // Nobody's GPUs to judge.
-  // Each holder's GPUs on this node.
-  absl::flat_hash_map<std::string, std::vector<std::string>> gpus_of;
-  absl::flat_hash_map<std::string, const GpuHolder*> holder_of;
+  // Each holder's GPUs on this node (a handful: no more than the node has).
+  struct Held {
+    const GpuHolder* holder = nullptr;
+    std::vector<std::string> uuids;
+  };
+  absl::flat_hash_map<absl::string_view, Held> held;
   for (const auto& [uuid, holder] : report.holders) {
-    gpus_of[holder.workspace].push_back(uuid);
-    holder_of[holder.workspace] = &holder;
+    Held& h = held[holder.workspace];
+    h.holder = &holder;
+    h.uuids.push_back(uuid);
   }
-  const std::shared_ptr<const core::Catalog> catalog = actions_->Catalog();
+  std::shared_ptr<const core::Catalog> catalog = CatalogNow();
   absl::MutexLock lock(&mu_);
-  for (const auto& [workspace, uuids] : gpus_of) {
-    const GpuHolder& holder = *holder_of[workspace];
+  for (const auto& [workspace_id, h] : held) {
+    const std::string& workspace = h.holder->workspace;
     Watched& watched = watched_[workspace];
-    if (holder.version > watched.version) {
+    if (h.holder->version > watched.version) {
       // A newer record than the one judged so far (a restart, or another
       // replica's write): its clock starts again.
       if (watched.version != 0) tracker_.Forget(workspace);
-      watched.version = holder.version;
+      watched.version = h.holder->version;
     }
     watched.pool = report.pool;
-    watched.class_id = holder.class_id;
-    watched.gpus = static_cast<int>(uuids.size());
+    watched.class_id = h.holder->class_id;
+    watched.gpus = static_cast<int>(h.uuids.size());
     watched.last_seen = report.at;
-    const core::WorkspaceClass* cls = catalog->FindClass(holder.class_id);
+    const core::WorkspaceClass* cls = catalog->FindClass(h.holder->class_id);
     if (cls == nullptr || !cls->idle) {
       tracker_.Forget(workspace);  // No policy (any more): never idle.
       watched.not_idle_seen = true;
       continue;
     }
-    tracker_.Observe(workspace, *cls->idle, UtilizationOf(uuids, report.samples), report.at);
+    tracker_.Observe(workspace, *cls->idle, UtilizationOf(h.uuids, report.samples), report.at);
     if (tracker_.At(workspace, report.at).phase == Phase::kActive) watched.not_idle_seen = true;
   }
 }
 
+std::shared_ptr<const core::Catalog> IdleMonitor::CatalogNow() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (catalog_ != nullptr) return catalog_;
+  }
+  // Only before the first tick: afterwards the tick keeps it fresh.
+  std::shared_ptr<const core::Catalog> catalog = actions_->Catalog();
+  absl::MutexLock lock(&mu_);
+  if (catalog_ == nullptr) catalog_ = catalog;
+  return catalog_;
+}
+
 void IdleMonitor::Tick() {
   const absl::Time now = clock_();
+  // Read here, once a tick, so a heartbeat never asks the scheduler for it:
+  // a class's policy changes for the monitor at most a tick late.
+  std::shared_ptr<const core::Catalog> catalog = actions_->Catalog();
   std::vector<Plan> plans;
   std::vector<std::string> ids;
   {
     absl::MutexLock lock(&mu_);
+    catalog_ = std::move(catalog);
     // Heard from no longer: its agent went quiet or reports elsewhere now,
     // and the replica that hears it judges it.
     std::vector<std::string> stale;

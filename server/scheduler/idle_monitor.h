@@ -19,8 +19,9 @@
 // version and changes nothing.
 //
 // Observe runs on the heartbeat path: it touches only this monitor's own
-// lock, never the database, the scheduler's lock or a cluster view. The
-// writes happen in Tick, on the monitor's own thread.
+// lock, never the database, the scheduler's lock or a cluster view (the
+// catalog it judges with is the one the last tick read). The writes happen
+// in Tick, on the monitor's own thread.
 #ifndef WSCHED_SERVER_SCHEDULER_IDLE_MONITOR_H_
 #define WSCHED_SERVER_SCHEDULER_IDLE_MONITOR_H_
 
@@ -52,7 +53,7 @@ class IdleMonitor {
   class Actions {
    public:
     virtual ~Actions() = default;
-    // The catalog decisions use now (shared, never copied).
+    // The catalog decisions use now (shared, never copied); read once a tick.
     virtual std::shared_ptr<const core::Catalog> Catalog() const = 0;
     // What this replica knows of each live, placed workspace among `ids`:
     // its version and idle mark. Absent: not live and placed here.
@@ -117,6 +118,8 @@ class IdleMonitor {
     bool not_idle_seen = false;
   };
   void Carry(const Plan& plan, const Actions::Known& known);
+  // The catalog of the last tick (or, before the first, the replica's).
+  std::shared_ptr<const core::Catalog> CatalogNow() ABSL_LOCKS_EXCLUDED(mu_);
   void NoteWritten(const std::string& workspace, int64_t version) ABSL_LOCKS_EXCLUDED(mu_);
   void Loop();
 
@@ -126,6 +129,7 @@ class IdleMonitor {
 
   mutable absl::Mutex mu_;
   core::IdleTracker tracker_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<const core::Catalog> catalog_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, Watched> watched_ ABSL_GUARDED_BY(mu_);
   std::map<PoolClass, int> idle_gpus_ ABSL_GUARDED_BY(mu_);
   std::map<PoolClass, int64_t> stops_ ABSL_GUARDED_BY(mu_);
