@@ -33,6 +33,11 @@ ABSL_FLAG(std::string, auth_tokens_file, "",
           "re-read on SIGHUP and when it changes");
 ABSL_FLAG(bool, require_hashed_tokens, false,
           "refuse clear-text token: entries in the tokens file (default: warn about them)");
+ABSL_FLAG(bool, allow_shared_agent_credentials, false,
+          "accept agent entries in the tokens file that speak for every node of their pools "
+          "(weaker: one stolen credential can report for any of those nodes); by default each "
+          "agent credential names its node, is an identity pattern with {node}, or is a "
+          "bootstrap token");
 ABSL_FLAG(absl::Duration, auth_reload_interval, absl::Seconds(5),
           "how often the tokens file is checked for changes; 0 = only on SIGHUP");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain to serve TLS with (with --tls_key)");
@@ -139,6 +144,7 @@ int main(int argc, char** argv) {
   options.catalog_path = absl::GetFlag(FLAGS_catalog);
   options.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
   options.require_hashed_tokens = absl::GetFlag(FLAGS_require_hashed_tokens);
+  options.allow_shared_agent_credentials = absl::GetFlag(FLAGS_allow_shared_agent_credentials);
   options.auth_reload_interval = absl::GetFlag(FLAGS_auth_reload_interval);
   options.allow_unauthenticated = absl::GetFlag(FLAGS_allow_unauthenticated);
   options.tls.cert_path = absl::GetFlag(FLAGS_tls_cert);

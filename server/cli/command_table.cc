@@ -42,7 +42,9 @@ const std::vector<CommandSpec>& AllCommands() {
         {"node cordon NAME [--expected-version=N]", "no new placements on NAME; running workspaces stay"},
         {"node drain NAME [--expected-version=N]", "no new placements; workspaces are moved off"},
         {"node uncordon NAME [--expected-version=N]", "take placements again"},
-        {"node remove NAME", "forget NAME; its workspaces are reported lost (= delete node)"}},
+        {"node remove NAME", "forget NAME; its workspaces are reported lost (= delete node)"},
+        {"node rotate-credential NAME", "issue NAME a new node token (printed once) and void the old"},
+        {"node revoke-credential NAME", "void NAME's node token; its agent's next call is refused"}},
        {"expected_version"}},
       {"driver-work", "Inventory",
        {{"driver-work", "pending driver installs (node, kernel, image), nodes without policy "
@@ -90,11 +92,12 @@ const std::vector<CommandSpec>& AllCommands() {
        {"principal", "object", "since"}},
 
       {"token", "Tokens (local, no server)",
-       {{"token create --role=R [--name=N] [--orgs=..] [--projects=..] [--pools=..]",
-         "a new random token (line 1) and its sha256 entry for the tokens file (line 2)"},
+       {{"token create --role=R [--name=N] [--orgs=..] [--projects=..] [--pools=..] [--node=N | --bootstrap]",
+         "a new random token (line 1) and its sha256 entry for the tokens file (line 2); an agent "
+         "token names its node or is a pool's bootstrap token"},
         {"token hash --role=R [--name=N] [scopes] < FILE",
          "the sha256 entry for an existing token read from stdin"}},
-       {"role", "name", "orgs", "projects", "pools"},
+       {"role", "name", "orgs", "projects", "pools", "node", "bootstrap"},
        /*remote=*/false},
 
       {"help", "This tool",

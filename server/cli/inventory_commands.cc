@@ -251,18 +251,53 @@ int GetNodes(const Client& client, const std::string& name, const Options& optio
   return 0;
 }
 
+// The node's credential (docs/security.md, "Node identity"). rotate prints
+// the new token alone on stdout, so `> node-token` captures it.
+int NodeCredentialAction(const Client& client, const std::string& action, const std::string& name,
+                         const Options& options) {
+  auto stub = v1::InventoryService::NewStub(client.channel);
+  auto context = client.Context();
+  if (action == "rotate-credential") {
+    v1::RotateNodeCredentialRequest request;
+    request.set_node_name(name);
+    v1::RotateNodeCredentialResponse response;
+    grpc::Status status = stub->RotateNodeCredential(context.get(), request, &response);
+    if (!status.ok()) return Fail("node rotate-credential " + name, status);
+    if (options.structured()) return PrintStructured(response, options);
+    std::cout << response.node_token() << "\n";
+    std::cerr << "node " << name << ": new credential issued; the previous one no longer works. "
+              << "Install the token as the agent's <state_dir>/node-token (mode 0600).\n";
+    return 0;
+  }
+  v1::RevokeNodeCredentialRequest request;
+  request.set_node_name(name);
+  v1::RevokeNodeCredentialResponse response;
+  grpc::Status status = stub->RevokeNodeCredential(context.get(), request, &response);
+  if (!status.ok()) return Fail("node revoke-credential " + name, status);
+  if (options.structured()) return PrintStructured(response, options);
+  std::cout << "node " << name
+            << (response.revoked() ? ": credential revoked; its next call is refused\n"
+                                   : ": had no node credential; nothing changed\n");
+  return 0;
+}
+
 int DescribeNode(const Client& client, const std::string& name, const Options& options) {
   return NodeAction(client, "get", name, options);
 }
 
 int NodeCommand(const Client& client, const std::vector<std::string>& args,
                 const Options& options) {
-  static const char kUsage[] = "usage: wschedctl node get|cordon|drain|uncordon|remove NAME\n";
+  static const char kUsage[] =
+      "usage: wschedctl node get|cordon|drain|uncordon|remove|rotate-credential|revoke-credential "
+      "NAME\n";
   if (args.size() != 2) {
     std::cerr << kUsage;
     return 2;
   }
   const std::string& action = args[0];
+  if (action == "rotate-credential" || action == "revoke-credential") {
+    return NodeCredentialAction(client, action, args[1], options);
+  }
   if (action != "get" && action != "cordon" && action != "drain" && action != "uncordon" &&
       action != "remove") {
     std::cerr << "unknown node command \"" << action << "\"\n" << kUsage;

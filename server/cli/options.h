@@ -54,6 +54,7 @@ struct Options {
   std::vector<std::string> orgs;
   std::vector<std::string> projects;
   std::vector<std::string> pools;
+  bool bootstrap = false;
   // `audit`: filters; since = records of the last this long.
   std::string principal;
   std::string object;

@@ -64,6 +64,7 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   if (args.Has("gpu_quota")) options.gpu_quota = Integer(args, "gpu_quota", -1);
   if (args.Has("expected_version")) options.expected_version = Integer(args, "expected_version", 0);
   options.force = args.GetBool("force");
+  options.bootstrap = args.GetBool("bootstrap");
   options.pool_versions = List(args, "pool_versions");
   options.role = args.Get("role");
   options.name = args.Get("name");

@@ -1,10 +1,14 @@
 #include "server/grpc/request_validation.h"
 
 #include <functional>
+#include <set>
 
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/util/time_util.h>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -213,6 +217,13 @@ absl::Status ValidateRequest(const v1::ResolveClassRequest& request) {
 // --- InventoryService ---------------------------------------------------------
 
 absl::Status ValidateRequest(const v1::RegisterNodeRequest& request) {
+  const std::string& digest = request.node_token_sha256();
+  if (!digest.empty() &&
+      (digest.size() != 64 || !absl::c_all_of(digest, [](char c) {
+         return absl::ascii_isdigit(c) || (c >= 'a' && c <= 'f');
+       }))) {
+    return Invalid("node_token_sha256", "must be 64 lower-case hex digits (a SHA-256)");
+  }
   return CheckNodeProto(request.node());
 }
 
@@ -267,6 +278,14 @@ absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
     return Invalid("kernel_version", "is required (<= 128 printable characters)");
   }
   return CheckText(request.detail(), "detail", 1024);
+}
+
+absl::Status ValidateRequest(const v1::RotateNodeCredentialRequest& request) {
+  return CheckNodeName(request.node_name(), "node_name");
+}
+
+absl::Status ValidateRequest(const v1::RevokeNodeCredentialRequest& request) {
+  return CheckNodeName(request.node_name(), "node_name");
 }
 
 absl::Status ValidateRequest(const v1::ClearGpuHealthRequest& request) {
@@ -373,6 +392,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
       For<v1::HeartbeatRequest>(), For<v1::NodeNameRequest>(), For<v1::ListNodesRequest>(),
       For<v1::ListPoolsRequest>(), For<v1::ListDriverWorkRequest>(),
       For<v1::ReportDriverInstallRequest>(), For<v1::ClearGpuHealthRequest>(),
+      For<v1::RotateNodeCredentialRequest>(), For<v1::RevokeNodeCredentialRequest>(),
       For<v1::PlaceWorkspaceRequest>(),
       For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),
       For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),

@@ -33,7 +33,9 @@ namespace {
 absl::StatusOr<std::unique_ptr<LiveAuthenticator>> LoadAuth(const ServerOptions& options) {
   if (!options.auth_tokens_file.empty()) {
     return LiveAuthenticator::Open(options.auth_tokens_file,
-                                   {.require_hashed_tokens = options.require_hashed_tokens},
+                                   {.require_hashed_tokens = options.require_hashed_tokens,
+                                    .allow_shared_agent_credentials =
+                                        options.allow_shared_agent_credentials},
                                    options.auth_reload_interval);
   }
   if (options.allow_unauthenticated) {
@@ -174,6 +176,10 @@ absl::Status RunServer(const ServerOptions& options) {
       Services::Create(context, options.catalog_path, scheduler_options, scaling_options);
   if (!services.ok()) return services.status();
   if (exposer) exposer->RegisterCollectable((*services)->cluster_metrics());
+  // Node tokens live in the store the services opened; before any call.
+  (*auth)->SetNodeTokens([services = services->get()](const TokenDigest& digest) {
+    return services->FindNodeToken(digest);
+  });
   if (absl::Status covered = CheckMethodTableCovers((*services)->Names()); !covered.ok()) {
     return covered;
   }

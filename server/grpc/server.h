@@ -20,6 +20,8 @@ struct ServerOptions {
   std::string auth_tokens_file;
   // Refuse clear-text `token:` entries instead of warning about them.
   bool require_hashed_tokens = false;
+  // Accept agent entries bound to no node (docs/security.md, "Node identity").
+  bool allow_shared_agent_credentials = false;
   // How often the tokens file is checked for changes (0: only on SIGHUP).
   absl::Duration auth_reload_interval = absl::Seconds(5);
   bool allow_unauthenticated = false;

@@ -114,6 +114,13 @@ absl::Status Services::ReloadCatalog() {
 
 absl::Time Services::FeedCaughtUpAt() const { return impl_->scheduler->FeedCaughtUpAt(); }
 
+std::optional<NodeTokenOwner> Services::FindNodeToken(const TokenDigest& digest) const {
+  std::optional<scheduler::NodeBinding> binding = impl_->scheduler->inventory().credentials().Find(
+      absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
+  if (!binding) return std::nullopt;
+  return NodeTokenOwner{binding->node, binding->pool};
+}
+
 std::shared_ptr<prometheus::Collectable> Services::cluster_metrics() const {
   return impl_->cluster_metrics;
 }

@@ -61,6 +61,8 @@ class Services {
   void Shutdown();
   // When this replica last had every committed change applied (health).
   absl::Time FeedCaughtUpAt() const;
+  // The node of a per-node token (LiveAuthenticator::SetNodeTokens).
+  std::optional<NodeTokenOwner> FindNodeToken(const TokenDigest& digest) const;
   // Cluster gauges computed at scrape time (register with the exposer).
   std::shared_ptr<prometheus::Collectable> cluster_metrics() const;
 

@@ -15,9 +15,14 @@
 namespace wsched::scheduler {
 namespace {
 
-absl::Status UnknownNode(const std::string& name) {
-  return core::NotFoundError(core::ErrorReason::kNodeNotFound, "node", name,
-                             absl::StrCat("node ", name, " is not registered"));
+
+absl::Status BootstrapNodeExists(const std::string& name, const std::string& principal) {
+  return core::ReasonError(
+      absl::StrCat("node ", name, " is registered already (or the token is another node's); a "
+                   "bootstrap credential registers only new nodes: the node's own token re-registers "
+                   "it, or an admin removes the node or rotates its credential"),
+      {.reason = core::ErrorReason::kBootstrapNodeExists,
+       .metadata = {{"principal", principal}, {"node", name}}});
 }
 
 // Re-evaluates the driver from the policy after any change of the report.
@@ -119,6 +124,11 @@ const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
 
 }  // namespace
 
+absl::Status UnknownNodeError(const std::string& name) {
+  return core::NotFoundError(core::ErrorReason::kNodeNotFound, "node", name,
+                             absl::StrCat("node ", name, " is not registered"));
+}
+
 NodeInventory::NodeInventory(store::Database* db, Mirror* mirror, metrics::Metrics* metrics,
                              Options options, Clock clock)
     : db_(db),
@@ -134,7 +144,21 @@ NodeInventory::NodeInventory(store::Database* db, Mirror* mirror, metrics::Metri
           return absl::OkStatus();
         });
       }),
-      usage_(clock_) {
+      usage_(clock_),
+      credentials_([db](const std::vector<std::string>& nodes)
+                       -> absl::StatusOr<std::vector<store::NodeCredentialRow>> {
+        std::vector<store::NodeCredentialRow> rows;
+        if (db == nullptr) return rows;  // Unit tests of the placement path: none.
+        absl::Status read = store::UnitOfWork::Run(
+            *db, "reading node credentials",
+            [&](store::UnitOfWork& unit) -> absl::Status {
+              rows = unit.node_credentials().Load(nodes);
+              return absl::OkStatus();
+            },
+            store::UnitOfWork::Mode::kSnapshot);
+        if (!read.ok()) return read;
+        return rows;
+      }) {
   if (db_ != nullptr) timing_ = std::make_unique<TimingStats>(db_, clock_);
 }
 
@@ -159,7 +183,8 @@ NodeView NodeInventory::ViewOf(const store::StoredNode& node, const ClusterView&
   return view;
 }
 
-absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& reported) {
+absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& reported,
+                                                     const NewNodeCredential* bootstrap) {
   if (absl::Status valid = core::ValidateNodeInfo(reported); !valid.ok()) return valid;
   // Shared, never copied: the catalog is replaced whole, not changed.
   std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
@@ -189,6 +214,7 @@ absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& repor
     auto existing = unit.nodes().Load(info.name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
     bool first = !existing->has_value();
+    if (bootstrap != nullptr && !first) return BootstrapNodeExists(info.name, bootstrap->issued_by);
     if (!first) {
       stored = **existing;
       if (stored.info.pool != info.pool) {
@@ -217,9 +243,17 @@ absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& repor
         core::HistoryOnReport(catalog.driver_policy, info, stored.driver_history, first);
     EvaluateDriverInto(catalog, stored);
     stored.version = unit.nodes().Save(stored);
+    // A concurrent bootstrap of the same name waited for this row and
+    // overwrote it; the credential's primary key refuses it, and the
+    // rollback undoes the overwrite.
+    if (bootstrap != nullptr &&
+        !unit.node_credentials().Issue(info.name, bootstrap->token_sha256, bootstrap->issued_by)) {
+      return BootstrapNodeExists(info.name, bootstrap->issued_by);
+    }
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  if (bootstrap != nullptr) RefreshCredentialOf(info.name);
   if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("node registered", {{"node", info.name}, {"pool", info.pool},
                                 {"gpus", absl::StrCat(info.gpus.size())},
@@ -325,7 +359,7 @@ absl::StatusOr<NodeView> NodeInventory::SetNodeAdminState(const std::string& nam
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) return UnknownNode(name);
+    if (!existing->has_value()) return UnknownNodeError(name);
     stored = **existing;
     if (expected_version != 0 && stored.version != expected_version) {
       return core::VersionMismatchError("node", name, stored.version, expected_version);
@@ -355,7 +389,9 @@ absl::Status NodeInventory::RemoveNode(const std::string& name) {
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) return UnknownNode(name);
+    if (!existing->has_value()) return UnknownNodeError(name);
+    // Whoever gets the name next registers afresh (bootstrap included).
+    unit.node_credentials().Revoke(name);
     lost = unit.nodes().Delete(name);
     return absl::OkStatus();
   });
@@ -376,7 +412,7 @@ absl::StatusOr<NodeView> NodeInventory::GetNode(const std::string& name) {
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (!stored) return UnknownNode(name);
+  if (!stored) return UnknownNodeError(name);
   NodeView view = ViewOf(*stored);
   view.workspace_count = workspaces;
   return view;
@@ -507,7 +543,7 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& n
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) return UnknownNode(name);
+    if (!existing->has_value()) return UnknownNodeError(name);
     stored = **existing;
     sampled = success && needed_since &&
               stored.driver_state == core::DriverState::kNeedsDriver;
@@ -564,7 +600,7 @@ absl::StatusOr<NodeView> NodeInventory::ClearGpuHealth(const std::string& name,
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
-    if (!existing->has_value()) return UnknownNode(name);
+    if (!existing->has_value()) return UnknownNodeError(name);
     stored = **existing;
     core::Gpu* gpu = nullptr;
     for (core::Gpu& candidate : stored.info.gpus) {

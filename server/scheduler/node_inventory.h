@@ -26,6 +26,7 @@
 #include "server/metrics/metrics.h"
 #include "server/scheduler/cluster_view.h"
 #include "server/scheduler/liveness_recorder.h"
+#include "server/scheduler/node_credentials.h"
 #include "server/scheduler/timing_stats.h"
 #include "server/scheduler/usage_accounting.h"
 #include "server/store/database.h"
@@ -69,6 +70,15 @@ struct HeartbeatResult {
   std::string pool;  // For the caller's scope check.
 };
 
+// NOT_FOUND (NODE_NOT_FOUND) naming the node.
+absl::Status UnknownNodeError(const std::string& name);
+
+// A bootstrap registration's new node credential (docs/security.md).
+struct NewNodeCredential {
+  std::string token_sha256;  // 32 raw bytes: the SHA-256 of the agent's token.
+  std::string issued_by;     // The bootstrap principal.
+};
+
 struct DriverWork {
   std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
 };
@@ -107,7 +117,19 @@ class NodeInventory {
   NodeInventory(store::Database* db, Mirror* mirror, metrics::Metrics* metrics, Options options,
                 Clock clock);
 
-  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported);
+  // With `bootstrap`, only a node that does not exist yet is registered,
+  // with that credential, in one transaction: PERMISSION_DENIED
+  // (BOOTSTRAP_NODE_EXISTS) for a name that is taken, even by a concurrent
+  // registration.
+  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported,
+                                        const NewNodeCredential* bootstrap = nullptr);
+  // Admin: the node's credential becomes `token_sha256` (32 raw bytes);
+  // the previous one stops working. NOT_FOUND for an unknown node.
+  absl::StatusOr<store::NodeCredentialRow> RotateNodeCredential(const std::string& name,
+                                                                const std::string& token_sha256,
+                                                                const std::string& issued_by);
+  // Admin: false when the node had none. NOT_FOUND for an unknown node.
+  absl::StatusOr<bool> RevokeNodeCredential(const std::string& name);
   absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input);
   // Cordon / drain / uncordon: to kCordoned, kDraining or kReady.
   // `expected_version` 0 is unconditional; otherwise ABORTED
@@ -148,6 +170,7 @@ class NodeInventory {
   store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
 
   LivenessRecorder& liveness() { return liveness_; }
+  NodeCredentials& credentials() { return credentials_; }
   UsageAccounting& usage() { return usage_; }
 
   // The node as listed: holders from `cluster`.
@@ -162,6 +185,9 @@ class NodeInventory {
   // The heartbeat's liveness-only path; false when the node row must change.
   bool TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result);
   absl::StatusOr<HeartbeatResult> WriteHeartbeat(const HeartbeatInput& input);
+  // After a credential change commits: this replica knows it before it
+  // answers (the feed brings it to the others).
+  void RefreshCredentialOf(const std::string& node);
 
   store::Database* const db_;
   Mirror* const mirror_;
@@ -170,6 +196,7 @@ class NodeInventory {
   const Clock clock_;
   LivenessRecorder liveness_;
   UsageAccounting usage_;
+  NodeCredentials credentials_;
   std::unique_ptr<TimingStats> timing_;  // Absent without a database.
 };
 

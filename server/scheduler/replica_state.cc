@@ -47,6 +47,7 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
   bool catalog_changed = false;
   absl::flat_hash_map<std::string, int64_t> nodes;  // name -> newest version in the entries
   std::vector<std::string> workspace_ids;
+  std::vector<std::string> credential_nodes;  // Read again, own entries too (they are rare).
   {
     absl::MutexLock lock(&mu_);
     absl::flat_hash_set<std::string> seen;
@@ -77,9 +78,17 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
             settings_.Invalidate(change.id);  // Read again on next use; commits confirm versions.
             DrainEverythingLocked();  // A policy or quota may let queued work through.
             break;
+          case store::Entity::kNodeCredential:
+            credential_nodes.push_back(change.id);
+            break;
         }
       }
     }
+  }
+  // Its own lock, never taken under ours; on error the entries come again.
+  if (absl::Status refreshed = inventory_->credentials().Refresh(credential_nodes);
+      !refreshed.ok()) {
+    return refreshed;
   }
   if (!catalog_changed && nodes.empty() && workspace_ids.empty()) return absl::OkStatus();
 
@@ -124,6 +133,11 @@ std::vector<std::string> Scheduler::ApplyRowsLocked(
 absl::StatusOr<int64_t> Scheduler::ReloadState() {
   absl::StatusOr<StateStore::Everything> all = state_->LoadAll();
   if (!all.ok()) return all.status();
+  // Read after the snapshot: a change between the two is in the feed
+  // after the snapshot's position, and refreshing it again is harmless.
+  if (absl::Status reloaded = inventory_->credentials().ReloadAll(); !reloaded.ok()) {
+    return reloaded;
+  }
   std::vector<std::string> gone;
   {
     absl::MutexLock lock(&mu_);

@@ -133,8 +133,9 @@ class Scheduler {
 
   // ---- inventory (node_inventory.h), wired to this replica's mirror ----
   NodeInventory& inventory() { return *inventory_; }
-  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported) {
-    return inventory_->RegisterNode(reported);
+  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported,
+                                        const NewNodeCredential* bootstrap = nullptr) {
+    return inventory_->RegisterNode(reported, bootstrap);
   }
   absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input) {
     return inventory_->Heartbeat(input);

@@ -24,7 +24,7 @@ namespace wsched::store {
 
 // ---- the change log (change_log.h)
 
-enum class Entity { kCatalog, kNode, kWorkspace, kSettings };
+enum class Entity { kCatalog, kNode, kWorkspace, kSettings, kNodeCredential };
 const char* EntityName(Entity entity);
 std::optional<Entity> ParseEntity(absl::string_view name);
 
@@ -76,6 +76,17 @@ struct StoredNode {
   int64_t held_cpu_millis = 0;
   int64_t held_memory_bytes = 0;
   int64_t version = 0;  // Changes with everything above but liveness and holds.
+};
+
+// ---- node credentials (node_credential_repository.h)
+
+struct NodeCredentialRow {
+  std::string node;
+  std::string pool;
+  std::string token_sha256;  // The token's SHA-256, 32 raw bytes.
+  absl::Time issued_at;
+  std::string issued_by;  // The principal that issued it.
+  int64_t version = 0;
 };
 
 // ---- workspaces (workspace_repository.h, write_batch.h)

@@ -2,6 +2,7 @@
 
 #include "server/store/audit_repository.h"
 #include "server/store/usage_repository.h"
+#include "server/store/node_credential_repository.h"
 #include "server/store/catalog_repository.h"
 #include "server/store/change_log.h"
 #include "server/store/connection.h"
@@ -187,6 +188,24 @@ int64_t UsageRepository::DeleteOlderThan(absl::Duration retention, int limit) {
   return DeleteOldUsageRecords(s_.txn, retention, limit);
 }
 
+// ---- node credentials
+std::optional<NodeCredentialRow> NodeCredentialRepository::Issue(const std::string& node,
+                                                                 const std::string& token_sha256,
+                                                                 const std::string& issued_by) {
+  return InsertNodeCredential(s_.txn, node, token_sha256, issued_by, s_.changes);
+}
+std::optional<NodeCredentialRow> NodeCredentialRepository::Replace(const std::string& node,
+                                                                   const std::string& token_sha256,
+                                                                   const std::string& issued_by) {
+  return ReplaceNodeCredential(s_.txn, node, token_sha256, issued_by, s_.changes);
+}
+bool NodeCredentialRepository::Revoke(const std::string& node) {
+  return DeleteNodeCredential(s_.txn, node, s_.changes);
+}
+std::vector<NodeCredentialRow> NodeCredentialRepository::Load(const std::vector<std::string>& nodes) {
+  return LoadNodeCredentials(s_.txn, nodes);
+}
+
 // ---- the unit
 
 UnitOfWork::UnitOfWork(UnitSession& session)
@@ -198,7 +217,8 @@ UnitOfWork::UnitOfWork(UnitSession& session)
       scaling_(session),
       change_log_(session),
       usage_(session),
-      audit_(session) {}
+      audit_(session),
+      node_credentials_(session) {}
 
 absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode) {
   return InTransaction(db, what, [&](pqxx::work& txn) -> absl::Status {

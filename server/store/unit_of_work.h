@@ -186,6 +186,25 @@ class UsageRepository {
   UnitSession& s_;
 };
 
+// Each node's own credential, as the SHA-256 of its token
+// (node_credential_repository.h). Writes record their changes.
+class NodeCredentialRepository {
+ public:
+  explicit NodeCredentialRepository(UnitSession& session) : s_(session) {}
+  // nullopt (nothing written) when the node has one or the token is another node's.
+  std::optional<NodeCredentialRow> Issue(const std::string& node, const std::string& token_sha256,
+                                         const std::string& issued_by);
+  // The node must exist; nullopt when the token is another node's.
+  std::optional<NodeCredentialRow> Replace(const std::string& node, const std::string& token_sha256,
+                                           const std::string& issued_by);
+  bool Revoke(const std::string& node);
+  // Those of `nodes` that have one; all when `nodes` is empty.
+  std::vector<NodeCredentialRow> Load(const std::vector<std::string>& nodes);
+
+ private:
+  UnitSession& s_;
+};
+
 // The change log itself (change_log.h), for followers and pruning.
 class ChangeLogRepository {
  public:
@@ -223,6 +242,7 @@ class UnitOfWork {
   ChangeLogRepository& change_log() { return change_log_; }
   UsageRepository& usage() { return usage_; }
   AuditRepository& audit() { return audit_; }
+  NodeCredentialRepository& node_credentials() { return node_credentials_; }
 
   UnitOfWork(const UnitOfWork&) = delete;
   UnitOfWork& operator=(const UnitOfWork&) = delete;
@@ -239,6 +259,7 @@ class UnitOfWork {
   ChangeLogRepository change_log_;
   UsageRepository usage_;
   AuditRepository audit_;
+  NodeCredentialRepository node_credentials_;
 };
 
 }  // namespace wsched::store

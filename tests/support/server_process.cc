@@ -137,6 +137,7 @@ ServerProcess::ServerProcess(ServerConfig config) : dir_(MakeTempDir()) {
       "--database_connections=4",
   };
   if (!config.catalog_path.empty()) args.push_back("--catalog=" + config.catalog_path);
+  if (config.shared_agent_credentials) args.push_back("--allow_shared_agent_credentials");
   for (const auto& flag : config.extra_flags) args.push_back(flag);
   pid_ = Spawn(args, dir_ + "/server.log");
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);

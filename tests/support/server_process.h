@@ -31,6 +31,10 @@ struct ServerConfig {
   bool metrics = false;
   // Contents of the tokens file; empty: the tokens above, one per role.
   std::string tokens_yaml;
+  // The test tokens' agent speaks for any node of any pool, which most
+  // tests use to play many nodes: --allow_shared_agent_credentials. Node
+  // identity tests turn it off.
+  bool shared_agent_credentials = true;
 };
 
 class ServerProcess {
