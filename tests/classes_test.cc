@@ -189,6 +189,45 @@ TEST_F(ClassesTest, UpdateValidatesAgainstTheWholeCatalog) {
   EXPECT_EQ(GetClass("gpu-1x").gpu().count(), 1);
 }
 
+TEST_F(ClassesTest, AnIdlePolicyIsStoredCheckedAndRenderedBack) {
+  v1::ApplyCatalogResponse response;
+  ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());
+  v1::WorkspaceClass cls = GetClass("gpu-1x");
+  EXPECT_FALSE(cls.has_idle());  // Stored before the field existed: none.
+  v1::IdlePolicy* idle = cls.mutable_idle();
+  idle->set_gpu_utilization_below_percent(5);
+  idle->mutable_idle_for()->set_seconds(30);  // Under the server's --min_idle_for (1m).
+  idle->set_action(v1::IdlePolicy::ACTION_STOP);
+  idle->mutable_warn_before()->set_seconds(60);
+  v1::WorkspaceClass out;
+  grpc::Status status = Update(cls, cls.version(), &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr(".idle.for: must be >= 1m"));
+  EXPECT_THAT(status.error_message(), HasSubstr(".idle.warn_before: must be < for (30s)"));
+  EXPECT_FALSE(GetClass("gpu-1x").has_idle());  // Nothing changed.
+
+  idle->mutable_idle_for()->set_seconds(1800);
+  idle->mutable_warn_before()->set_seconds(300);
+  status = Update(cls, cls.version(), &out);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const v1::WorkspaceClass stored = GetClass("gpu-1x");
+  EXPECT_EQ(stored.idle().gpu_utilization_below_percent(), 5);
+  EXPECT_EQ(stored.idle().idle_for().seconds(), 1800);
+  EXPECT_EQ(stored.idle().action(), v1::IdlePolicy::ACTION_STOP);
+  EXPECT_EQ(stored.idle().warn_before().seconds(), 300);
+  EXPECT_THAT(CatalogYaml(), HasSubstr("idle: {gpu_utilization_below: 5%, for: 30m, action: "
+                                       "stop, warn_before: 5m}"));
+  // A CPU class may not have one; the file's path names the field.
+  std::string yaml = ReadSource("classes/saas.yaml");
+  const std::string small = "  - id: small\n";
+  ASSERT_NE(yaml.find(small), std::string::npos);
+  yaml.insert(yaml.find(small) + small.size(), "    idle: {gpu_utilization_below: 5%, for: 1h}\n");
+  status = Apply(yaml, false, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("(small).idle: set on a class without GPUs (gpu.count is 0)"));
+}
+
 TEST_F(ClassesTest, RemovingAClassInUseDeprecatesIt) {
   v1::ApplyCatalogResponse response;
   ASSERT_TRUE(Apply(ReadSource("classes/saas.yaml"), false, &response).ok());

@@ -93,6 +93,15 @@ void PrintDeviceSpec(const v1::DeviceSpec& spec) {
   }
 }
 
+// "since 09:12:20Z, stopped at 09:42:20Z unless a GPU is used" (docs/catalog.md "Idle GPUs").
+std::string IdleText(const v1::WorkspaceEvent& event) {
+  std::string text = absl::StrCat("GPUs idle since ", TimeText(event.idle_since()));
+  if (event.has_stops_at()) {
+    absl::StrAppend(&text, "; stopped at ", TimeText(event.stops_at()), " unless a GPU is used");
+  }
+  return text;
+}
+
 void PrintWorkspace(const v1::Workspace& w) {
   std::cout << "workspace: " << w.id() << "\n"
             << "state:     " << StateText(w.state()) << "\n"
@@ -124,6 +133,9 @@ void PrintWorkspace(const v1::Workspace& w) {
   if (!w.node_name().empty()) {
     std::cout << "node:      " << w.node_name() << " (pool " << OrDash(w.pool()) << ")\n"
               << "placed:    " << TimeText(w.placed_at()) << "\n";
+  }
+  if (w.event().kind() == v1::WorkspaceEvent::KIND_IDLE) {
+    std::cout << "idle:      " << IdleText(w.event()) << "\n";
   }
   if (!w.gpus().empty()) {
     std::cout << "\n";
@@ -290,6 +302,9 @@ int WatchCommand(const Client& client, const std::vector<std::string>& args,
     }
     if (workspace.state() == v1::WORKSPACE_STATE_PENDING) {
       absl::StrAppend(&line, " pending ", PendingText(workspace));
+    }
+    if (workspace.event().kind() == v1::WorkspaceEvent::KIND_IDLE) {
+      absl::StrAppend(&line, " idle: ", IdleText(workspace.event()));
     }
     std::cout << workspace.id() << " " << line << std::endl;
   }
