@@ -172,7 +172,7 @@ start_server() {  # start_server LOG: starts wsched-server, sets SERVER_PID and 
   # Fake nodes never heartbeat: keep them from being marked lost mid-run.
   "$BIN/wsched-server" --listen="$SERVER" --database_url="$DB_URL" \
     --metrics_listen="127.0.0.1:$METRICS_PORT" --catalog="$ROOT/classes/saas.yaml" \
-    --auth_tokens_file="$WORK/tokens.yaml" --port_file="$WORK/port" \
+    --auth_tokens_file="$WORK/tokens.yaml" --port_file="$WORK/port" "$SHARED_AGENTS" \
     --node_lost_after=1h ${SERVER_FLAGS:-} >"$1" 2>&1 &
   SERVER_PID=$!
 }
@@ -209,7 +209,7 @@ SERVER_B=127.0.0.1:$GRPC_PORT_B
 SERVER_B_PID=
 start_server_b() {
   "$BIN/wsched-server" --listen="$SERVER_B" --database_url="$DB_URL" --metrics_listen= \
-    --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" \
+    --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" "$SHARED_AGENTS" \
     --node_lost_after=1h ${SERVER_FLAGS:-} >"$1" 2>&1 &
   SERVER_B_PID=$!
   wait_healthy "$SERVER_B" "$SERVER_B_PID" "$1"

@@ -5,6 +5,13 @@ free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
+# The load generator's fake nodes all share one agent token (AGENT_TOKEN
+# below), an entry for every node, which a server takes only with
+# --allow_shared_agent_credentials: every server the scripts start gets
+# "$SHARED_AGENTS". Real agents bootstrap instead (docs/agent.md).
+# shellcheck disable=SC2034  # Used by the scripts that source this file.
+SHARED_AGENTS=--allow_shared_agent_credentials
+
 # write_tokens FILE PREFIX: a control-plane and an agent token, random;
 # sets CP_TOKEN and AGENT_TOKEN.
 write_tokens() {

@@ -69,7 +69,8 @@ start_replica() {  # start_replica NAME: sets <NAME>_PID, <NAME>_ADDR, <NAME>_ME
   # The fake nodes heartbeat only in some phases: never mark them lost.
   "$BIN/wsched-server" --listen="127.0.0.1:$port" --database_url="$DB_URL" \
     --metrics_listen="127.0.0.1:$metrics" --catalog="$ROOT/classes/saas.yaml" \
-    --auth_tokens_file="$WORK/tokens.yaml" --node_lost_after=1h >"$WORK/$name.log" 2>&1 &
+    --auth_tokens_file="$WORK/tokens.yaml" "$SHARED_AGENTS" --node_lost_after=1h \
+    >"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
   printf -v "${name}_PID" %s "$!"
   printf -v "${name}_ADDR" %s "127.0.0.1:$port"

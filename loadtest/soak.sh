@@ -100,7 +100,7 @@ METRICS_PORT=$(free_port)
 "$BIN/wsched-server" --listen="$SERVER" \
   --database_url="postgresql://postgres@127.0.0.1:$PGPORT/wsched" \
   --metrics_listen="127.0.0.1:$METRICS_PORT" --catalog="$ROOT/classes/saas.yaml" \
-  --auth_tokens_file="$WORK/tokens.yaml" --node_lost_after="$LOST_AFTER" \
+  --auth_tokens_file="$WORK/tokens.yaml" "$SHARED_AGENTS" --node_lost_after="$LOST_AFTER" \
   ${SERVER_FLAGS:-} >"$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 wait_healthy "$SERVER" "$SERVER_PID" "$WORK/server.log"

@@ -91,9 +91,11 @@ tokens:
   - {name: test-actuator, token: actuator-token-0123456789, role: actuator}
 EOF
 
+# test-agent speaks for every node (the load generator's fake nodes share it):
+# --allow_shared_agent_credentials.
 wsched_start_server "$WORK" "$SERVER" --metrics_listen= \
   --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
-  --catalog="$SRC/classes/saas.yaml" --database_connections=4
+  --catalog="$SRC/classes/saas.yaml" --database_connections=4 --allow_shared_agent_credentials
 
 # --- usage and auth errors ------------------------------------------------------
 # Asking for help is not a usage error: the usage goes to stdout, exit 0.
@@ -381,16 +383,19 @@ fi
 # --- tokens (local, no server) ------------------------------------------------------
 # token create: the token on line 1, its entry on line 2; the entry holds the
 # token's SHA-256 as sha256sum prints it; token hash gives the same entry.
-created=$("$CTL" token create --role=agent --pools=gpu-h100 --name=h100 2>/dev/null) || created=
+created=$("$CTL" token create --role=agent --pools=gpu-h100 --bootstrap --name=h100 2>/dev/null) ||
+  created=
 token=$(sed -n 1p <<<"$created")
 entry=$(sed -n 2p <<<"$created")
 want=$(printf %s "$token" | sha256sum | cut -d' ' -f1)
-if [[ ${#token} -eq 43 && $entry == "  - {name: h100, sha256: $want, role: agent, pools: [gpu-h100]}" ]]; then
+if [[ ${#token} -eq 43 &&
+      $entry == "  - {name: h100, sha256: $want, role: agent, pools: [gpu-h100], bootstrap: true}" ]]; then
   passed=$((passed + 1))
 else
   fail "token create prints a 43-character token and its sha256 entry (got: $created)"
 fi
-if [[ $(printf '%s\n' "$token" | "$CTL" token hash --role=agent --pools=gpu-h100 --name=h100) == "$entry" ]]; then
+if [[ $(printf '%s\n' "$token" | "$CTL" token hash --role=agent --pools=gpu-h100 --bootstrap --name=h100) == \
+      "$entry" ]]; then
   passed=$((passed + 1))
 else
   fail "token hash of the created token prints the same entry"

@@ -20,6 +20,8 @@ for node in "${remove[@]}"; do
   rm -f "$state/nodes/$node.pid"
   "$bin/wschedctl" --server="$server" --token="$WSCHED_DEMO_ADMIN_TOKEN" node remove "$node" \
     >>"$state/actuator.log" 2>&1 || true
+  # Its node token went with it (removing a node revokes it).
+  rm -rf "${state:?}/agents/$node"
 done
 
 case "$pool" in
@@ -36,8 +38,11 @@ while [ "$running" -lt "$WSCHED_TARGET_SIZE" ]; do
   # GPU UUIDs are unique per machine.
   find "$state/nodes/$name" -name information -exec sed -i "s/GPU-/GPU-$name-/" {} +
   # setsid: the agent outlives this command (the actuator reaps its group).
+  # The bootstrap token registers the new node; its agent keeps the node's
+  # own token in a state directory of its own.
   setsid "$bin/wsched-agent" --root="$state/nodes/$name" --server="$server" \
-    --token="$WSCHED_DEMO_AGENT_TOKEN" --pool="$pool" --node_name="$name" --nvidia_smi= \
+    --bootstrap_token_file="${WSCHED_DEMO_BOOTSTRAP_TOKEN_FILE:?set by run.sh}" \
+    --state_dir="$state/agents/$name" --pool="$pool" --node_name="$name" --nvidia_smi= \
     --cdi_dir="$state/cdi/$name" --cdi_host_root="$state/nodes/$name" --cdi_nvidia_spec_dirs= \
     >>"$state/nodes/$name.log" 2>&1 &
   pid=$!

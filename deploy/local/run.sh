@@ -18,13 +18,19 @@ bin="$root/build/bin"
 admin_url=$("$root/deploy/local/pg.sh" start "$state/pgdata" "$PG_PORT")
 db_url="postgresql://postgres@127.0.0.1:$PG_PORT/wsched"
 
+catalog="${WSCHED_CATALOG:-$root/classes/demo.yaml}"
 # Demo tokens, one per role (see docs/operations.md for real deployments).
+# The agents' is a bootstrap token for the catalog's pools: it registers each
+# new node once, and the node's agent then presents a token of its own, kept
+# in its state directory (docs/agent.md, "Node identity").
+pools=$(python3 -c 'import sys, yaml
+print(", ".join(p["id"] for p in (yaml.safe_load(open(sys.argv[1])) or {}).get("pools", [])))' "$catalog")
 tokens="$state/tokens.yaml"
 cat >"$tokens" <<TOKENS
 tokens:
   - {name: demo-admin, token: demo-admin-token-000000, role: admin}
   - {name: demo-control-plane, token: demo-cp-token-000000000, role: control-plane}
-  - {name: demo-agent, token: demo-agent-token-0000000, role: agent}
+  - {name: demo-join, token: demo-bootstrap-token-000, role: agent, pools: [$pools], bootstrap: true}
   - {name: demo-actuator, token: demo-actuator-token-000, role: actuator}
 TOKENS
 
@@ -33,9 +39,10 @@ export WSCHED_DEMO_STATE="$state/demo"
 export WSCHED_DEMO_SERVER="127.0.0.1:$GRPC_PORT"
 export WSCHED_DEMO_ADMIN_TOKEN=demo-admin-token-000000
 export WSCHED_DEMO_CP_TOKEN=demo-cp-token-000000000
-export WSCHED_DEMO_AGENT_TOKEN=demo-agent-token-0000000
 rm -rf "$WSCHED_DEMO_STATE"
 mkdir -p "$WSCHED_DEMO_STATE"
+export WSCHED_DEMO_BOOTSTRAP_TOKEN_FILE="$WSCHED_DEMO_STATE/bootstrap-token"
+(umask 077; echo demo-bootstrap-token-000 >"$WSCHED_DEMO_BOOTSTRAP_TOKEN_FILE")
 
 server_pid=""
 cleanup() {
@@ -55,7 +62,7 @@ trap cleanup INT TERM EXIT
 psql "$admin_url" -qc "DROP DATABASE IF EXISTS wsched WITH (FORCE)" -c "CREATE DATABASE wsched"
 "$bin/wsched-server" --listen="127.0.0.1:$GRPC_PORT" --metrics_listen="127.0.0.1:$METRICS_PORT" \
   --database_url="$db_url" --auth_tokens_file="$tokens" \
-  --catalog="${WSCHED_CATALOG:-$root/classes/demo.yaml}" \
+  --catalog="$catalog" \
   --actuator_command="bash,$root/deploy/local/demo-actuator.sh" --actuator_timeout=30s \
   --scaling_batching_window=1s --default_node_start_time=20s 2>"$state/server.log" &
 server_pid=$!

@@ -177,14 +177,14 @@ def check_doc_basics(doc, src, namespace):
 
 def check_pod(where, pod, image, volumes_needed_readonly=False, writable=(), uid0=False):
     """writable: mount paths exempt from volumes_needed_readonly. uid0: the pod
-    runs as uid 0 (the agent writing the host's CDI directory), still with
-    a group other than 0 and, as every container, no capability."""
+    runs as uid 0 (the agent writing the host's CDI or state directory),
+    still with a group other than 0 and, as every container, no capability."""
     spec = pod["spec"]
     sc = spec.get("securityContext", {})
     if uid0:
         check(sc.get("runAsUser") == 0 and sc.get("runAsNonRoot") is not True
               and sc.get("runAsGroup", 0) != 0 and sc.get("fsGroup", 0) != 0,
-              f"{where}: must run as uid 0 (to write --cdi_dir) with a group other than 0: {sc}")
+              f"{where}: must run as uid 0 (to write --cdi_dir, --state_dir) with a group other than 0: {sc}")
     else:
         check(sc.get("runAsNonRoot") is True and sc.get("runAsUser", 0) != 0, f"{where}: runs as root")
     check(sc.get("seccompProfile") == {"type": "RuntimeDefault"}, f"{where}: seccompProfile")
@@ -290,6 +290,8 @@ def validate(docs, values, namespace, label, apis=()):
     v, key = file_source(flags.get("auth_tokens_file", ""))
     check(v is not None and v.get("secret", {}).get("secretName") == secret_name and key == "tokens.yaml",
           f"{where}: --auth_tokens_file is not the Secret's tokens.yaml")
+    check(("allow_shared_agent_credentials" in flags) == bool(values["server"]["allowSharedAgentCredentials"]),
+          f"{where}: --allow_shared_agent_credentials iff server.allowSharedAgentCredentials")
     if tls["enabled"]:
         for flag, want in (("tls_cert", "tls.crt"), ("tls_key", "tls.key")):
             v, key = file_source(flags.get(flag, ""))
@@ -386,6 +388,8 @@ def validate(docs, values, namespace, label, apis=()):
     for where, sec in by_kind.get("Secret", []):
         data = sec.get("stringData", {})
         check(sec["metadata"]["name"] == secret_name, f"{where}: name")
+        for key, value in (("agent-bootstrap-token", "agentBootstrapToken"), ("agent-token", "agentToken")):
+            check(data.get(key, "") == values["secret"][value], f"{where}: {key} is not secret.{value}")
         check(data.get("database-url", "").startswith("postgresql://"), f"{where}: database-url")
         tokens = yaml.safe_load(data.get("tokens.yaml", "")) or {}
         check(isinstance(tokens.get("tokens"), list), f"{where}: tokens.yaml has no tokens list")
@@ -410,8 +414,12 @@ def validate(docs, values, namespace, label, apis=()):
         (ac,) = apod["spec"]["containers"]
         af = arg_flags(ac["args"])
         cdi_dir = af.get("cdi_dir", "/var/run/cdi")
+        # Bootstrap: the node token lives in --state_dir, a writable hostPath.
+        bootstrap = a["credential"] == "bootstrap"
+        state_dir = af.get("state_dir") if bootstrap else None
         avols = check_pod(where, apod, image, volumes_needed_readonly=True,
-                          writable={cdi_dir} if cdi_dir else set(), uid0=bool(cdi_dir))
+                          writable={d for d in (cdi_dir, state_dir) if d},
+                          uid0=bool(cdi_dir) or bootstrap)
         check(ac.get("command") == ["/usr/local/bin/wsched-agent"], f"{where}: command")
         check(set(af) <= agent_flags, f"{where}: unknown agent flags {sorted(set(af) - agent_flags)}")
         check(af.get("pool") == pool, f"{where}: --pool")
@@ -429,14 +437,27 @@ def validate(docs, values, namespace, label, apis=()):
         envs = {e["name"]: e for e in ac.get("env", [])}
         check(af.get("node_name") == "$(NODE_NAME)" and envs.get("NODE_NAME", {}).get("valueFrom") ==
               {"fieldRef": {"fieldPath": "spec.nodeName"}}, f"{where}: --node_name from spec.nodeName")
+        tflag, want_key = ("bootstrap_token_file", "agent-bootstrap-token") if bootstrap else \
+            ("token_file", "agent-token")
+        check(("token_file" in af) != bootstrap and ("bootstrap_token_file" in af) == bootstrap
+              and ("state_dir" in af) == bootstrap,
+              f"{where}: agent.credential={a['credential']} with flags {sorted(af)}")
         tv, tkey = None, None
         for m in ac["volumeMounts"]:
-            if af.get("token_file", "").startswith(m["mountPath"] + "/"):
+            if af.get(tflag, "").startswith(m["mountPath"] + "/"):
                 tv = avols[m["name"]]
                 items = secret_items(tv)
-                tkey = next((k for k, p in items.items() if p == os.path.basename(af["token_file"])), None)
-        check(tv is not None and tv["secret"]["secretName"] == secret_name and tkey == "agent-token",
-              f"{where}: --token_file is not the Secret's agent-token")
+                tkey = next((k for k, p in items.items() if p == os.path.basename(af[tflag])), None)
+        check(tv is not None and tv["secret"]["secretName"] == secret_name and tkey == want_key,
+              f"{where}: --{tflag} is not the Secret's {want_key}")
+        if bootstrap:
+            # The node's own token outlives the pod: the host's agent.stateDir,
+            # read-write, at the agent's own path (not below --root).
+            sm = next((m for m in ac["volumeMounts"] if m["mountPath"] == state_dir), None)
+            shp = avols[sm["name"]].get("hostPath") if sm else None
+            check(bool(state_dir) and not state_dir.startswith(af.get("root", "/") + "/") and
+                  shp == {"path": a["stateDir"], "type": "DirectoryOrCreate"} and not sm.get("readOnly"),
+                  f"{where}: --state_dir={state_dir} is not the host's agent.stateDir, writable: {shp}")
         # The CDI directories: --cdi_dir, the one writable hostPath, and
         # NVIDIA's spec directories, read-only; both at the agent's own
         # paths, not below --root.
@@ -464,6 +485,8 @@ def validate(docs, values, namespace, label, apis=()):
             if m["mountPath"].startswith(root + "/"):
                 check(m["mountPath"] == root + hp["path"], f"{where}: {m['mountPath']} not at --root")
                 host[hp["path"]] = m
+            elif m["mountPath"] == state_dir:
+                continue  # Checked above.
             else:
                 cdi_mounts[m["mountPath"]] = (hp, m)
         writable = [p for p, (_, m) in cdi_mounts.items() if not m.get("readOnly")]
@@ -649,7 +672,7 @@ def render_set(args, label, namespace="wsched", apis=(), chart=None, validate_do
 
 FULL = {
     "secret": {"create": True, "databaseUrl": "postgresql://wsched:pw@db.internal:5432/wsched",
-               "agentToken": "b" * 32,
+               "agentBootstrapToken": "b" * 32,
                "tokens": "tokens: [{name: ops, token: " + "a" * 32 + ", role: admin}]\n"},
     "databaseTls": {"enabled": True, "clientCert": True},
     "ingress": {"enabled": True, "className": "nginx", "host": "wsched.example.org",
@@ -671,9 +694,13 @@ FULL_SETS = ["--set", "image.tag=1.2.3,server.replicas=3",
              "--set", r"serviceAccount.annotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/wsched",
              "--set-string", r"server.podLabels.azure\.workload\.identity/use=true",
              "--set-string", "serviceAccount.labels.team=gpu"]
-# No CDI spec files: the agent back at user 10001, every hostPath read-only;
-# and no recursiveReadOnly (clusters before 1.30).
-NO_CDI = ["--set", "agent.cdi.enabled=false", "--set", "agent.recursiveReadOnly="]
+# No CDI spec files and a static token: the agent back at user 10001, every
+# hostPath read-only; and no recursiveReadOnly (clusters before 1.30).
+NO_CDI = ["--set", "agent.cdi.enabled=false", "--set", "agent.recursiveReadOnly=",
+          "--set", "agent.credential=token,server.allowSharedAgentCredentials=true,secret.create=true,"
+          "secret.databaseUrl=postgresql://x@y/z,secret.tokens=tokens: [],secret.agentToken=" + "t" * 32]
+# No CDI spec files, bootstrap: uid 0 for the state directory alone.
+NO_CDI_BOOTSTRAP = ["--set", "agent.cdi.enabled=false,agent.stateDir=/srv/wsched-agent"]
 # Mutual TLS required of every caller: only without the chart's agents.
 MTLS = ["--set", "serverTls.enabled=true,serverTls.clientCaSecret=wsched-client-ca,"
         "serverTls.requireClientCert=true,agent.enabled=false"]
@@ -705,6 +732,8 @@ SCHEMA_FAIL = [
     (["--set", "server.replica=3"], "Additional property replica is not allowed"),
     (["--set", "service.type=Public"], "service.type must be one of the following"),
     (["--set", "agent.recursiveReadOnly=Always"], "agent.recursiveReadOnly must be one of the following"),
+    (["--set", "agent.credential=shared"], "agent.credential must be one of the following"),
+    (["--set", "agent.stateDir=var/lib/wsched-agent"], "agent.stateDir: Does not match pattern"),
     (["--set", "agent.pools[0].pool=GPU_L4"], "agent.pools.0.pool: Does not match pattern"),
     (["--set", "server.grpcPort=null"], "grpcPort is required"),
     (["--set", "server.grpcPort=70000"], "server.grpcPort: Must be less than or equal to 65535"),
@@ -833,6 +862,7 @@ def main():
     render_set(MINIMAL, "minimal")
     render_set(MTLS, "mutual-tls")
     render_set(NO_CDI, "no-cdi")
+    render_set(NO_CDI_BOOTSTRAP, "no-cdi-bootstrap")
     render_set([], "other-namespace", namespace="gpu-scheduler")
     render_set(MONITORING, "monitoring", apis=[MONITORING_API])
     render_set(MONITORING, "monitoring-without-operator")

@@ -49,8 +49,9 @@ cat >"$WORK/tokens.yaml" <<EOF
 tokens:
   - {name: test-admin, token: $ADMIN, role: admin}
   - {name: test-cp, token: $CP, role: control-plane}
-  - {name: test-agent, token: $AGENT_TOKEN, role: agent}
+  - {name: test-join, token: $AGENT_TOKEN, role: agent, pools: [gpu-h100, gpu-a100], bootstrap: true}
 EOF
+(umask 077; echo "$AGENT_TOKEN" >"$WORK/bootstrap-token")
 
 metrics_port=$("$PY" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 wsched_start_server "$WORK" "$SERVER" --metrics_listen="127.0.0.1:$metrics_port" \
@@ -70,9 +71,11 @@ for g in json.load(sys.stdin)["gpus"]:
 EOF
 "$AGENT" --root="$SRC/tests/sysfs/h100-8gpu" --once --print --nvidia_smi= 2>/dev/null |
   "$PY" "$WORK/csv.py" >"$WORK/nvidia-smi.csv"
+# The node's first run bootstraps it; later runs present its own token.
 agent_once() {
   FAKE_NVIDIA_SMI_CSV=$WORK/nvidia-smi.csv "$AGENT" --root="$SRC/tests/sysfs/$1" --server="$ADDR" \
-    --token="$AGENT_TOKEN" --pool="$2" --node_name="$3" --nvidia_smi="$SRC/tests/sysfs/bin/nvidia-smi" \
+    --bootstrap_token_file="$WORK/bootstrap-token" --state_dir="$WORK/agent-state/$3" \
+    --pool="$2" --node_name="$3" --nvidia_smi="$SRC/tests/sysfs/bin/nvidia-smi" \
     --cdi_dir= --once >>"$WORK/agent.log" 2>&1
 }
 agent_once h100-8gpu gpu-h100 h100-a

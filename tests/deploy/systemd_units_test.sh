@@ -4,8 +4,9 @@
 # `systemd-analyze verify` (syntax, directives, the ExecStart binary runs:
 # /usr/local/bin is pointed at the built binaries), the hardening's exposure
 # score (`systemd-analyze security --offline`) held at or below today's, and
-# no secret on a command line: the database URL and the agent token come
-# from LoadCredential= files.
+# no secret on a command line: the database URL and the agent's bootstrap
+# token come from LoadCredential= files, and the agent keeps its node token
+# in its own StateDirectory=.
 set -euo pipefail
 src=${1:?source dir}
 server=${2:?wsched-server binary}
@@ -50,8 +51,16 @@ exec_start wsched-server | grep -q -- '--database_url_file=${CREDENTIALS_DIRECTO
 grep -q '^LoadCredential=database-url:' "$src/deploy/systemd/wsched-server.service" ||
   fail "wsched-server.service has no LoadCredential=database-url:"
 if exec_start wsched-agent | grep -q -- '--token='; then fail "wsched-agent.service passes --token"; fi
-grep -q '^LoadCredential=agent-token:' "$src/deploy/systemd/wsched-agent.service" ||
-  fail "wsched-agent.service has no LoadCredential=agent-token:"
+grep -q '^LoadCredential=bootstrap-token:' "$src/deploy/systemd/wsched-agent.service" ||
+  fail "wsched-agent.service has no LoadCredential=bootstrap-token:"
+exec_start wsched-agent | grep -q -- '--bootstrap_token_file=${CREDENTIALS_DIRECTORY}/bootstrap-token' ||
+  fail "wsched-agent.service does not read the bootstrap token from its credential"
+# The node token outlives restarts, readable by the agent alone.
+grep -q '^StateDirectory=wsched-agent$' "$src/deploy/systemd/wsched-agent.service" &&
+  grep -q '^StateDirectoryMode=0700$' "$src/deploy/systemd/wsched-agent.service" ||
+  fail "wsched-agent.service has no StateDirectory=wsched-agent with StateDirectoryMode=0700"
+exec_start wsched-agent | grep -q -- '--state_dir=${STATE_DIRECTORY}' ||
+  fail "wsched-agent.service does not keep its state in its StateDirectory"
 for unit in wsched-server wsched-agent; do
   for option in ProtectSystem=strict ProtectHome=yes NoNewPrivileges=yes PrivateTmp=yes \
                 SystemCallFilter=@system-service RestrictAddressFamilies= CapabilityBoundingSet=; do

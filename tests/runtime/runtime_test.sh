@@ -108,11 +108,14 @@ make_node() {
   echo "$root"
 }
 
-# agent NAME POOL [FLAGS...]: one registration of the node, CDI spec written.
+# agent NAME POOL [FLAGS...]: one registration of the node, CDI spec written;
+# the first through the bootstrap token, later ones with the node's own
+# token from its state directory (docs/agent.md, "Node identity").
 agent() {
   local name=$1 pool=$2
   shift 2
-  "$AGENT" --root="$WORK/nodes/$name" --server="$ADDR" --token="$AGENT_TOKEN" --pool="$pool" \
+  "$AGENT" --root="$WORK/nodes/$name" --server="$ADDR" --pool="$pool" \
+    --bootstrap_token_file="$WORK/bootstrap-token" --state_dir="$WORK/agent-state/$name" \
     --node_name="$name" --nvidia_smi= --once --cdi_dir="$CDI_DIR" \
     --cdi_host_root="$WORK/nodes/$name" "$@" >>"$WORK/agent-$name.log" 2>&1
 }
@@ -168,8 +171,9 @@ cat >"$WORK/tokens.yaml" <<EOF
 tokens:
   - {name: rt-admin, token: $ADMIN, role: admin}
   - {name: rt-cp, token: $CP, role: control-plane}
-  - {name: rt-agent, token: $AGENT_TOKEN, role: agent}
+  - {name: rt-join, token: $AGENT_TOKEN, role: agent, pools: [rt-a, rt-b, rt-c], bootstrap: true}
 EOF
+(umask 077; echo "$AGENT_TOKEN" >"$WORK/bootstrap-token")
 sed "s/@DRIVER@/$OLD/; s/@BRANCH@/${OLD%%.*}/" "$SRC/tests/runtime/catalog.yaml.in" >"$WORK/catalog.yaml"
 wsched_start_server "$WORK" "$SERVER" --metrics_listen= \
   --database_url="$PG/$DB" --auth_tokens_file="$WORK/tokens.yaml" \
