@@ -227,6 +227,31 @@ TEST_P(StoreContractTest, ANodeNeverHoldsMoreThanItsAllocatableCpuAndMemory) {
   EXPECT_TRUE(Write(std::move(fits)).status.ok());
 }
 
+TEST_P(StoreContractTest, AStopThatNamesAVersionLandsOnlyOnThatRecord) {
+  store::WriteOutcome first = Write(PlaceOn("w1", 0));
+  ASSERT_TRUE(first.status.ok()) << first.status;
+  // Stopped and placed again since the stop was decided (the idle policy's
+  // stop of a workspace restarted meanwhile): refused, nothing changes.
+  ASSERT_TRUE(Write(Stop("w1")).status.ok());
+  std::optional<store::WorkspaceRow> stopped = Load("w1");
+  ASSERT_TRUE(stopped.has_value());
+  store::WriteOutcome again = Write(PlaceOn("w1", 1, {stopped->version}));
+  ASSERT_TRUE(again.status.ok()) << again.status;
+  WorkspaceWrite stale = Stop("w1");
+  stale.from.version = first.version;
+  stale.end_reason = core::EndReason::kIdle;
+  EXPECT_EQ(Write(stale).status.code(), absl::StatusCode::kAborted);
+  EXPECT_EQ(Load("w1")->workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_EQ(Load("w1")->version, again.version);
+  // Named right, it stops; a stop that names none still always wins.
+  WorkspaceWrite current = Stop("w1");
+  current.from.version = again.version;
+  current.end_reason = core::EndReason::kIdle;
+  store::WriteOutcome done = Write(current);
+  ASSERT_TRUE(done.status.ok()) << done.status;
+  EXPECT_EQ(done.row->workspace.state, core::WorkspaceState::kStopped);
+}
+
 TEST_P(StoreContractTest, StoppingAWorkspaceThatDoesNotExistIsNotFound) {
   EXPECT_EQ(Write(Stop("nobody")).status.code(), absl::StatusCode::kNotFound);
 }
