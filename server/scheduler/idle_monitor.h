@@ -3,8 +3,9 @@
 // Samples stay where they arrive: the replica that receives a node's
 // heartbeats judges that node's GPUs (core::IdleTracker) and nobody else
 // sees them. What it finds goes to the database, on the workspace's
-// record, so that every replica's watchers see it and a restart of this
-// replica loses nothing:
+// record, so that every replica's watchers see it and the mark outlives
+// this replica (a restarted one starts its clocks again: a stop comes
+// later, never earlier):
 //
 // - idle (class action notify: after `for`; stop: `warn_before` ahead of
 //   the stop) -> the record is marked idle, with idle_since and stops_at;
