@@ -5,17 +5,40 @@
 
 namespace wsched::placement {
 
+void PendingQueue::Index(const Slot& slot) {
+  lines_[slot.entry.priority][slot.entry.org].emplace(slot.sequence, slot.entry.workspace);
+}
+
+void PendingQueue::Unindex(const Slot& slot) {
+  auto tier = lines_.find(slot.entry.priority);
+  auto line = tier->second.find(slot.entry.org);
+  line->second.erase(slot.sequence);
+  if (line->second.empty()) tier->second.erase(line);
+  if (tier->second.empty()) lines_.erase(tier);
+}
+
 void PendingQueue::Upsert(PendingEntry entry) {
   auto it = entries_.find(entry.workspace);
   if (it != entries_.end()) {
+    // Same place in line; a new priority or org moves it to that line.
+    const bool moves = it->second.entry.priority != entry.priority || it->second.entry.org != entry.org;
+    if (moves) Unindex(it->second);
     it->second.entry = std::move(entry);
+    if (moves) Index(it->second);
     return;
   }
   std::string key = entry.workspace;
-  entries_.emplace(std::move(key), Slot{std::move(entry), next_sequence_++});
+  auto [inserted, _] = entries_.emplace(std::move(key), Slot{std::move(entry), next_sequence_++});
+  Index(inserted->second);
 }
 
-bool PendingQueue::Remove(const std::string& workspace) { return entries_.erase(workspace) > 0; }
+bool PendingQueue::Remove(const std::string& workspace) {
+  auto it = entries_.find(workspace);
+  if (it == entries_.end()) return false;
+  Unindex(it->second);
+  entries_.erase(it);
+  return true;
+}
 
 const PendingEntry* PendingQueue::Find(const std::string& workspace) const {
   auto it = entries_.find(workspace);
@@ -23,31 +46,39 @@ const PendingEntry* PendingQueue::Find(const std::string& workspace) const {
 }
 
 std::vector<const PendingEntry*> PendingQueue::Ordered() const {
-  // priority (desc) -> org -> that org's entries by arrival.
-  std::map<int, std::map<std::string, std::vector<const Slot*>>, std::greater<>> tiers;
-  for (const auto& [id, slot] : entries_) tiers[slot.entry.priority][slot.entry.org].push_back(&slot);
   std::vector<const PendingEntry*> ordered;
   ordered.reserve(entries_.size());
-  for (auto& [priority, orgs] : tiers) {
-    std::vector<std::vector<const Slot*>*> queues;
-    for (auto& [org, slots] : orgs) {
-      std::sort(slots.begin(), slots.end(),
-                [](const Slot* a, const Slot* b) { return a->sequence < b->sequence; });
-      queues.push_back(&slots);
-    }
+  ForEachOrdered([&](const PendingEntry& entry) {
+    ordered.push_back(&entry);
+    return true;
+  });
+  return ordered;
+}
+
+void PendingQueue::ForEachOrdered(absl::FunctionRef<bool(const PendingEntry&)> visit) const {
+  // priority (desc) -> org -> that org's entries by arrival.
+  struct Cursor {
+    OrgLine::const_iterator next, end;
+  };
+  std::vector<Cursor> cursors;
+  std::vector<std::pair<int64_t, const std::string*>> heads;
+  for (const auto& [priority, orgs] : lines_) {
+    cursors.clear();
+    for (const auto& [org, line] : orgs) cursors.push_back({line.begin(), line.end()});
     // Each round serves every org once, oldest head first.
-    for (size_t round = 0;; ++round) {
-      std::vector<const Slot*> heads;
-      for (auto* queue : queues) {
-        if (round < queue->size()) heads.push_back((*queue)[round]);
+    while (!cursors.empty()) {
+      heads.clear();
+      for (Cursor& cursor : cursors) {
+        heads.emplace_back(cursor.next->first, &cursor.next->second);
+        ++cursor.next;
       }
-      if (heads.empty()) break;
-      std::sort(heads.begin(), heads.end(),
-                [](const Slot* a, const Slot* b) { return a->sequence < b->sequence; });
-      for (const Slot* slot : heads) ordered.push_back(&slot->entry);
+      std::erase_if(cursors, [](const Cursor& c) { return c.next == c.end; });
+      std::sort(heads.begin(), heads.end());
+      for (const auto& [sequence, workspace] : heads) {
+        if (!visit(entries_.find(*workspace)->second.entry)) return;
+      }
     }
   }
-  return ordered;
 }
 
 int PendingQueue::Position(const std::string& workspace) const {

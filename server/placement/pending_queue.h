@@ -6,10 +6,14 @@
 #define WSCHED_SERVER_PLACEMENT_PENDING_QUEUE_H_
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 
 namespace wsched::placement {
@@ -35,6 +39,10 @@ class PendingQueue {
 
   // Everything in service order.
   std::vector<const PendingEntry*> Ordered() const;
+  // The same order, one entry at a time, until `visit` returns false: a
+  // caller that needs only the head of a long queue does not pay for all of
+  // it. The queue must not change while it is visited.
+  void ForEachOrdered(absl::FunctionRef<bool(const PendingEntry&)> visit) const;
   // 1-based position in service order; 0 when not queued.
   int Position(const std::string& workspace) const;
 
@@ -43,7 +51,17 @@ class PendingQueue {
     PendingEntry entry;
     int64_t sequence;  // Arrival order.
   };
+  // Each org's entries by arrival (sequence -> workspace).
+  using OrgLine = absl::btree_map<int64_t, std::string>;
+
+  void Index(const Slot& slot);
+  void Unindex(const Slot& slot);
+
   absl::flat_hash_map<std::string, Slot> entries_;
+  // The service order kept as entries come and go, so that Ordered() merges
+  // the orgs' lines instead of sorting the whole queue: by priority (highest
+  // first), then by org.
+  std::map<int, absl::flat_hash_map<std::string, OrgLine>, std::greater<>> lines_;
   int64_t next_sequence_ = 0;
 };
 
