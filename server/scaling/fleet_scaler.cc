@@ -1,5 +1,6 @@
 #include "server/scaling/fleet_scaler.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -91,10 +92,24 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
     return tracked == tracking_.end() || tracked->second.scaler == nullptr ||
            !tracked->second.scaler->BackoffUntil(now).has_value();
   };
-  std::map<std::string, std::map<std::string, int64_t>> pending_by_pool;
+  // Workspaces of one class waiting on the same pools go to the same pool:
+  // route each such group once (a long queue is mostly a few classes).
+  struct Group {
+    const std::string* class_id;
+    const std::vector<std::string>* pools;
+    int64_t count;
+  };
+  std::vector<Group> groups;
   for (const PendingDemand& demand : pending) {
-    std::string pool = DemandPool(demand.pools, can_grow);
-    if (!pool.empty()) pending_by_pool[pool][demand.class_id]++;
+    auto same = [&](const Group& g) { return *g.class_id == demand.class_id && *g.pools == demand.pools; };
+    auto it = std::find_if(groups.begin(), groups.end(), same);
+    if (it == groups.end()) it = groups.insert(groups.end(), {&demand.class_id, &demand.pools, 0});
+    it->count += demand.count;
+  }
+  std::map<std::string, std::map<std::string, int64_t>> pending_by_pool;
+  for (const Group& group : groups) {
+    std::string pool = DemandPool(*group.pools, can_grow);
+    if (!pool.empty()) pending_by_pool[pool][*group.class_id] += group.count;
   }
   std::vector<PoolObservation> observations;
   for (const core::NodePool& pool : catalog.pools) {

@@ -35,6 +35,10 @@ struct PendingDemand {
   std::string workspace, class_id, org;
   std::vector<std::string> pools;  // Preferred first.
   absl::Time since;
+  // Workspaces this stands for: a caller may pass one entry per class and
+  // pools instead of one per workspace (the simulator does; the order of
+  // the list does not matter to Observe).
+  int64_t count = 1;
 };
 
 // What the scaler is shown of one node of the placement snapshot: its state,
