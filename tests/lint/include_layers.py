@@ -19,6 +19,7 @@ ALLOWED = {
     "server/core": {"core"},
     "server/catalog": {"catalog", "core"},
     "server/placement": {"placement", "core"},
+    "server/simulate": {"simulate", "scaling", "placement", "catalog", "core"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"server/([a-z_]+)/', re.MULTILINE)
 

@@ -1,0 +1,625 @@
+#include "server/simulate/engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <queue>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "server/placement/decide.h"
+#include "server/placement/pending_queue.h"
+#include "server/placement/snapshot.h"
+#include "server/scaling/fleet_scaler.h"
+#include "server/scaling/schedule.h"
+#include "server/simulate/wake.h"
+
+namespace wsched::simulate {
+namespace {
+
+// The nodes the simulated cloud starts: the pool's shape, every GPU healthy
+// and in an IOMMU group of its own (safe for VM classes).
+core::NodeInfo NodeOfShape(const std::string& name, const core::NodePool& pool) {
+  core::NodeInfo node;
+  node.name = name;
+  node.pool = pool.id;
+  node.provider_id = absl::StrCat("sim://", name);
+  node.cpu_millis = pool.shape.cpu_millis;
+  node.memory_bytes = pool.shape.memory_bytes;
+  node.ephemeral_storage_bytes = pool.shape.ephemeral_storage_bytes;
+  node.disk_bytes = pool.shape.disk_bytes;
+  for (int i = 0; i < pool.shape.gpus_per_node; ++i) {
+    core::Gpu gpu;
+    gpu.index = i;
+    gpu.uuid = absl::StrCat("GPU-", name, "-", i);
+    gpu.pci_address = absl::StrCat("0000:", 0x10 + i, ":00.0");
+    gpu.model = pool.shape.gpu_model;
+    gpu.numa_node = i < pool.shape.gpus_per_node / 2 ? 0 : 1;
+    gpu.iommu_group = i;
+    node.gpus.push_back(gpu);
+  }
+  return node;
+}
+
+// Nearest rank: the smallest wait at least `share` of the waits reach.
+absl::Duration Percentile(const std::vector<absl::Duration>& sorted, double share) {
+  if (sorted.empty()) return absl::ZeroDuration();
+  size_t rank = static_cast<size_t>(std::ceil(share * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+class Engine {
+ public:
+  Engine(const SimulationInput& input, const std::vector<Arrival>& trace)
+      : input_(input),
+        catalog_(input.catalog),
+        trace_(trace),
+        fleet_(scaling::ScalerOptions{.batching_window = input.options.batching_window}) {}
+
+  absl::StatusOr<SimulationResult> Run();
+
+ private:
+  enum class Kind { kEnd, kNodeUp, kDriverReady };
+  struct Event {
+    absl::Time at;
+    int64_t sequence;  // Ties go in the order they were scheduled.
+    Kind kind;
+    size_t index;  // Into live_ (kEnd) or nodes_.
+    bool operator>(const Event& other) const {
+      return std::tie(at, sequence) > std::tie(other.at, other.sequence);
+    }
+  };
+  struct SimPool {
+    const core::NodePool* pool = nullptr;
+    PoolTimings timings;
+    int64_t unit_per_node = 0;
+    int booting = 0;
+    int registered = 0;
+    int64_t last_generation = 0;
+    int target = 0;
+    // Accounting: integrals since `accounted_at`.
+    absl::Time accounted_at;
+    double node_seconds = 0;
+    double used_unit_seconds = 0;
+    int64_t used_units = 0;
+    int64_t pending_units = 0;
+    ScheduleEdges schedule;
+    // Something of it changed since its last evaluation; else it is looked
+    // at again only at `wake` (an unchanged pool answers the same until then).
+    bool dirty = true;
+    absl::Time wake = absl::InfiniteFuture();
+    PoolResult result;
+    std::vector<absl::Duration> waits;
+  };
+  struct SimNode {
+    std::string name;
+    size_t pool;
+    bool registered = false;
+    bool removed = false;
+    int workspaces = 0;
+  };
+  struct Live {
+    size_t arrival;  // Into trace_.
+    const core::WorkspaceClass* cls;
+    std::string id;
+    size_t pool = 0;  // Where it runs, or its preferred pool while pending.
+    size_t node = 0;  // Where it runs.
+    bool running = false;
+  };
+
+  absl::Status Prepare();
+  void WarmStart(absl::Time now);
+  void Schedule(absl::Time at, Kind kind, size_t index) {
+    events_.push({at, sequence_++, kind, index});
+  }
+  // At the first tick at or after `at` that is still to come: the server
+  // looks once per tick.
+  void NeedEvaluation(absl::Time at) {
+    absl::Time tick = CeilToTick(at);
+    if (tick <= last_evaluation_) tick = last_evaluation_ + input_.options.tick;
+    evaluate_at_ = std::min(evaluate_at_, tick);
+  }
+  absl::Time CeilToTick(absl::Time t) const {
+    return absl::UnixEpoch() + absl::Ceil(t - absl::UnixEpoch(), input_.options.tick);
+  }
+  size_t PoolIndex(const std::string& id) const { return pool_index_.at(id); }
+  int64_t UnitsOf(const core::WorkspaceClass& cls, const SimPool& pool) const {
+    return pool.pool->is_gpu() ? cls.gpu.count : cls.resources.cpu_request_millis;
+  }
+
+  void Account(SimPool& pool, absl::Time now);
+  void RecordStep(SimPool& pool, absl::Time now);
+  void Arrive(size_t arrival, absl::Time now);
+  void Place(Live& w, const placement::Placed& placed, absl::Time now);
+  void Queue(Live& w, const placement::NotNow& not_now, absl::Time now);
+  void End(size_t live, absl::Time now);
+  void NodeUp(size_t node, absl::Time now);
+  void DriverReady(size_t node, absl::Time now);
+  void Drain(const std::string* pool, absl::Time now);
+  // Workspaces are named "w<index into live_>".
+  static size_t IndexOf(absl::string_view id) {
+    size_t index = 0;
+    (void)absl::SimpleAtoi(id.substr(1), &index);
+    return index;
+  }
+  void Evaluate(absl::Time now);
+  void Actuate(SimPool& pool, const scaling::PoolSignal& signal, absl::Time now);
+  void StartNode(SimPool& pool, size_t pool_index, absl::Time now, bool warm);
+  bool Rested(absl::Time now) const;
+  SimulationResult Finish(absl::Time end);
+
+  const SimulationInput& input_;
+  const core::Catalog& catalog_;
+  const std::vector<Arrival>& trace_;
+  std::vector<size_t> order_;  // trace_ indices by time (stable).
+  std::vector<const core::WorkspaceClass*> class_of_;
+  scaling::FleetScaler fleet_;
+  placement::Snapshot snapshot_;
+  placement::PendingQueue queue_;
+  // The queue as the scaler reads it: one entry per class with its count,
+  // in no particular order (FleetScaler only counts), kept as the queue
+  // changes, so a long queue costs an evaluation nothing. A class's pools
+  // are the same for all its workspaces (NotNow names the class's plan).
+  std::vector<scaling::PendingDemand> demand_;
+  std::vector<const core::WorkspaceClass*> demand_class_;  // Parallel.
+  void AddDemand(const core::WorkspaceClass* cls, const std::vector<std::string>& pools,
+                 absl::Time now);
+  void RemoveDemand(const core::WorkspaceClass* cls);
+  std::vector<SimPool> pools_;
+  absl::flat_hash_map<std::string, size_t> pool_index_;
+  std::vector<SimNode> nodes_;
+  absl::flat_hash_map<std::string, size_t> node_index_;
+  std::vector<Live> live_;
+  std::vector<std::optional<absl::Time>> placed_at_;  // By live_ index.
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
+  absl::Time NextWake() const {
+    absl::Time wake = absl::InfiniteFuture();
+    for (const SimPool& pool : pools_) wake = std::min(wake, pool.wake);
+    return wake;
+  }
+  int64_t sequence_ = 0;
+  absl::Time evaluate_at_ = absl::InfiniteFuture();
+  absl::Time last_evaluation_ = absl::InfinitePast();
+  int64_t running_ = 0;
+  int64_t booting_ = 0;
+  std::vector<std::string> unplaceable_;
+  int64_t evaluations_ = 0;
+};
+
+absl::Status Engine::Prepare() {
+  for (const core::NodePool& pool : catalog_.pools) {
+    SimPool sim;
+    sim.pool = &pool;
+    if (auto it = input_.timings.find(pool.id); it != input_.timings.end()) sim.timings = it->second;
+    sim.unit_per_node = pool.is_gpu() ? pool.shape.gpus_per_node : pool.shape.cpu_millis;
+    sim.result.pool = pool.id;
+    sim.result.gpu = pool.is_gpu();
+    sim.result.unit_per_node = sim.unit_per_node;
+    sim.result.timings = sim.timings;
+    pool_index_[pool.id] = pools_.size();
+    pools_.push_back(std::move(sim));
+  }
+  order_.resize(trace_.size());
+  for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
+  std::stable_sort(order_.begin(), order_.end(),
+                   [&](size_t a, size_t b) { return trace_[a].time < trace_[b].time; });
+  class_of_.resize(trace_.size());
+  const core::WorkspaceClass* fallback = catalog_.DefaultClass();
+  for (size_t i = 0; i < trace_.size(); ++i) {
+    const Arrival& a = trace_[i];
+    const core::WorkspaceClass* cls = a.class_id.empty() ? fallback : catalog_.FindClass(a.class_id);
+    if (cls == nullptr) {
+      return absl::InvalidArgumentError(
+          a.class_id.empty()
+              ? absl::StrCat("trace line ", a.line, ", column class: empty, and the catalog has "
+                             "no default class")
+              : absl::StrCat("trace line ", a.line, ", column class: class \"", a.class_id,
+                             "\" is not in the catalog"));
+    }
+    class_of_[i] = cls;
+  }
+  return absl::OkStatus();
+}
+
+void Engine::Account(SimPool& pool, absl::Time now) {
+  double seconds = absl::ToDoubleSeconds(now - pool.accounted_at);
+  if (seconds > 0) {
+    pool.node_seconds += seconds * (pool.booting + pool.registered);
+    pool.used_unit_seconds += seconds * static_cast<double>(pool.used_units);
+  }
+  pool.accounted_at = now;
+}
+
+void Engine::RecordStep(SimPool& pool, absl::Time now) {
+  Step step{now, pool.booting + pool.registered, pool.target, pool.used_units + pool.pending_units};
+  std::vector<Step>& steps = pool.result.steps;
+  if (!steps.empty() && steps.back().nodes == step.nodes && steps.back().target == step.target &&
+      steps.back().demand == step.demand) {
+    return;
+  }
+  if (!steps.empty() && steps.back().at == now) {
+    steps.back() = step;
+  } else {
+    steps.push_back(step);
+  }
+}
+
+void Engine::StartNode(SimPool& pool, size_t pool_index, absl::Time now, bool warm) {
+  Account(pool, now);
+  size_t index = nodes_.size();
+  std::string name = absl::StrCat("sim-", pool.pool->id, "-", index);
+  node_index_[name] = index;
+  nodes_.push_back({std::move(name), pool_index});
+  if (warm) {
+    // Up before the simulation looks, driver and all.
+    ++pool.registered;
+    nodes_.back().registered = true;
+    const core::DriverState driver =
+        pool.pool->is_gpu() ? core::DriverState::kReady : core::DriverState::kNotNeeded;
+    (void)snapshot_.UpsertNode(NodeOfShape(nodes_.back().name, *pool.pool), core::NodeState::kReady,
+                               driver);
+  } else {
+    ++pool.booting;
+    ++booting_;
+    ++pool.result.nodes_started;
+    Schedule(now + pool.timings.node_start, Kind::kNodeUp, index);
+  }
+  RecordStep(pool, now);
+}
+
+void Engine::WarmStart(absl::Time now) {
+  for (size_t i = 0; i < pools_.size(); ++i) {
+    SimPool& pool = pools_[i];
+    pool.accounted_at = now;
+    if (!input_.options.warm_start) continue;
+    int want = std::max(pool.pool->min_size, scaling::WarmBufferAt(pool.pool->warm_buffer, now).nodes);
+    want = std::clamp(want, 0, std::max(0, pool.pool->max_size));
+    for (int n = 0; n < want; ++n) StartNode(pool, i, now, /*warm=*/true);
+  }
+}
+
+bool Engine::Rested(absl::Time now) const {
+  if (queue_.size() > 0) return false;
+  for (const SimPool& pool : pools_) {
+    int resting = std::max(pool.pool->min_size, scaling::WarmBufferAt(pool.pool->warm_buffer, now).nodes);
+    resting = std::clamp(resting, 0, std::max(0, pool.pool->max_size));
+    if (pool.booting > 0 || pool.registered > resting) return false;
+  }
+  return true;
+}
+
+void Engine::Arrive(size_t arrival, absl::Time now) {
+  const core::WorkspaceClass& cls = *class_of_[arrival];
+  size_t index = live_.size();
+  live_.push_back({arrival, &cls, absl::StrCat("w", index)});
+  placed_at_.emplace_back();
+  Live& w = live_.back();
+  placement::Decision decision = placement::Decide(cls, catalog_.pools, snapshot_);
+  if (auto* placed = std::get_if<placement::Placed>(&decision)) {
+    Place(w, *placed, now);
+  } else if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
+    Queue(w, *not_now, now);
+  } else {
+    const Arrival& a = trace_[arrival];
+    w.pool = pools_.size();  // Nowhere.
+    unplaceable_.push_back(absl::StrCat("trace line ", a.line, ": class ", cls.id, ": ",
+                                        std::get<placement::Never>(decision).reason));
+  }
+  NeedEvaluation(now);
+}
+
+void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
+  size_t index = IndexOf(w.id);
+  (void)snapshot_.Hold(w.id, placed.node, placed.gpu_indices, placed.resources);
+  w.pool = PoolIndex(placed.pool);
+  w.running = true;
+  ++running_;
+  placed_at_[index] = now;
+  SimPool& pool = pools_[w.pool];
+  Account(pool, now);
+  pool.used_units += UnitsOf(*w.cls, pool);
+  // Without pending work the scaler reads of a node only whether it is
+  // empty (while work waits, every pool is evaluated anyway).
+  w.node = node_index_.at(placed.node);
+  if (nodes_[w.node].workspaces++ == 0) pool.dirty = true;
+  pool.waits.push_back(now - trace_[w.arrival].time);
+  RecordStep(pool, now);
+  Schedule(now + trace_[w.arrival].duration, Kind::kEnd, index);
+}
+
+void Engine::Queue(Live& w, const placement::NotNow& not_now, absl::Time now) {
+  const Arrival& a = trace_[w.arrival];
+  w.pool = not_now.pools.empty() ? pools_.size() : PoolIndex(not_now.pools.front());
+  queue_.Upsert({.workspace = w.id, .org = a.org, .class_id = w.cls->id, .priority = 0,
+                 .since = now, .reason = "", .pools = not_now.pools, .project = a.project});
+  AddDemand(w.cls, not_now.pools, now);
+  if (w.pool < pools_.size()) {
+    SimPool& pool = pools_[w.pool];
+    pool.pending_units += UnitsOf(*w.cls, pool);
+    RecordStep(pool, now);
+  }
+}
+
+void Engine::End(size_t index, absl::Time now) {
+  Live& w = live_[index];
+  snapshot_.Release(w.id);
+  w.running = false;
+  --running_;
+  SimPool& pool = pools_[w.pool];
+  Account(pool, now);
+  pool.used_units -= UnitsOf(*w.cls, pool);
+  if (--nodes_[w.node].workspaces == 0) pool.dirty = true;
+  RecordStep(pool, now);
+  Drain(&pool.pool->id, now);
+  NeedEvaluation(now);
+}
+
+void Engine::NodeUp(size_t index, absl::Time now) {
+  SimNode& node = nodes_[index];
+  SimPool& pool = pools_[node.pool];
+  Account(pool, now);
+  --pool.booting;
+  --booting_;
+  ++pool.registered;
+  pool.dirty = true;
+  node.registered = true;
+  core::DriverState driver = core::DriverState::kNotNeeded;
+  if (pool.pool->is_gpu()) {
+    bool installs = pool.timings.driver_install > absl::ZeroDuration();
+    driver = installs ? core::DriverState::kNeedsDriver : core::DriverState::kReady;
+    if (installs) Schedule(now + pool.timings.driver_install, Kind::kDriverReady, index);
+  }
+  (void)snapshot_.UpsertNode(NodeOfShape(node.name, *pool.pool), core::NodeState::kReady, driver);
+  RecordStep(pool, now);
+  Drain(nullptr, now);  // New capacity: as the server, try everything.
+  NeedEvaluation(now);
+}
+
+void Engine::DriverReady(size_t index, absl::Time now) {
+  const SimNode& node = nodes_[index];
+  if (node.removed) return;
+  pools_[node.pool].dirty = true;
+  (void)snapshot_.SetDriverState(node.name, core::DriverState::kReady);
+  Drain(nullptr, now);
+  NeedEvaluation(now);
+}
+
+void Engine::AddDemand(const core::WorkspaceClass* cls, const std::vector<std::string>& pools,
+                       absl::Time now) {
+  auto it = std::find(demand_class_.begin(), demand_class_.end(), cls);
+  if (it == demand_class_.end()) {
+    demand_.push_back({.class_id = cls->id, .pools = pools, .since = now, .count = 0});
+    demand_class_.push_back(cls);
+    it = demand_class_.end() - 1;
+  }
+  ++demand_[it - demand_class_.begin()].count;
+}
+
+void Engine::RemoveDemand(const core::WorkspaceClass* cls) {
+  size_t at = std::find(demand_class_.begin(), demand_class_.end(), cls) - demand_class_.begin();
+  if (--demand_[at].count > 0) return;
+  demand_.erase(demand_.begin() + static_cast<std::ptrdiff_t>(at));
+  demand_class_.erase(demand_class_.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
+void Engine::Drain(const std::string* pool, absl::Time now) {
+  // Decided in queue order, each holding what it chose, as the server's
+  // drain does; only work that may use `pool` (all of it when null).
+  absl::flat_hash_set<const core::WorkspaceClass*> classes;
+  for (size_t i = 0; i < demand_.size(); ++i) {
+    const std::vector<std::string>& pools = demand_[i].pools;
+    if (pool == nullptr || std::find(pools.begin(), pools.end(), *pool) != pools.end()) {
+      classes.insert(demand_class_[i]);
+    }
+  }
+  if (classes.empty()) return;
+  // Holds only take room away: a class that did not fit earlier in this
+  // drain does not fit later in it either (the same NotNow, whose pools are
+  // the class's), so once no class fits the rest need not be decided. The
+  // queue is read in its order at the start (as the server's drain reads
+  // it); what was placed leaves it afterwards.
+  absl::flat_hash_set<const core::WorkspaceClass*> not_now;
+  for (const core::WorkspaceClass* cls : classes) {
+    if (!std::holds_alternative<placement::Placed>(
+            placement::Decide(*cls, catalog_.pools, snapshot_))) {
+      not_now.insert(cls);
+    }
+  }
+  if (not_now.size() == classes.size()) return;
+  std::vector<size_t> placed;
+  queue_.ForEachOrdered([&](const placement::PendingEntry& entry) {
+    Live& w = live_[IndexOf(entry.workspace)];
+    if (!classes.contains(w.cls) || not_now.contains(w.cls)) return true;
+    placement::Decision decision = placement::Decide(*w.cls, catalog_.pools, snapshot_);
+    if (auto* decided = std::get_if<placement::Placed>(&decision)) {
+      if (w.pool < pools_.size()) {
+        SimPool& waited_on = pools_[w.pool];
+        waited_on.pending_units -= UnitsOf(*w.cls, waited_on);
+        RecordStep(waited_on, now);
+      }
+      RemoveDemand(w.cls);
+      Place(w, *decided, now);
+      placed.push_back(IndexOf(entry.workspace));
+    } else if (std::holds_alternative<placement::NotNow>(decision)) {
+      not_now.insert(w.cls);
+    }
+    return not_now.size() < classes.size();
+  });
+  for (size_t index : placed) queue_.Remove(live_[index].id);
+}
+
+void Engine::Actuate(SimPool& pool, const scaling::PoolSignal& signal, absl::Time now) {
+  // As an actuator does: delete the named nodes, then start nodes until the
+  // pool has (or is getting) the target. Booting nodes are never cancelled.
+  bool removed = false;
+  for (const std::string& name : signal.nodes_to_remove) {
+    auto it = node_index_.find(name);
+    if (it == node_index_.end()) continue;
+    SimNode& node = nodes_[it->second];
+    const placement::SnapshotNode* snap = snapshot_.FindNode(name);
+    if (!node.registered || node.removed || snap == nullptr || snap->held.cpu_millis > 0) continue;
+    Account(pool, now);
+    snapshot_.RemoveNode(name);
+    node.removed = true;
+    --pool.registered;
+    pool.dirty = true;
+    removed = true;
+  }
+  pool.target = signal.target_size;
+  size_t pool_index = PoolIndex(pool.pool->id);
+  while (pool.registered + pool.booting < signal.target_size) StartNode(pool, pool_index, now, false);
+  RecordStep(pool, now);
+  // The next tick sees the nodes gone.
+  if (removed) NeedEvaluation(now + input_.options.tick);
+}
+
+void Engine::Evaluate(absl::Time now) {
+  last_evaluation_ = now;
+  // While work waits, every pool: where it counts as demand depends on the
+  // other pools' sizes and backoffs.
+  const bool all = !demand_.empty() || input_.options.every_tick;
+  if (input_.options.every_tick) NeedEvaluation(now + input_.options.tick);
+  std::vector<scaling::PoolObservation> observations = fleet_.Observe(
+      catalog_, snapshot_, demand_, now, [&](const core::NodePool& pool) {
+        const SimPool& sim = pools_[PoolIndex(pool.id)];
+        return all || sim.dirty || sim.wake <= now;
+      });
+  for (const scaling::PoolObservation& obs : observations) {
+    SimPool& pool = pools_[PoolIndex(obs.pool.id)];
+    pool.dirty = false;
+    scaling::PoolSignal signal = fleet_.Evaluate(obs, now);
+    ++evaluations_;
+    const scaling::PoolScaler& scaler = *fleet_.scaler(obs.pool.id);
+    // As the server's leader: only a changed signal is handed on.
+    if (signal.generation != pool.last_generation) {
+      pool.last_generation = signal.generation;
+      fleet_.RecordHandedOn(obs, signal, now);
+      if (pool.result.targets.empty() || pool.result.targets.back().target != signal.target_size) {
+        pool.result.targets.push_back({now, signal.target_size});
+      }
+      Actuate(pool, signal, now);
+    }
+    WakeInputs in{.observation = &obs,
+                  .unmet_since = scaler.unmet_since(),
+                  .last_scale_up = scaler.last_scale_up(),
+                  .backoff_until = scaler.BackoffUntil(now),
+                  .batching_window = input_.options.batching_window};
+    absl::Time wake = simulate::NextWake(in, pool.schedule, now);
+    pool.wake = wake == absl::InfiniteFuture() ? wake : CeilToTick(wake);
+  }
+}
+
+absl::StatusOr<SimulationResult> Engine::Run() {
+  if (absl::Status prepared = Prepare(); !prepared.ok()) return prepared;
+  if (input_.options.tick <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("tick must be above zero");
+  }
+  if (trace_.empty()) return absl::InvalidArgumentError("the trace has no workspaces");
+  const absl::Time start = trace_[order_.front()].time;
+  WarmStart(start);
+  NeedEvaluation(start);
+  // Once nothing runs, boots, waits or is still to arrive, the simulation
+  // ends when every pool is back at its resting size (min_size or the warm
+  // buffer in effect): idle nodes cost until they go, and a scale-down
+  // schedule may keep them for hours. A day after that at most.
+  absl::Duration settle = absl::Hours(24);
+  for (const core::NodePool& pool : catalog_.pools) {
+    settle = std::max(settle, std::max(pool.scale_down.unneeded, pool.scale_down.delay_after_add) +
+                                  input_.options.batching_window + 4 * input_.options.tick);
+  }
+  size_t next_arrival = 0;
+  absl::Time quiet_since = absl::InfiniteFuture();
+  absl::Time now = start;
+  while (true) {
+    const bool quiet = next_arrival == order_.size() && running_ == 0 && booting_ == 0;
+    if (!quiet) {
+      quiet_since = absl::InfiniteFuture();
+    } else if (quiet_since == absl::InfiniteFuture()) {
+      quiet_since = now;
+    }
+    if (quiet && Rested(now)) break;
+    const absl::Time stop = quiet_since + settle;
+    absl::Time next_event = events_.empty() ? absl::InfiniteFuture() : events_.top().at;
+    if (next_arrival < order_.size()) {
+      next_event = std::min(next_event, trace_[order_[next_arrival]].time);
+    }
+    const absl::Time next_evaluation = std::min(evaluate_at_, NextWake());
+    const absl::Time next = std::min({next_event, next_evaluation, stop});
+    if (next == absl::InfiniteFuture() || next >= stop) {
+      now = stop == absl::InfiniteFuture() ? now : stop;
+      break;
+    }
+    now = next;
+    if (next_event <= next_evaluation) {
+      // Everything that happens at `now`, then the placements it allows.
+      while (next_arrival < order_.size() && trace_[order_[next_arrival]].time == now) {
+        Arrive(order_[next_arrival++], now);
+      }
+      while (!events_.empty() && events_.top().at == now) {
+        Event event = events_.top();
+        events_.pop();
+        switch (event.kind) {
+          case Kind::kEnd: End(event.index, now); break;
+          case Kind::kNodeUp: NodeUp(event.index, now); break;
+          case Kind::kDriverReady: DriverReady(event.index, now); break;
+        }
+      }
+      continue;
+    }
+    evaluate_at_ = absl::InfiniteFuture();
+    Evaluate(now);
+  }
+  return Finish(now);
+}
+
+SimulationResult Engine::Finish(absl::Time end) {
+  SimulationResult result;
+  result.start = trace_[order_.front()].time;
+  result.end = end;
+  result.evaluations = evaluations_;
+  result.unplaceable = std::move(unplaceable_);
+  result.workspaces.resize(trace_.size());
+  for (size_t i = 0; i < live_.size(); ++i) {
+    const Live& w = live_[i];
+    const Arrival& a = trace_[w.arrival];
+    std::string pool = w.pool < pools_.size() ? pools_[w.pool].pool->id : "";
+    if (!placed_at_[i] && w.pool < pools_.size()) ++pools_[w.pool].result.never_placed;
+    result.workspaces[w.arrival] = {a.id, std::move(pool), a.time, placed_at_[i]};
+  }
+  for (SimPool& pool : pools_) {
+    Account(pool, end);
+    RecordStep(pool, end);
+    PoolResult& r = pool.result;
+    r.node_hours = pool.node_seconds / 3600;
+    const double paid_unit_hours = r.node_hours * static_cast<double>(pool.unit_per_node);
+    const double used_unit_hours = pool.used_unit_seconds / 3600;
+    if (r.gpu) {
+      r.gpu_hours_paid = paid_unit_hours;
+      r.gpu_hours_used = used_unit_hours;
+    }
+    r.idle_share = paid_unit_hours > 0 ? std::max(0.0, 1 - used_unit_hours / paid_unit_hours) : 0;
+    std::sort(pool.waits.begin(), pool.waits.end());
+    r.workspaces = static_cast<int64_t>(pool.waits.size()) + r.never_placed;
+    r.wait_p50 = Percentile(pool.waits, 0.50);
+    r.wait_p95 = Percentile(pool.waits, 0.95);
+    r.wait_max = pool.waits.empty() ? absl::ZeroDuration() : pool.waits.back();
+    r.waited_long = std::count_if(pool.waits.begin(), pool.waits.end(), [&](absl::Duration d) {
+      return d > input_.options.long_wait;
+    });
+    result.pools.push_back(std::move(r));
+  }
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<SimulationResult> Simulate(const SimulationInput& input,
+                                          const std::vector<Arrival>& trace) {
+  Engine engine(input, trace);
+  return engine.Run();
+}
+
+}  // namespace wsched::simulate

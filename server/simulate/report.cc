@@ -1,0 +1,86 @@
+#include "server/simulate/report.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace wsched::simulate {
+namespace {
+
+constexpr const char* kTimeFormat = "%Y-%m-%dT%H:%M:%SZ";
+
+bool Active(const PoolResult& pool) { return pool.workspaces > 0 || pool.node_hours > 0; }
+
+std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", decimals, value); }
+
+double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
+
+nlohmann::json PoolJson(const PoolResult& p) {
+  return {
+      {"pool", p.pool},
+      {"gpu", p.gpu},
+      {"node_hours", p.node_hours},
+      {"gpu_hours_paid", p.gpu_hours_paid},
+      {"gpu_hours_used", p.gpu_hours_used},
+      {"idle_share", p.idle_share},
+      {"workspaces", p.workspaces},
+      {"never_placed", p.never_placed},
+      {"wait_p50_s", Seconds(p.wait_p50)},
+      {"wait_p95_s", Seconds(p.wait_p95)},
+      {"wait_max_s", Seconds(p.wait_max)},
+      {"waited_long", p.waited_long},
+      {"nodes_started", p.nodes_started},
+      {"timings",
+       {{"node_start_s", Seconds(p.timings.node_start)},
+        {"node_start_source", p.timings.node_start_source},
+        {"driver_install_s", Seconds(p.timings.driver_install)},
+        {"driver_install_source", p.timings.driver_install_source}}},
+  };
+}
+
+}  // namespace
+
+std::string WaitText(absl::Duration d) {
+  if (d < absl::Milliseconds(500)) return "0s";
+  return absl::FormatDuration(absl::Trunc(d + absl::Milliseconds(500), absl::Seconds(1)));
+}
+
+std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResult>& variants,
+                                                  absl::Duration long_wait) {
+  std::vector<std::vector<std::string>> rows = {
+      {"VARIANT", "POOL", "NODE-H", "GPU-H-PAID", "GPU-H-USED", "IDLE", "WAIT-P50", "WAIT-P95",
+       "WAIT-MAX", absl::StrCat("WAITED>", WaitText(long_wait)), "NEVER-PLACED",
+       "NODES-STARTED", "WORKSPACES"}};
+  for (const VariantResult& v : variants) {
+    for (const PoolResult& p : v.result.pools) {
+      if (!Active(p)) continue;
+      rows.push_back({v.name, p.pool, Fixed(p.node_hours, 1),
+                      p.gpu ? Fixed(p.gpu_hours_paid, 1) : "-",
+                      p.gpu ? Fixed(p.gpu_hours_used, 1) : "-",
+                      absl::StrCat(Fixed(100 * p.idle_share, 1), "%"), WaitText(p.wait_p50),
+                      WaitText(p.wait_p95), WaitText(p.wait_max), absl::StrCat(p.waited_long),
+                      absl::StrCat(p.never_placed), absl::StrCat(p.nodes_started),
+                      absl::StrCat(p.workspaces)});
+    }
+  }
+  return rows;
+}
+
+nlohmann::json ReportJson(const std::vector<VariantResult>& variants, absl::Duration long_wait) {
+  nlohmann::json out = {{"long_wait_s", Seconds(long_wait)}, {"variants", nlohmann::json::array()}};
+  for (const VariantResult& v : variants) {
+    nlohmann::json pools = nlohmann::json::array();
+    for (const PoolResult& p : v.result.pools) pools.push_back(PoolJson(p));
+    out["variants"].push_back({
+        {"name", v.name},
+        {"settings", v.settings},
+        {"start", absl::FormatTime(kTimeFormat, v.result.start, absl::UTCTimeZone())},
+        {"end", absl::FormatTime(kTimeFormat, v.result.end, absl::UTCTimeZone())},
+        {"evaluations", v.result.evaluations},
+        {"pools", std::move(pools)},
+        {"unplaceable", v.result.unplaceable},
+    });
+  }
+  return out;
+}
+
+}  // namespace wsched::simulate

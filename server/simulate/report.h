@@ -1,0 +1,36 @@
+// A simulation's results as a table (for people) and JSON (for scripts).
+#ifndef WSCHED_SERVER_SIMULATE_REPORT_H_
+#define WSCHED_SERVER_SIMULATE_REPORT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
+#include "server/simulate/engine.h"
+
+namespace wsched::simulate {
+
+struct VariantResult {
+  std::string name;
+  std::vector<std::string> settings;
+  SimulationResult result;
+};
+
+// The header, then one row per variant and pool that had any workspaces or
+// nodes: node-hours, GPU-hours paid and used, idle share, waits, long waits,
+// nodes started.
+std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResult>& variants,
+                                                  absl::Duration long_wait);
+
+// {"long_wait_s": .., "variants": [{"name", "settings", "start", "end",
+//   "pools": [{"pool", "node_hours", ..., "timings": {...}}], "unplaceable"}]}
+// (docs/scaling.md "Reading the results" lists the fields).
+nlohmann::json ReportJson(const std::vector<VariantResult>& variants, absl::Duration long_wait);
+
+// "4m30s" style, rounded to the second ("0s" for none).
+std::string WaitText(absl::Duration d);
+
+}  // namespace wsched::simulate
+
+#endif  // WSCHED_SERVER_SIMULATE_REPORT_H_
