@@ -94,6 +94,9 @@ ABSL_FLAG(absl::Duration, stopped_workspace_sweep_interval, absl::Minutes(1),
 ABSL_FLAG(absl::Duration, audit_retention, absl::Hours(24 * 90),
           "audit records (wschedctl audit) are deleted this long after they were written, by "
           "the same sweep as stopped workspaces (0 = kept forever)");
+ABSL_FLAG(absl::Duration, usage_retention, absl::Hours(24 * 400),
+          "usage records (the billing ledger: wschedctl usage) are deleted this long after the "
+          "placement ended, by the same sweep as stopped workspaces (0 = kept forever)");
 ABSL_FLAG(absl::Duration, health_check_interval, absl::Seconds(1),
           "how often grpc.health.v1 is re-checked (database reachable, migrations complete, "
           "change feed followed)");
@@ -198,6 +201,11 @@ int main(int argc, char** argv) {
   options.audit_retention = absl::GetFlag(FLAGS_audit_retention);
   if (options.audit_retention < absl::ZeroDuration()) {
     wsched::log::Error("--audit_retention must not be negative");
+    return 1;
+  }
+  options.usage_retention = absl::GetFlag(FLAGS_usage_retention);
+  if (options.usage_retention < absl::ZeroDuration()) {
+    wsched::log::Error("--usage_retention must not be negative");
     return 1;
   }
   options.health_check_interval = absl::GetFlag(FLAGS_health_check_interval);

@@ -29,6 +29,11 @@ int AuditCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << "usage: wschedctl audit [--principal=P] [--object=O] [--since=D]\n";
     return 2;
   }
+  if (!options.since_text.empty() && !options.since) {
+    std::cerr << "--since must be a positive duration such as 1h or 30m, not \""
+              << options.since_text << "\"\n";
+    return 2;
+  }
   auto stub = v1::AuditService::NewStub(client.channel);
   v1::ListAuditRecordsRequest request;
   request.set_principal(options.principal);

@@ -91,6 +91,16 @@ const std::vector<CommandSpec>& AllCommands() {
          "who changed what, newest first: time, principal, method, object, outcome"}},
        {"principal", "object", "since"}},
 
+      {"usage", "Usage and billing",
+       {{"usage list [--org=O] [--project=P] [--class=C] [--since=T] [--until=T]",
+         "placements overlapping the range, clipped to it: GPUs, start, end, why it ended"},
+        {"usage summary --since=T --until=T [--group-by=org,project,class] [--bucket=day] "
+         "[--time-zone=Europe/Berlin]",
+         "GPU, CPU and memory seconds per bucket and group; -o csv is the billing export"}},
+       {"org", "project", "class", "since", "until", "group_by", "bucket", "time_zone"},
+       /*remote=*/true,
+       /*csv=*/true},
+
       {"token", "Tokens (local, no server)",
        {{"token create --role=R [--name=N] [--orgs=..] [--projects=..] [--pools=..] [--node=N | --bootstrap]",
          "a new random token (line 1) and its sha256 entry for the tokens file (line 2); an agent "

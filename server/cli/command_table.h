@@ -22,6 +22,8 @@ struct CommandSpec {
   std::vector<std::string_view> flags;
   // Calls the server (needs a channel and maybe a token).
   bool remote = true;
+  // Prints -o csv (else that is a usage error).
+  bool csv = false;
 };
 
 // In the order of the global help; a group's commands are adjacent.

@@ -66,7 +66,7 @@ _wschedctl() {
   cur=${COMP_WORDS[COMP_CWORD]}
   prev=${COMP_WORDS[COMP_CWORD-1]}
   case $prev in
-    -o|--output) COMPREPLY=($(compgen -W "table wide json yaml" -- "$cur")); return ;;
+    -o|--output) COMPREPLY=($(compgen -W "table wide json yaml csv" -- "$cur")); return ;;
     -f|--filename|--token-file|--token_file|--tls-ca|--tls-cert|--tls-key)
       COMPREPLY=($(compgen -f -- "$cur")); return ;;
   esac

@@ -14,6 +14,7 @@
 #include "server/cli/server_info.h"
 #include "server/cli/settings_commands.h"
 #include "server/cli/token_commands.h"
+#include "server/cli/usage_command.h"
 #include "server/cli/version_command.h"
 #include "server/cli/workspace_commands.h"
 
@@ -90,6 +91,7 @@ const std::map<std::string_view, Handler>& Handlers() {
       {"resolve", Call<ResolveCommand>},
       {"scaling", Call<ScalingCommand>},
       {"audit", Call<AuditCommand>},
+      {"usage", Call<UsageCommand>},
       {"token", [](const Invocation& in) { return TokenCommand(in.args, in.options, in.in); }},
       {"help", Help},
       {"version", Version},

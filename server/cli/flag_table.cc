@@ -26,7 +26,8 @@ const std::vector<FlagSpec>& AllFlags() {
       {"tls_server_name", 0, K::kString, "NAME",
        "name the server certificate must carry, when --server is an IP or another name", true},
       {"output", 'o', K::kString, "FORMAT",
-       "table, wide (more columns), json or yaml (the response, for scripts)", true},
+       "table, wide (more columns), json or yaml (the response, for scripts); csv for usage",
+       true},
       {"no_headers", 0, K::kBool, "", "tables without the header row", true},
       {"help", 'h', K::kBool, "", "usage of wschedctl or of the command", true},
       {"version", 0, K::kBool, "", "same as `wschedctl version`", true},
@@ -76,7 +77,18 @@ const std::vector<FlagSpec>& AllFlags() {
       {"principal", 0, K::kString, "P", "audit: only records of this principal", false},
       {"object", 0, K::kString, "O",
        "audit: only records of this object (node/n-1), or of a type (node/)", false},
-      {"since", 0, K::kDuration, "D", "audit: only records of the last D (1h, 30m)", false},
+      {"since", 0, K::kString, "D",
+       "audit: only records of the last D (1h, 30m); usage: from this time (36h back, "
+       "2026-10-25, 2026-10-25T00:00:00+02:00)",
+       false},
+      {"until", 0, K::kString, "T", "usage: up to this time (as --since; default now)", false},
+      {"group_by", 0, K::kList, "org,project,class", "usage summary: totals per group", false},
+      {"bucket", 0, K::kString, "B", "usage summary: none, hour, day or month (in --time-zone)",
+       false},
+      {"time_zone", 0, K::kString, "Z",
+       "usage: IANA zone of the buckets, of dates in --since/--until and of printed times "
+       "(default UTC)",
+       false},
   };
   return kFlags;
 }

@@ -53,7 +53,7 @@ std::string ResourceList() {
 std::string GlobalUsage() {
   std::string out =
       "wschedctl COMMAND [ARGS] [--server=HOST:PORT] [--token=T | --token-file=FILE]\n"
-      "          [-o table|wide|json|yaml] [--no-headers] [--timeout=30s]\n"
+      "          [-o table|wide|json|yaml|csv] [--no-headers] [--timeout=30s]\n"
       "          [--tls] [--tls-ca=CA.pem] [--tls-cert=CERT.pem --tls-key=KEY.pem]\n";
   std::string_view group;
   for (const CommandSpec& command : AllCommands()) {

@@ -15,7 +15,8 @@ namespace wsched::cli {
 
 // -o: table and wide are for people; json and yaml print the response with
 // the proto field names, for scripts.
-enum class OutputFormat { kTable, kWide, kJson, kYaml };
+// csv: only `usage` (the billing export).
+enum class OutputFormat { kTable, kWide, kJson, kYaml, kCsv };
 
 struct Options {
   OutputFormat output = OutputFormat::kTable;
@@ -59,6 +60,14 @@ struct Options {
   std::string principal;
   std::string object;
   std::optional<absl::Duration> since;
+  // --since and --until as given: `usage` reads them as times too.
+  std::string since_text;
+  std::string until_text;
+  // `usage summary`: groups, bucket (none|hour|day|month) and the IANA
+  // time zone of the buckets and of printed times.
+  std::vector<std::string> group_by;
+  std::string bucket;
+  std::string time_zone;
 
   // json or yaml: the response itself rather than a table.
   bool structured() const { return output == OutputFormat::kJson || output == OutputFormat::kYaml; }

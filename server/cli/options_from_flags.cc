@@ -37,8 +37,9 @@ absl::StatusOr<OutputFormat> ParseOutputFormat(std::string_view text) {
   if (text == "wide") return OutputFormat::kWide;
   if (text == "json") return OutputFormat::kJson;
   if (text == "yaml") return OutputFormat::kYaml;
-  return absl::InvalidArgumentError(
-      absl::StrCat("--output must be table, wide, json or yaml, not \"", std::string(text), "\""));
+  if (text == "csv") return OutputFormat::kCsv;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--output must be table, wide, json, yaml or csv, not \"", std::string(text), "\""));
 }
 
 absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
@@ -73,15 +74,17 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   options.pools = List(args, "pools");
   options.principal = args.Get("principal");
   options.object = args.Get("object");
+  // A duration for audit; usage also takes times (usage_format.h), so
+  // only the command knows whether another value is wrong.
+  options.since_text = args.Get("since");
+  options.until_text = args.Get("until");
   if (args.Has("since")) {
-    absl::StatusOr<absl::Duration> since = ParseDurationFlag(args.Get("since"));
-    if (!since.ok() || *since <= absl::ZeroDuration()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--since must be a positive duration such as 1h or 30m, not \"",
-                       args.Get("since"), "\""));
-    }
-    options.since = *since;
+    absl::StatusOr<absl::Duration> since = ParseDurationFlag(options.since_text);
+    if (since.ok() && *since > absl::ZeroDuration()) options.since = *since;
   }
+  options.group_by = List(args, "group_by");
+  options.bucket = args.Get("bucket");
+  options.time_zone = args.Get("time_zone");
   return options;
 }
 

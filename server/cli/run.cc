@@ -62,6 +62,11 @@ int Run(const std::vector<std::string>& args, std::istream& in, const EnvLookup&
     std::cerr << options.status().message() << "\n";
     return kExitUsage;
   }
+  if (options->output == OutputFormat::kCsv && !command->csv) {
+    std::cerr << "-o csv: only wschedctl usage prints CSV (see wschedctl " << command->name
+              << " --help)\n";
+    return kExitUsage;
+  }
   Client client;
   if (command->remote) {
     absl::StatusOr<Client> connected = Connect(*parsed, env);

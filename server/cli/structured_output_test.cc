@@ -40,6 +40,7 @@ TEST(OutputFormat, ParsesEveryFormatAndRefusesOthers) {
   EXPECT_EQ(*ParseOutputFormat("wide"), OutputFormat::kWide);
   EXPECT_EQ(*ParseOutputFormat("json"), OutputFormat::kJson);
   EXPECT_EQ(*ParseOutputFormat("yaml"), OutputFormat::kYaml);
+  EXPECT_EQ(*ParseOutputFormat("csv"), OutputFormat::kCsv);
   EXPECT_FALSE(ParseOutputFormat("xml").ok());
 }
 

@@ -364,6 +364,71 @@ absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request) {
   return CheckText(request.object(), "object", 512);
 }
 
+// --- UsageService ---------------------------------------------------------------
+
+namespace {
+
+// Within 0001-01-01 .. 9999-12-31, nanos 0..999999999 (to the microsecond
+// from there on).
+absl::Status CheckTimestamp(const google::protobuf::Timestamp& t, const char* field) {
+  using google::protobuf::util::TimeUtil;
+  if (t.seconds() < TimeUtil::kTimestampMinSeconds || t.seconds() > TimeUtil::kTimestampMaxSeconds ||
+      t.nanos() < 0 || t.nanos() > 999'999'999) {
+    return Invalid(field, "must be a time between 0001-01-01 and 9999-12-31");
+  }
+  return absl::OkStatus();
+}
+
+// The filters and range ListUsage and SummarizeUsage share.
+template <typename Request>
+absl::Status CheckUsageFilter(const Request& request) {
+  if (!request.org_id().empty()) WSCHED_CHECK(CheckId(request.org_id(), "org_id"));
+  if (!request.project_id().empty()) WSCHED_CHECK(CheckId(request.project_id(), "project_id"));
+  WSCHED_CHECK(CheckOptionalClassId(request.class_id(), "class_id"));
+  if (request.has_start_time()) WSCHED_CHECK(CheckTimestamp(request.start_time(), "start_time"));
+  if (request.has_end_time()) WSCHED_CHECK(CheckTimestamp(request.end_time(), "end_time"));
+  if (request.has_start_time() && request.has_end_time() &&
+      google::protobuf::util::TimeUtil::TimestampToMicroseconds(request.end_time()) <=
+          google::protobuf::util::TimeUtil::TimestampToMicroseconds(request.start_time())) {
+    return Invalid("end_time", "must be after start_time");
+  }
+  return absl::OkStatus();
+}
+
+// An IANA zone name's characters ("America/Argentina/Buenos_Aires",
+// "Etc/GMT+3"); whether the database knows it is the handler's check.
+absl::Status CheckTimeZoneName(const std::string& zone) {
+  if (zone.size() > 64 || zone.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                 "0123456789/_+-") != std::string::npos) {
+    return Invalid("time_zone", "must be an IANA time zone name such as \"Europe/Berlin\" "
+                                "(at most 64 letters, digits, '/', '_', '+', '-')");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status ValidateRequest(const v1::ListUsageRequest& request) {
+  return CheckUsageFilter(request);
+}
+
+absl::Status ValidateRequest(const v1::SummarizeUsageRequest& request) {
+  if (!request.has_start_time()) return Invalid("start_time", "is required");
+  if (!request.has_end_time()) return Invalid("end_time", "is required");
+  WSCHED_CHECK(CheckUsageFilter(request));
+  std::set<int> groups;
+  for (int i = 0; i < request.group_by_size(); ++i) {
+    const std::string field = absl::StrCat("group_by[", i, "]");
+    const int group = request.group_by(i);
+    if (!v1::UsageGroupBy_IsValid(group) || group == v1::USAGE_GROUP_BY_UNSPECIFIED) {
+      return Invalid(field, "must be USAGE_GROUP_BY_ORG, _PROJECT or _CLASS");
+    }
+    if (!groups.insert(group).second) return Invalid(field, "names a group twice");
+  }
+  WSCHED_CHECK(CheckEnum<v1::UsageBucket>(request.bucket(), v1::UsageBucket_IsValid, "bucket"));
+  return CheckTimeZoneName(request.time_zone());
+}
+
 // --- by message type ------------------------------------------------------------
 
 namespace {
@@ -398,6 +463,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
       For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),
       For<v1::GetScalingStateRequest>(), For<v1::WatchScalingSignalsRequest>(),
       For<v1::ActuatorReport>(), For<v1::ListAuditRecordsRequest>(),
+      For<v1::ListUsageRequest>(), For<v1::SummarizeUsageRequest>(),
   };
   return *validators;
 }

@@ -17,6 +17,7 @@
 #include "wsched/v1/placement.pb.h"
 #include "wsched/v1/scaling.pb.h"
 #include "wsched/v1/settings.pb.h"
+#include "wsched/v1/usage.pb.h"
 
 namespace wsched::grpc_api {
 
@@ -62,6 +63,9 @@ absl::Status ValidateRequest(const v1::WatchScalingSignalsRequest& request);
 absl::Status ValidateRequest(const v1::ActuatorReport& request);
 
 absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request);
+
+absl::Status ValidateRequest(const v1::ListUsageRequest& request);
+absl::Status ValidateRequest(const v1::SummarizeUsageRequest& request);
 
 // Any request message of a served RPC, by its type; UNIMPLEMENTED for a
 // message type without a validator.

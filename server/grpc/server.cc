@@ -172,6 +172,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scaling_options.retention.retention = options.stopped_workspace_retention;
   scaling_options.retention.sweep_interval = options.stopped_workspace_sweep_interval;
   scaling_options.retention.audit_retention = options.audit_retention;
+  scaling_options.retention.usage_retention = options.usage_retention;
   auto services =
       Services::Create(context, options.catalog_path, scheduler_options, scaling_options);
   if (!services.ok()) return services.status();

@@ -58,6 +58,9 @@ struct ServerOptions {
   // Audit records are deleted this long after they were written (same
   // sweep); zero keeps them.
   absl::Duration audit_retention = absl::Hours(24 * 90);
+  // Usage records (the billing ledger) are deleted this long after they
+  // ended (same sweep); zero keeps them.
+  absl::Duration usage_retention = absl::Hours(24 * 400);
   // grpc.health.v1: how often the database, schema and feed are checked,
   // and how far behind the change feed may be before NOT_SERVING.
   absl::Duration health_check_interval = absl::Seconds(1);

@@ -9,6 +9,7 @@
 #include "server/grpc/placement_service.h"
 #include "server/grpc/scaling_service.h"
 #include "server/grpc/settings_service.h"
+#include "server/grpc/usage_service.h"
 #include "server/scheduler/scaling_controller.h"
 #include "server/scheduler/scaling_views.h"
 #include "server/scheduler/cluster_metrics.h"
@@ -40,6 +41,7 @@ struct Services::Impl {
         placement(context),
         scaling(context, controller.get()),
         audit(context),
+        usage(context),
         cluster_metrics(std::make_shared<scheduler::ClusterMetrics>(scheduler.get())) {}
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::ScalingController> controller;
@@ -51,6 +53,7 @@ struct Services::Impl {
   PlacementServiceImpl placement;
   ScalingServiceImpl scaling;
   AuditServiceImpl audit;
+  UsageServiceImpl usage;
   std::shared_ptr<scheduler::ClusterMetrics> cluster_metrics;
 };
 
@@ -87,12 +90,14 @@ void Services::RegisterAll(grpc::ServerBuilder& builder) {
   builder.RegisterService(&impl_->placement);
   builder.RegisterService(&impl_->scaling);
   builder.RegisterService(&impl_->audit);
+  builder.RegisterService(&impl_->usage);
 }
 
 std::vector<std::string> Services::Names() const {
   return {v1::ClassService::service_full_name(), v1::SettingsService::service_full_name(),
           v1::InventoryService::service_full_name(), v1::PlacementService::service_full_name(),
-          v1::ScalingService::service_full_name(), v1::AuditService::service_full_name()};
+          v1::ScalingService::service_full_name(), v1::AuditService::service_full_name(),
+          v1::UsageService::service_full_name()};
 }
 
 absl::Status Services::ReloadCatalog() {

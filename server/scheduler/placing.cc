@@ -69,6 +69,13 @@ void SetPlaced(core::Workspace& w, const placement::Placed& placed, const BuiltP
   w.pending_reason.clear();
 }
 
+// The database's placed_at of a committed placement, so this replica
+// mirrors the time the usage ledger starts from; `now` where a store has
+// none to tell (the unit tests' fake).
+absl::Time PlacedAt(const store::WriteOutcome& committed, absl::Time now) {
+  return committed.placed_at != absl::InfinitePast() ? committed.placed_at : now;
+}
+
 }  // namespace
 
 absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow& row,
@@ -405,7 +412,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
     write.workspace = w;
     store::WriteOutcome committed = placement_->Write(std::move(write));
     if (committed.status.ok()) {
-      w.placed_at = w.created_at = clock_();
+      w.placed_at = w.created_at = PlacedAt(committed, clock_());
       MirrorCommitted(w, committed.version, /*released=*/false);
       absl::StatusOr<WorkspaceView> view = ViewOfStored({w, committed.version, false});
       return finish(std::move(view), "placed");
@@ -645,7 +652,7 @@ absl::Status Scheduler::FinishQueuePlacement(QueuePlacement& prepared,
   const std::string& id = w.id;
   const placement::Placed& placed = prepared.placed;
   if (committed.status.ok()) {
-    w.placed_at = clock_();
+    w.placed_at = PlacedAt(committed, clock_());
     MirrorCommitted(w, committed.version, /*released=*/false);
     log::Info("pending workspace placed", {{"workspace", id}, {"node", placed.node}});
     metrics_->ObservePlacement(w.class_id, "placed_from_queue", absl::ZeroDuration());

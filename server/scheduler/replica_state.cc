@@ -167,6 +167,10 @@ std::vector<std::string> Scheduler::ReplaceStateLocked(StateStore::Everything& a
   versions_.clear();
   class_of_workspace_.clear();
   idle_marks_.clear();
+  // Placements that ended while this replica fell behind are dropped
+  // uncharged for their last stretch (the accounting forgets them within
+  // the hour); those still placed come back below.
+  placed_at_.clear();
   tentative_.clear();  // Decisions in flight re-check at commit, as always.
   settings_.Clear();
   catalog_ = std::make_shared<const core::Catalog>(std::move(all.catalog));
@@ -192,10 +196,24 @@ int64_t Scheduler::KnownVersionLocked(const std::string& id) const {
   return ended_.VersionOf(id);
 }
 
+void Scheduler::NotePlacementLocked(const store::WorkspaceRow& row) {
+  const core::Workspace& w = row.workspace;
+  const bool placed = w.state == core::WorkspaceState::kPlaced && !row.released;
+  auto open = placed_at_.find(w.id);
+  if (open != placed_at_.end() && (!placed || open->second != w.placed_at)) {
+    // This replica's clock when it learns of the end: its own stop at once,
+    // another's within the feed's lag.
+    inventory_->usage().EndPlacement(w.id, open->second, clock_());
+    placed_at_.erase(open);
+  }
+  if (placed) placed_at_[w.id] = w.placed_at;
+}
+
 bool Scheduler::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   const core::Workspace& w = row.workspace;
   if (row.version <= KnownVersionLocked(w.id)) return false;
   StateChangedLocked();
+  NotePlacementLocked(row);
   if (const placement::HoldRecord* hold = snapshot_.FindHold(w.id);
       hold != nullptr && !(HoldsCapacity(row) && hold->node == w.node_name)) {
     DrainPoolOfNodeLocked(hold->node);  // What it held is free again.
@@ -371,9 +389,11 @@ GpuHolders Scheduler::HoldersLocked(const std::string& node) const {
     if (holder.empty()) continue;
     auto cls = class_of_workspace_.find(holder);
     auto version = versions_.find(holder);
+    auto placed = placed_at_.find(holder);
     holders[mirrored->info.gpus[i].uuid] = {
         holder, cls == class_of_workspace_.end() ? "unknown" : cls->second,
-        version == versions_.end() ? 0 : version->second};
+        version == versions_.end() ? 0 : version->second,
+        placed == placed_at_.end() ? absl::InfinitePast() : placed->second};
   }
   return holders;
 }

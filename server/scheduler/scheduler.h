@@ -408,6 +408,13 @@ class Scheduler {
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
   // The idle mark of every live workspace that has one (idle_monitor.h).
   absl::flat_hash_map<std::string, core::IdleMark> idle_marks_ ABSL_GUARDED_BY(mu_);
+  // placed_at of every workspace placed now: held GPU time is charged from
+  // it, and its end (stopped, lost, removed) is told to the GPU usage
+  // accounting when the mirror sees it go.
+  absl::flat_hash_map<std::string, absl::Time> placed_at_ ABSL_GUARDED_BY(mu_);
+  // Tells the accounting that the placement of `row`'s workspace ended
+  // when it is no longer the one placed now.
+  void NotePlacementLocked(const store::WorkspaceRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,6 +1,80 @@
 #include "server/scheduler/usage_accounting.h"
 
+#include <algorithm>
+
 namespace wsched::scheduler {
+
+namespace {
+
+double UtilizationOf(const std::vector<GpuUsage>& samples, const std::string& uuid) {
+  for (const GpuUsage& sample : samples) {
+    if (sample.uuid == uuid) return sample.utilization_percent / 100.0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void UsageAccounting::ChargeHoldersLocked(const std::string& pool,
+                                          const std::vector<GpuUsage>& samples,
+                                          const std::vector<GpuUsage>& previous_samples,
+                                          absl::Time previous, const GpuHolders& holders,
+                                          absl::Time now) {
+  // Each placement's interval once, however many GPUs it holds here.
+  absl::flat_hash_map<std::string, absl::Time> from;
+  for (const auto& [uuid, holder] : holders) {
+    if (auto ended = ended_.find(holder.workspace);
+        ended != ended_.end() && ended->second.first == holder.placed_at) {
+      continue;  // Ended (and charged to its end) after this sample's holders were read.
+    }
+    auto [it, fresh] = charging_.try_emplace(holder.workspace);
+    Charging& c = it->second;
+    if (fresh || c.placed_at != holder.placed_at) {
+      // Seen for the first time: charged from its placement or the node's
+      // previous sample, whichever is later; a node's first sample only
+      // starts the clock.
+      c = {holder.placed_at, {pool, holder.class_id}, 0, 0,
+           previous == absl::InfinitePast() ? now : std::max(previous, holder.placed_at)};
+    }
+    if (!from.contains(holder.workspace)) {
+      from[holder.workspace] = std::max(c.until, holder.placed_at);
+      c.gpus = 0;
+      c.busy_ratio = 0;
+      c.until = now;
+    }
+    c.gpus++;
+    c.busy_ratio += UtilizationOf(samples, uuid);
+    const double seconds = absl::ToDoubleSeconds(now - from[holder.workspace]);
+    if (seconds <= 0) continue;
+    Seconds& charged = seconds_[{pool, holder.class_id}];
+    charged.held += seconds;
+    charged.busy += seconds * UtilizationOf(previous_samples, uuid);
+  }
+}
+
+void UsageAccounting::EndPlacement(const std::string& workspace, absl::Time placed_at,
+                                   absl::Time ended_at) {
+  absl::MutexLock lock(&mu_);
+  ended_[workspace] = {placed_at, ended_at};
+  auto it = charging_.find(workspace);
+  if (it != charging_.end() && it->second.placed_at == placed_at) {
+    const Charging& c = it->second;
+    const double seconds = std::max(0.0, absl::ToDoubleSeconds(ended_at - c.until));
+    Seconds& charged = seconds_[c.pool_class];
+    charged.held += seconds * c.gpus;
+    charged.busy += seconds * c.busy_ratio;
+    charging_.erase(it);
+  }
+  PruneLocked(ended_at);
+}
+
+void UsageAccounting::PruneLocked(absl::Time now) {
+  if (now - pruned_at_ < absl::Minutes(1)) return;
+  pruned_at_ = now;
+  const absl::Time horizon = now - absl::Hours(1);
+  absl::erase_if(charging_, [&](const auto& entry) { return entry.second.until < horizon; });
+  absl::erase_if(ended_, [&](const auto& entry) { return entry.second.second < horizon; });
+}
 
 void UsageAccounting::Record(const std::string& node, const std::string& pool,
                              std::vector<GpuUsage> samples, const GpuHolders& holders) {
@@ -8,16 +82,10 @@ void UsageAccounting::Record(const std::string& node, const std::string& pool,
   {
     absl::MutexLock lock(&mu_);
     NodeSamples& previous = nodes_[node];
-    if (previous.at != absl::Time()) {
-      const double seconds = absl::ToDoubleSeconds(now - previous.at);
-      for (const auto& [uuid, holder] : holders) {
-        Seconds& charged = seconds_[{pool, holder.class_id}];
-        charged.held += seconds;
-        for (const GpuUsage& sample : previous.samples) {
-          if (sample.uuid == uuid) charged.busy += seconds * sample.utilization_percent / 100.0;
-        }
-      }
-    }
+    ChargeHoldersLocked(pool, samples, previous.samples,
+                        previous.at == absl::Time() ? absl::InfinitePast() : previous.at, holders,
+                        now);
+    PruneLocked(now);
     previous.pool = pool;
     previous.classes.clear();
     for (const GpuUsage& sample : samples) {

@@ -61,5 +61,45 @@ TEST_F(UsageAccountingTest, TheObserverHearsEachHeartbeatAsRecorded) {
   EXPECT_THAT(heard, ElementsAre("n1/gpu-h100/1/1"));
 }
 
+// What a replica charges one placement adds up to exactly its placed_at ..
+// end, whatever the samples in between: the usage ledger's figure.
+TEST_F(UsageAccountingTest, APlacementIsChargedFromItsPlacementToItsEndNotSampleToSample) {
+  const absl::Time start = now_;
+  usage_.Record("n1", "gpu-h100", {}, {});  // The node's clock starts.
+  now_ += absl::Seconds(10);
+  const absl::Time placed = start + absl::Seconds(7);  // Between two samples.
+  const GpuHolders two = {{"GPU-a", {"ws-1", "gpu-2x", 3, placed}},
+                          {"GPU-b", {"ws-1", "gpu-2x", 3, placed}}};
+  usage_.Record("n1", "gpu-h100", {{"GPU-a", 100, 0}, {"GPU-b", 0, 0}}, two);
+  EXPECT_THAT(usage_.SecondsByPoolClass(),
+              ElementsAre(Pair(PoolClass{"gpu-h100", "gpu-2x"}, SecondsAre(6.0, 0.0))))
+      << "3 s since it was placed, two GPUs; not the 10 s since the node's sample";
+  now_ += absl::Seconds(10);
+  usage_.Record("n1", "gpu-h100", {{"GPU-a", 100, 0}, {"GPU-b", 0, 0}}, two);
+  // Stopped 4 s after that sample: the last stretch is charged at the end,
+  // with the last sample's utilization (one GPU of two busy).
+  usage_.EndPlacement("ws-1", placed, now_ + absl::Seconds(4));
+  EXPECT_THAT(usage_.SecondsByPoolClass(),
+              ElementsAre(Pair(PoolClass{"gpu-h100", "gpu-2x"}, SecondsAre(34.0, 14.0))));
+  const PoolClass key{"gpu-h100", "gpu-2x"};
+  EXPECT_DOUBLE_EQ(usage_.SecondsByPoolClass()[key].held,
+                   2 * absl::ToDoubleSeconds(now_ + absl::Seconds(4) - placed));
+  // A sample whose holders were read before the stop charges nothing more.
+  now_ += absl::Seconds(10);
+  usage_.Record("n1", "gpu-h100", {}, two);
+  EXPECT_DOUBLE_EQ(usage_.SecondsByPoolClass()[key].held, 34.0);
+}
+
+TEST_F(UsageAccountingTest, AnEndThisReplicaNeverChargedAddsNothing) {
+  usage_.EndPlacement("elsewhere", now_ - absl::Hours(1), now_);
+  EXPECT_TRUE(usage_.SecondsByPoolClass().empty());
+  // The same id placed again is a new placement, charged as one.
+  usage_.Record("n1", "gpu-h100", {}, {});
+  now_ += absl::Seconds(5);
+  usage_.Record("n1", "gpu-h100", {}, {{"GPU-a", {"elsewhere", "gpu-1x", 9, now_ - absl::Seconds(2)}}});
+  EXPECT_THAT(usage_.SecondsByPoolClass(),
+              ElementsAre(Pair(PoolClass{"gpu-h100", "gpu-1x"}, SecondsAre(2.0, 0.0))));
+}
+
 }  // namespace
 }  // namespace wsched::scheduler

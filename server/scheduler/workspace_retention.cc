@@ -14,7 +14,8 @@ WorkspaceRetention::~WorkspaceRetention() { Stop(); }
 
 void WorkspaceRetention::Start() {
   if ((options_.retention <= absl::ZeroDuration() &&
-       options_.audit_retention <= absl::ZeroDuration()) ||
+       options_.audit_retention <= absl::ZeroDuration() &&
+       options_.usage_retention <= absl::ZeroDuration()) ||
       loop_.joinable()) {
     return;
   }
@@ -49,6 +50,13 @@ absl::StatusOr<int64_t> WorkspaceRetention::SweepAudit() {
   });
 }
 
+absl::StatusOr<int64_t> WorkspaceRetention::SweepUsage() {
+  if (options_.usage_retention <= absl::ZeroDuration()) return 0;  // Kept forever.
+  return InBatches("deleting old usage records", [this](store::UnitOfWork& unit) {
+    return unit.usage().DeleteOlderThan(options_.usage_retention, options_.batch_rows);
+  });
+}
+
 absl::StatusOr<int64_t> WorkspaceRetention::InBatches(
     absl::string_view what, const std::function<int64_t(store::UnitOfWork&)>& run_batch) {
   int64_t deleted = 0;
@@ -70,24 +78,20 @@ absl::StatusOr<int64_t> WorkspaceRetention::InBatches(
 void WorkspaceRetention::Loop() {
   while (!WaitForStop(options_.sweep_interval)) {
     if (!leading_()) continue;
-    absl::StatusOr<int64_t> deleted = Sweep();
-    if (!deleted.ok()) {
-      log::Warning("deleting stopped workspaces failed",
-                   {{"error", std::string(deleted.status().message())}});
-    } else if (*deleted > 0) {
-      log::Info("deleted stopped workspaces past the retention",
-                {{"rows", absl::StrCat(*deleted)},
-                 {"retention", absl::FormatDuration(options_.retention)}});
-    }
-    absl::StatusOr<int64_t> audits = SweepAudit();
-    if (!audits.ok()) {
-      log::Warning("deleting old audit records failed",
-                   {{"error", std::string(audits.status().message())}});
-    } else if (*audits > 0) {
-      log::Info("deleted audit records past the retention",
-                {{"rows", absl::StrCat(*audits)},
-                 {"retention", absl::FormatDuration(options_.audit_retention)}});
-    }
+    Report("stopped workspaces", Sweep(), options_.retention);
+    Report("audit records", SweepAudit(), options_.audit_retention);
+    Report("usage records", SweepUsage(), options_.usage_retention);
+  }
+}
+
+void WorkspaceRetention::Report(absl::string_view what, const absl::StatusOr<int64_t>& deleted,
+                                absl::Duration retention) {
+  if (!deleted.ok()) {
+    log::Warning(absl::StrCat("deleting ", what, " failed"),
+                 {{"error", std::string(deleted.status().message())}});
+  } else if (*deleted > 0) {
+    log::Info(absl::StrCat("deleted ", what, " past the retention"),
+              {{"rows", absl::StrCat(*deleted)}, {"retention", absl::FormatDuration(retention)}});
   }
 }
 

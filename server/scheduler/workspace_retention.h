@@ -1,6 +1,9 @@
 // Deletes stopped workspace rows once they are older than the retention
 // (--stopped_workspace_retention), so the workspaces table and its indexes
-// grow with what is live and recent, not with everything that ever ran.
+// grow with what is live and recent, not with everything that ever ran; and,
+// on retentions of their own, audit records (--audit_retention) and usage
+// records (--usage_retention: the ledger outlives the workspace rows it
+// came from).
 //
 // Runs on one replica at a time (the scaling leader: `leading` says whether
 // this one is), in small batches with a pause between them: each batch is
@@ -34,6 +37,8 @@ struct RetentionOptions {
   absl::Duration batch_pause = absl::Milliseconds(100);  // Between batches of one sweep.
   // Audit records older than this go too (--audit_retention); zero keeps them.
   absl::Duration audit_retention = absl::ZeroDuration();
+  // Usage records that ended longer ago than this (--usage_retention); zero keeps them.
+  absl::Duration usage_retention = absl::ZeroDuration();
 };
 
 class WorkspaceRetention {
@@ -53,9 +58,14 @@ class WorkspaceRetention {
   absl::StatusOr<int64_t> Sweep();
   // The same for audit records past audit_retention.
   absl::StatusOr<int64_t> SweepAudit();
+  // The same for usage records that ended before usage_retention.
+  absl::StatusOr<int64_t> SweepUsage();
 
  private:
   void Loop();
+  // Logs one sweep's outcome: "deleted <what> past the retention".
+  static void Report(absl::string_view what, const absl::StatusOr<int64_t>& deleted,
+                     absl::Duration retention);
   // Runs `batch` (rows deleted, at most batch_rows) until it deletes fewer.
   absl::StatusOr<int64_t> InBatches(absl::string_view what,
                                     const std::function<int64_t(store::UnitOfWork&)>& batch);

@@ -139,6 +139,8 @@ struct WriteOutcome {
   absl::Status status;
   int64_t version = 0;              // The record's version after the write.
   std::optional<WorkspaceRow> row;  // kStop: the record after the stop.
+  // A placement: its placed_at, the database's clock (InfinitePast otherwise).
+  absl::Time placed_at = absl::InfinitePast();
 };
 
 struct BatchStatements {

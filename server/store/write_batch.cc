@@ -65,6 +65,10 @@ constexpr Statement kStopHolds{"batch_stop_holds",
 // statements are constants).
 #define WSCHED_PLACEMENT_SCHEMA "1"
 static_assert(documents::kSchemaVersion == 1, "WSCHED_PLACEMENT_SCHEMA names another version");
+// A record's placed_at in microseconds (0 for a pending one), returned so
+// the replica mirrors the database's time rather than its own.
+#define WSCHED_PLACED_MICROS(column) \
+  "COALESCE((extract(epoch FROM " column ") * 1000000)::bigint, 0)"
 #define WSCHED_BATCH_RECORDS                                                                   \
   "unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], " \
   "$8::text[], $9::int[], $10::text[], $11::text[], $12::bigint[], $13::bigint[], $14::int[], " \
@@ -81,7 +85,7 @@ constexpr Statement kInsert{
     "NULLIF(u.placement, '')::jsonb, " WSCHED_PLACEMENT_SCHEMA ", u.reason, "
     "CASE WHEN u.placed THEN now() END, "
     "nextval('entity_versions') FROM " WSCHED_BATCH_RECORDS
-    " ON CONFLICT (id) DO NOTHING RETURNING id, version"};
+    " ON CONFLICT (id) DO NOTHING RETURNING id, version, " WSCHED_PLACED_MICROS("placed_at")};
 constexpr Statement kRestart{
     "batch_restart",
     "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
@@ -93,7 +97,7 @@ constexpr Statement kRestart{
     "NULLIF(u.placement, '')::jsonb, " WSCHED_PLACEMENT_SCHEMA ", u.reason, "
     "CASE WHEN u.placed THEN now() END, "
     "now(), NULL, NULL, NULL, nextval('entity_versions')) FROM " WSCHED_BATCH_RECORDS
-    " WHERE w.id = u.id RETURNING w.id, w.version"};
+    " WHERE w.id = u.id RETURNING w.id, w.version, " WSCHED_PLACED_MICROS("w.placed_at")};
 constexpr Statement kQueuePlace{
     "batch_queue_place",
     "UPDATE workspaces w SET state = 'placed', node_name = u.node, pool = u.pool, "
@@ -101,8 +105,9 @@ constexpr Statement kQueuePlace{
     "placement = NULLIF(u.placement, '')::jsonb, placement_schema = " WSCHED_PLACEMENT_SCHEMA
     ", pending_reason = '', placed_at = now(), "
     "version = nextval('entity_versions') FROM " WSCHED_BATCH_RECORDS
-    " WHERE w.id = u.id RETURNING w.id, w.version"};
+    " WHERE w.id = u.id RETURNING w.id, w.version, " WSCHED_PLACED_MICROS("w.placed_at")};
 #undef WSCHED_BATCH_RECORDS
+#undef WSCHED_PLACED_MICROS
 #undef WSCHED_PLACEMENT_SCHEMA
 // The primary key on gpu_uuid stays the last word on a second holder.
 constexpr Statement kHolds{
@@ -423,20 +428,21 @@ class Batch {
                              BoolArray(placed));
   }
 
-  // `result` returns (id, version) of each write it landed; a write it does
-  // not return lost to a concurrent insert of the same id.
+  // `result` returns (id, version, placed_at) of each write it landed; a
+  // write it does not return lost to a concurrent insert of the same id.
   void ApplyRecords(const std::vector<size_t>& indices, const pqxx::result& result) {
-    absl::flat_hash_map<std::string, int64_t> versions;
-    for (const auto& row : result) versions[row[0].c_str()] = row[1].as<int64_t>();
+    absl::flat_hash_map<std::string, std::pair<int64_t, int64_t>> landed;
+    for (const auto& row : result) landed[row[0].c_str()] = {row[1].as<int64_t>(), row[2].as<int64_t>()};
     for (size_t i : indices) {
       const core::Workspace& w = writes_[i].workspace;
-      auto it = versions.find(w.id);
-      if (it == versions.end()) {
+      auto it = landed.find(w.id);
+      if (it == landed.end()) {
         out_[i].status = MovedOn(w.id);
         continue;
       }
-      out_[i].version = it->second;
-      changes_.Add(Entity::kWorkspace, w.id, it->second);
+      out_[i].version = it->second.first;
+      if (it->second.second != 0) out_[i].placed_at = absl::FromUnixMicros(it->second.second);
+      changes_.Add(Entity::kWorkspace, w.id, out_[i].version);
       if (Places(writes_[i].kind)) placed_.push_back(i);
     }
   }

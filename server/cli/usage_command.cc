@@ -1,0 +1,232 @@
+#include "server/cli/usage_command.h"
+
+#include <iostream>
+
+#include <google/protobuf/util/time_util.h>
+
+#include <tuple>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "server/cli/output.h"
+#include "server/cli/paging.h"
+#include "server/cli/structured_output.h"
+#include "server/cli/usage_format.h"
+#include "wsched/v1/usage.grpc.pb.h"
+
+namespace wsched::cli {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+constexpr char kUsage[] =
+    "usage: wschedctl usage list|summary [--org=O] [--project=P] [--class=C] [--since=T] "
+    "[--until=T] [--group-by=org,project,class] [--bucket=hour|day|month] [--time-zone=Z] "
+    "[-o table|wide|json|yaml|csv]\n";
+
+absl::Time TimeOf(const google::protobuf::Timestamp& t) {
+  return absl::FromUnixMicros(TimeUtil::TimestampToMicroseconds(t));
+}
+
+google::protobuf::Timestamp TimestampOf(absl::Time t) {
+  return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
+}
+
+std::string Printed(const google::protobuf::Timestamp& t, const absl::TimeZone& zone) {
+  return t.seconds() == 0 && t.nanos() == 0 ? "" : UsageTimeText(TimeOf(t), zone);
+}
+
+// "7200.500000" seconds as hours with three decimals, for people; the
+// exact figure is in json, yaml and csv.
+std::string Hours(const std::string& seconds) {
+  double value = 0;
+  if (!absl::SimpleAtod(seconds, &value)) return seconds;
+  return absl::StrFormat("%.3f", value / 3600);
+}
+
+std::string Reason(v1::UsageEndReason reason) {
+  if (reason == v1::USAGE_END_REASON_UNSPECIFIED) return "open";
+  return absl::StrReplaceAll(ShortEnumName(v1::UsageEndReason_Name(reason), "USAGE_END_REASON_"),
+                             {{"-", "_"}});
+}
+
+// The filters and range both subcommands send.
+struct Query {
+  absl::TimeZone zone;
+  std::optional<absl::Time> since, until;
+};
+
+absl::StatusOr<Query> QueryOf(const Options& options) {
+  Query query;
+  const std::string zone = options.time_zone.empty() ? "UTC" : options.time_zone;
+  if (!absl::LoadTimeZone(zone, &query.zone)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--time-zone: \"", zone, "\" is not a time zone this machine knows (an IANA name such as "
+        "Europe/Berlin; is tzdata installed?)"));
+  }
+  const absl::Time now = absl::Now();
+  for (auto [text, flag, out] : {std::tuple{&options.since_text, "since", &query.since},
+                                 std::tuple{&options.until_text, "until", &query.until}}) {
+    if (text->empty()) continue;
+    absl::StatusOr<absl::Time> t = ParseUsageTime(*text, flag, now, query.zone);
+    if (!t.ok()) return t.status();
+    *out = *t;
+  }
+  return query;
+}
+
+template <typename Request>
+void SetFilters(const Options& options, const Query& query, Request& request) {
+  request.set_org_id(options.org);
+  request.set_project_id(options.project);
+  request.set_class_id(options.class_id);
+  if (query.since) *request.mutable_start_time() = TimestampOf(*query.since);
+  if (query.until) *request.mutable_end_time() = TimestampOf(*query.until);
+}
+
+const std::vector<std::string>& RecordColumns() {
+  static const auto* columns = new std::vector<std::string>{
+      "workspace_id", "org_id", "project_id", "user_id", "class_id", "pool", "node_name",
+      "gpu_count", "gpu_models", "cpu_millis", "memory_bytes", "start_time", "end_time",
+      "end_reason", "counted_start_time", "counted_end_time", "duration_micros", "gpu_seconds",
+      "cpu_millicore_seconds", "memory_byte_seconds"};
+  return *columns;
+}
+
+std::vector<std::string> RecordCells(const v1::UsageRecord& r, const absl::TimeZone& zone) {
+  std::vector<std::string> models(r.gpu_models().begin(), r.gpu_models().end());
+  return {r.workspace_id(), r.org_id(), r.project_id(), r.user_id(), r.class_id(), r.pool(),
+          r.node_name(), absl::StrCat(r.gpu_count()), Join(models, ";"),
+          absl::StrCat(r.cpu_millis()), absl::StrCat(r.memory_bytes()),
+          Printed(r.start_time(), zone), Printed(r.end_time(), zone), Reason(r.end_reason()),
+          Printed(r.counted_start_time(), zone), Printed(r.counted_end_time(), zone),
+          absl::StrCat(r.figures().duration_micros()), r.figures().gpu_seconds(),
+          r.figures().cpu_millicore_seconds(), r.figures().memory_byte_seconds()};
+}
+
+int List(const Client& client, const Options& options, const Query& query) {
+  auto stub = v1::UsageService::NewStub(client.channel);
+  v1::ListUsageRequest request;
+  SetFilters(options, query, request);
+  v1::ListUsageResponse response;
+  grpc::Status status = ListAllPages(
+      client, request, &response,
+      [&](grpc::ClientContext* context, const auto& page_request, auto* page) {
+        return stub->ListUsage(context, page_request, page);
+      });
+  if (!status.ok()) return Fail("usage list", status);
+  if (options.structured()) return PrintStructured(response, options);
+  if (options.output == OutputFormat::kCsv) {
+    if (!options.no_headers) std::cout << CsvLine(RecordColumns());
+    for (const auto& record : response.records()) std::cout << CsvLine(RecordCells(record, query.zone));
+    return 0;
+  }
+  std::vector<std::string> header = {"WORKSPACE", "ORG", "PROJECT", "CLASS", "NODE", "GPUS",
+                                     "START", "END", "REASON", "GPU-HOURS"};
+  if (options.wide()) header.insert(header.end(), {"USER", "POOL", "MODELS", "CPU-MILLICORE-SECONDS",
+                                                   "MEMORY-BYTE-SECONDS"});
+  Table table(header);
+  for (const auto& r : response.records()) {
+    std::vector<std::string> row = {r.workspace_id(), r.org_id(), r.project_id(), r.class_id(),
+                                    OrDash(r.node_name()), absl::StrCat(r.gpu_count()),
+                                    Printed(r.start_time(), query.zone),
+                                    OrDash(Printed(r.end_time(), query.zone)), Reason(r.end_reason()),
+                                    Hours(r.figures().gpu_seconds())};
+    if (options.wide()) {
+      std::vector<std::string> models(r.gpu_models().begin(), r.gpu_models().end());
+      row.insert(row.end(), {r.user_id(), OrDash(r.pool()), OrDash(Join(models, ";")),
+                             r.figures().cpu_millicore_seconds(), r.figures().memory_byte_seconds()});
+    }
+    table.Add(std::move(row));
+  }
+  table.Print("no usage", !options.no_headers);
+  return 0;
+}
+
+absl::StatusOr<v1::SummarizeUsageRequest> SummaryRequestOf(const Options& options,
+                                                           const Query& query) {
+  v1::SummarizeUsageRequest request;
+  SetFilters(options, query, request);
+  if (!query.since || !query.until) {
+    return absl::InvalidArgumentError("usage summary needs --since and --until");
+  }
+  for (const std::string& group : options.group_by) {
+    v1::UsageGroupBy value;
+    if (!v1::UsageGroupBy_Parse(absl::StrCat("USAGE_GROUP_BY_", absl::AsciiStrToUpper(group)), &value) ||
+        value == v1::USAGE_GROUP_BY_UNSPECIFIED) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--group-by: \"", group, "\" is not org, project or class"));
+    }
+    request.add_group_by(value);
+  }
+  v1::UsageBucket bucket = v1::USAGE_BUCKET_UNSPECIFIED;
+  if (!options.bucket.empty() && options.bucket != "none" &&
+      (!v1::UsageBucket_Parse(absl::StrCat("USAGE_BUCKET_", absl::AsciiStrToUpper(options.bucket)),
+                              &bucket) ||
+       bucket == v1::USAGE_BUCKET_UNSPECIFIED)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--bucket: \"", options.bucket, "\" is not none, hour, day or month"));
+  }
+  request.set_bucket(bucket);
+  request.set_time_zone(options.time_zone);
+  return request;
+}
+
+int Summary(const Client& client, const Options& options, const Query& query) {
+  absl::StatusOr<v1::SummarizeUsageRequest> request = SummaryRequestOf(options, query);
+  if (!request.ok()) {
+    std::cerr << request.status().message() << "\n";
+    return 2;
+  }
+  auto stub = v1::UsageService::NewStub(client.channel);
+  v1::SummarizeUsageResponse response;
+  auto context = client.Context();
+  grpc::Status status = stub->SummarizeUsage(context.get(), *request, &response);
+  if (!status.ok()) return Fail("usage summary", status);
+  if (options.structured()) return PrintStructured(response, options);
+  if (options.output == OutputFormat::kCsv) {
+    if (!options.no_headers) {
+      std::cout << CsvLine({"bucket_start_time", "bucket_end_time", "org_id", "project_id",
+                            "class_id", "workspace_count", "duration_micros", "gpu_seconds",
+                            "cpu_millicore_seconds", "memory_byte_seconds"});
+    }
+    for (const auto& r : response.rows()) {
+      std::cout << CsvLine({Printed(r.bucket_start_time(), query.zone),
+                            Printed(r.bucket_end_time(), query.zone), r.org_id(), r.project_id(),
+                            r.class_id(), absl::StrCat(r.workspace_count()),
+                            absl::StrCat(r.figures().duration_micros()), r.figures().gpu_seconds(),
+                            r.figures().cpu_millicore_seconds(), r.figures().memory_byte_seconds()});
+    }
+    return 0;
+  }
+  Table table({"BUCKET", "ORG", "PROJECT", "CLASS", "WORKSPACES", "GPU-HOURS", "HOURS"});
+  for (const auto& r : response.rows()) {
+    table.Add({Printed(r.bucket_start_time(), query.zone), OrDash(r.org_id()), OrDash(r.project_id()),
+               OrDash(r.class_id()), absl::StrCat(r.workspace_count()),
+               Hours(r.figures().gpu_seconds()),
+               absl::StrFormat("%.3f", r.figures().duration_micros() / 3.6e9)});
+  }
+  table.Print("no usage", !options.no_headers);
+  return 0;
+}
+
+}  // namespace
+
+int UsageCommand(const Client& client, const std::vector<std::string>& args,
+                 const Options& options) {
+  if (args.size() != 1 || (args[0] != "list" && args[0] != "summary")) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  absl::StatusOr<Query> query = QueryOf(options);
+  if (!query.ok()) {
+    std::cerr << query.status().message() << "\n";
+    return 2;
+  }
+  return args[0] == "list" ? List(client, options, *query) : Summary(client, options, *query);
+}
+
+}  // namespace wsched::cli

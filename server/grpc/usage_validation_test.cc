@@ -1,0 +1,84 @@
+// Validation of the UsageService requests: bounded filters, a range that
+// ends after it starts, known groups (each once) and buckets, and a time
+// zone that is a name, not an arbitrary string.
+#include <google/protobuf/util/time_util.h>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/grpc/request_validation.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+using ::testing::HasSubstr;
+
+v1::SummarizeUsageRequest ADay() {
+  v1::SummarizeUsageRequest request;
+  *request.mutable_start_time() = TimeUtil::SecondsToTimestamp(1'792'620'000);
+  *request.mutable_end_time() = TimeUtil::SecondsToTimestamp(1'792'710'000);
+  request.set_bucket(v1::USAGE_BUCKET_DAY);
+  request.set_time_zone("Europe/Berlin");
+  request.add_group_by(v1::USAGE_GROUP_BY_ORG);
+  request.add_group_by(v1::USAGE_GROUP_BY_PROJECT);
+  return request;
+}
+
+std::string Refusal(const v1::SummarizeUsageRequest& request) {
+  absl::Status status = ValidateRequest(request);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  return std::string(status.message());
+}
+
+TEST(UsageValidation, AnEmptyListingAndADaySummaryPass) {
+  EXPECT_TRUE(ValidateRequest(v1::ListUsageRequest()).ok());
+  EXPECT_TRUE(ValidateRequest(ADay()).ok());
+  v1::SummarizeUsageRequest utc = ADay();
+  utc.clear_time_zone();
+  EXPECT_TRUE(ValidateRequest(utc).ok()) << "empty = UTC";
+}
+
+TEST(UsageValidation, TheRangeIsRequiredForASummaryAndMustEndAfterItStarts) {
+  v1::SummarizeUsageRequest request = ADay();
+  request.clear_start_time();
+  EXPECT_THAT(Refusal(request), HasSubstr("start_time: is required"));
+  request = ADay();
+  *request.mutable_end_time() = request.start_time();
+  EXPECT_THAT(Refusal(request), HasSubstr("end_time: must be after start_time"));
+  v1::ListUsageRequest list;
+  *list.mutable_start_time() = TimeUtil::SecondsToTimestamp(100);
+  *list.mutable_end_time() = TimeUtil::SecondsToTimestamp(50);
+  EXPECT_THAT(std::string(ValidateRequest(list).message()), HasSubstr("end_time"));
+  list.clear_end_time();
+  list.mutable_start_time()->set_nanos(-1);
+  EXPECT_THAT(std::string(ValidateRequest(list).message()), HasSubstr("start_time"));
+}
+
+TEST(UsageValidation, GroupsAreKnownAndNamedOnce) {
+  v1::SummarizeUsageRequest request = ADay();
+  request.add_group_by(v1::USAGE_GROUP_BY_ORG);
+  EXPECT_THAT(Refusal(request), HasSubstr("group_by[2]: names a group twice"));
+  request = ADay();
+  request.add_group_by(v1::USAGE_GROUP_BY_UNSPECIFIED);
+  EXPECT_THAT(Refusal(request), HasSubstr("group_by[2]"));
+  request = ADay();
+  request.set_bucket(static_cast<v1::UsageBucket>(42));
+  EXPECT_THAT(Refusal(request), HasSubstr("bucket"));
+}
+
+TEST(UsageValidation, TheTimeZoneIsANameAndTheIdsAreBounded) {
+  v1::SummarizeUsageRequest request = ADay();
+  request.set_time_zone("Europe/Berlin; DROP TABLE usage_records");
+  EXPECT_THAT(Refusal(request), HasSubstr("time_zone: must be an IANA time zone name"));
+  request.set_time_zone(std::string(65, 'A'));
+  EXPECT_THAT(Refusal(request), HasSubstr("time_zone"));
+  request = ADay();
+  request.set_org_id("has space");
+  EXPECT_THAT(Refusal(request), HasSubstr("org_id"));
+  request = ADay();
+  request.set_class_id("Not_A_Label");
+  EXPECT_THAT(Refusal(request), HasSubstr("class_id"));
+}
+
+}  // namespace
+}  // namespace wsched::grpc_api
