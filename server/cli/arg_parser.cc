@@ -73,6 +73,11 @@ std::string ParsedArgs::Get(std::string_view name) const {
 
 bool ParsedArgs::GetBool(std::string_view name) const { return Get(name) == "true"; }
 
+std::vector<std::string> ParsedArgs::GetAll(std::string_view name) const {
+  auto it = all.find(name);
+  return it == all.end() ? std::vector<std::string>() : it->second;
+}
+
 absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
   ParsedArgs parsed;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -109,6 +114,7 @@ absl::StatusOr<ParsedArgs> ParseArgs(const std::vector<std::string>& args) {
     }
     if (absl::Status status = CheckKind(spec, arg, value); !status.ok()) return status;
     parsed.flags[std::string(spec.name)] = value;
+    parsed.all[std::string(spec.name)].push_back(value);
   }
   return parsed;
 }

@@ -20,12 +20,16 @@ struct ParsedArgs {
   // Canonical flag name -> its value as given ("true"/"false" for bools); the
   // last one wins when a flag repeats. Values were checked against the kind.
   std::map<std::string, std::string, std::less<>> flags;
+  // Every value of each flag, in order (for the repeatable ones, --set).
+  std::map<std::string, std::vector<std::string>, std::less<>> all;
 
   bool Has(std::string_view name) const { return flags.find(name) != flags.end(); }
   // The flag's value; "" when not given.
   std::string Get(std::string_view name) const;
   // A bool flag: false when not given.
   bool GetBool(std::string_view name) const;
+  // Every value given, in order; empty when not given.
+  std::vector<std::string> GetAll(std::string_view name) const;
 };
 
 // `args` without the program name. InvalidArgument names the offending

@@ -85,6 +85,17 @@ const std::vector<CommandSpec>& AllCommands() {
       {"scaling", "Scaling",
        {{"scaling", "per pool: current -> target size, reasons, nodes to remove"},
         {"scaling watch [POOL...]", "stream the scaling signals"}}},
+      {"simulate", "Scaling",
+       {{"simulate --catalog=FILE --trace=FILE [--timings=FILE] [--node-start=D] "
+         "[--driver-install=D] [--set=K=V ..] [--variant=NAME:K=V,.. ..] [--long-wait=5m] "
+         "[--chart=out.svg]",
+         "replay a trace through the scheduler's placement and scaling code offline: cost and "
+         "waits per variant and pool"},
+        {"simulate trace [--workspaces=N] [--days=N] [--seed=N] [--start=TIME] [--mix=C=W,..]",
+         "a synthetic trace (office hours with bursts) as CSV on stdout"}},
+       {"catalog", "trace", "timings", "node_start", "driver_install", "set", "variant",
+        "long_wait", "chart", "workspaces", "days", "seed", "start", "mix"},
+       /*remote=*/false},
 
       {"audit", "Audit",
        {{"audit [--principal=P] [--object=O] [--since=D]",

@@ -13,6 +13,7 @@
 #include "server/cli/scaling_commands.h"
 #include "server/cli/server_info.h"
 #include "server/cli/settings_commands.h"
+#include "server/cli/simulate_command.h"
 #include "server/cli/token_commands.h"
 #include "server/cli/usage_command.h"
 #include "server/cli/version_command.h"
@@ -86,6 +87,7 @@ const std::map<std::string_view, Handler>& Handlers() {
       {"workspace", Call<WorkspaceCommand>},
       {"workspaces", Call<WorkspacesCommand>},
       {"watch", Call<WatchCommand>},
+      {"simulate", [](const Invocation& in) { return SimulateCommand(in.args, in.options); }},
       {"project", Call<ProjectCommand>},
       {"org", Call<OrgCommand>},
       {"resolve", Call<ResolveCommand>},

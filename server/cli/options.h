@@ -18,6 +18,16 @@ namespace wsched::cli {
 // csv: only `usage` (the billing export).
 enum class OutputFormat { kTable, kWide, kJson, kYaml, kCsv };
 
+// `wschedctl simulate`'s flags, as given; empty = not given.
+struct SimulateFlags {
+  std::string catalog, trace, timings, chart;
+  std::string node_start, driver_install, long_wait;
+  std::vector<std::string> sets;      // --set, repeatable
+  std::vector<std::string> variants;  // --variant, repeatable
+  // `simulate trace`.
+  std::string workspaces, days, seed, start, mix;
+};
+
 struct Options {
   OutputFormat output = OutputFormat::kTable;
   // --no-headers: tables without their header row, for scripts.
@@ -46,6 +56,8 @@ struct Options {
   // cordon|drain|uncordon` check only when --expected-version is given.
   std::optional<int64_t> expected_version;
   bool force = false;
+  // `simulate`: its flags as given (simulate_command.cc reads them).
+  SimulateFlags simulate;
   // `catalog apply --pool-versions=POOL=V,...`: the pools' versions the
   // caller read (get pools -o json).
   std::vector<std::string> pool_versions;

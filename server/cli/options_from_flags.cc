@@ -65,6 +65,21 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   if (args.Has("gpu_quota")) options.gpu_quota = Integer(args, "gpu_quota", -1);
   if (args.Has("expected_version")) options.expected_version = Integer(args, "expected_version", 0);
   options.force = args.GetBool("force");
+  options.simulate = {.catalog = args.Get("catalog"),
+                      .trace = args.Get("trace"),
+                      .timings = args.Get("timings"),
+                      .chart = args.Get("chart"),
+                      .node_start = args.Get("node_start"),
+                      .driver_install = args.Get("driver_install"),
+                      .long_wait = args.Get("long_wait"),
+                      .sets = args.GetAll("set"),
+                      .variants = args.GetAll("variant"),
+                      .workspaces = args.Get("workspaces"),
+                      .days = args.Get("days"),
+                      .seed = args.Get("seed"),
+                      .start = args.Get("start"),
+                      .mix = args.Get("mix")};
+  options.bootstrap = args.GetBool("bootstrap");
   options.bootstrap = args.GetBool("bootstrap");
   options.pool_versions = List(args, "pool_versions");
   options.role = args.Get("role");

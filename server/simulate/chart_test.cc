@@ -64,14 +64,14 @@ TEST(Report, TableAndJsonPerVariantAndActivePool) {
   EXPECT_EQ(table[2][6], "0s") << "warm: the median waits for nothing";
   EXPECT_EQ(table[1][8], "3m2s") << "cold: the first waits for a node";
 
-  nlohmann::json json = ReportJson(variants, absl::Minutes(5));
+  nlohmann::ordered_json json = ReportJson(variants, absl::Minutes(5));
   EXPECT_EQ(json["long_wait_s"], 300);
   ASSERT_EQ(json["variants"].size(), 2u);
-  const nlohmann::json& warm = json["variants"][1];
+  const nlohmann::ordered_json& warm = json["variants"][1];
   EXPECT_EQ(warm["name"], "warm");
   EXPECT_EQ(warm["settings"][0], "pool.gpu.warm_buffer=1");
   EXPECT_EQ(warm["start"], "2026-03-02T08:00:00Z");
-  const nlohmann::json& gpu = warm["pools"][0];
+  const nlohmann::ordered_json& gpu = warm["pools"][0];
   EXPECT_EQ(gpu["pool"], "gpu");
   EXPECT_EQ(gpu["workspaces"], 12);
   EXPECT_GT(gpu["gpu_hours_paid"].get<double>(), gpu["gpu_hours_used"].get<double>());

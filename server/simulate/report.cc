@@ -14,7 +14,7 @@ std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", d
 
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
-nlohmann::json PoolJson(const PoolResult& p) {
+nlohmann::ordered_json PoolJson(const PoolResult& p) {
   return {
       {"pool", p.pool},
       {"gpu", p.gpu},
@@ -65,10 +65,12 @@ std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResul
   return rows;
 }
 
-nlohmann::json ReportJson(const std::vector<VariantResult>& variants, absl::Duration long_wait) {
-  nlohmann::json out = {{"long_wait_s", Seconds(long_wait)}, {"variants", nlohmann::json::array()}};
+nlohmann::ordered_json ReportJson(const std::vector<VariantResult>& variants,
+                                  absl::Duration long_wait) {
+  nlohmann::ordered_json out = {{"long_wait_s", Seconds(long_wait)},
+                                {"variants", nlohmann::ordered_json::array()}};
   for (const VariantResult& v : variants) {
-    nlohmann::json pools = nlohmann::json::array();
+    nlohmann::ordered_json pools = nlohmann::ordered_json::array();
     for (const PoolResult& p : v.result.pools) pools.push_back(PoolJson(p));
     out["variants"].push_back({
         {"name", v.name},

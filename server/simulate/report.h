@@ -26,7 +26,8 @@ std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResul
 // {"long_wait_s": .., "variants": [{"name", "settings", "start", "end",
 //   "pools": [{"pool", "node_hours", ..., "timings": {...}}], "unplaceable"}]}
 // (docs/scaling.md "Reading the results" lists the fields).
-nlohmann::json ReportJson(const std::vector<VariantResult>& variants, absl::Duration long_wait);
+nlohmann::ordered_json ReportJson(const std::vector<VariantResult>& variants,
+                                  absl::Duration long_wait);
 
 // "4m30s" style, rounded to the second ("0s" for none).
 std::string WaitText(absl::Duration d);
