@@ -80,7 +80,6 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
                       .start = args.Get("start"),
                       .mix = args.Get("mix")};
   options.bootstrap = args.GetBool("bootstrap");
-  options.bootstrap = args.GetBool("bootstrap");
   options.pool_versions = List(args, "pool_versions");
   options.role = args.Get("role");
   options.name = args.Get("name");

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "server/grpc/principal.h"
@@ -76,8 +77,8 @@ class CredentialTable {
   static absl::StatusOr<CredentialTable> Parse(absl::string_view yaml,
                                                const CredentialOptions& options = {});
 
-  // The principal whose token has this digest, checking every entry in
-  // constant time per entry; nullptr when none.
+  // The principal whose token has this digest (a hash lookup); nullptr
+  // when none.
   const Principal* FindToken(const TokenDigest& digest) const;
   // The principal of the first identity that names the certificate: exact
   // entries, then patterns, then wildcards, each in file order. nullopt
@@ -92,6 +93,7 @@ class CredentialTable {
 
  private:
   std::vector<TokenEntry> tokens_;
+  absl::flat_hash_map<std::string, size_t> token_index_;  // Digest bytes -> index in tokens_.
   std::vector<IdentityEntry> identities_;
   std::vector<std::string> warnings_;
 };

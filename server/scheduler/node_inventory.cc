@@ -396,6 +396,7 @@ absl::Status NodeInventory::RemoveNode(const std::string& name) {
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  RefreshCredentialOf(name);
   log::Info("node removed", {{"node", name}, {"workspaces_lost", absl::StrCat(lost.size())}});
   return mirror_->CatchUp();
 }
