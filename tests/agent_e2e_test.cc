@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -100,12 +101,7 @@ class AgentProcess {
 };
 
 bool Eventually(const std::function<bool()>& done, int seconds = 10) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
+  return testing::Eventually(done, seconds);
 }
 
 class AgentE2eTest : public ::testing::Test {

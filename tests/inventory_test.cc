@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 #include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -32,14 +33,8 @@ constexpr char kKernel[] = "5.15.0-91-generic";
 constexpr char kNewKernel[] = "5.15.0-94-generic";  // Covered by the 5.15.0-*-generic pattern.
 constexpr char kDriver[] = "550.54.15";
 
-// Polls `done` every 50 ms for up to `seconds`; true once it holds.
 bool Eventually(const std::function<bool()>& done, int seconds = 10) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
+  return testing::Eventually(done, seconds);
 }
 
 // An 8-GPU H100 node as the agent reports it from a node of the saas

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "server/grpc/token_hash.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -22,15 +23,8 @@ namespace {
 constexpr char kBootstrapToken[] = "bootstrap-replicas-0123456789abcdef";
 constexpr char kNodeToken[] = "node-made-token-of-rep-1-0123456789";
 
-// Replicas apply the feed on a NOTIFY; nothing tells a client when, so
-// poll with a deadline.
 bool Eventually(const std::function<bool()>& done, int seconds = 10) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return done();
+  return testing::Eventually(done, seconds);
 }
 
 grpc::StatusCode HeartbeatAs(const std::shared_ptr<grpc::Channel>& channel,

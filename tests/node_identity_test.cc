@@ -27,6 +27,7 @@
 #include "server/grpc/channel_credentials.h"
 #include "server/grpc/token_hash.h"
 #include "tests/security_certs.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -52,14 +53,8 @@ std::string Binary(const char* name) {
 
 std::string Hex(const std::string& token) { return grpc_api::ToHex(grpc_api::Sha256(token)); }
 
-// Where the server exposes no event: poll, with a deadline.
 bool Eventually(const std::function<bool()>& done, int seconds = 15) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
+  return testing::Eventually(done, seconds);
 }
 
 struct TokensOptions {

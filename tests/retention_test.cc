@@ -14,6 +14,7 @@
 #include "server/store/connection.h"
 #include "server/store/migrations.h"
 #include "server/store/workspace_repository.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -114,13 +115,7 @@ TEST_F(RetentionStoreTest, ZeroRetentionKeepsEveryStoppedWorkspace) {
 }
 
 bool Eventually(const std::function<bool()>& done, int seconds = 20) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    // Another process's sweep: there is nothing to wait on but the table.
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return done();
+  return testing::Eventually(done, seconds);
 }
 
 TEST(RetentionServerTest, TheLeaderDeletesStoppedWorkspacesPastTheRetentionAndIdsStayUsable) {

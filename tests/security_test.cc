@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "server/grpc/channel_credentials.h"
 #include "tests/security_certs.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -43,12 +44,7 @@ std::string Binary(const char* name) {
 }
 
 bool Eventually(const std::function<bool()>& done, int seconds = 15) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  return done();
+  return testing::Eventually(done, seconds);
 }
 
 // printf %s TOKEN | sha256sum: what an operator would run, independent of
