@@ -6,9 +6,11 @@
 -- transaction's now(): both by the database's clock, so whichever replica
 -- ended it writes the same row. The primary key is the placement itself
 -- (a restarted workspace is placed again at a later placed_at) and the
--- listing order. Rows are not the workspaces' rows: the workspaces
--- retention sweep leaves them alone; --usage_retention deletes them,
--- oldest ended first, in small batches (the index on ended_at).
+-- listing order (range queries by start walk it; an org or project filter
+-- is checked on those rows: an index per filter would cost every stop
+-- more than it saves an export). Rows are not the workspaces' rows: the
+-- workspaces retention sweep leaves them alone; --usage_retention deletes
+-- them, oldest ended first, in small batches (the index on ended_at).
 CREATE TABLE usage_records (
   started_at   timestamptz NOT NULL,
   workspace_id text        NOT NULL,
@@ -22,24 +24,17 @@ CREATE TABLE usage_records (
   pool         text        NOT NULL,
   node_name    text        NOT NULL,
   gpu_count    integer     NOT NULL CHECK (gpu_count >= 0),
-  -- One entry per GPU, in index order, as the placement handed them out.
-  gpu_models   text[]      NOT NULL DEFAULT '{}',
+  -- A JSON array of one model name per GPU, in index order, as the
+  -- placement handed them out: jsonb_path_query_array of the placement
+  -- document (documents/hand_off_document.cc, schema 1: "gpus": [{"model":
+  -- ...}]), one builtin call per row on the stop path.
+  gpu_models   jsonb       NOT NULL DEFAULT '[]',
   cpu_millis   bigint      NOT NULL CHECK (cpu_millis >= 0),
   memory_bytes bigint      NOT NULL CHECK (memory_bytes >= 0),
   PRIMARY KEY (started_at, workspace_id),
   CHECK (ended_at >= started_at)
 );
 CREATE INDEX usage_records_ended ON usage_records (ended_at);
-CREATE INDEX usage_records_org ON usage_records (org_id, started_at);
-
--- The GPU models of a workspace's placement document (documents/
--- hand_off_document.cc, schema 1: "gpus": [{"model": ...}, ...]) in index
--- order: what a record keeps of them.
-CREATE FUNCTION placement_gpu_models(placement jsonb) RETURNS text[]
-  LANGUAGE sql IMMUTABLE AS $$
-    SELECT COALESCE(array_agg(g.gpu->>'model' ORDER BY g.n), '{}')
-      FROM jsonb_array_elements(COALESCE(placement->'gpus', '[]')) WITH ORDINALITY AS g(gpu, n)
-  $$;
 
 -- Ended placements and the open ones (placed now, counted up to the
 -- reader's now()): what ListUsage and SummarizeUsage read. An open row has
@@ -51,7 +46,7 @@ CREATE VIEW usage_intervals AS
   UNION ALL
   SELECT w.placed_at, w.id, NULL, NULL, w.org_id, w.project_id, w.user_id, w.class_id,
          COALESCE(w.pool, ''), COALESCE(w.node_name, ''), w.gpu_count,
-         placement_gpu_models(w.placement),
+         COALESCE(jsonb_path_query_array(w.placement, '$.gpus[*].model'), '[]'),
          w.cpu_millis, w.memory_bytes
     FROM workspaces w
    WHERE w.state = 'placed' AND w.placed_at IS NOT NULL;

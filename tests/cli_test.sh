@@ -296,6 +296,25 @@ check "stop is idempotent" 0 "STOPPED" "$CP" stop ws-gpu-1
 check "workspaces stopped" 0 "ws-gpu-1" "$CP" workspaces --state=stopped
 check "workspaces bad state exits 2" 2 "--state" "$CP" workspaces --state=sleeping
 
+# --- usage (the ledger, docs/billing.md) --------------------------------------------
+if $have_node; then
+  check "usage list" 0 "ws-gpu-1" "$ADMIN" usage list
+  also "usage list end reason" "stopped"
+  check "usage list csv" 0 "workspace_id,org_id,project_id,user_id,class_id" "$ADMIN" usage list -o csv
+  also "usage list csv row" "ws-gpu-1,o-1,p-42,u-1,gpu-1x,gpu-h100,h100-a,1,"
+  check "usage list for the project's owner" 0 "ws-gpu-1" "$OWNER" usage list
+  check "usage summary csv" 0 ",p-42,gpu-1x,1," "$ADMIN" usage summary --since=1h --until=now \
+    --group-by=project,class -o csv
+  check "usage summary by day in Berlin" 0 "+0" "$CP" usage summary --since=48h --until=now \
+    --bucket=day --time-zone=Europe/Berlin
+fi
+check "usage summary needs a range" 2 "--since and --until" "$ADMIN" usage summary
+check "usage bad bucket exits 2" 2 "--bucket" "$ADMIN" usage summary --since=1h --until=now \
+  --bucket=week
+check "usage bad time exits 2" 2 "--until must be" "$ADMIN" usage list --until=tomorrow
+check "csv is only for usage" 2 "only wschedctl usage" "$ADMIN" get pools -o csv
+check "usage is not for agents" 1 "PERMISSION_DENIED" "$AGENT_TOKEN" usage list
+
 # --- class settings and resolution --------------------------------------------------
 check "resolve installation default" 0 "installation default" "$ADMIN" resolve --org=o-1 \
   --project=p-42

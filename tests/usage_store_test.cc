@@ -171,8 +171,8 @@ TEST_F(UsageStoreTest, AStopWritesOneRecordWithTheRowsOwnTimesAndItsReason) {
             "2")
       << "start and end are the row's placed_at and the stop's stopped_at, to the microsecond";
   EXPECT_EQ(Ledger("gpu_count", "a"), "2");
-  EXPECT_EQ(Ledger("gpu_models", "a"), "{\"NVIDIA H100 80GB HBM3\",\"NVIDIA H100 80GB HBM3\"}");
-  EXPECT_EQ(Ledger("gpu_models", "b"), "{}");
+  EXPECT_EQ(Ledger("gpu_models", "a"), "[\"NVIDIA H100 80GB HBM3\", \"NVIDIA H100 80GB HBM3\"]");
+  EXPECT_EQ(Ledger("gpu_models", "b"), "[]");
   EXPECT_EQ(Ledger("org_id || '/' || project_id || '/' || user_id || '/' || class_id || '/' || "
                    "pool || '/' || node_name || '/' || cpu_millis || '/' || memory_bytes",
                    "a"),
@@ -187,6 +187,26 @@ TEST_F(UsageStoreTest, AStopWritesOneRecordWithTheRowsOwnTimesAndItsReason) {
   ASSERT_TRUE(Run({restart})[0].status.ok());
   ASSERT_TRUE(Run({Stop("a")})[0].status.ok());
   EXPECT_EQ(Ledger("gpu_count", "a"), "2,1");
+}
+
+// A stop batch that began before the placement it stops committed (it
+// waited for the placing batch's row lock: a stop racing a queue placement
+// from another replica) sees placed_at after its own now(). The placement
+// then lasted no time: end = start, for the record and the row alike,
+// rather than a record that ends before it starts failing the batch. The
+// race is stood for by a placed_at moved past the stop's now() by SQL.
+TEST_F(UsageStoreTest, AStopThatBeganBeforeThePlacementCommittedRecordsNoTime) {
+  ASSERT_TRUE(Run({Place("raced", "n1", 1), Place("other", "n1", 1)})[0].status.ok());
+  test_db_.Query("UPDATE workspaces SET placed_at = now() + interval '1 minute' "
+                 "WHERE id = 'raced' RETURNING id");
+  auto out = Run({Stop("raced"), Stop("other")});
+  ASSERT_TRUE(out[0].status.ok()) << out[0].status;
+  ASSERT_TRUE(out[1].status.ok()) << out[1].status;
+  EXPECT_EQ(test_db_.Query("SELECT count(*) FROM usage_records r JOIN workspaces w ON "
+                           "w.id = r.workspace_id WHERE r.started_at = w.placed_at AND "
+                           "r.ended_at = w.stopped_at"),
+            "2");
+  EXPECT_EQ(Ledger("(ended_at - started_at)", "raced"), "00:00:00");
 }
 
 TEST_F(UsageStoreTest, AStopCarriesOnlyAStopReason) {

@@ -192,7 +192,8 @@ std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, Ch
       new std::string(UsageInsertSql("'node_removed'", "WHERE w.node_name = $1"));
   txn.exec_params(*usage, name);
   pqxx::result lost = txn.exec_params(
-      "UPDATE workspaces SET state = 'lost', stopped_at = COALESCE(stopped_at, now()), "
+      "UPDATE workspaces SET state = 'lost', "
+      "stopped_at = COALESCE(stopped_at, GREATEST(now(), placed_at)), "
       "pending_reason = 'node ' || $1 || ' was removed', version = nextval('entity_versions') "
       "WHERE node_name = $1 AND state IN ('placed', 'lost') RETURNING id, version",
       name);

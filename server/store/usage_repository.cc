@@ -61,7 +61,9 @@ class NullableTimestamp {
 
 std::vector<std::string> JsonStrings(const char* json) {
   std::vector<std::string> out;
-  for (const auto& value : nlohmann::json::parse(json)) out.push_back(value.get<std::string>());
+  for (const auto& value : nlohmann::json::parse(json)) {
+    out.push_back(value.is_string() ? value.get<std::string>() : std::string());
+  }
   return out;
 }
 
@@ -76,9 +78,10 @@ std::string UsageInsertSql(absl::string_view reason_sql, absl::string_view from_
   return absl::StrCat(
       "INSERT INTO usage_records (started_at, workspace_id, ended_at, end_reason, org_id, "
       "project_id, user_id, class_id, pool, node_name, gpu_count, gpu_models, cpu_millis, "
-      "memory_bytes) SELECT w.placed_at, w.id, now(), ", reason_sql,
+      "memory_bytes) SELECT w.placed_at, w.id, GREATEST(now(), w.placed_at), ", reason_sql,
       ", w.org_id, w.project_id, w.user_id, w.class_id, COALESCE(w.pool, ''), "
-      "COALESCE(w.node_name, ''), w.gpu_count, placement_gpu_models(w.placement), w.cpu_millis, "
+      "COALESCE(w.node_name, ''), w.gpu_count, "
+      "COALESCE(jsonb_path_query_array(w.placement, '$.gpus[*].model'), '[]'), w.cpu_millis, "
       "w.memory_bytes FROM workspaces w ", from_where,
       " AND w.state = 'placed' AND w.placed_at IS NOT NULL ON CONFLICT DO NOTHING");
 }
@@ -89,7 +92,7 @@ absl::StatusOr<std::vector<core::UsageRecord>> ListUsageRecords(pqxx::work& txn,
   static const std::string* sql = new std::string(absl::StrCat(
       kRange,
       "SELECT u.workspace_id, u.org_id, u.project_id, u.user_id, u.class_id, u.pool, u.node_name, "
-      "u.gpu_count, to_json(u.gpu_models)::text, u.cpu_millis, u.memory_bytes, ",
+      "u.gpu_count, u.gpu_models::text, u.cpu_millis, u.memory_bytes, ",
       Micros("u.started_at"), ", COALESCE(", Micros("u.ended_at"), ", 0), u.ended_at IS NULL, ",
       "COALESCE(u.end_reason, ''), ", Micros("c.a"), ", ", Micros("c.b"), ", ",
       FigureColumns("d.us", /*summed=*/false),

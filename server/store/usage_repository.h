@@ -25,7 +25,10 @@ namespace wsched::store {
 
 // INSERT INTO usage_records ... SELECT ... FROM workspaces w `from_where`,
 // ended now() with end_reason `reason_sql` (an SQL expression), for the
-// rows of `from_where` that are placed. `from_where` continues after
+// rows of `from_where` that are placed. A transaction that began before the
+// placement it ends committed (it waited for that placement's locks: a stop
+// or a node's removal racing a queue placement) ends it where it began:
+// GREATEST(now(), placed_at), as the row's stopped_at. `from_where` continues after
 // "FROM workspaces w" (joins, then a WHERE clause); it must leave other
 // rows out itself only if it wants to.
 std::string UsageInsertSql(absl::string_view reason_sql, absl::string_view from_where);

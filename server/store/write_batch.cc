@@ -57,7 +57,8 @@ constexpr Statement kOrgGpus{
     "WHERE w.org_id = ANY($1::text[]) GROUP BY w.org_id"};
 constexpr Statement kStop{
     "batch_stop",
-    "UPDATE workspaces SET state = 'stopped', stopped_at = COALESCE(stopped_at, now()), "
+    "UPDATE workspaces SET state = 'stopped', "
+    "stopped_at = COALESCE(stopped_at, GREATEST(now(), placed_at)), "
     "version = nextval('entity_versions') WHERE id = ANY($1::text[]) RETURNING id, version"};
 constexpr Statement kStopHolds{"batch_stop_holds",
                                "DELETE FROM gpu_holds WHERE workspace_id = ANY($1::text[])"};
