@@ -57,37 +57,14 @@ const PoolScaler* FleetScaler::scaler(const std::string& pool) const {
   return it == tracking_.end() ? nullptr : it->second.scaler.get();
 }
 
-std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
-                                                  const placement::Snapshot& snapshot,
-                                                  const std::vector<PendingDemand>& pending,
-                                                  absl::Time now, const PoolFilter& only) {
-  absl::flat_hash_set<absl::string_view> observed;  // Views into `catalog`.
-  for (const core::NodePool& pool : catalog.pools) {
-    if (only == nullptr || only(pool)) observed.insert(pool.id);
-  }
-  // Every pool's size (demand routing reads them), the observed pools' nodes.
-  std::map<std::string, int> sizes;
-  std::map<std::string, std::vector<PoolNode>> nodes;
-  {
-    const std::string* pool_name = nullptr;
-    int* pool_size = nullptr;
-    std::vector<PoolNode>* pool_nodes = nullptr;
-    snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
-      // Consecutive nodes mostly share a pool: look it up when it changes.
-      if (pool_name == nullptr || *pool_name != node.info.pool) {
-        pool_name = &node.info.pool;
-        pool_size = &sizes[node.info.pool];
-        pool_nodes = observed.contains(node.info.pool) ? &nodes[node.info.pool] : nullptr;
-      }
-      ++*pool_size;
-      if (pool_nodes != nullptr) pool_nodes->push_back(ObservedNode(node));
-    });
-  }
+FleetScaler::DemandByPool FleetScaler::RouteDemand(
+    const core::Catalog& catalog, const std::function<int(const std::string& pool)>& size_of,
+    const std::vector<PendingDemand>& pending, absl::Time now) const {
   // Pending work counts as demand on its preferred pool that can grow now:
   // below max_size and not backing off (demand_pool.h).
   auto can_grow = [&](const std::string& pool_id) {
     const core::NodePool* pool = catalog.FindPool(pool_id);
-    if (pool == nullptr || sizes[pool_id] >= pool->max_size) return false;
+    if (pool == nullptr || size_of(pool_id) >= pool->max_size) return false;
     auto tracked = tracking_.find(pool_id);
     return tracked == tracking_.end() || tracked->second.scaler == nullptr ||
            !tracked->second.scaler->BackoffUntil(now).has_value();
@@ -101,24 +78,70 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
   };
   std::vector<Group> groups;
   for (const PendingDemand& demand : pending) {
-    auto same = [&](const Group& g) { return *g.class_id == demand.class_id && *g.pools == demand.pools; };
+    auto same = [&](const Group& g) {
+      return *g.class_id == demand.class_id && *g.pools == demand.pools;
+    };
     auto it = std::find_if(groups.begin(), groups.end(), same);
     if (it == groups.end()) it = groups.insert(groups.end(), {&demand.class_id, &demand.pools, 0});
     it->count += demand.count;
   }
-  std::map<std::string, std::map<std::string, int64_t>> pending_by_pool;
+  DemandByPool by_pool;
   for (const Group& group : groups) {
     std::string pool = DemandPool(*group.pools, can_grow);
-    if (!pool.empty()) pending_by_pool[pool][*group.class_id] += group.count;
+    if (!pool.empty()) by_pool[pool][*group.class_id] += group.count;
   }
-  std::vector<PoolObservation> observations;
+  return by_pool;
+}
+
+std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
+                                                  const placement::Snapshot& snapshot,
+                                                  const std::vector<PendingDemand>& pending,
+                                                  absl::Time now, const PoolFilter& only) {
+  // Per catalog pool: its size (demand routing reads every pool's) and, if
+  // observed, its nodes. Nodes of a pool the catalog lacks count nowhere
+  // (such a pool can never grow). A catalog has a handful of pools: a linear
+  // look-up, starting with the last one found, beats hashing every node.
+  struct PoolWalk {
+    const core::NodePool* pool;
+    bool observed;
+    int size = 0;
+    std::vector<PoolNode> nodes;
+  };
+  std::vector<PoolWalk> walks;
+  walks.reserve(catalog.pools.size());
   for (const core::NodePool& pool : catalog.pools) {
-    if (!observed.contains(pool.id)) continue;
+    walks.push_back({&pool, only == nullptr || only(pool)});
+  }
+  auto walk_of = [&walks](const std::string& pool, size_t hint) -> size_t {
+    if (hint < walks.size() && walks[hint].pool->id == pool) return hint;
+    for (size_t i = 0; i < walks.size(); ++i) {
+      if (walks[i].pool->id == pool) return i;
+    }
+    return walks.size();
+  };
+  size_t last = 0;
+  snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+    last = walk_of(node.info.pool, last);
+    if (last == walks.size()) return;
+    ++walks[last].size;
+    if (walks[last].observed) walks[last].nodes.push_back(ObservedNode(node));
+  });
+  DemandByPool pending_by_pool = RouteDemand(
+      catalog,
+      [&](const std::string& pool) {
+        size_t i = walk_of(pool, 0);
+        return i == walks.size() ? 0 : walks[i].size;
+      },
+      pending, now);
+  std::vector<PoolObservation> observations;
+  for (PoolWalk& walk : walks) {
+    if (!walk.observed) continue;
+    const core::NodePool& pool = *walk.pool;
     PoolTracking& t = tracking_[pool.id];
     if (t.scaler == nullptr) t.scaler = std::make_unique<PoolScaler>(options_);
     PoolObservation obs;
     obs.pool = pool;
-    TrackNodes(t, nodes[pool.id], now, obs);
+    TrackNodes(t, walk.nodes, now, obs);
     for (const auto& [class_id, count] : pending_by_pool[pool.id]) {
       if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
         obs.pending.push_back({*cls, count});

@@ -70,6 +70,14 @@ class FleetScaler {
                                        const std::vector<PendingDemand>& pending, absl::Time now,
                                        const PoolFilter& only = nullptr);
 
+  // Pool -> class -> workspaces: where Observe counts the pending demand,
+  // given each pool's node count (`size_of`). Public for a caller that
+  // observes a pool only when something of it changed (the simulator).
+  using DemandByPool = std::map<std::string, std::map<std::string, int64_t>>;
+  DemandByPool RouteDemand(const core::Catalog& catalog,
+                           const std::function<int(const std::string& pool)>& size_of,
+                           const std::vector<PendingDemand>& pending, absl::Time now) const;
+
   // The pool's signal from its PoolScaler. `observation` comes from Observe.
   PoolSignal Evaluate(const PoolObservation& observation, absl::Time now);
 
