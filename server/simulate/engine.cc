@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <queue>
 #include <utility>
 
@@ -91,6 +92,8 @@ class Engine {
     // at again only at `wake` (an unchanged pool answers the same until then).
     bool dirty = true;
     absl::Time wake = absl::InfiniteFuture();
+    // The pending demand its last evaluation saw (class -> workspaces).
+    std::map<std::string, int64_t> demand;
     PoolResult result;
     std::vector<absl::Duration> waits;
   };
@@ -322,9 +325,9 @@ void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
   Account(pool, now);
   pool.used_units += UnitsOf(*w.cls, pool);
   // Without pending work the scaler reads of a node only whether it is
-  // empty (while work waits, every pool is evaluated anyway).
+  // empty; with it, the room left too.
   w.node = node_index_.at(placed.node);
-  if (nodes_[w.node].workspaces++ == 0) pool.dirty = true;
+  if (nodes_[w.node].workspaces++ == 0 || !pool.demand.empty()) pool.dirty = true;
   pool.waits.push_back(now - trace_[w.arrival].time);
   RecordStep(pool, now);
   Schedule(now + trace_[w.arrival].duration, Kind::kEnd, index);
@@ -351,7 +354,7 @@ void Engine::End(size_t index, absl::Time now) {
   SimPool& pool = pools_[w.pool];
   Account(pool, now);
   pool.used_units -= UnitsOf(*w.cls, pool);
-  if (--nodes_[w.node].workspaces == 0) pool.dirty = true;
+  if (--nodes_[w.node].workspaces == 0 || !pool.demand.empty()) pool.dirty = true;
   RecordStep(pool, now);
   Drain(&pool.pool->id, now);
   NeedEvaluation(now);
@@ -478,25 +481,35 @@ void Engine::Actuate(SimPool& pool, const scaling::PoolSignal& signal, absl::Tim
 
 void Engine::Evaluate(absl::Time now) {
   last_evaluation_ = now;
-  // While work waits, every pool: where it counts as demand depends on the
-  // other pools' sizes and backoffs.
-  const bool all = !demand_.empty() || input_.options.every_tick;
+  // A pool is looked at when something of it changed: its nodes, the
+  // pending demand counted on it (which moves with the other pools' sizes
+  // and backoffs), or one of its timers. Else it would answer the same.
+  scaling::FleetScaler::DemandByPool routed = fleet_.RouteDemand(
+      catalog_, [&](const std::string& pool) { return snapshot_.PoolNodeCount(pool); }, demand_,
+      now);
   if (input_.options.every_tick) NeedEvaluation(now + input_.options.tick);
   std::vector<scaling::PoolObservation> observations = fleet_.Observe(
       catalog_, snapshot_, demand_, now, [&](const core::NodePool& pool) {
         const SimPool& sim = pools_[PoolIndex(pool.id)];
-        return all || sim.dirty || sim.wake <= now;
+        return input_.options.every_tick || sim.dirty || sim.wake <= now ||
+               routed[pool.id] != sim.demand;
       });
   for (const scaling::PoolObservation& obs : observations) {
     SimPool& pool = pools_[PoolIndex(obs.pool.id)];
     pool.dirty = false;
+    pool.demand = routed[obs.pool.id];
     scaling::PoolSignal signal = fleet_.Evaluate(obs, now);
     ++evaluations_;
     const scaling::PoolScaler& scaler = *fleet_.scaler(obs.pool.id);
     // As the server's leader: only a changed signal is handed on.
     if (signal.generation != pool.last_generation) {
       pool.last_generation = signal.generation;
-      fleet_.RecordHandedOn(obs, signal, now);
+      // Nodes asked for are in flight from now: the next tick sees them (and
+      // pending work that fits on them stops waiting for the window).
+      if (fleet_.RecordHandedOn(obs, signal, now) > 0) {
+        pool.dirty = true;
+        NeedEvaluation(now + input_.options.tick);
+      }
       if (pool.result.targets.empty() || pool.result.targets.back().target != signal.target_size) {
         pool.result.targets.push_back({now, signal.target_size});
       }
