@@ -368,13 +368,13 @@ absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request) {
 
 namespace {
 
-// Within 0001-01-01 .. 9999-12-31, nanos 0..999999999 (to the microsecond
-// from there on).
+// Within 1970-01-01 .. 9999-12-31 (no usage is older than the epoch),
+// nanos 0..999999999 (counted to the microsecond).
 absl::Status CheckTimestamp(const google::protobuf::Timestamp& t, const char* field) {
   using google::protobuf::util::TimeUtil;
-  if (t.seconds() < TimeUtil::kTimestampMinSeconds || t.seconds() > TimeUtil::kTimestampMaxSeconds ||
-      t.nanos() < 0 || t.nanos() > 999'999'999) {
-    return Invalid(field, "must be a time between 0001-01-01 and 9999-12-31");
+  if (t.seconds() < 0 || t.seconds() > TimeUtil::kTimestampMaxSeconds || t.nanos() < 0 ||
+      t.nanos() > 999'999'999) {
+    return Invalid(field, "must be a time between 1970-01-01 and 9999-12-31");
   }
   return absl::OkStatus();
 }

@@ -52,6 +52,9 @@ TEST(UsageValidation, TheRangeIsRequiredForASummaryAndMustEndAfterItStarts) {
   list.clear_end_time();
   list.mutable_start_time()->set_nanos(-1);
   EXPECT_THAT(std::string(ValidateRequest(list).message()), HasSubstr("start_time"));
+  *list.mutable_start_time() = TimeUtil::SecondsToTimestamp(-86400);
+  EXPECT_THAT(std::string(ValidateRequest(list).message()),
+              HasSubstr("start_time: must be a time between 1970-01-01 and 9999-12-31"));
 }
 
 TEST(UsageValidation, GroupsAreKnownAndNamedOnce) {

@@ -19,6 +19,7 @@
 #include "wsched/v1/placement.grpc.pb.h"
 #include "wsched/v1/scaling.grpc.pb.h"
 #include "wsched/v1/settings.grpc.pb.h"
+#include "wsched/v1/usage.grpc.pb.h"
 
 namespace {
 
@@ -34,13 +35,15 @@ const std::vector<const google::protobuf::MethodDescriptor*>& Methods() {
     (void)wsched::v1::ListNodesRequest::descriptor();
     (void)wsched::v1::PlaceWorkspaceRequest::descriptor();
     (void)wsched::v1::ScalingState::descriptor();
+    (void)wsched::v1::ListUsageRequest::descriptor();
     const auto* pool = google::protobuf::DescriptorPool::generated_pool();
     for (const char* name :
          {wsched::v1::ClassService::service_full_name(),
           wsched::v1::SettingsService::service_full_name(),
           wsched::v1::InventoryService::service_full_name(),
           wsched::v1::PlacementService::service_full_name(),
-          wsched::v1::ScalingService::service_full_name()}) {
+          wsched::v1::ScalingService::service_full_name(),
+          wsched::v1::UsageService::service_full_name()}) {
       const auto* service = pool->FindServiceByName(name);
       FUZZ_CHECK(service != nullptr, "service %s is not linked in", name);
       for (int i = 0; i < service->method_count(); ++i) out->push_back(service->method(i));
