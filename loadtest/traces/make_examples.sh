@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Regenerates the example trace, the simulator's results on it and the chart
+# in docs/scaling.md ("Choosing a warm buffer"); with --check, changes
+# nothing and fails when any of them differs from what is committed (ctest
+# simulate_examples), so the docs show what this code computes.
+#
+#   loadtest/traces/make_examples.sh [--check] [BUILD]     (BUILD: default build)
+set -euo pipefail
+check=0
+if [ "${1:-}" = --check ]; then check=1; shift; fi
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=${1:-$root/build}
+ctl="$build/bin/wschedctl"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+# A synthetic week (server/simulate/synthetic.h): 2,000 workspaces, seed 1.
+"$ctl" simulate trace --workspaces=2000 --days=7 --seed=1 > "$out/week-2000.csv"
+# classes/saas.yaml as shipped (H100 warm buffer 2 on weekdays 08:00-18:00
+# Europe/Berlin, no scale-down then) against a warm buffer of 0, 1 and 4;
+# nodes take 5 minutes to start. The chart shows the catalog and wb0.
+"$ctl" simulate --catalog="$root/classes/saas.yaml" --trace="$out/week-2000.csv" --node-start=5m \
+  --variant=wb0:pool.gpu-h100.warm_buffer=0 --chart="$out/simulate-saas.svg" > /dev/null
+"$ctl" simulate --catalog="$root/classes/saas.yaml" --trace="$out/week-2000.csv" --node-start=5m \
+  --variant=wb0:pool.gpu-h100.warm_buffer=0 --variant=wb1:pool.gpu-h100.warm_buffer=1 \
+  --variant=wb4:pool.gpu-h100.warm_buffer=4 \
+  --variant=wb2-anytime:pool.gpu-h100.warm_buffer=2,pool.gpu-h100.scale_down.schedule=none \
+  > "$out/saas-results.txt"
+
+status=0
+for pair in "week-2000.csv:$here/week-2000.csv" "saas-results.txt:$here/saas-results.txt" \
+            "simulate-saas.svg:$root/docs/simulate-saas.svg"; do
+  made="$out/${pair%%:*}" committed="${pair#*:}"
+  if [ "$check" = 1 ]; then
+    if ! cmp -s "$made" "$committed"; then
+      echo "$committed differs from what $0 makes now; run it without --check and commit" >&2
+      status=1
+    fi
+  else
+    cp "$made" "$committed"
+    echo "wrote $committed"
+  fi
+done
+exit $status
