@@ -1,7 +1,6 @@
 #include "server/simulate/engine.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <map>
 #include <queue>
@@ -16,6 +15,7 @@
 #include "server/placement/snapshot.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/schedule.h"
+#include "server/simulate/pool_ledger.h"
 #include "server/simulate/wake.h"
 
 namespace wsched::simulate {
@@ -45,13 +45,6 @@ core::NodeInfo NodeOfShape(const std::string& name, const core::NodePool& pool) 
   return node;
 }
 
-// Nearest rank: the smallest wait at least `share` of the waits reach.
-absl::Duration Percentile(const std::vector<absl::Duration>& sorted, double share) {
-  if (sorted.empty()) return absl::ZeroDuration();
-  size_t rank = static_cast<size_t>(std::ceil(share * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
 class Engine {
  public:
   Engine(const SimulationInput& input, const std::vector<Arrival>& trace)
@@ -74,19 +67,12 @@ class Engine {
     }
   };
   struct SimPool {
-    const core::NodePool* pool = nullptr;
+    SimPool(const core::NodePool& spec, const PoolTimings& t)
+        : pool(&spec), timings(t), ledger(spec, t) {}
+    const core::NodePool* pool;
     PoolTimings timings;
-    int64_t unit_per_node = 0;
-    int booting = 0;
-    int registered = 0;
+    PoolLedger ledger;
     int64_t last_generation = 0;
-    int target = 0;
-    // Accounting: integrals since `accounted_at`.
-    absl::Time accounted_at;
-    double node_seconds = 0;
-    double used_unit_seconds = 0;
-    int64_t used_units = 0;
-    int64_t pending_units = 0;
     ScheduleEdges schedule;
     // Something of it changed since its last evaluation; else it is looked
     // at again only at `wake` (an unchanged pool answers the same until then).
@@ -94,8 +80,6 @@ class Engine {
     absl::Time wake = absl::InfiniteFuture();
     // The pending demand its last evaluation saw (class -> workspaces).
     std::map<std::string, int64_t> demand;
-    PoolResult result;
-    std::vector<absl::Duration> waits;
   };
   struct SimNode {
     std::string name;
@@ -129,12 +113,7 @@ class Engine {
     return absl::UnixEpoch() + absl::Ceil(t - absl::UnixEpoch(), input_.options.tick);
   }
   size_t PoolIndex(const std::string& id) const { return pool_index_.at(id); }
-  int64_t UnitsOf(const core::WorkspaceClass& cls, const SimPool& pool) const {
-    return pool.pool->is_gpu() ? cls.gpu.count : cls.resources.cpu_request_millis;
-  }
 
-  void Account(SimPool& pool, absl::Time now);
-  void RecordStep(SimPool& pool, absl::Time now);
   void Arrive(size_t arrival, absl::Time now);
   void Place(Live& w, const placement::Placed& placed, absl::Time now);
   void Queue(Live& w, const placement::NotNow& not_now, absl::Time now);
@@ -194,16 +173,9 @@ class Engine {
 
 absl::Status Engine::Prepare() {
   for (const core::NodePool& pool : catalog_.pools) {
-    SimPool sim;
-    sim.pool = &pool;
-    if (auto it = input_.timings.find(pool.id); it != input_.timings.end()) sim.timings = it->second;
-    sim.unit_per_node = pool.is_gpu() ? pool.shape.gpus_per_node : pool.shape.cpu_millis;
-    sim.result.pool = pool.id;
-    sim.result.gpu = pool.is_gpu();
-    sim.result.unit_per_node = sim.unit_per_node;
-    sim.result.timings = sim.timings;
+    auto timings = input_.timings.find(pool.id);
     pool_index_[pool.id] = pools_.size();
-    pools_.push_back(std::move(sim));
+    pools_.emplace_back(pool, timings == input_.timings.end() ? PoolTimings() : timings->second);
   }
   order_.resize(trace_.size());
   for (size_t i = 0; i < order_.size(); ++i) order_[i] = i;
@@ -227,56 +199,30 @@ absl::Status Engine::Prepare() {
   return absl::OkStatus();
 }
 
-void Engine::Account(SimPool& pool, absl::Time now) {
-  double seconds = absl::ToDoubleSeconds(now - pool.accounted_at);
-  if (seconds > 0) {
-    pool.node_seconds += seconds * (pool.booting + pool.registered);
-    pool.used_unit_seconds += seconds * static_cast<double>(pool.used_units);
-  }
-  pool.accounted_at = now;
-}
-
-void Engine::RecordStep(SimPool& pool, absl::Time now) {
-  Step step{now, pool.booting + pool.registered, pool.target, pool.used_units + pool.pending_units};
-  std::vector<Step>& steps = pool.result.steps;
-  if (!steps.empty() && steps.back().nodes == step.nodes && steps.back().target == step.target &&
-      steps.back().demand == step.demand) {
-    return;
-  }
-  if (!steps.empty() && steps.back().at == now) {
-    steps.back() = step;
-  } else {
-    steps.push_back(step);
-  }
-}
-
 void Engine::StartNode(SimPool& pool, size_t pool_index, absl::Time now, bool warm) {
-  Account(pool, now);
   size_t index = nodes_.size();
   std::string name = absl::StrCat("sim-", pool.pool->id, "-", index);
   node_index_[name] = index;
   nodes_.push_back({std::move(name), pool_index});
   if (warm) {
     // Up before the simulation looks, driver and all.
-    ++pool.registered;
+    pool.ledger.NodeWarm(now);
     nodes_.back().registered = true;
     const core::DriverState driver =
         pool.pool->is_gpu() ? core::DriverState::kReady : core::DriverState::kNotNeeded;
     (void)snapshot_.UpsertNode(NodeOfShape(nodes_.back().name, *pool.pool), core::NodeState::kReady,
                                driver);
   } else {
-    ++pool.booting;
+    pool.ledger.NodeAsked(now);
     ++booting_;
-    ++pool.result.nodes_started;
     Schedule(now + pool.timings.node_start, Kind::kNodeUp, index);
   }
-  RecordStep(pool, now);
 }
 
 void Engine::WarmStart(absl::Time now) {
   for (size_t i = 0; i < pools_.size(); ++i) {
     SimPool& pool = pools_[i];
-    pool.accounted_at = now;
+    pool.ledger.Open(now);
     if (!input_.options.warm_start) continue;
     int want = std::max(pool.pool->min_size, scaling::WarmBufferAt(pool.pool->warm_buffer, now).nodes);
     want = std::clamp(want, 0, std::max(0, pool.pool->max_size));
@@ -289,7 +235,7 @@ bool Engine::Rested(absl::Time now) const {
   for (const SimPool& pool : pools_) {
     int resting = std::max(pool.pool->min_size, scaling::WarmBufferAt(pool.pool->warm_buffer, now).nodes);
     resting = std::clamp(resting, 0, std::max(0, pool.pool->max_size));
-    if (pool.booting > 0 || pool.registered > resting) return false;
+    if (pool.ledger.booting() > 0 || pool.ledger.registered() > resting) return false;
   }
   return true;
 }
@@ -322,14 +268,12 @@ void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
   ++running_;
   placed_at_[index] = now;
   SimPool& pool = pools_[w.pool];
-  Account(pool, now);
-  pool.used_units += UnitsOf(*w.cls, pool);
+  pool.ledger.Held(now, pool.ledger.UnitsOf(*w.cls));
   // Without pending work the scaler reads of a node only whether it is
   // empty; with it, the room left too.
   w.node = node_index_.at(placed.node);
   if (nodes_[w.node].workspaces++ == 0 || !pool.demand.empty()) pool.dirty = true;
-  pool.waits.push_back(now - trace_[w.arrival].time);
-  RecordStep(pool, now);
+  pool.ledger.Placed(now - trace_[w.arrival].time);
   Schedule(now + trace_[w.arrival].duration, Kind::kEnd, index);
 }
 
@@ -341,8 +285,7 @@ void Engine::Queue(Live& w, const placement::NotNow& not_now, absl::Time now) {
   AddDemand(w.cls, not_now.pools, now);
   if (w.pool < pools_.size()) {
     SimPool& pool = pools_[w.pool];
-    pool.pending_units += UnitsOf(*w.cls, pool);
-    RecordStep(pool, now);
+    pool.ledger.Waiting(now, pool.ledger.UnitsOf(*w.cls));
   }
 }
 
@@ -352,10 +295,8 @@ void Engine::End(size_t index, absl::Time now) {
   w.running = false;
   --running_;
   SimPool& pool = pools_[w.pool];
-  Account(pool, now);
-  pool.used_units -= UnitsOf(*w.cls, pool);
+  pool.ledger.Held(now, -pool.ledger.UnitsOf(*w.cls));
   if (--nodes_[w.node].workspaces == 0 || !pool.demand.empty()) pool.dirty = true;
-  RecordStep(pool, now);
   Drain(&pool.pool->id, now);
   NeedEvaluation(now);
 }
@@ -363,10 +304,8 @@ void Engine::End(size_t index, absl::Time now) {
 void Engine::NodeUp(size_t index, absl::Time now) {
   SimNode& node = nodes_[index];
   SimPool& pool = pools_[node.pool];
-  Account(pool, now);
-  --pool.booting;
+  pool.ledger.NodeUp(now);
   --booting_;
-  ++pool.registered;
   pool.dirty = true;
   node.registered = true;
   core::DriverState driver = core::DriverState::kNotNeeded;
@@ -376,7 +315,6 @@ void Engine::NodeUp(size_t index, absl::Time now) {
     if (installs) Schedule(now + pool.timings.driver_install, Kind::kDriverReady, index);
   }
   (void)snapshot_.UpsertNode(NodeOfShape(node.name, *pool.pool), core::NodeState::kReady, driver);
-  RecordStep(pool, now);
   Drain(nullptr, now);  // New capacity: as the server, try everything.
   NeedEvaluation(now);
 }
@@ -440,8 +378,7 @@ void Engine::Drain(const std::string* pool, absl::Time now) {
     if (auto* decided = std::get_if<placement::Placed>(&decision)) {
       if (w.pool < pools_.size()) {
         SimPool& waited_on = pools_[w.pool];
-        waited_on.pending_units -= UnitsOf(*w.cls, waited_on);
-        RecordStep(waited_on, now);
+        waited_on.ledger.Waiting(now, -waited_on.ledger.UnitsOf(*w.cls));
       }
       RemoveDemand(w.cls);
       Place(w, *decided, now);
@@ -464,17 +401,17 @@ void Engine::Actuate(SimPool& pool, const scaling::PoolSignal& signal, absl::Tim
     SimNode& node = nodes_[it->second];
     const placement::SnapshotNode* snap = snapshot_.FindNode(name);
     if (!node.registered || node.removed || snap == nullptr || snap->held.cpu_millis > 0) continue;
-    Account(pool, now);
     snapshot_.RemoveNode(name);
     node.removed = true;
-    --pool.registered;
+    pool.ledger.NodeGone(now);
     pool.dirty = true;
     removed = true;
   }
-  pool.target = signal.target_size;
+  pool.ledger.Target(now, signal.target_size);
   size_t pool_index = PoolIndex(pool.pool->id);
-  while (pool.registered + pool.booting < signal.target_size) StartNode(pool, pool_index, now, false);
-  RecordStep(pool, now);
+  while (pool.ledger.registered() + pool.ledger.booting() < signal.target_size) {
+    StartNode(pool, pool_index, now, false);
+  }
   // The next tick sees the nodes gone.
   if (removed) NeedEvaluation(now + input_.options.tick);
 }
@@ -509,9 +446,6 @@ void Engine::Evaluate(absl::Time now) {
       if (fleet_.RecordHandedOn(obs, signal, now) > 0) {
         pool.dirty = true;
         NeedEvaluation(now + input_.options.tick);
-      }
-      if (pool.result.targets.empty() || pool.result.targets.back().target != signal.target_size) {
-        pool.result.targets.push_back({now, signal.target_size});
       }
       Actuate(pool, signal, now);
     }
@@ -599,30 +533,11 @@ SimulationResult Engine::Finish(absl::Time end) {
     const Live& w = live_[i];
     const Arrival& a = trace_[w.arrival];
     std::string pool = w.pool < pools_.size() ? pools_[w.pool].pool->id : "";
-    if (!placed_at_[i] && w.pool < pools_.size()) ++pools_[w.pool].result.never_placed;
+    if (!placed_at_[i] && w.pool < pools_.size()) pools_[w.pool].ledger.NeverPlaced();
     result.workspaces[w.arrival] = {a.id, std::move(pool), a.time, placed_at_[i]};
   }
   for (SimPool& pool : pools_) {
-    Account(pool, end);
-    RecordStep(pool, end);
-    PoolResult& r = pool.result;
-    r.node_hours = pool.node_seconds / 3600;
-    const double paid_unit_hours = r.node_hours * static_cast<double>(pool.unit_per_node);
-    const double used_unit_hours = pool.used_unit_seconds / 3600;
-    if (r.gpu) {
-      r.gpu_hours_paid = paid_unit_hours;
-      r.gpu_hours_used = used_unit_hours;
-    }
-    r.idle_share = paid_unit_hours > 0 ? std::max(0.0, 1 - used_unit_hours / paid_unit_hours) : 0;
-    std::sort(pool.waits.begin(), pool.waits.end());
-    r.workspaces = static_cast<int64_t>(pool.waits.size()) + r.never_placed;
-    r.wait_p50 = Percentile(pool.waits, 0.50);
-    r.wait_p95 = Percentile(pool.waits, 0.95);
-    r.wait_max = pool.waits.empty() ? absl::ZeroDuration() : pool.waits.back();
-    r.waited_long = std::count_if(pool.waits.begin(), pool.waits.end(), [&](absl::Duration d) {
-      return d > input_.options.long_wait;
-    });
-    result.pools.push_back(std::move(r));
+    result.pools.push_back(pool.ledger.Finish(end, input_.options.long_wait));
   }
   return result;
 }
