@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "absl/container/inlined_vector.h"
+
 namespace wsched::scheduler {
 
 namespace {
@@ -15,40 +17,53 @@ double UtilizationOf(const std::vector<GpuUsage>& samples, const std::string& uu
 
 }  // namespace
 
-void UsageAccounting::ChargeHoldersLocked(const std::string& pool,
-                                          const std::vector<GpuUsage>& samples,
+void UsageAccounting::ChargeHoldersLocked(const std::string& node, const std::string& pool,
                                           const std::vector<GpuUsage>& previous_samples,
                                           absl::Time previous, const GpuHolders& holders,
                                           absl::Time now) {
-  // Each placement's interval once, however many GPUs it holds here.
-  absl::flat_hash_map<std::string, absl::Time> from;
+  // Each placement once, however many GPUs it holds here: its interval,
+  // its entry and its counters are looked up for its first GPU only (a
+  // node's holders are few: a linear look-up, nothing allocated).
+  struct Placement {
+    const std::string* workspace;
+    Charging* charging;  // Null: ended, charged no more.
+    absl::Time from;
+    Seconds* charged;  // Its counters, once it is charged something.
+    bool first_sight;  // Its GPUs are noted now.
+  };
+  absl::InlinedVector<Placement, 8> seen;
   for (const auto& [uuid, holder] : holders) {
-    if (auto ended = ended_.find(holder.workspace);
-        ended != ended_.end() && ended->second.first == holder.placed_at) {
-      continue;  // Ended (and charged to its end) after this sample's holders were read.
+    Placement* p = nullptr;
+    for (Placement& candidate : seen) {
+      if (*candidate.workspace == holder.workspace) p = &candidate;
     }
-    auto [it, fresh] = charging_.try_emplace(holder.workspace);
-    Charging& c = it->second;
-    if (fresh || c.placed_at != holder.placed_at) {
-      // Seen for the first time: charged from its placement or the node's
-      // previous sample, whichever is later; a node's first sample only
-      // starts the clock.
-      c = {holder.placed_at, {pool, holder.class_id}, 0, 0,
-           previous == absl::InfinitePast() ? now : std::max(previous, holder.placed_at)};
-    }
-    if (!from.contains(holder.workspace)) {
-      from[holder.workspace] = std::max(c.until, holder.placed_at);
-      c.gpus = 0;
-      c.busy_ratio = 0;
+    if (p == nullptr) {
+      p = &seen.emplace_back(Placement{&holder.workspace, nullptr, now, nullptr, false});
+      if (auto ended = ended_.find(holder.workspace);
+          ended != ended_.end() && ended->second.first == holder.placed_at) {
+        continue;  // Ended (and charged to its end) after this sample's holders were read.
+      }
+      auto [it, fresh] = charging_.try_emplace(holder.workspace);
+      Charging& c = it->second;
+      if (fresh || c.placed_at != holder.placed_at) {
+        // Seen for the first time: charged from its placement or the
+        // node's previous sample, whichever is later; a node's first
+        // sample only starts the clock.
+        c = {holder.placed_at, {pool, holder.class_id}, node, {},
+             previous == absl::InfinitePast() ? now : std::max(previous, holder.placed_at)};
+        p->first_sight = true;
+      }
+      p->charging = &c;
+      p->from = std::max(c.until, holder.placed_at);
       c.until = now;
     }
-    c.gpus++;
-    c.busy_ratio += UtilizationOf(samples, uuid);
-    const double seconds = absl::ToDoubleSeconds(now - from[holder.workspace]);
+    if (p->charging == nullptr) continue;
+    if (p->first_sight) p->charging->gpus.push_back(uuid);
+    const double seconds = absl::ToDoubleSeconds(now - p->from);
     if (seconds <= 0) continue;
-    Seconds& charged = seconds_[{pool, holder.class_id}];
-    charged.held += seconds;
-    charged.busy += seconds * UtilizationOf(previous_samples, uuid);
+    if (p->charged == nullptr) p->charged = &seconds_[p->charging->pool_class];
+    p->charged->held += seconds;
+    p->charged->busy += seconds * UtilizationOf(previous_samples, uuid);
   }
 }
 
@@ -59,10 +74,18 @@ void UsageAccounting::EndPlacement(const std::string& workspace, absl::Time plac
   auto it = charging_.find(workspace);
   if (it != charging_.end() && it->second.placed_at == placed_at) {
     const Charging& c = it->second;
-    const double seconds = std::max(0.0, absl::ToDoubleSeconds(ended_at - c.until));
-    Seconds& charged = seconds_[c.pool_class];
-    charged.held += seconds * c.gpus;
-    charged.busy += seconds * c.busy_ratio;
+    const double seconds = absl::ToDoubleSeconds(ended_at - c.until);
+    if (seconds > 0) {
+      // Busy at the utilization of the node's latest samples of its GPUs,
+      // as every interval is charged at its first sample's.
+      double busy_ratio = 0;
+      if (auto node = nodes_.find(c.node); node != nodes_.end()) {
+        for (const std::string& uuid : c.gpus) busy_ratio += UtilizationOf(node->second.samples, uuid);
+      }
+      Seconds& charged = seconds_[c.pool_class];
+      charged.held += seconds * static_cast<double>(c.gpus.size());
+      charged.busy += seconds * busy_ratio;
+    }
     charging_.erase(it);
   }
   PruneLocked(ended_at);
@@ -82,7 +105,7 @@ void UsageAccounting::Record(const std::string& node, const std::string& pool,
   {
     absl::MutexLock lock(&mu_);
     NodeSamples& previous = nodes_[node];
-    ChargeHoldersLocked(pool, samples, previous.samples,
+    ChargeHoldersLocked(node, pool, previous.samples,
                         previous.at == absl::Time() ? absl::InfinitePast() : previous.at, holders,
                         now);
     PruneLocked(now);

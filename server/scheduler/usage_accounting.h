@@ -23,6 +23,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
@@ -116,13 +117,13 @@ class UsageAccounting {
   struct Charging {
     absl::Time placed_at;
     PoolClass pool_class;
-    int gpus = 0;
-    double busy_ratio = 0;  // Sum of its GPUs' latest utilization, 0..1 each.
+    std::string node;
+    std::vector<std::string> gpus;  // UUIDs, noted when first seen.
     absl::Time until;
   };
-  // Charges the holders of one sample at `now` (the node's previous sample
-  // at `previous`, InfinitePast for a node's first).
-  void ChargeHoldersLocked(const std::string& pool, const std::vector<GpuUsage>& samples,
+  // Charges the holders of one sample of `node` at `now` (its previous
+  // sample at `previous`, InfinitePast for a node's first).
+  void ChargeHoldersLocked(const std::string& node, const std::string& pool,
                            const std::vector<GpuUsage>& previous_samples, absl::Time previous,
                            const GpuHolders& holders, absl::Time now)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -135,7 +136,8 @@ class UsageAccounting {
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, NodeSamples> nodes_ ABSL_GUARDED_BY(mu_);
   std::map<PoolClass, Seconds> seconds_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, Charging> charging_ ABSL_GUARDED_BY(mu_);  // By workspace.
+  // By workspace; nodes stay put, so a sample keeps pointers into it.
+  absl::node_hash_map<std::string, Charging> charging_ ABSL_GUARDED_BY(mu_);
   // Recently ended placements (workspace -> placed_at, ended_at), so a
   // sample that still names one is not charged again.
   absl::flat_hash_map<std::string, std::pair<absl::Time, absl::Time>> ended_ ABSL_GUARDED_BY(mu_);
