@@ -54,6 +54,26 @@ TEST(ParseTraceCsv, AUsageLedgerExportReadsAsItIs) {
   EXPECT_EQ((*trace)[2].duration, absl::Hours(1));
 }
 
+TEST(ParseTraceCsv, WschedctlUsageListCsvReadsAsItIs) {
+  // The header and a row as `wschedctl usage list -o csv` prints them
+  // (server/cli/usage_command.cc); the counted_* and duration_micros
+  // columns are the part inside the listed range, not the placement.
+  auto trace = ParseTraceCsv(
+      "workspace_id,org_id,project_id,user_id,class_id,pool,node_name,gpu_count,gpu_models,"
+      "cpu_millis,memory_bytes,start_time,end_time,end_reason,counted_start_time,"
+      "counted_end_time,duration_micros,gpu_seconds,cpu_millicore_seconds,memory_byte_seconds\n"
+      "ws-1,o-1,p-1,u-1,gpu-1x,gpu-h100,n-1,1,NVIDIA H100,11000,85899345920,"
+      "2026-03-02T09:00:00+01:00,2026-03-02T09:45:00+01:00,stopped,2026-03-02T09:30:00+01:00,"
+      "2026-03-02T09:45:00+01:00,900000000,900,9900000,77309411328000\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  ASSERT_THAT(*trace, SizeIs(1));
+  EXPECT_EQ((*trace)[0].id, "ws-1");
+  EXPECT_EQ((*trace)[0].org, "o-1");
+  EXPECT_EQ((*trace)[0].class_id, "gpu-1x");
+  EXPECT_EQ((*trace)[0].time, Utc(8, 0));
+  EXPECT_EQ((*trace)[0].duration, absl::Minutes(45));
+}
+
 TEST(ParseTraceCsv, DurationTextAndEndColumn) {
   auto trace = ParseTraceCsv("start,duration,end\n"
                              "2026-03-02T08:00:00Z,1h30m,\n"
