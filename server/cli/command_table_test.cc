@@ -72,7 +72,7 @@ TEST(Completion, BashScriptNamesCommandsResourcesAndFlags) {
   EXPECT_THAT(script, HasSubstr("workspaces"));
   EXPECT_THAT(script, HasSubstr("--dry-run"));
   EXPECT_THAT(script, HasSubstr("--output="));
-  EXPECT_THAT(script, HasSubstr("node) words=\"get cordon drain uncordon remove\""));
+  EXPECT_THAT(script, HasSubstr("node) words=\"get cordon drain uncordon remove rotate-credential revoke-credential\""));
   EXPECT_THAT(script, HasSubstr("complete -F _wschedctl wschedctl"));
   EXPECT_THAT(*CompletionScript("zsh"), HasSubstr("#compdef wschedctl"));
   EXPECT_FALSE(CompletionScript("fish").ok());
