@@ -56,10 +56,12 @@ void HealthReporter::Publish(const HealthVerdict& verdict) {
   const bool changed = !published_ || verdict.serving != serving_;
   if (changed) {
     // Watchers hear only changes; setting an unchanged status would be a no-op.
-    health_->SetServingStatus("", verdict.serving);
+    // The overall "" status goes last: whoever sees it change may rely on every
+    // named service having changed with it.
     for (const std::string& service : options_.services) {
       health_->SetServingStatus(service, verdict.serving);
     }
+    health_->SetServingStatus("", verdict.serving);
     if (!published_) health_->SetServingStatus(kLivenessService, true);
   }
   if (!verdict.serving && (changed || verdict.reason != reason_)) {

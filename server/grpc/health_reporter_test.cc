@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,6 +19,7 @@ class FakeHealth : public grpc::HealthCheckServiceInterface {
   void SetServingStatus(const std::string& service, bool serving) override {
     absl::MutexLock lock(&mu_);
     status_[service] = serving;
+    order_.push_back(service);
     calls_++;
   }
   void SetServingStatus(bool serving) override {
@@ -33,6 +35,11 @@ class FakeHealth : public grpc::HealthCheckServiceInterface {
     absl::MutexLock lock(&mu_);
     return calls_;
   }
+  // The service names in the order they were set.
+  std::vector<std::string> order() {
+    absl::MutexLock lock(&mu_);
+    return order_;
+  }
   // Waits (up to 10 s) until "" has been set to `serving`.
   bool AwaitOverall(bool serving) {
     absl::MutexLock lock(&mu_);
@@ -46,6 +53,7 @@ class FakeHealth : public grpc::HealthCheckServiceInterface {
  private:
   absl::Mutex mu_;
   std::map<std::string, bool> status_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
   int calls_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
@@ -170,6 +178,23 @@ TEST_F(HealthReporterTest, EveryFailedCheckIsNamed) {
   HealthVerdict verdict = reporter_.CheckNow();
   EXPECT_THAT(verdict.reason, HasSubstr("database unreachable"));
   EXPECT_THAT(verdict.reason, HasSubstr("change feed behind"));
+}
+
+// A readiness probe or watcher that sees "" change must find every named
+// service changed already, in both directions.
+TEST_F(HealthReporterTest, TheOverallStatusIsSetAfterEveryNamedService) {
+  reporter_.CheckNow();
+  SetSchema(absl::UnavailableError("down"));
+  reporter_.CheckNow();
+  SetSchema(kSchema);
+  reporter_.CheckNow();
+  std::vector<std::string> order = health_.order();
+  std::vector<std::string> one_change = {"wsched.v1.ClassService", "wsched.v1.PlacementService",
+                                         ""};
+  std::vector<std::string> want = one_change;
+  want.push_back("liveness");
+  for (int i = 0; i < 2; ++i) want.insert(want.end(), one_change.begin(), one_change.end());
+  EXPECT_EQ(order, want);
 }
 
 TEST_F(HealthReporterTest, AnUnchangedVerdictSetsNothing) {
