@@ -60,6 +60,18 @@ ABSL_FLAG(std::vector<std::string>, rate_limits, {},
           "admin=1000/2000, project-owner=50/200, actuator=50/200");
 ABSL_FLAG(bool, allow_unauthenticated, false, "development only: every caller is admin");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file");
+ABSL_FLAG(std::string, advertise_host, "",
+          "host or IP the other replicas reach this one on (with the bound gRPC port): the "
+          "replica holding the placement lock places, the others forward placements and stops "
+          "to it (docs/architecture.md); empty: this replica places every call it receives");
+ABSL_FLAG(absl::Duration, placer_poll_interval, absl::Milliseconds(200),
+          "how often the placement lock is polled: the longest a vanished placer stays placer");
+ABSL_FLAG(std::string, peer_tls_ca, "",
+          "with TLS and --advertise_host: CA of the replicas' serving certificates (empty: the "
+          "system's roots)");
+ABSL_FLAG(std::string, peer_tls_server_name, "",
+          "with TLS and --advertise_host: name the replicas' certificates are verified against "
+          "(empty: the advertised host)");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "how long in-flight RPCs may run after SIGTERM");
 ABSL_FLAG(int, database_connections, 8, "PostgreSQL connections kept open");
@@ -166,6 +178,15 @@ int main(int argc, char** argv) {
   }
   options.rate_limits = *rate_limits;
   options.port_file = absl::GetFlag(FLAGS_port_file);
+  options.advertise_host = absl::GetFlag(FLAGS_advertise_host);
+  options.placer_poll_interval = absl::GetFlag(FLAGS_placer_poll_interval);
+  if (options.placer_poll_interval < absl::Milliseconds(10) ||
+      options.placer_poll_interval > absl::Seconds(10)) {
+    wsched::log::Error("--placer_poll_interval must be between 10ms and 10s");
+    return 1;
+  }
+  options.peer_tls_ca = absl::GetFlag(FLAGS_peer_tls_ca);
+  options.peer_tls_server_name = absl::GetFlag(FLAGS_peer_tls_server_name);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.database_connections = absl::GetFlag(FLAGS_database_connections);
   options.commit_wait = absl::GetFlag(FLAGS_commit_wait);

@@ -63,6 +63,7 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kNotThisNode, "NOT_THIS_NODE", C::kPermissionDenied},
     ReasonInfo{R::kBootstrapNodeExists, "BOOTSTRAP_NODE_EXISTS", C::kPermissionDenied},
     ReasonInfo{R::kBootstrapRegistersOnly, "BOOTSTRAP_REGISTERS_ONLY", C::kPermissionDenied},
+    ReasonInfo{R::kPlacerUnreachable, "PLACER_UNREACHABLE", C::kUnavailable},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

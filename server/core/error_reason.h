@@ -84,6 +84,8 @@ enum class ErrorReason : int {
   kNotThisNode = 39,
   kBootstrapNodeExists = 40,
   kBootstrapRegistersOnly = 41,
+  // A front door could not reach the placer (docs/architecture.md).
+  kPlacerUnreachable = 42,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

@@ -9,6 +9,7 @@
 #include "server/convert/convert.h"
 #include "server/core/paging.h"
 #include "server/grpc/handler.h"
+#include "server/grpc/placement_forwarder.h"
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::grpc_api {
@@ -145,6 +146,12 @@ std::string GpuHealthKey(const v1::Workspace& workspace) {
 grpc::Status PlacementServiceImpl::PlaceWorkspace(grpc::ServerContext* context,
                                                   const v1::PlaceWorkspaceRequest* request,
                                                   v1::Workspace* response) {
+  // The placer checks a forwarded call as its own (placement_forwarder.h).
+  if (context_.forwarder != nullptr) {
+    if (auto placer = context_.forwarder->TargetFor(*context)) {
+      return context_.forwarder->Place(*context, *placer, *request, response);
+    }
+  }
   return Handle(context_, context, kService, "PlaceWorkspace", *request,
                 [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->Place({request->workspace_id(), request->org_id(),
@@ -159,6 +166,11 @@ grpc::Status PlacementServiceImpl::PlaceWorkspace(grpc::ServerContext* context,
 grpc::Status PlacementServiceImpl::StopWorkspace(grpc::ServerContext* context,
                                                  const v1::StopWorkspaceRequest* request,
                                                  v1::Workspace* response) {
+  if (context_.forwarder != nullptr) {
+    if (auto placer = context_.forwarder->TargetFor(*context)) {
+      return context_.forwarder->Stop(*context, *placer, *request, response);
+    }
+  }
   return Handle(context_, context, kService, "StopWorkspace", *request,
                 [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->StopWorkspace(request->workspace_id());

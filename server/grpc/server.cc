@@ -19,6 +19,8 @@
 #include "server/grpc/live_authenticator.h"
 #include "server/grpc/tls_server.h"
 #include "server/grpc/metrics_interceptor.h"
+#include "server/grpc/placement_forwarder.h"
+#include "server/grpc/placer_election.h"
 #include "server/grpc/reflection_v1.h"
 #include "server/grpc/services.h"
 #include "server/log/log.h"
@@ -112,6 +114,22 @@ sigset_t HandledSignals() {
   return set;
 }
 
+// How this replica reaches its peers: as the server is reached. It shows
+// its own certificate only where client certificates are required; a
+// forwarded call is authorized by the caller's bearer token.
+ClientTlsOptions PeerTls(const ServerOptions& options) {
+  ClientTlsOptions peer;
+  if (!TlsEnabled(options.tls)) return peer;
+  peer.tls = true;
+  peer.ca_path = options.peer_tls_ca;
+  peer.server_name = options.peer_tls_server_name;
+  if (options.tls.require_client_cert) {
+    peer.cert_path = options.tls.cert_path;
+    peer.key_path = options.tls.key_path;
+  }
+  return peer;
+}
+
 }  // namespace
 
 absl::Status RunServer(const ServerOptions& options) {
@@ -157,6 +175,15 @@ absl::Status RunServer(const ServerOptions& options) {
   context.metrics = &metrics;
   context.max_request_bytes = options.max_receive_message_bytes;
   context.catalog_rules.min_idle_for = options.min_idle_for;
+  std::unique_ptr<PlacerElection> placer;
+  std::unique_ptr<PlacementForwarder> forwarder;
+  if (!options.advertise_host.empty()) {
+    placer = std::make_unique<PlacerElection>(
+        options.database_url, PlacerElectionOptions{.interval = options.placer_poll_interval},
+        &metrics);
+    forwarder = std::make_unique<PlacementForwarder>(placer.get(), PeerTls(options), &metrics);
+    context.forwarder = forwarder.get();
+  }
   scheduler::SchedulerOptions scheduler_options;
   scheduler_options.heartbeat_interval = options.heartbeat_interval;
   scheduler_options.node_lost_after = options.node_lost_after;
@@ -164,6 +191,9 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler_options.max_commit_wait = options.commit_wait;
   scheduler_options.default_node_start = options.default_node_start_time;
   scheduler_options.default_driver_install = options.default_driver_install_time;
+  if (placer != nullptr) {
+    scheduler_options.drains_queue = [placer = placer.get()] { return placer->Current().self; };
+  }
   scheduler::ScalingControllerOptions scaling_options;
   scaling_options.actuator_command = options.actuator_command;
   scaling_options.actuator_timeout = options.actuator_timeout;
@@ -194,6 +224,10 @@ absl::Status RunServer(const ServerOptions& options) {
   // Twice the limit at the transport: a request up to that reaches a handler
   // and gets a MESSAGE_TOO_LARGE with the sizes; only a larger one gets
   // gRPC's own RESOURCE_EXHAUSTED, without details.
+  // Peers' forwarding channels keep themselves alive with pings
+  // (placement_forwarder.cc); allow them.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
   builder.SetMaxReceiveMessageSize(static_cast<int>(
       std::min<int64_t>(2 * int64_t{options.max_receive_message_bytes}, INT32_MAX)));
   (*services)->RegisterAll(builder);
@@ -207,6 +241,7 @@ absl::Status RunServer(const ServerOptions& options) {
   }
   std::unique_ptr<HealthReporter> health =
       StartHealthReporter(options, *server, **db, **services, metrics);
+  if (placer != nullptr) placer->Start(absl::StrCat(options.advertise_host, ":", port));
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file) << port << "\n";
   }
@@ -232,6 +267,9 @@ absl::Status RunServer(const ServerOptions& options) {
   // NOT_SERVING for every name at once, so balancers move away during the
   // grace period; the reporter must not set anything after that.
   health->Stop();
+  // Another replica places from its next poll on; calls forwarded here
+  // during the grace period are still served.
+  if (placer != nullptr) placer->Stop();
   server->GetHealthCheckService()->Shutdown();
   (*services)->Shutdown();
   server->Shutdown(std::chrono::system_clock::now() +

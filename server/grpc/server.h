@@ -33,6 +33,16 @@ struct ServerOptions {
   int max_concurrent_calls_per_principal = 64;
   // Calls per second per principal, by role (rate_limiter.h).
   RateLimits rate_limits = DefaultRateLimits();
+  // One placer, many front doors (docs/architecture.md): the host or IP
+  // the other replicas reach this one on (with the bound gRPC port). Empty:
+  // this replica takes no part and places every call it receives.
+  std::string advertise_host;
+  absl::Duration placer_poll_interval = absl::Milliseconds(200);
+  // TLS between replicas, when this server serves TLS: the CA that signed
+  // the replicas' serving certificates (empty: the system's roots) and the
+  // name to verify them against (empty: the advertised host).
+  std::string peer_tls_ca;
+  std::string peer_tls_server_name;
   std::string port_file;  // Receives the bound gRPC port (for --listen=...:0).
   absl::Duration shutdown_grace = absl::Seconds(10);
   int database_connections = 8;

@@ -21,6 +21,8 @@
 
 namespace wsched::grpc_api {
 
+class PlacementForwarder;  // placement_forwarder.h
+
 // Shared, long-lived dependencies handed to each service. Not owned.
 struct ServiceContext {
   store::Database* db = nullptr;
@@ -38,6 +40,9 @@ struct ServiceContext {
   int64_t max_request_bytes = 0;
   // Catalog rules this installation sets (--min_idle_for).
   catalog::ValidationOptions catalog_rules;
+  // Sends placements and stops to the placer; null: this replica places
+  // every call it receives (no --advertise_host).
+  PlacementForwarder* forwarder = nullptr;
 };
 
 class Services {

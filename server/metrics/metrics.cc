@@ -2,6 +2,8 @@
 
 #include <prometheus/text_serializer.h>
 
+#include "absl/time/clock.h"
+
 namespace wsched::metrics {
 namespace {
 
@@ -94,6 +96,26 @@ Metrics::Metrics()
                    .Help("1 when this replica's gRPC health reports SERVING, else 0.")
                    .Register(*registry_)
                    .Add({})),
+      placer_(prometheus::BuildGauge()
+                  .Name("wsched_placer")
+                  .Help("1 while this replica holds the placement lock and places for all "
+                        "replicas, else 0 (only replicas started with --advertise_host).")
+                  .Register(*registry_)),
+      placer_since_(prometheus::BuildGauge()
+                        .Name("wsched_placer_since_timestamp_seconds")
+                        .Help("When this replica took the placement lock (Unix time); 0 while "
+                              "it does not hold it.")
+                        .Register(*registry_)),
+      forwards_(prometheus::BuildCounter()
+                    .Name("wsched_placer_forwards_total")
+                    .Help("Placements and stops this replica forwarded to the placer, by method "
+                          "and outcome (ok, refused, unreachable).")
+                    .Register(*registry_)),
+      forward_latency_(prometheus::BuildHistogram()
+                           .Name("wsched_placer_forward_seconds")
+                           .Help("Time of a forwarded call, from this replica to the placer's "
+                                 "answer, by method.")
+                           .Register(*registry_)),
       health_checks_(prometheus::BuildGauge()
                          .Name("wsched_health_check_ok")
                          .Help("Each health check's last outcome (check=database|schema|feed): 1 passed.")
@@ -166,6 +188,21 @@ void Metrics::FeedFullReload(absl::string_view reason) {
 void Metrics::SetDatabaseUp(bool up) { database_up_.Set(up ? 1 : 0); }
 
 void Metrics::SetServing(bool serving) { serving_.Set(serving ? 1 : 0); }
+
+void Metrics::SetPlacer(bool self) {
+  prometheus::Gauge& since = placer_since_.Add({});
+  prometheus::Gauge& placer = placer_.Add({});
+  if (self && placer.Value() == 0) since.Set(absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()));
+  if (!self) since.Set(0);
+  placer.Set(self ? 1 : 0);
+}
+
+void Metrics::ObserveForward(absl::string_view method, absl::string_view outcome,
+                             absl::Duration latency) {
+  std::string m(method);
+  forwards_.Add({{"method", m}, {"outcome", std::string(outcome)}}).Increment();
+  forward_latency_.Add({{"method", m}}, LatencyBuckets()).Observe(absl::ToDoubleSeconds(latency));
+}
 
 void Metrics::SetHealthCheck(absl::string_view check, bool ok) {
   health_checks_.Add({{"check", std::string(check)}}).Set(ok ? 1 : 0);

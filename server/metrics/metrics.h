@@ -69,6 +69,15 @@ class Metrics {
   void SetServing(bool serving);
   void SetHealthCheck(absl::string_view check, bool ok);
 
+  // ---- placer (docs/architecture.md "One placer, many front doors") ----
+  // Whether this replica holds the placement lock (registered on the first
+  // call, so replicas without --advertise_host export nothing).
+  void SetPlacer(bool self);
+  // A placement or stop forwarded to the placer: method PlaceWorkspace or
+  // StopWorkspace; outcome ok, refused (the placer answered with an error)
+  // or unreachable.
+  void ObserveForward(absl::string_view method, absl::string_view outcome, absl::Duration latency);
+
   // ---- group commit ----
   // One batch: how many writes, statements, BEGIN-to-COMMIT time, how long
   // its oldest write waited in the queue, and whether it committed.
@@ -98,6 +107,10 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& rate_limited_;
   prometheus::Family<prometheus::Counter>& node_identity_refusals_;
   prometheus::Gauge& serving_;
+  prometheus::Family<prometheus::Gauge>& placer_;
+  prometheus::Family<prometheus::Gauge>& placer_since_;
+  prometheus::Family<prometheus::Counter>& forwards_;
+  prometheus::Family<prometheus::Histogram>& forward_latency_;
   prometheus::Family<prometheus::Gauge>& health_checks_;
   prometheus::Histogram& batch_writes_;
   prometheus::Histogram& batch_statements_;

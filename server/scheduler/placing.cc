@@ -514,6 +514,10 @@ absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
 }
 
 void Scheduler::DrainPending(DrainScope scope) {
+  // The pools asked for stay in drain_pools_ (a set of pool names), for the
+  // day this replica becomes the placer; its first full drain comes within
+  // --refresh_interval of that.
+  if (options_.drains_queue && !options_.drains_queue()) return;
   absl::MutexLock drain_lock(&drain_mu_);  // One drain at a time.
   std::vector<std::string> ids;
   {

@@ -81,6 +81,10 @@ struct SchedulerOptions {
   // The idle-GPU policy (idle_monitor.h): a workspace whose samples stopped
   // for this long is not judged here any more; zero = 3 heartbeat intervals.
   absl::Duration idle_stale_after = absl::ZeroDuration();
+  // Whether this replica drains the pending queue now: with one placer
+  // (docs/architecture.md), only the placer does, so the front doors add
+  // no writes of their own. Empty: always.
+  std::function<bool()> drains_queue;
 };
 
 // A workspace with what the answer adds while it waits.

@@ -11,6 +11,10 @@ std::optional<double> MetricValue(const std::string& text, const std::string& na
   std::istringstream lines(text);
   std::string line;
   while (std::getline(lines, line)) {
+    // A series without labels: "name value".
+    if (labels.empty() && absl::StartsWith(line, name + " ")) {
+      return std::stod(line.substr(name.size() + 1));
+    }
     if (!absl::StartsWith(line, name + "{")) continue;
     auto close = line.rfind('}');
     if (close == std::string::npos) continue;

@@ -1,0 +1,82 @@
+#include "server/grpc/placer_election.h"
+
+#include "server/log/log.h"
+#include "server/store/change_feed.h"
+
+namespace wsched::grpc_api {
+
+PlacerElection::PlacerElection(std::string database_url, PlacerElectionOptions options,
+                               metrics::Metrics* metrics)
+    : options_(std::move(options)), metrics_(metrics), lock_(std::move(database_url)) {}
+
+PlacerElection::~PlacerElection() { Stop(); }
+
+void PlacerElection::Start(std::string address) {
+  address_ = std::move(address);
+  PollOnce();
+  thread_ = std::thread([this] { Run(); });
+}
+
+void PlacerElection::Stop() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (!thread_.joinable()) return;
+  thread_.join();
+  lock_.Release();
+  Publish({});
+}
+
+PlacerView PlacerElection::Current() const {
+  absl::MutexLock lock(&mu_);
+  return view_;
+}
+
+void PlacerElection::Recheck() {
+  absl::MutexLock lock(&mu_);
+  recheck_ = true;
+}
+
+void PlacerElection::Run() {
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || recheck_; };
+      mu_.AwaitWithTimeout(absl::Condition(&woken), options_.interval);
+      if (stopping_) return;
+      recheck_ = false;
+    }
+    PollOnce();
+  }
+}
+
+void PlacerElection::PollOnce() {
+  auto record = lock_.Poll(store::ReplicaId(), address_);
+  PlacerView view;
+  if (record.ok() && record->has_value()) {
+    view.replica = (*record)->replica;
+    view.address = (*record)->address;
+    view.self = view.replica == store::ReplicaId();
+  }
+  Publish(std::move(view));
+}
+
+void PlacerElection::Publish(PlacerView view) {
+  PlacerView before;
+  {
+    absl::MutexLock lock(&mu_);
+    before = std::exchange(view_, view);
+  }
+  if (metrics_ != nullptr) metrics_->SetPlacer(view.self);
+  if (view.self != before.self) {
+    log::Info(view.self ? "placement lock acquired: this replica places"
+                        : "placement lock given up",
+              {{"replica", store::ReplicaId()}, {"address", address_}});
+  } else if (!view.self && view.address != before.address) {
+    log::Info("placer", {{"replica", view.replica},
+                         {"address", view.address.empty() ? "unknown" : view.address}});
+  }
+}
+
+}  // namespace wsched::grpc_api
