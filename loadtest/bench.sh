@@ -16,7 +16,8 @@
 #        against the server's /metrics.
 #     c. wsched-loadgen with --stop_after_place (place + stop cycles).
 #     d. two replicas (two wsched-server processes on the database), the
-#        same load split between them (C/2 each), placements summed.
+#        same load split between them (C/2 each), placements summed; one
+#        places and the other forwards to it (FORWARD=0: both place).
 #   Every wsched run ends with the SQL invariants checked: every GPU hold
 #   belongs to a placed workspace, and each node's held CPU and memory equal
 #   the sum of the placed workspaces on it.
@@ -37,6 +38,7 @@
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
 #      steps to skip: place cycle two restart decide), KEEP=1 keeps the temp dir,
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
+#      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
 #      of every wsched run (diagnosis; it costs some throughput),
 #      PERF=1 samples the whole machine with perf during each wsched run and
@@ -173,7 +175,7 @@ start_server() {  # start_server LOG: starts wsched-server, sets SERVER_PID and 
   "$BIN/wsched-server" --listen="$SERVER" --database_url="$DB_URL" \
     --metrics_listen="127.0.0.1:$METRICS_PORT" --catalog="$ROOT/classes/saas.yaml" \
     --auth_tokens_file="$WORK/tokens.yaml" --port_file="$WORK/port" "$SHARED_AGENTS" \
-    --node_lost_after=1h ${SERVER_FLAGS:-} >"$1" 2>&1 &
+    --node_lost_after=1h ${SERVER_FLAGS:-} ${TWO_FLAGS[@]+"${TWO_FLAGS[@]}"} >"$1" 2>&1 &
   SERVER_PID=$!
 }
 
@@ -210,7 +212,7 @@ SERVER_B_PID=
 start_server_b() {
   "$BIN/wsched-server" --listen="$SERVER_B" --database_url="$DB_URL" --metrics_listen= \
     --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" "$SHARED_AGENTS" \
-    --node_lost_after=1h ${SERVER_FLAGS:-} >"$1" 2>&1 &
+    --node_lost_after=1h ${SERVER_FLAGS:-} ${TWO_FLAGS[@]+"${TWO_FLAGS[@]}"} >"$1" 2>&1 &
   SERVER_B_PID=$!
   wait_healthy "$SERVER_B" "$SERVER_B_PID" "$1"
 }
@@ -390,8 +392,13 @@ EOF
 }
 
 # two_phase NAME: a fresh pair of replicas, the load split between them.
+# With FORWARD=1 (the default) they run as one placer and a front door
+# (--advertise_host, docs/architecture.md): replica A starts first and
+# takes the placement lock, B forwards its half to A. FORWARD=0: both place.
 two_phase() {
   local name=$1 half=$(( (C + 1) / 2 ))
+  TWO_FLAGS=()
+  if [ "${FORWARD:-1}" = 1 ]; then TWO_FLAGS=(--advertise_host=127.0.0.1); fi
   start_server "$WORK/server.$name.a.log"
   wait_serving >/dev/null
   start_server_b "$WORK/server.$name.b.log"
@@ -409,6 +416,7 @@ two_phase() {
   kill -TERM "$SERVER_B_PID"; wait "$SERVER_B_PID" 2>/dev/null || true
   SERVER_B_PID=
   stop_server
+  TWO_FLAGS=()
   print_statements
   python3 - "$WORK/$name.a.out" "$WORK/$name.b.out" "$(python3 -c "print($srv1 - $srv0 + $srvb1 - $srvb0)")" \
     "$(python3 -c "print($pg1 - $pg0)")" >"$WORK/$name.out" <<'EOF'

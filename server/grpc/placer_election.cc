@@ -25,7 +25,8 @@ void PlacerElection::Stop() {
   if (!thread_.joinable()) return;
   thread_.join();
   lock_.Release();
-  Publish({});
+  // A front door that stops has nothing to tell; a placer says it let go.
+  if (Current().self) Publish({});
 }
 
 PlacerView PlacerElection::Current() const {
