@@ -118,6 +118,37 @@ void BM_DecideHoldRelease(benchmark::State& state) {
   }
 }
 
+// What a reader's view costs under the placement lock (Snapshot::NodesOnly)
+// and a full copy, holds included.
+void BM_CopyNodesOnly(benchmark::State& state) {
+  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(snapshot.NodesOnly());
+}
+void BM_CopyWithHolds(benchmark::State& state) {
+  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
+  for (auto _ : state) benchmark::DoNotOptimize(Snapshot(snapshot));
+}
+
+// A placement right after a reader took a view: the hold copies the node it
+// changes (and its pool's index) before changing them. Compare with
+// BM_HoldRelease.
+void BM_HoldReleaseWhileAViewIsHeld(benchmark::State& state) {
+  Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
+  const core::WorkspaceClass cls = GpuClass("gpu-1", 1, {"h100", "a100"});
+  Placed placed = std::get<Placed>(Decide(cls, Pools(), snapshot));
+  for (auto _ : state) {
+    state.PauseTiming();
+    Snapshot view = snapshot.NodesOnly();
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(snapshot.Hold("bench", placed.node, placed.gpu_indices,
+                                           placed.resources));
+    benchmark::DoNotOptimize(snapshot.Release("bench"));
+    state.PauseTiming();
+    view = Snapshot();  // The reader lets go, outside the timing.
+    state.ResumeTiming();
+  }
+}
+
 #define SIZES Arg(100)->Arg(1000)->Arg(10000)
 BENCHMARK(BM_DecideGpu1)->SIZES;
 BENCHMARK(BM_DecideGpu4)->SIZES;
@@ -125,6 +156,9 @@ BENCHMARK(BM_DecideCpu)->SIZES;
 BENCHMARK(BM_DecideGpu8NotNow)->SIZES;
 BENCHMARK(BM_HoldRelease)->SIZES;
 BENCHMARK(BM_DecideHoldRelease)->SIZES;
+BENCHMARK(BM_CopyNodesOnly)->SIZES;
+BENCHMARK(BM_CopyWithHolds)->SIZES;
+BENCHMARK(BM_HoldReleaseWhileAViewIsHeld)->SIZES;
 
 }  // namespace
 }  // namespace wsched::placement

@@ -60,6 +60,40 @@ int SnapshotNode::CountFreeGpus(GpuView view) const {
   return count;
 }
 
+Snapshot::Snapshot() : ids_(std::make_shared<NodeIds>()) {}
+
+Snapshot Snapshot::NodesOnly() const {
+  Snapshot copy;
+  copy.nodes_ = nodes_;
+  copy.free_ids_ = free_ids_;
+  copy.ids_ = ids_;
+  copy.pools_ = pools_;
+  return copy;
+}
+
+SnapshotNode& Snapshot::MutableNode(NodeId id) {
+  std::shared_ptr<SnapshotNode>& node = nodes_[id];
+  // Another snapshot that shares the node holds a reference for as long as
+  // it can read it, so a count of one means nobody else can.
+  if (node.use_count() > 1) node = std::make_shared<SnapshotNode>(*node);
+  return *node;
+}
+
+Snapshot::NodeIds& Snapshot::MutableIds() {
+  if (ids_.use_count() > 1) ids_ = std::make_shared<NodeIds>(*ids_);
+  return *ids_;
+}
+
+Snapshot::PoolNodes& Snapshot::MutablePool(const std::string& pool) {
+  std::shared_ptr<PoolNodes>& nodes = pools_[pool];
+  if (nodes == nullptr) {
+    nodes = std::make_shared<PoolNodes>();
+  } else if (nodes.use_count() > 1) {
+    nodes = std::make_shared<PoolNodes>(*nodes);
+  }
+  return *nodes;
+}
+
 absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState state,
                                   core::DriverState driver_state) {
   if (info.name.empty()) return absl::InvalidArgumentError("node name is empty");
@@ -72,19 +106,18 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
   }
 
   NodeId id;
-  auto it = ids_.find(info.name);
-  if (it != ids_.end()) {
+  auto it = ids_->find(info.name);
+  if (it != ids_->end()) {
     id = it->second;
-    SnapshotNode& existing = *nodes_[id];
+    const SnapshotNode& existing = *nodes_[id];
     // Heartbeats repeat themselves; skip the IOMMU analysis and re-indexing.
     if (existing.info == info && existing.state == state && existing.driver_state == driver_state) {
       return absl::OkStatus();
     }
     Unindex(id);
     if (existing.info.pool != info.pool) {
-      auto pool_it = pools_.find(existing.info.pool);
-      if (--pool_it->second.nodes == 0) pools_.erase(pool_it);
-      ++pools_[info.pool].nodes;
+      if (--MutablePool(existing.info.pool).nodes == 0) pools_.erase(existing.info.pool);
+      ++MutablePool(info.pool).nodes;
     }
   } else {
     if (!free_ids_.empty()) {
@@ -94,8 +127,8 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
       id = static_cast<NodeId>(nodes_.size());
       nodes_.emplace_back();
     }
-    ids_.emplace(info.name, id);
-    ++pools_[info.pool].nodes;
+    MutableIds().emplace(info.name, id);
+    ++MutablePool(info.pool).nodes;
   }
 
   SnapshotNode node;
@@ -122,39 +155,41 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
       }
     }
   }
-  nodes_[id] = std::move(node);
+  nodes_[id] = std::make_shared<SnapshotNode>(std::move(node));
   Reindex(id);
   return absl::OkStatus();
 }
 
 bool Snapshot::RemoveNode(absl::string_view name) {
-  auto it = ids_.find(name);
-  if (it == ids_.end()) return false;
+  auto it = ids_->find(name);
+  if (it == ids_->end()) return false;
   NodeId id = it->second;
   Unindex(id);
-  auto pool_it = pools_.find(nodes_[id]->info.pool);
-  if (--pool_it->second.nodes == 0) pools_.erase(pool_it);
+  const std::string pool = nodes_[id]->info.pool;
+  if (--MutablePool(pool).nodes == 0) pools_.erase(pool);
   nodes_[id].reset();
   free_ids_.push_back(id);
-  ids_.erase(it);
+  MutableIds().erase(name);
   return true;
 }
 
 absl::Status Snapshot::SetNodeState(absl::string_view name, core::NodeState state) {
-  auto it = ids_.find(name);
-  if (it == ids_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
-  Unindex(it->second);
-  nodes_[it->second]->state = state;
-  Reindex(it->second);
+  auto it = ids_->find(name);
+  if (it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
+  const NodeId id = it->second;
+  Unindex(id);
+  MutableNode(id).state = state;
+  Reindex(id);
   return absl::OkStatus();
 }
 
 absl::Status Snapshot::SetDriverState(absl::string_view name, core::DriverState state) {
-  auto it = ids_.find(name);
-  if (it == ids_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
-  Unindex(it->second);
-  nodes_[it->second]->driver_state = state;
-  Reindex(it->second);
+  auto it = ids_->find(name);
+  if (it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
+  const NodeId id = it->second;
+  Unindex(id);
+  MutableNode(id).driver_state = state;
+  Reindex(id);
   return absl::OkStatus();
 }
 
@@ -176,10 +211,10 @@ absl::Status Snapshot::Hold(absl::string_view workspace, absl::string_view node_
         "] on node ", existing->node, "; release it first"));
   }
 
-  auto id_it = ids_.find(node_name);
-  if (id_it == ids_.end()) return absl::NotFoundError(absl::StrCat("unknown node ", node_name));
+  auto id_it = ids_->find(node_name);
+  if (id_it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", node_name));
   NodeId id = id_it->second;
-  SnapshotNode& node = *nodes_[id];
+  const SnapshotNode& node = *nodes_[id];
   // Check everything before changing anything.
   std::vector<int> positions;
   for (int index : wanted.gpu_indices) {
@@ -196,8 +231,9 @@ absl::Status Snapshot::Hold(absl::string_view workspace, absl::string_view node_
   }
 
   Unindex(id);
-  for (int pos : positions) node.gpus[pos].holder = wanted.workspace;
-  node.held += resources;
+  SnapshotNode& changed = MutableNode(id);
+  for (int pos : positions) changed.gpus[pos].holder = wanted.workspace;
+  changed.held += resources;
   Reindex(id);
   holds_by_node_[wanted.node].insert(wanted.workspace);
   holds_.emplace(wanted.workspace, std::move(wanted));
@@ -215,27 +251,23 @@ std::optional<HoldRecord> Snapshot::Release(absl::string_view workspace) {
     if (by_node->second.empty()) holds_by_node_.erase(by_node);
   }
 
-  if (SnapshotNode* node = Find(hold.node)) {
-    NodeId id = ids_.find(hold.node)->second;
+  if (auto id_it = ids_->find(hold.node); id_it != ids_->end()) {
+    const NodeId id = id_it->second;
     Unindex(id);
+    SnapshotNode& node = MutableNode(id);
     for (int index : hold.gpu_indices) {
-      int pos = node->PositionOf(index);
-      if (pos >= 0 && node->gpus[pos].holder == hold.workspace) node->gpus[pos].holder.clear();
+      int pos = node.PositionOf(index);
+      if (pos >= 0 && node.gpus[pos].holder == hold.workspace) node.gpus[pos].holder.clear();
     }
-    node->held -= hold.resources;
+    node.held -= hold.resources;
     Reindex(id);
   }
   return hold;
 }
 
 const SnapshotNode* Snapshot::FindNode(absl::string_view name) const {
-  auto it = ids_.find(name);
-  return it == ids_.end() ? nullptr : &*nodes_[it->second];
-}
-
-SnapshotNode* Snapshot::Find(absl::string_view name) {
-  auto it = ids_.find(name);
-  return it == ids_.end() ? nullptr : &*nodes_[it->second];
+  auto it = ids_->find(name);
+  return it == ids_->end() ? nullptr : nodes_[it->second].get();
 }
 
 const HoldRecord* Snapshot::FindHold(absl::string_view workspace) const {
@@ -245,34 +277,34 @@ const HoldRecord* Snapshot::FindHold(absl::string_view workspace) const {
 
 const CapacityIndex* Snapshot::ReadyIndex(absl::string_view pool) const {
   auto it = pools_.find(pool);
-  return it == pools_.end() ? nullptr : &it->second.ready;
+  return it == pools_.end() ? nullptr : &it->second->ready;
 }
 
 int Snapshot::PoolNodeCount(absl::string_view pool) const {
   auto it = pools_.find(pool);
-  return it == pools_.end() ? 0 : it->second.nodes;
+  return it == pools_.end() ? 0 : it->second->nodes;
 }
 
 void Snapshot::Unindex(NodeId id) {
-  SnapshotNode& node = *nodes_[id];
-  if (!node.schedulable) return;
-  pools_.find(node.info.pool)->second.ready.Erase(id, node.free_gpus, node.free.cpu_millis);
+  if (!nodes_[id]->schedulable) return;
+  SnapshotNode& node = MutableNode(id);
+  MutablePool(node.info.pool).ready.Erase(id, node.free_gpus, node.free.cpu_millis);
   node.schedulable = false;
 }
 
 void Snapshot::Reindex(NodeId id) {
-  SnapshotNode& node = *nodes_[id];
+  SnapshotNode& node = MutableNode(id);
   node.free = AllocatableOf(node.info) - node.held;
   for (int v = 0; v < kGpuViews; ++v) node.free_gpus[v] = node.CountFreeGpus(static_cast<GpuView>(v));
   node.schedulable = NodeAcceptsWork(node.state, node.driver_state, !node.info.gpus.empty());
   if (node.schedulable) {
-    pools_.find(node.info.pool)->second.ready.Insert(id, node.free_gpus, node.free.cpu_millis);
+    MutablePool(node.info.pool).ready.Insert(id, node.free_gpus, node.free.cpu_millis);
   }
 }
 
 void Snapshot::ForEachNode(const std::function<void(const SnapshotNode&)>& visit) const {
   for (const auto& node : nodes_) {
-    if (node.has_value()) visit(*node);
+    if (node != nullptr) visit(*node);
   }
 }
 

@@ -1,11 +1,15 @@
 // The in-memory picture one replica decides on: nodes, what is free on them,
 // and who holds which GPU.
 //
-// Ownership: a Snapshot owns all of its data by value (node infos, holds,
-// indexes); nothing points outside it, so a copy is deep and independent
-// (a replica may copy it to decide off-lock, or keep one per test). Pointers
-// and references returned by lookups point inside the snapshot and stay
-// valid until its next mutation.
+// Ownership: a Snapshot behaves as a value (node infos, holds, indexes); a
+// copy is independent of the original (a replica may copy it to decide
+// off-lock, or keep one per test). Nodes, the name index and each pool's
+// index are shared between copies and copied on write: a copy costs a
+// pointer per node, and the first change of a node after a copy copies that
+// node only, so readers can take a copy of a large fleet under the
+// placement lock without holding placements up (NodesOnly). Pointers and
+// references returned by lookups stay valid until the snapshot's next
+// mutation.
 //
 // Not thread-safe and does no I/O: the caller holds the lock
 // (docs/architecture.md "Where state lives"). It mirrors what PostgreSQL says; the database, not this
@@ -17,6 +21,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -74,7 +79,7 @@ struct HoldRecord {
 
 class Snapshot {
  public:
-  Snapshot() = default;
+  Snapshot();
   Snapshot(const Snapshot&) = default;
   Snapshot& operator=(const Snapshot&) = default;
   Snapshot(Snapshot&&) = default;
@@ -102,9 +107,16 @@ class Snapshot {
   // nothing (already released or never held).
   std::optional<HoldRecord> Release(absl::string_view workspace);
 
+  // A copy without the hold records, for readers that walk nodes (each
+  // node's GPU holders and held resources are there): FindHold and
+  // hold_count answer nothing on it, and it is not for deciding or
+  // changing. It costs a pointer per node; a full copy also copies every
+  // hold.
+  Snapshot NodesOnly() const;
+
   const SnapshotNode* FindNode(absl::string_view name) const;
   const HoldRecord* FindHold(absl::string_view workspace) const;
-  size_t node_count() const { return ids_.size(); }
+  size_t node_count() const { return ids_->size(); }
   // Visits every node (any state), in no particular order.
   void ForEachNode(const std::function<void(const SnapshotNode&)>& visit) const;
   size_t hold_count() const { return holds_.size(); }
@@ -121,16 +133,22 @@ class Snapshot {
     CapacityIndex ready;
     int nodes = 0;
   };
+  using NodeIds = absl::flat_hash_map<std::string, NodeId>;
 
-  SnapshotNode* Find(absl::string_view name);
+  // The node, the name index or a pool's index, for changing: copied first
+  // when another snapshot shares it.
+  SnapshotNode& MutableNode(NodeId id);
+  NodeIds& MutableIds();
+  PoolNodes& MutablePool(const std::string& pool);
   void Unindex(NodeId id);
   // Recomputes free resources and GPU counts and files the node again.
   void Reindex(NodeId id);
 
-  std::vector<std::optional<SnapshotNode>> nodes_;  // By NodeId; nullopt = free slot.
+  // By NodeId; null = free slot. Shared with copies (copy on write).
+  std::vector<std::shared_ptr<SnapshotNode>> nodes_;
   std::vector<NodeId> free_ids_;
-  absl::flat_hash_map<std::string, NodeId> ids_;
-  absl::flat_hash_map<std::string, PoolNodes> pools_;
+  std::shared_ptr<NodeIds> ids_;  // Shared with copies (copy on write).
+  absl::flat_hash_map<std::string, std::shared_ptr<PoolNodes>> pools_;  // Each shared likewise.
   absl::flat_hash_map<std::string, HoldRecord> holds_;
   // Workspaces holding something on a node, so holds survive node re-adds.
   absl::flat_hash_map<std::string, absl::btree_set<std::string>> holds_by_node_;

@@ -116,6 +116,54 @@ TEST_F(SnapshotTest, CopiesAreIndependent) {
   EXPECT_EQ(copy.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 7);
 }
 
+// Copies share nodes and indexes until one side changes them; every kind
+// of change on either side leaves the other as it was.
+TEST_F(SnapshotTest, CopiesStayIndependentThroughEveryKindOfChange) {
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeCpuNode("c1", "cpu"), kReady, kDriverReady).ok());
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {0}, Small()).ok());
+  const Snapshot before = snapshot_;
+  const SnapshotNode* shared_c1 = before.FindNode("c1");
+  ASSERT_TRUE(snapshot_.Hold("w2", "g1", {1}, Small()).ok());
+  ASSERT_TRUE(snapshot_.Release("w1").has_value());
+  ASSERT_TRUE(snapshot_.SetNodeState("c1", core::NodeState::kCordoned).ok());
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g2", "gpu"), kReady, kDriverReady).ok());
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu2"), kReady, kDriverReady).ok());
+  EXPECT_TRUE(snapshot_.RemoveNode("c1"));
+
+  EXPECT_EQ(before.FindNode("g1")->gpus[0].holder, "w1");
+  EXPECT_EQ(before.FindNode("g1")->gpus[1].holder, "");
+  EXPECT_EQ(before.FindNode("g1")->free_gpus[0], 7);
+  EXPECT_EQ(before.FindNode("g1")->info.pool, "gpu");
+  EXPECT_EQ(before.FindNode("c1"), shared_c1) << "a node the copy never changed is not copied";
+  EXPECT_TRUE(before.FindNode("c1")->schedulable);
+  EXPECT_EQ(before.FindNode("g2"), nullptr);
+  EXPECT_EQ(before.node_count(), 2u);
+  EXPECT_EQ(before.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 7);
+  EXPECT_EQ(before.ReadyIndex("cpu")->size(), 1u);
+  EXPECT_EQ(before.ReadyIndex("gpu2"), nullptr);
+  ASSERT_NE(before.FindHold("w1"), nullptr);
+  EXPECT_EQ(before.FindHold("w2"), nullptr);
+
+  EXPECT_EQ(snapshot_.FindNode("g1")->gpus[0].holder, "");
+  EXPECT_EQ(snapshot_.FindNode("g1")->gpus[1].holder, "w2");
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 8);
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu2")->TotalFreeGpus(GpuView::kContainer), 7);
+  EXPECT_EQ(snapshot_.FindNode("c1"), nullptr);
+}
+
+TEST_F(SnapshotTest, NodesOnlyKeepsNodesAndIndexesButNoHoldRecords) {
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {2}, Small()).ok());
+  const Snapshot nodes = snapshot_.NodesOnly();
+  EXPECT_EQ(nodes.FindNode("g1")->gpus[2].holder, "w1");
+  EXPECT_EQ(nodes.FindNode("g1")->held, Small());
+  EXPECT_EQ(nodes.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 7);
+  EXPECT_EQ(nodes.PoolNodeCount("gpu"), 1);
+  EXPECT_EQ(nodes.FindHold("w1"), nullptr);
+  EXPECT_EQ(nodes.hold_count(), 0u);
+  ASSERT_TRUE(snapshot_.Release("w1").has_value());
+  EXPECT_EQ(nodes.FindNode("g1")->gpus[2].holder, "w1") << "the live snapshot copied before changing";
+}
+
 TEST_F(SnapshotTest, RejectsBadNodes) {
   core::NodeInfo dup = FakeGpuNode("g2", "gpu");
   dup.gpus[1].index = 0;

@@ -2,12 +2,6 @@
 
 namespace wsched::scheduler {
 
-const std::string& ClusterView::ClassOf(const std::string& workspace) const {
-  static const std::string* const kUnknown = new std::string();
-  auto it = class_of_workspace.find(workspace);
-  return it == class_of_workspace.end() ? *kUnknown : it->second;
-}
-
 std::shared_ptr<const ClusterView> ClusterViewCache::Get(uint64_t generation, Build build) {
   absl::MutexLock lock(&mu_);
   if (current_ == nullptr || current_->generation != generation) {

@@ -44,15 +44,12 @@ struct TrackedWorkspaces {
 
 struct ClusterView {
   uint64_t generation = 0;  // Of the live state it was copied from.
+  // Nodes and indexes only (Snapshot::NodesOnly): copying it under the
+  // placement lock costs a pointer per node, not a copy of the fleet.
   placement::Snapshot snapshot;
   std::shared_ptr<const core::Catalog> catalog = std::make_shared<const core::Catalog>();
   std::vector<PendingDemand> pending;
-  // Class of every live workspace: what GPU usage is charged to.
-  absl::flat_hash_map<std::string, std::string> class_of_workspace;
   TrackedWorkspaces tracked;
-
-  // The class of a live workspace; "" when unknown.
-  const std::string& ClassOf(const std::string& workspace) const;
 };
 
 class ClusterViewCache {

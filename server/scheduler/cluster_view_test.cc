@@ -37,12 +37,5 @@ TEST(ClusterViewCacheTest, CopiesOnlyWhenTheStateMovedOn) {
   EXPECT_EQ(cache.copies(), 2);
 }
 
-TEST(ClusterViewTest, ClassOfAnUnknownWorkspaceIsEmpty) {
-  ClusterView view;
-  view.class_of_workspace["w1"] = "gpu-small";
-  EXPECT_EQ(view.ClassOf("w1"), "gpu-small");
-  EXPECT_EQ(view.ClassOf("w2"), "");
-}
-
 }  // namespace
 }  // namespace wsched::scheduler

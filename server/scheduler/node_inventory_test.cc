@@ -100,7 +100,6 @@ TEST_F(NodeInventoryTest, GpuHealthAndUsageComeFromTheMirrorAndTheAgentsSamples)
   auto view = std::make_shared<ClusterView>();
   ASSERT_TRUE(view->snapshot.UpsertNode(info, core::NodeState::kReady, core::DriverState::kReady).ok());
   ASSERT_TRUE(view->snapshot.Hold("w1", "g1", {0}, {}).ok());
-  view->class_of_workspace["w1"] = "gpu-1x";
   mirror_.view = view;
 
   auto health = inventory_.GpuHealthOn("g1");

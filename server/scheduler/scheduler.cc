@@ -195,12 +195,11 @@ std::shared_ptr<const ClusterView> Scheduler::View() const {
 std::shared_ptr<const ClusterView> Scheduler::CopyViewLocked() const {
   auto view = std::make_shared<ClusterView>();
   view->generation = state_generation_.load();
-  view->snapshot = snapshot_;
+  view->snapshot = snapshot_.NodesOnly();
   view->catalog = catalog_;
   for (const auto* entry : pending_.Ordered()) {
     view->pending.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
   }
-  view->class_of_workspace = class_of_workspace_;
   TrackedWorkspaces& tracked = view->tracked;
   tracked.live = versions_.size();
   tracked.recently_ended = ended_.size();
