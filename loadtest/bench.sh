@@ -18,6 +18,10 @@
 #     d. two replicas (two wsched-server processes on the database), the
 #        same load split between them (C/2 each), placements summed; one
 #        places and the other forwards to it (FORWARD=0: both place).
+#     e. after the rounds (step "open"): PlaceWorkspace at a fixed rate, 70%
+#        of the median closed-loop placements/s of b, up to 4C calls in
+#        flight, each call timed from when it was due (the closed loop hides
+#        queueing: a slow answer there also delays the next call).
 #   Every wsched run ends with the SQL invariants checked: every GPU hold
 #   belongs to a placed workspace, and each node's held CPU and memory equal
 #   the sum of the placed workspaces on it.
@@ -36,7 +40,7 @@
 # Env: C ("16 64"), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
-#      steps to skip: place cycle two restart decide), KEEP=1 keeps the temp dir,
+#      steps to skip: place cycle two open restart decide), KEEP=1 keeps the temp dir,
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
@@ -361,9 +365,10 @@ empty_cluster() {
 # summarize: the summary of the current concurrency's rounds.
 summarize() {
   echo "=== summary (C=$C, S=${S}s, $ROUNDS rounds, mix $MIX, $(nproc) CPUs, fsync on)"
-  python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${TWO_LIST[*]:-}" <<'EOF'
+  python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${TWO_LIST[*]:-}" "$C" <<'EOF'
 import json, os, statistics, sys
 work, tps, place, cycle, two = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:6]]
+concurrency = sys.argv[6]
 print("pgbench one-row UPDATE tps: " + ", ".join("%.1f" % t for t in tps))
 def rows(rates, kind, key):
     ratios = []
@@ -388,6 +393,14 @@ if two:
     rows(two, "two", "placements/s")
     if place:
         print("  two replicas / one replica: %.2fx (medians)" % (statistics.median(two) / statistics.median(place)))
+open_out = "%s/open%s.out" % (work, concurrency)
+if os.path.exists(open_out):
+    d = json.loads(open(open_out).read().strip().splitlines()[-1])
+    l = d["place"]["latency_ms"]
+    print("wsched open loop, PlaceWorkspace at a fixed rate (70% of the closed-loop median), each call timed from when it was due:")
+    print("  offered %.0f/s, placed %.1f/s   place p50 %.2f p90 %.2f p99 %.2f max %.2f ms, %d sent late, errors %d"
+          % (d["rate"], d["placements_per_s"], l["p50"], l["p90"], l["p99"], l["max"], d.get("late_sends", 0),
+             sum(d["place"]["errors"].values())))
 EOF
 }
 
@@ -488,6 +501,13 @@ for round in $(seq 1 "$ROUNDS"); do
   run_pgbench $((round + 1))
   TPS_LIST+=("$TPS")
 done
+if ! skipping open && [ "${#PLACE_LIST[@]}" -gt 0 ]; then
+  RATE=$(python3 -c "import statistics, sys; print('%.0f' % (0.7 * statistics.median(float(x) for x in sys.argv[1:])))" \
+    "${PLACE_LIST[@]}")
+  empty_cluster
+  say "C=$C: open loop, PlaceWorkspace at $RATE/s (70% of the closed-loop median), up to $((4 * C)) in flight, ${S}s"
+  loadgen_phase "open$C" --rate="$RATE" --concurrency=$((4 * C))
+fi
 SUMMARIES+=("$(summarize)")
 done
 

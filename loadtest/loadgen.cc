@@ -50,6 +50,10 @@ ABSL_FLAG(std::string, token, "",
 ABSL_FLAG(std::string, agent_token, "",
           "bearer token with the agent or admin role, for --setup_nodes; default --token");
 ABSL_FLAG(int, concurrency, 8, "client threads, each with one request in flight");
+ABSL_FLAG(double, rate, 0,
+          "open loop: start PlaceWorkspace calls at this fixed rate (calls/s) whatever the "
+          "answers' latency, each timed from when it was due, so time spent waiting for a free "
+          "client thread counts too (give --concurrency enough threads); 0 = closed loop");
 ABSL_FLAG(int, channels, 0,
           "gRPC channels (TCP connections) shared round-robin by the threads; "
           "0 = one per thread, 1 = one shared by all");
@@ -287,11 +291,16 @@ int Main() {
   const absl::Duration max_duration = absl::GetFlag(FLAGS_max_duration);
   const absl::Duration rpc_timeout = absl::GetFlag(FLAGS_rpc_timeout);
   const bool stop_after_place = absl::GetFlag(FLAGS_stop_after_place);
+  const double rate = absl::GetFlag(FLAGS_rate);
   std::string run_id = absl::GetFlag(FLAGS_run_id);
   if (run_id.empty()) run_id = RandomRunId();
 
   if (concurrency < 1 || concurrency > 4096) {
     std::cerr << "--concurrency must be 1..4096\n";
+    return 2;
+  }
+  if (rate < 0 || rate > 1e6) {
+    std::cerr << "--rate must be 0 (closed loop) to 1000000 calls/s\n";
     return 2;
   }
   const bool setup_only = absl::GetFlag(FLAGS_setup_only);
@@ -335,6 +344,7 @@ int Main() {
   out["channels"] = channel_count;
   out["mix"] = absl::GetFlag(FLAGS_mix);
   out["stop_after_place"] = stop_after_place;
+  out["rate"] = rate;
 
   const int setup_nodes = absl::GetFlag(FLAGS_setup_nodes);
   if (setup_nodes > 0) {
@@ -377,7 +387,13 @@ int Main() {
   const Clock::time_point deadline =
       start + absl::ToChronoNanoseconds(requests > 0 ? max_duration
                                                      : std::min(duration, max_duration));
+  // Open loop: call number `seq` is due at start + seq / rate.
+  auto due_time = [&](int64_t seq) {
+    return start + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(static_cast<double>(seq) / rate));
+  };
   std::vector<WorkerResult> results(concurrency);
+  std::vector<int64_t> late(concurrency, 0);  // Open-loop calls sent 1 ms or more after due.
   std::vector<Clock::time_point> ended(concurrency);
   std::vector<std::thread> workers;
   for (int t = 0; t < concurrency; ++t) {
@@ -390,6 +406,13 @@ int Main() {
         if (Clock::now() >= deadline) break;
         int64_t seq = next_request.fetch_add(1);
         if (requests > 0 && seq >= requests) break;
+        Clock::time_point due{};
+        if (rate > 0) {
+          due = due_time(seq);
+          if (due >= deadline) break;
+          std::this_thread::sleep_until(due);
+          if (Clock::now() - due >= std::chrono::milliseconds(1)) ++late[t];
+        }
         double u = pick(rng);
         size_t k = 0;
         while (k + 1 < cumulative.size() && u >= cumulative[k]) ++k;
@@ -402,7 +425,7 @@ int Main() {
         request.set_class_id(class_id);
         v1::Workspace placed;
         auto context = Context(token, rpc_timeout);
-        auto t0 = Clock::now();
+        auto t0 = rate > 0 ? due : Clock::now();
         grpc::Status status = stub->PlaceWorkspace(context.get(), request, &placed);
         auto t1 = Clock::now();
         r.place.Record(status, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
@@ -443,6 +466,8 @@ int Main() {
   Percentiles stop_latency = Summarize(all.stop.latency_ns);
   const double placed_per_s = all.placed / seconds;
   const double requests_per_s = (all.place.calls + all.stop.calls) / seconds;
+  int64_t late_sends = 0;
+  for (int64_t n : late) late_sends += n;
 
   std::printf("\nwsched-loadgen  server=%s  concurrency=%d  channels=%d  mix=%s%s\n",
               server.c_str(), concurrency, channel_count, absl::GetFlag(FLAGS_mix).c_str(),
@@ -456,6 +481,11 @@ int Main() {
     std::printf("StopWorkspace calls      %10lld   ok %lld, errors %lld\n",
                 static_cast<long long>(all.stop.calls), static_cast<long long>(all.stop.ok()),
                 static_cast<long long>(all.stop.error_count()));
+  }
+  if (rate > 0) {
+    std::printf("open loop                %10.1f calls/s offered; %lld of %lld sent 1 ms or more "
+                "after due (every client thread busy, or woken late)\n",
+                rate, static_cast<long long>(late_sends), static_cast<long long>(all.place.calls));
   }
   std::printf("placements/s             %10.1f\n", placed_per_s);
   std::printf("requests/s (all RPCs)    %10.1f\n", requests_per_s);
@@ -483,6 +513,7 @@ int Main() {
   out["client_cpu_s"] = client_cpu_s;
   out["placements_per_s"] = placed_per_s;
   out["requests_per_s"] = requests_per_s;
+  if (rate > 0) out["late_sends"] = late_sends;
   nlohmann::json by_class = nlohmann::json::object();
   for (const auto& [cls, n] : all.placed_by_class) by_class[cls] = n;
   out["place"] = {{"requests", all.place.calls}, {"ok", all.place.ok()},
