@@ -11,7 +11,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
+#include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
@@ -61,10 +63,18 @@ TEST(ReplicaSync, CatalogAppliedOnOneReplicaIsUsedOnTheNextCallToAnother) {
 TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
   testing::TestDatabase db;
   const std::string catalog = testing::SourcePath("classes/saas.yaml");
-  testing::ServerProcess a({db.url(), catalog});
-  testing::ServerProcess b({db.url(), catalog});
-  testing::ServerProcess c({db.url(), catalog});
+  testing::ServerConfig config{db.url(), catalog};
+  config.metrics = true;  // The quiescence below is read from /metrics.
+  testing::ServerProcess a(config);
+  testing::ServerProcess b(config);
+  testing::ServerProcess c(config);
   ASSERT_TRUE(a.started() && b.started() && c.started());
+  // What a replica still tracks as live (pending, placed, or being placed
+  // from its queue); 0 on all three: nothing is left that any could place.
+  auto live = [](const testing::ServerProcess& server) {
+    return testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"),
+                                "wsched_tracked_workspaces", {"kind=\"live\""});
+  };
   testing::RegisterNode(a.channel(), testing::FakeGpuNode("stop-1", "gpu-h100"));
   testing::RegisterNode(a.channel(), testing::FakeGpuNode("stop-2", "gpu-h100"));  // 16 GPUs.
 
@@ -114,19 +124,21 @@ TEST(ReplicaSync, StopAlwaysWinsOverQueuePlacementsOnOtherReplicas) {
     for (auto& client : clients) client.join();
     EXPECT_EQ(errors.load(), 0) << first_error;
 
-    // Queue placements decided before a stop must not land after it. Watch
-    // for longer than a drain period: every stopped workspace stays
-    // stopped, and no GPU is held by a workspace that is not placed.
-    for (int look = 0; look < 6; ++look) {
-      EXPECT_EQ(db.Query(absl::StrCat("SELECT count(*) FROM workspaces WHERE id LIKE 'r", round,
-                                      "-%' AND (state <> 'stopped' OR stopped_at IS NULL)")),
-                "0");
-      EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds h JOIN workspaces w ON w.id = "
-                         "h.workspace_id WHERE w.state <> 'placed'"),
-                "0");
-      EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds"), "0");
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
+    // Queue placements decided before a stop must not land after it. Once
+    // no replica tracks a live workspace, none has a queue placement left
+    // in flight: then every stopped workspace is still stopped, and no GPU
+    // is held by a workspace that is not placed.
+    EXPECT_TRUE(testing::Eventually([&] {
+      return live(a) == 0 && live(b) == 0 && live(c) == 0;
+    }, 30)) << "live on A, B, C: " << live(a).value_or(-1) << ", " << live(b).value_or(-1)
+            << ", " << live(c).value_or(-1);
+    EXPECT_EQ(db.Query(absl::StrCat("SELECT count(*) FROM workspaces WHERE id LIKE 'r", round,
+                                    "-%' AND (state <> 'stopped' OR stopped_at IS NULL)")),
+              "0");
+    EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds h JOIN workspaces w ON w.id = "
+                       "h.workspace_id WHERE w.state <> 'placed'"),
+              "0");
+    EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds"), "0");
     EXPECT_EQ(db.Query("SELECT COALESCE(sum(held_cpu_millis), 0) FROM nodes"), "0");
   }
   // The race was run, not dodged: the queues of B and C did place pending

@@ -84,15 +84,23 @@ ctl "$CP" place ws-cpu-1 --org=o-1 --project=p-1 --user=u-1 --class=small
 # A GPU workspace for the empty A100 pool: pending, and a scale-up from zero.
 ctl "$CP" place ws-vm-1 --org=o-1 --project=p-1 --user=u-1 --class=gpu-8x-vm
 # Heartbeats while ws-gpu-1 holds a GPU: usage samples and GPU-seconds.
-sleep 1
 agent_once h100-8gpu gpu-h100 h100-a
-sleep 1
 agent_once h100-8gpu gpu-h100 h100-a
 # A GPU node without its driver (the A100 tree has none loaded).
 agent_once no-driver gpu-a100 a100-fresh || true
 ctl "$ADMIN" catalog apply "$SRC/classes/saas.yaml"
 ctl "$CP" stop ws-cpu-1
-sleep 2  # a scaling tick and a feed poll
+# The scale-up from zero is signalled on the scaling leader's next tick: wait
+# for it in the scrape rather than for a guessed time.
+signalled=0
+for _ in $(seq 100); do
+  if curl -sf "http://127.0.0.1:$metrics_port/metrics" \
+      | grep -qE '^wsched_scaling_signals_total\{[^}]*pool="gpu-a100"'; then
+    signalled=1
+    break
+  fi
+  sleep 0.1
+done
 
 # --- the scrape -------------------------------------------------------------------
 curl -sf "http://127.0.0.1:$metrics_port/metrics" >"$WORK/metrics.txt"
@@ -120,6 +128,12 @@ for family in wsched_nodes wsched_gpus wsched_placements_total wsched_rpc_reques
     echo "FAIL: the scrape lacks $family" >&2
   fi
 done
+if [[ $signalled -eq 1 ]]; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1))
+  echo "FAIL: no scaling signal for the empty gpu-a100 pool within 10 s" >&2
+fi
 names_rc=0
 "$PY" "$SRC/tests/deploy/metric_names.py" "$SRC" "$WORK/metrics.txt" || names_rc=$?
 if [[ $names_rc -eq 0 ]]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
