@@ -53,13 +53,17 @@ void PlacerElection::Run() {
 }
 
 void PlacerElection::PollOnce() {
-  auto record = lock_.Poll(store::ReplicaId(), address_);
+  auto poll = lock_.Poll(store::ReplicaId(), address_);
   PlacerView view;
-  if (record.ok() && record->has_value()) {
-    view.replica = (*record)->replica;
-    view.address = (*record)->address;
-    view.self = view.replica == store::ReplicaId();
+  if (poll.ok() && poll->placer.has_value()) {
+    view.replica = poll->placer->replica;
+    view.address = poll->placer->address;
   }
+  // Holding the lock, not the row, makes the placer: a row that still
+  // names this replica after its session ended is a successor's to fix on
+  // its first poll.
+  view.self = poll.ok() && poll->held;
+  if (!view.self && view.replica == store::ReplicaId()) view.address.clear();
   Publish(std::move(view));
 }
 

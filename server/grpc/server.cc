@@ -221,13 +221,13 @@ absl::Status RunServer(const ServerOptions& options) {
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, *credentials, &port);
-  // Twice the limit at the transport: a request up to that reaches a handler
-  // and gets a MESSAGE_TOO_LARGE with the sizes; only a larger one gets
-  // gRPC's own RESOURCE_EXHAUSTED, without details.
   // Peers' forwarding channels keep themselves alive with pings
   // (placement_forwarder.cc); allow them.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  // Twice the limit at the transport: a request up to that reaches a handler
+  // and gets a MESSAGE_TOO_LARGE with the sizes; only a larger one gets
+  // gRPC's own RESOURCE_EXHAUSTED, without details.
   builder.SetMaxReceiveMessageSize(static_cast<int>(
       std::min<int64_t>(2 * int64_t{options.max_receive_message_bytes}, INT32_MAX)));
   (*services)->RegisterAll(builder);

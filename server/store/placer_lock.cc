@@ -25,8 +25,8 @@ PlacerLock::PlacerLock(std::string url) : url_(std::move(url)) {}
 
 PlacerLock::~PlacerLock() = default;
 
-absl::StatusOr<std::optional<PlacerRecord>> PlacerLock::Poll(const std::string& replica,
-                                                             const std::string& address) {
+absl::StatusOr<PlacerPoll> PlacerLock::Poll(const std::string& replica,
+                                             const std::string& address) {
   try {
     if (connection_ == nullptr || !connection_->is_open()) {
       connection_ = std::make_unique<Connection>(url_);
@@ -37,10 +37,13 @@ absl::StatusOr<std::optional<PlacerRecord>> PlacerLock::Poll(const std::string& 
       held_ = txn.exec_params("SELECT pg_try_advisory_lock($1)", kPlacerLockKey)[0][0].as<bool>();
     }
     if (held_) txn.exec_params(kClaim, replica, address);
+    PlacerPoll poll{.held = held_};
     pqxx::result row = txn.exec(kRead);
-    if (row.empty()) return std::nullopt;
-    return PlacerRecord{row[0][0].c_str(), row[0][1].c_str(),
-                        absl::FromUnixMicros(row[0][2].as<int64_t>())};
+    if (!row.empty()) {
+      poll.placer = PlacerRecord{row[0][0].c_str(), row[0][1].c_str(),
+                                 absl::FromUnixMicros(row[0][2].as<int64_t>())};
+    }
+    return poll;
   } catch (const std::exception& e) {
     connection_.reset();
     held_ = false;

@@ -22,6 +22,11 @@ struct PlacerRecord {
   absl::Time since;     // When it took the lock.
 };
 
+struct PlacerPoll {
+  bool held = false;                  // This session holds the lock.
+  std::optional<PlacerRecord> placer;  // What the row says; nullopt: nobody yet.
+};
+
 class PlacerLock {
  public:
   explicit PlacerLock(std::string url);
@@ -30,11 +35,10 @@ class PlacerLock {
   PlacerLock& operator=(const PlacerLock&) = delete;
 
   // Takes the lock if it is free. While held, makes sure the row names
-  // `replica` at `address`. Returns who is the placer now, as the row says
-  // (nullopt: nobody has recorded one yet); an error when the database
-  // cannot be reached, which also means this replica holds nothing.
-  absl::StatusOr<std::optional<PlacerRecord>> Poll(const std::string& replica,
-                                                   const std::string& address);
+  // `replica` at `address`. Returns whether this session holds the lock and
+  // who the row names; an error when the database cannot be reached, which
+  // also means this replica holds nothing.
+  absl::StatusOr<PlacerPoll> Poll(const std::string& replica, const std::string& address);
   // Gives the lock up at once (closing the session), for a clean shutdown.
   void Release();
 
