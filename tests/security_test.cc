@@ -25,8 +25,10 @@
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
 #include "wsched/v1/classes.grpc.pb.h"
 #include "wsched/v1/inventory.grpc.pb.h"
+#include "wsched/v1/placement.grpc.pb.h"
 #include "wsched/v1/settings.grpc.pb.h"
 
 namespace wsched {
@@ -314,6 +316,45 @@ TEST_F(SecurityTest, ReplacedCertificateFilesAreServedWithoutRestart) {
     return result.status.ok() && served == "wsched-server-2";
   })) << "still serving " << served;
   EXPECT_GT(server.pid(), 0);  // The same process throughout.
+}
+
+// One placer, many front doors over TLS: the front door reaches the placer
+// at its advertised address, verifies its certificate against
+// --peer_tls_ca, and the placer commits the placement.
+TEST_F(SecurityTest, AFrontDoorForwardsToThePlacerOverTls) {
+  testing::ServerConfig config{db_.url(), testing::SourcePath("classes/saas.yaml")};
+  config.extra_flags = TlsFlags(/*mutual=*/false);
+  for (const char* flag : {"--advertise_host=127.0.0.1", "--placer_poll_interval=100ms"}) {
+    config.extra_flags.push_back(flag);
+  }
+  config.extra_flags.push_back("--peer_tls_ca=" + ca_.ca_cert());
+  testing::ServerProcess placer(config);  // Started first: it takes the lock.
+  ASSERT_TRUE(placer.started());
+  testing::ServerProcess front_door(config);
+  ASSERT_TRUE(front_door.started());
+  auto channel = Connect(front_door.address(), Trusting());
+  testing::RegisterNode(channel, testing::FakeGpuNode("tls-1", "gpu-h100"));
+  v1::Workspace out;
+  grpc::Status placed = testing::PlaceAs(channel, "tls-w-1", "gpu-1x", &out);
+  ASSERT_TRUE(placed.ok()) << placed.error_message() << front_door.Log();
+  EXPECT_EQ(out.state(), v1::WORKSPACE_STATE_PLACED);
+  EXPECT_EQ(db_.Query("SELECT string_agg(DISTINCT replica, ',') FROM change_log "
+                      "WHERE 'tls-w-1' = ANY(ids)"),
+            db_.Query("SELECT replica FROM placer"));
+  EXPECT_EQ(db_.Query("SELECT address FROM placer"), absl::StrCat("127.0.0.1:", placer.port()));
+
+  // A front door that does not trust the placer's CA does not hand it the
+  // caller's token: the call fails, saying so, and nothing is placed.
+  testing::TestCa other("another CA");
+  testing::ServerConfig distrusting = config;
+  distrusting.extra_flags.back() = "--peer_tls_ca=" + other.ca_cert();
+  testing::ServerProcess wary(distrusting);
+  ASSERT_TRUE(wary.started());
+  grpc::Status refused =
+      testing::PlaceAs(Connect(wary.address(), Trusting()), "tls-w-2", "gpu-1x", &out);
+  EXPECT_EQ(refused.error_code(), StatusCode::UNAVAILABLE) << refused.error_message();
+  EXPECT_THAT(refused.error_message(), HasSubstr("the placer (127.0.0.1:"));
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM workspaces WHERE id = 'tls-w-2'"), "0");
 }
 
 TEST_F(SecurityTest, BadTlsConfigurationIsAClearStartupError) {
