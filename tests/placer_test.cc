@@ -90,6 +90,10 @@ TEST(Placer, AFrontDoorForwardsPlacementsAndStopsAndThePlacerCommitsThem) {
   ASSERT_TRUE(testing::StopAs(front_door.channel(), "w-1", &out).ok());
   EXPECT_EQ(out.state(), v1::WORKSPACE_STATE_STOPPED);
   EXPECT_EQ(CommittedBy(db, "w-1"), placer_id);
+  // The caller reads its own write at the front door at once, though the
+  // commit was the placer's.
+  ASSERT_TRUE(testing::GetAs(front_door.channel(), "w-1", &out).ok());
+  EXPECT_EQ(out.state(), v1::WORKSPACE_STATE_STOPPED);
   EXPECT_EQ(Metric(front_door, "wsched_placer_forwards_total",
                    {"method=\"PlaceWorkspace\"", "outcome=\"ok\""}), 1);
   EXPECT_EQ(Metric(front_door, "wsched_placer_forwards_total",
