@@ -17,7 +17,9 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
+#include "tests/support/placing_load.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
@@ -42,61 +44,6 @@ constexpr char kViolations[] =
 
 std::string Violations(const testing::TestDatabase& db) { return db.Query(kViolations); }
 
-// Clients placing one-GPU workspaces until told to stop; the ids the server
-// acknowledged (placed or pending) are kept.
-class Load {
- public:
-  Load(std::shared_ptr<grpc::Channel> channel, std::string prefix, int clients) {
-    for (int c = 0; c < clients; ++c) {
-      threads_.emplace_back([this, channel, prefix, c] {
-        for (int i = 0; !stop_; ++i) {
-          std::string id = absl::StrCat(prefix, "-", c, "-", i);
-          v1::Workspace out;
-          grpc::Status status = testing::PlaceAs(channel, id, "gpu-1x", &out, std::chrono::seconds(3));
-          std::lock_guard<std::mutex> lock(mu_);
-          if (status.ok()) {
-            acked_.insert(id);
-          } else {
-            codes_.insert(status.error_code());
-            if (status.error_code() == grpc::StatusCode::INTERNAL) internal_ = status.error_message();
-          }
-        }
-      });
-    }
-  }
-  void WaitForAcks(size_t n) {
-    for (int i = 0; i < 3000 && acked().size() < n; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-  }
-  void Stop() {
-    stop_ = true;
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-  }
-  ~Load() { Stop(); }
-  std::set<std::string> acked() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return acked_;
-  }
-  std::set<grpc::StatusCode> codes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return codes_;
-  }
-  std::string internal() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return internal_;
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::set<std::string> acked_;
-  std::set<grpc::StatusCode> codes_;
-  std::string internal_;
-};
-
 void ExpectAllStored(const testing::TestDatabase& db, const std::set<std::string>& ids) {
   for (const auto& id : ids) {
     EXPECT_THAT(db.Query("SELECT state FROM workspaces WHERE id = '" + id + "'"),
@@ -115,8 +62,8 @@ TEST(Faults, ServerKilledDuringPlacementsLosesNothingAcknowledged) {
     for (int n = 0; n < 3; ++n) {
       testing::RegisterNode(server.channel(), testing::FakeGpuNode(absl::StrCat("k-", n), "gpu-h100"));
     }
-    Load load(server.channel(), "kill", 4);  // 24 GPUs: some go pending.
-    load.WaitForAcks(30);
+    testing::PlacingLoad load(server.channel(), "kill", 4);  // 24 GPUs: some go pending.
+    testing::Eventually([&] { return load.acked().size() >= 30; }, 30);
     server.Signal(SIGKILL);
     load.Stop();
     acked = load.acked();
@@ -158,8 +105,8 @@ TEST(Faults, PostgresRestartIsUnavailableNeverInternalAndHealsItself) {
     ASSERT_TRUE(server.started());
     testing::RegisterNode(server.channel(), testing::FakeGpuNode("pgr-1", "gpu-h100"));
     testing::RegisterNode(server.channel(), testing::FakeCpuNode("pgr-c", "general"));
-    Load load(server.channel(), "pgr", 2);
-    load.WaitForAcks(5);
+    testing::PlacingLoad load(server.channel(), "pgr", 2);
+    testing::Eventually([&] { return load.acked().size() >= 5; }, 30);
     ASSERT_EQ(pg_ctl("stop"), 0);
     v1::Workspace out;
     grpc::Status down = testing::PlaceAs(server.channel(), "while-down", "standard", &out);

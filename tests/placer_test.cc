@@ -24,6 +24,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
+#include "tests/support/placing_load.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
@@ -32,7 +33,7 @@
 namespace wsched {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = testing::PlacingLoad::Clock;
 
 testing::ServerConfig Replica(const testing::TestDatabase& db) {
   testing::ServerConfig config{db.url(), testing::SourcePath("classes/saas.yaml")};
@@ -131,64 +132,6 @@ TEST(Placer, OnlyThePlacerPlacesFromTheQueue) {
   EXPECT_EQ(CommittedBy(db, "q-8"), placer_id);
 }
 
-// Clients placing one-GPU workspaces through one replica until stopped;
-// records what was acknowledged and when the last acknowledgement came.
-class Load {
- public:
-  Load(std::shared_ptr<grpc::Channel> channel, int clients) {
-    for (int c = 0; c < clients; ++c) {
-      threads_.emplace_back([this, channel, c] {
-        for (int i = 0; !stop_; ++i) {
-          std::string id = absl::StrCat("load-", c, "-", i);
-          v1::Workspace out;
-          const Clock::time_point start = Clock::now();
-          grpc::Status status =
-              testing::PlaceAs(channel, id, "gpu-1x", &out, std::chrono::seconds(3));
-          std::lock_guard<std::mutex> lock(mu_);
-          if (status.ok()) {
-            acked_.insert(id);
-            acks_.push_back({start, Clock::now()});
-          } else {
-            codes_.insert(status.error_code());
-          }
-        }
-      });
-    }
-  }
-  ~Load() { Stop(); }
-  void Stop() {
-    stop_ = true;
-    for (auto& t : threads_) t.join();
-    threads_.clear();
-  }
-  std::set<std::string> acked() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return acked_;
-  }
-  // When the first call begun at or after `t` was acknowledged; nullopt:
-  // none yet.
-  std::optional<Clock::time_point> FirstAckOfACallStartedAfter(Clock::time_point t) {
-    std::lock_guard<std::mutex> lock(mu_);
-    std::optional<Clock::time_point> first;
-    for (const auto& [start, end] : acks_) {
-      if (start >= t && (!first || end < *first)) first = end;
-    }
-    return first;
-  }
-  std::set<grpc::StatusCode> codes() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return codes_;
-  }
-
- private:
-  std::atomic<bool> stop_{false};
-  std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::set<std::string> acked_;
-  std::set<grpc::StatusCode> codes_;
-  std::vector<std::pair<Clock::time_point, Clock::time_point>> acks_;  // Start, end.
-};
-
 TEST(Placer, KillingThePlacerUnderLoadMovesPlacementToAnotherReplicaWithinTwoSeconds) {
   testing::TestDatabase db;
   auto placer = std::make_unique<testing::ServerProcess>(Replica(db));
@@ -199,7 +142,7 @@ TEST(Placer, KillingThePlacerUnderLoadMovesPlacementToAnotherReplicaWithinTwoSec
     testing::RegisterNode(survivor.channel(),
                           testing::FakeGpuNode(absl::StrCat("k-", n), "gpu-h100"));
   }
-  Load load(survivor.channel(), 4);
+  testing::PlacingLoad load(survivor.channel(), "load", 4);
   ASSERT_TRUE(testing::Eventually([&] { return load.acked().size() >= 20; }));
 
   placer->Signal(SIGKILL);
