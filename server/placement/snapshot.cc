@@ -174,21 +174,20 @@ bool Snapshot::RemoveNode(absl::string_view name) {
 }
 
 absl::Status Snapshot::SetNodeState(absl::string_view name, core::NodeState state) {
-  auto it = ids_->find(name);
-  if (it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
-  const NodeId id = it->second;
-  Unindex(id);
-  MutableNode(id).state = state;
-  Reindex(id);
-  return absl::OkStatus();
+  return Restate(name, [state](SnapshotNode& node) { node.state = state; });
 }
 
 absl::Status Snapshot::SetDriverState(absl::string_view name, core::DriverState state) {
+  return Restate(name, [state](SnapshotNode& node) { node.driver_state = state; });
+}
+
+absl::Status Snapshot::Restate(absl::string_view name,
+                               const std::function<void(SnapshotNode&)>& change) {
   auto it = ids_->find(name);
   if (it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", name));
   const NodeId id = it->second;
   Unindex(id);
-  MutableNode(id).driver_state = state;
+  change(MutableNode(id));
   Reindex(id);
   return absl::OkStatus();
 }

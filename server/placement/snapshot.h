@@ -140,6 +140,9 @@ class Snapshot {
   SnapshotNode& MutableNode(NodeId id);
   NodeIds& MutableIds();
   PoolNodes& MutablePool(const std::string& pool);
+  // Changes a known node's state, taking it out of and back into its
+  // pool's index (NotFound for an unknown node).
+  absl::Status Restate(absl::string_view name, const std::function<void(SnapshotNode&)>& change);
   void Unindex(NodeId id);
   // Recomputes free resources and GPU counts and files the node again.
   void Reindex(NodeId id);
