@@ -46,7 +46,7 @@ PlacementForwarder::PlacementForwarder(PlacerElection* election, ClientTlsOption
                                        metrics::Metrics* metrics)
     : election_(election), peer_tls_(std::move(peer_tls)), metrics_(metrics) {}
 
-std::optional<std::string> PlacementForwarder::TargetFor(const grpc::ServerContext& context) const {
+std::optional<std::string> PlacementForwarder::TargetFor(const grpc::ServerContextBase& context) const {
   const auto& metadata = context.client_metadata();
   if (metadata.count(kForwardedByHeader) > 0) return std::nullopt;
   if (metadata.count("authorization") == 0) return std::nullopt;
@@ -67,46 +67,60 @@ absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> PlacementForwarder::
   return stub;
 }
 
-template <typename Call>
-grpc::Status PlacementForwarder::Forward(const char* method, const grpc::ServerContext& context,
-                                         const std::string& target, Call&& call) {
-  const absl::Time start = absl::Now();
+void PlacementForwarder::Forward(const char* method, const grpc::ServerContextBase& context,
+                                 const std::string& target, const Start& start, Done done) {
+  const absl::Time started = absl::Now();
   auto stub = StubFor(target);
-  if (!stub.ok()) return PlacerUnreachable(target, std::string(stub.status().message()));
+  if (!stub.ok()) {
+    done(PlacerUnreachable(target, std::string(stub.status().message())));
+    return;
+  }
   // The caller's deadline and cancellation go along.
-  std::unique_ptr<grpc::ClientContext> forwarded = grpc::ClientContext::FromServerContext(context);
+  std::shared_ptr<grpc::ClientContext> forwarded = grpc::ClientContext::FromServerContext(context);
   for (const auto& [key, value] : context.client_metadata()) {
     if (key == "authorization") {
       forwarded->AddMetadata("authorization", std::string(value.data(), value.size()));
     }
   }
   forwarded->AddMetadata(kForwardedByHeader, store::ReplicaId());
-  grpc::Status status = call(**stub, forwarded.get());
-  const char* outcome = status.ok() ? "ok" : FromTransport(status) ? "unreachable" : "refused";
-  if (metrics_ != nullptr) metrics_->ObserveForward(method, outcome, absl::Now() - start);
-  if (!FromTransport(status)) return status;
-  election_->Recheck();
-  return PlacerUnreachable(target, status.error_message());
+  grpc::ClientContext* raw = forwarded.get();
+  // The completion owns the client context and the stub until the call
+  // has ended; gRPC calls it exactly once.
+  start(**stub, raw,
+        [this, method, target, started, forwarded = std::move(forwarded), stub = *stub,
+         done = std::move(done)](grpc::Status status) {
+          const char* outcome =
+              status.ok() ? "ok" : FromTransport(status) ? "unreachable" : "refused";
+          if (metrics_ != nullptr) metrics_->ObserveForward(method, outcome, absl::Now() - started);
+          if (!FromTransport(status)) {
+            done(std::move(status));
+            return;
+          }
+          election_->Recheck();  // Only sets a flag: safe on a callback thread.
+          done(PlacerUnreachable(target, status.error_message()));
+        });
 }
 
-grpc::Status PlacementForwarder::Place(const grpc::ServerContext& context,
-                                       const std::string& target,
-                                       const v1::PlaceWorkspaceRequest& request,
-                                       v1::Workspace* response) {
-  return Forward("PlaceWorkspace", context, target,
-                 [&](v1::PlacementService::Stub& stub, grpc::ClientContext* forwarded) {
-                   return stub.PlaceWorkspace(forwarded, request, response);
-                 });
+void PlacementForwarder::Place(const grpc::ServerContextBase& context, const std::string& target,
+                               const v1::PlaceWorkspaceRequest* request, v1::Workspace* response,
+                               Done done) {
+  Forward("PlaceWorkspace", context, target,
+          [request, response](v1::PlacementService::Stub& stub, grpc::ClientContext* forwarded,
+                              std::function<void(grpc::Status)> completion) {
+            stub.async()->PlaceWorkspace(forwarded, request, response, std::move(completion));
+          },
+          std::move(done));
 }
 
-grpc::Status PlacementForwarder::Stop(const grpc::ServerContext& context,
-                                      const std::string& target,
-                                      const v1::StopWorkspaceRequest& request,
-                                      v1::Workspace* response) {
-  return Forward("StopWorkspace", context, target,
-                 [&](v1::PlacementService::Stub& stub, grpc::ClientContext* forwarded) {
-                   return stub.StopWorkspace(forwarded, request, response);
-                 });
+void PlacementForwarder::Stop(const grpc::ServerContextBase& context, const std::string& target,
+                              const v1::StopWorkspaceRequest* request, v1::Workspace* response,
+                              Done done) {
+  Forward("StopWorkspace", context, target,
+          [request, response](v1::PlacementService::Stub& stub, grpc::ClientContext* forwarded,
+                              std::function<void(grpc::Status)> completion) {
+            stub.async()->StopWorkspace(forwarded, request, response, std::move(completion));
+          },
+          std::move(done));
 }
 
 }  // namespace wsched::grpc_api

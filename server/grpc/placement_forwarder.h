@@ -8,6 +8,7 @@
 #ifndef WSCHED_SERVER_GRPC_PLACEMENT_FORWARDER_H_
 #define WSCHED_SERVER_GRPC_PLACEMENT_FORWARDER_H_
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -39,17 +40,27 @@ class PlacementForwarder {
   // holds the placement lock, the call was not forwarded already, and it
   // carries a bearer token to pass on (a caller known only by its client
   // certificate is served here; docs/architecture.md says why).
-  std::optional<std::string> TargetFor(const grpc::ServerContext& context) const;
+  std::optional<std::string> TargetFor(const grpc::ServerContextBase& context) const;
 
-  grpc::Status Place(const grpc::ServerContext& context, const std::string& target,
-                     const v1::PlaceWorkspaceRequest& request, v1::Workspace* response);
-  grpc::Status Stop(const grpc::ServerContext& context, const std::string& target,
-                    const v1::StopWorkspaceRequest& request, v1::Workspace* response);
+  // Told the placer's answer, or why it could not be had. Called once, on
+  // one of gRPC's callback threads: it must not block.
+  using Done = std::function<void(grpc::Status)>;
+
+  // Send the call on with gRPC's callback API and return at once: no
+  // thread of this replica waits while the placer works. `request` and
+  // `response` must live until `done` is called.
+  void Place(const grpc::ServerContextBase& context, const std::string& target,
+             const v1::PlaceWorkspaceRequest* request, v1::Workspace* response, Done done);
+  void Stop(const grpc::ServerContextBase& context, const std::string& target,
+            const v1::StopWorkspaceRequest* request, v1::Workspace* response, Done done);
 
  private:
-  template <typename Call>
-  grpc::Status Forward(const char* method, const grpc::ServerContext& context,
-                       const std::string& target, Call&& call);
+  // Starts the call on the stub with the forwarded context and the
+  // completion to call.
+  using Start = std::function<void(v1::PlacementService::Stub&, grpc::ClientContext*,
+                                   std::function<void(grpc::Status)>)>;
+  void Forward(const char* method, const grpc::ServerContextBase& context,
+               const std::string& target, const Start& start, Done done);
   absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> StubFor(const std::string& target);
 
   PlacerElection* const election_;

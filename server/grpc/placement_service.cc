@@ -143,40 +143,55 @@ std::string GpuHealthKey(const v1::Workspace& workspace) {
 
 }  // namespace
 
-grpc::Status PlacementServiceImpl::PlaceWorkspace(grpc::ServerContext* context,
-                                                  const v1::PlaceWorkspaceRequest* request,
-                                                  v1::Workspace* response) {
+PlacementServiceImpl::PlacementServiceImpl(const ServiceContext& context)
+    : context_(context), blocking_(BlockingPool::Options{}) {}
+
+grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
+    grpc::CallbackServerContext* context, const v1::PlaceWorkspaceRequest* request,
+    v1::Workspace* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // The placer checks a forwarded call as its own (placement_forwarder.h).
   if (context_.forwarder != nullptr) {
     if (auto placer = context_.forwarder->TargetFor(*context)) {
-      return context_.forwarder->Place(*context, *placer, *request, response);
+      context_.forwarder->Place(*context, *placer, request, response,
+                                [reactor](grpc::Status status) { reactor->Finish(status); });
+      return reactor;
     }
   }
-  return Handle(context_, context, kService, "PlaceWorkspace", *request,
-                [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->Place({request->workspace_id(), request->org_id(),
-                                           request->project_id(), request->user_id(),
-                                           request->class_id(), request->restart(),
-                                           request->priority()});
-    if (!view.ok()) return view.status();
-    return ToProto(*view, response);
+  blocking_.Submit([this, context, request, response, reactor] {
+    reactor->Finish(Handle(context_, context, kService, "PlaceWorkspace", *request,
+                           [&](const Principal&) -> absl::Status {
+      auto view = context_.scheduler->Place({request->workspace_id(), request->org_id(),
+                                             request->project_id(), request->user_id(),
+                                             request->class_id(), request->restart(),
+                                             request->priority()});
+      if (!view.ok()) return view.status();
+      return ToProto(*view, response);
+    }));
   });
+  return reactor;
 }
 
-grpc::Status PlacementServiceImpl::StopWorkspace(grpc::ServerContext* context,
-                                                 const v1::StopWorkspaceRequest* request,
-                                                 v1::Workspace* response) {
+grpc::ServerUnaryReactor* PlacementServiceImpl::StopWorkspace(
+    grpc::CallbackServerContext* context, const v1::StopWorkspaceRequest* request,
+    v1::Workspace* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (context_.forwarder != nullptr) {
     if (auto placer = context_.forwarder->TargetFor(*context)) {
-      return context_.forwarder->Stop(*context, *placer, *request, response);
+      context_.forwarder->Stop(*context, *placer, request, response,
+                               [reactor](grpc::Status status) { reactor->Finish(status); });
+      return reactor;
     }
   }
-  return Handle(context_, context, kService, "StopWorkspace", *request,
-                [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->StopWorkspace(request->workspace_id());
-    if (!view.ok()) return view.status();
-    return ToProto(*view, response);
+  blocking_.Submit([this, context, request, response, reactor] {
+    reactor->Finish(Handle(context_, context, kService, "StopWorkspace", *request,
+                           [&](const Principal&) -> absl::Status {
+      auto view = context_.scheduler->StopWorkspace(request->workspace_id());
+      if (!view.ok()) return view.status();
+      return ToProto(*view, response);
+    }));
   });
+  return reactor;
 }
 
 grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,

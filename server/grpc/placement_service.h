@@ -2,20 +2,30 @@
 #ifndef WSCHED_SERVER_GRPC_PLACEMENT_SERVICE_H_
 #define WSCHED_SERVER_GRPC_PLACEMENT_SERVICE_H_
 
+#include "server/grpc/blocking_pool.h"
 #include "server/grpc/services.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched::grpc_api {
 
-class PlacementServiceImpl final : public v1::PlacementService::Service {
- public:
-  explicit PlacementServiceImpl(const ServiceContext& context) : context_(context) {}
+// PlaceWorkspace and StopWorkspace, the calls that wait for a group
+// commit, use gRPC's callback API: a front door forwards them without a
+// thread waiting, and the placer runs them on a BlockingPool instead of
+// one synchronous-server thread each (docs/architecture.md, "Callback
+// handlers on the hot path"). The reads stay synchronous.
+using PlacementServiceBase = v1::PlacementService::WithCallbackMethod_PlaceWorkspace<
+    v1::PlacementService::WithCallbackMethod_StopWorkspace<v1::PlacementService::Service>>;
 
-  grpc::Status PlaceWorkspace(grpc::ServerContext* context,
-                              const v1::PlaceWorkspaceRequest* request,
-                              v1::Workspace* response) override;
-  grpc::Status StopWorkspace(grpc::ServerContext* context, const v1::StopWorkspaceRequest* request,
-                             v1::Workspace* response) override;
+class PlacementServiceImpl final : public PlacementServiceBase {
+ public:
+  explicit PlacementServiceImpl(const ServiceContext& context);
+
+  grpc::ServerUnaryReactor* PlaceWorkspace(grpc::CallbackServerContext* context,
+                                           const v1::PlaceWorkspaceRequest* request,
+                                           v1::Workspace* response) override;
+  grpc::ServerUnaryReactor* StopWorkspace(grpc::CallbackServerContext* context,
+                                          const v1::StopWorkspaceRequest* request,
+                                          v1::Workspace* response) override;
   grpc::Status GetWorkspace(grpc::ServerContext* context, const v1::GetWorkspaceRequest* request,
                             v1::Workspace* response) override;
   grpc::Status ListWorkspaces(grpc::ServerContext* context,
@@ -27,6 +37,8 @@ class PlacementServiceImpl final : public v1::PlacementService::Service {
 
  private:
   const ServiceContext context_;
+  // Last: its threads finish their calls before the rest goes.
+  BlockingPool blocking_;
 };
 
 }  // namespace wsched::grpc_api
