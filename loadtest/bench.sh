@@ -18,6 +18,8 @@
 #     d. two replicas (two wsched-server processes on the database), the
 #        same load split between them (C/2 each), placements summed; one
 #        places and the other forwards to it (FORWARD=0: both place).
+#     d'. three replicas the same way, the C clients split in three (16:
+#        6, 5, 5): one places, two forward.
 #     e. after the rounds (step "open"): PlaceWorkspace at a fixed rate, 70%
 #        of the median closed-loop placements/s of b, up to 4C calls in
 #        flight, each call timed from when it was due (the closed loop hides
@@ -40,7 +42,7 @@
 # Env: C ("16 64"), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
-#      steps to skip: place cycle two open restart decide), KEEP=1 keeps the temp dir,
+#      steps to skip: place cycle two three open restart decide), KEEP=1 keeps the temp dir,
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
@@ -83,7 +85,7 @@ PGDATA_DIR=$WORK/pgdata
 SERVER_PID=
 cleanup() {
   set +e
-  for pid in "$SERVER_PID" "${SERVER_B_PID:-}"; do
+  for pid in "$SERVER_PID" "${SERVER_B_PID:-}" "${SERVER_C_PID:-}"; do
     if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
       kill -TERM "$pid"; wait "$pid" 2>/dev/null
     fi
@@ -209,17 +211,23 @@ stop_server() {
   SERVER_PID=
 }
 
-# A second replica on the same database, for the two-replica phase.
+# More replicas on the same database, for the two- and three-replica
+# phases: B and C (start_server_b LOG, start_server_c LOG).
 GRPC_PORT_B=$(free_port)
 SERVER_B=127.0.0.1:$GRPC_PORT_B
 SERVER_B_PID=
-start_server_b() {
-  "$BIN/wsched-server" --listen="$SERVER_B" --database_url="$DB_URL" --metrics_listen= \
+GRPC_PORT_C=$(free_port)
+SERVER_C=127.0.0.1:$GRPC_PORT_C
+SERVER_C_PID=
+start_extra_server() {  # ADDRESS LOG; sets EXTRA_PID
+  "$BIN/wsched-server" --listen="$1" --database_url="$DB_URL" --metrics_listen= \
     --catalog="$ROOT/classes/saas.yaml" --auth_tokens_file="$WORK/tokens.yaml" "$SHARED_AGENTS" \
-    --node_lost_after=1h ${SERVER_FLAGS:-} ${TWO_FLAGS[@]+"${TWO_FLAGS[@]}"} >"$1" 2>&1 &
-  SERVER_B_PID=$!
-  wait_healthy "$SERVER_B" "$SERVER_B_PID" "$1"
+    --node_lost_after=1h ${SERVER_FLAGS:-} ${TWO_FLAGS[@]+"${TWO_FLAGS[@]}"} >"$2" 2>&1 &
+  EXTRA_PID=$!
+  wait_healthy "$1" "$EXTRA_PID" "$2"
 }
+start_server_b() { start_extra_server "$SERVER_B" "$1"; SERVER_B_PID=$EXTRA_PID; }
+start_server_c() { start_extra_server "$SERVER_C" "$1"; SERVER_C_PID=$EXTRA_PID; }
 
 # The store's invariants after a run (server down): every GPU hold belongs to
 # a placed workspace; held capacity equals what the placed workspaces hold.
@@ -365,10 +373,11 @@ empty_cluster() {
 # summarize: the summary of the current concurrency's rounds.
 summarize() {
   echo "=== summary (C=$C, S=${S}s, $ROUNDS rounds, mix $MIX, $(nproc) CPUs, fsync on)"
-  python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${TWO_LIST[*]:-}" "$C" <<'EOF'
+  python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${TWO_LIST[*]:-}" \
+    "${THREE_LIST[*]:-}" "$C" <<'EOF'
 import json, os, statistics, sys
-work, tps, place, cycle, two = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:6]]
-concurrency = sys.argv[6]
+work, tps, place, cycle, two, three = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:7]]
+concurrency = sys.argv[7]
 print("pgbench one-row UPDATE tps: " + ", ".join("%.1f" % t for t in tps))
 def rows(rates, kind, key):
     ratios = []
@@ -393,6 +402,11 @@ if two:
     rows(two, "two", "placements/s")
     if place:
         print("  two replicas / one replica: %.2fx (medians)" % (statistics.median(two) / statistics.median(place)))
+if three:
+    print("wsched three replicas, PlaceWorkspace, load split (placements/s, all together):")
+    rows(three, "three", "placements/s")
+    if two:
+        print("  three replicas / two replicas: %.2fx (medians)" % (statistics.median(three) / statistics.median(two)))
 open_out = "%s/open%s.out" % (work, concurrency)
 if os.path.exists(open_out):
     d = json.loads(open(open_out).read().strip().splitlines()[-1])
@@ -404,48 +418,68 @@ if os.path.exists(open_out):
 EOF
 }
 
-# two_phase NAME: a fresh pair of replicas, the load split between them.
-# With FORWARD=1 (the default) they run as one placer and a front door
-# (--advertise_host, docs/architecture.md): replica A starts first and
-# takes the placement lock, B forwards its half to A. FORWARD=0: both place.
-two_phase() {
-  local name=$1 half=$(( (C + 1) / 2 ))
+# replicas_phase NAME N: N (2 or 3) fresh replicas, the C clients split
+# between them (16 in three: 6, 5, 5). With FORWARD=1 (the default) they run as one
+# placer and front doors (--advertise_host, docs/architecture.md): replica
+# A starts first and takes the placement lock, the others forward their
+# share to A. FORWARD=0: all place.
+replicas_phase() {
+  local name=$1 n=$2
   TWO_FLAGS=()
   if [ "${FORWARD:-1}" = 1 ]; then TWO_FLAGS=(--advertise_host=127.0.0.1); fi
   start_server "$WORK/server.$name.a.log"
   wait_serving >/dev/null
   start_server_b "$WORK/server.$name.b.log"
-  local srv0 srvb0 pg0 srv1 srvb1 pg1
+  local pids=("$SERVER_PID" "$SERVER_B_PID") servers=("$SERVER" "$SERVER_B") letters=(a b c)
+  if [ "$n" = 3 ]; then
+    start_server_c "$WORK/server.$name.c.log"
+    pids+=("$SERVER_C_PID"); servers+=("$SERVER_C")
+  fi
+  local srv0=0 srv1=0 pg0 pg1 i pid
   reset_statements
-  srv0=$(proc_cpu "$SERVER_PID"); srvb0=$(proc_cpu "$SERVER_B_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
+  for pid in "${pids[@]}"; do srv0=$(python3 -c "print($srv0 + $(proc_cpu "$pid"))"); done
+  pg0=$(pg_cpu "$PGDATA_DIR")
   start_perf "$name"
-  "${LOADGEN[@]}" --concurrency="$half" --duration="${S}s" --mix="$MIX" --run_id="${name}a-c$C" >"$WORK/$name.a.out" &
-  local pid_a=$!
-  "$BIN/wsched-loadgen" --server="$SERVER_B" --token="$CP_TOKEN" --concurrency="$half" \
-    --duration="${S}s" --mix="$MIX" --run_id="${name}b-c$C" >"$WORK/$name.b.out"
-  wait "$pid_a"
+  local loads=()
+  for i in "${!servers[@]}"; do
+    local share=$(( C / n + (i < C % n ? 1 : 0) ))
+    "$BIN/wsched-loadgen" --server="${servers[$i]}" --token="$CP_TOKEN" --concurrency="$share" \
+      --duration="${S}s" --mix="$MIX" --run_id="${name}${letters[$i]}-c$C" \
+      >"$WORK/$name.${letters[$i]}.out" &
+    loads+=($!)
+  done
+  for pid in "${loads[@]}"; do wait "$pid"; done
   finish_perf "$name"
-  srv1=$(proc_cpu "$SERVER_PID"); srvb1=$(proc_cpu "$SERVER_B_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
-  kill -TERM "$SERVER_B_PID"; wait "$SERVER_B_PID" 2>/dev/null || true
-  SERVER_B_PID=
+  for pid in "${pids[@]}"; do srv1=$(python3 -c "print($srv1 + $(proc_cpu "$pid"))"); done
+  pg1=$(pg_cpu "$PGDATA_DIR")
+  for pid in "$SERVER_C_PID" "$SERVER_B_PID"; do
+    [ -n "$pid" ] || continue
+    kill -TERM "$pid"; wait "$pid" 2>/dev/null || true
+  done
+  SERVER_B_PID=; SERVER_C_PID=
   stop_server
   TWO_FLAGS=()
   print_statements
-  python3 - "$WORK/$name.a.out" "$WORK/$name.b.out" "$(python3 -c "print($srv1 - $srv0 + $srvb1 - $srvb0)")" \
-    "$(python3 -c "print($pg1 - $pg0)")" >"$WORK/$name.out" <<'EOF'
+  local outs=()
+  for i in "${!servers[@]}"; do outs+=("$WORK/$name.${letters[$i]}.out"); done
+  python3 - "$(python3 -c "print($srv1 - $srv0)")" "$(python3 -c "print($pg1 - $pg0)")" "${outs[@]}" \
+    >"$WORK/$name.out" <<'EOF'
 import json, sys
-a, b = (json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[1:3])
-placed = a["place"]["placed"] + b["place"]["placed"]
-errors = dict(a["place"]["errors"])
-for k, v in b["place"]["errors"].items():
-    errors[k] = errors.get(k, 0) + v
-print("replica A %.1f + replica B %.1f placements/s; p99 A %.2f ms, B %.2f ms; CPU per placement: "
-      "servers %.2f ms, postgres %.2f ms" % (a["placements_per_s"], b["placements_per_s"],
-      a["place"]["latency_ms"]["p99"], b["place"]["latency_ms"]["p99"],
-      float(sys.argv[3]) / max(placed, 1) * 1e3, float(sys.argv[4]) / max(placed, 1) * 1e3))
-worst = max((a, b), key=lambda d: d["place"]["latency_ms"]["p99"])
-print(json.dumps({"placements_per_s": a["placements_per_s"] + b["placements_per_s"],
-                  "place": {"placed": placed, "pending": a["place"]["pending"] + b["place"]["pending"],
+runs = [json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[3:]]
+placed = sum(d["place"]["placed"] for d in runs)
+errors = {}
+for d in runs:
+    for k, v in d["place"]["errors"].items():
+        errors[k] = errors.get(k, 0) + v
+names = "ABC"
+print(" + ".join("replica %s %.1f" % (names[i], d["placements_per_s"]) for i, d in enumerate(runs))
+      + " placements/s; p99 " + ", ".join("%s %.2f ms" % (names[i], d["place"]["latency_ms"]["p99"])
+                                          for i, d in enumerate(runs))
+      + "; CPU per placement: servers %.2f ms, postgres %.2f ms"
+      % (float(sys.argv[1]) / max(placed, 1) * 1e3, float(sys.argv[2]) / max(placed, 1) * 1e3))
+worst = max(runs, key=lambda d: d["place"]["latency_ms"]["p99"])
+print(json.dumps({"placements_per_s": sum(d["placements_per_s"] for d in runs),
+                  "place": {"placed": placed, "pending": sum(d["place"]["pending"] for d in runs),
                             "errors": errors, "latency_ms": worst["place"]["latency_ms"]}}))
 EOF
   head -1 "$WORK/$name.out"
@@ -459,6 +493,7 @@ TPS_LIST=()
 PLACE_LIST=()
 CYCLE_LIST=()
 TWO_LIST=()
+THREE_LIST=()
 say "C=$C: pgbench 1: one-row UPDATE, -c $C -j $C -T $S"
 run_pgbench 1
 TPS_LIST+=("$TPS")
@@ -494,8 +529,14 @@ for round in $(seq 1 "$ROUNDS"); do
   if ! skipping two; then
     empty_cluster
     say "C=$C round $round: two replicas, PlaceWorkspace, concurrency $(( (C + 1) / 2 )) on each, ${S}s"
-    two_phase "two$round"
+    replicas_phase "two$round" 2
     TWO_LIST+=("$(json "$WORK/two$round.out" 'd["placements_per_s"]')")
+  fi
+  if ! skipping three; then
+    empty_cluster
+    say "C=$C round $round: three replicas, PlaceWorkspace, concurrency $C split in three, ${S}s"
+    replicas_phase "three$round" 3
+    THREE_LIST+=("$(json "$WORK/three$round.out" 'd["placements_per_s"]')")
   fi
   say "C=$C: pgbench $((round + 1)): one-row UPDATE, -c $C -j $C -T $S"
   run_pgbench $((round + 1))
