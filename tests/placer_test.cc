@@ -106,6 +106,16 @@ TEST(Placer, AFrontDoorForwardsPlacementsAndStopsAndThePlacerCommitsThem) {
   EXPECT_EQ(CommittedBy(db, "w-3"), placer_id);
   EXPECT_EQ(Metric(placer, "wsched_placer_forwards_total",
                    {"method=\"PlaceWorkspace\"", "outcome=\"ok\""}), -1);
+  // The callback handlers are counted per RPC like the synchronous ones, on
+  // both sides: the placer saw the forwarded calls and its own.
+  const std::string place = "method=\"/wsched.v1.PlacementService/PlaceWorkspace\"";
+  const std::string stop = "method=\"/wsched.v1.PlacementService/StopWorkspace\"";
+  EXPECT_EQ(Metric(front_door, "wsched_rpc_requests_total", {place, "code=\"OK\""}), 1);
+  EXPECT_EQ(Metric(front_door, "wsched_rpc_requests_total", {place, "code=\"NOT_FOUND\""}), 1);
+  EXPECT_EQ(Metric(front_door, "wsched_rpc_requests_total", {stop, "code=\"OK\""}), 1);
+  EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total", {place, "code=\"OK\""}), 2);
+  EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total", {place, "code=\"NOT_FOUND\""}), 1);
+  EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total", {stop, "code=\"OK\""}), 1);
 }
 
 TEST(Placer, OnlyThePlacerPlacesFromTheQueue) {
