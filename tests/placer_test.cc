@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -188,6 +189,56 @@ TEST(Placer, KillingThePlacerUnderLoadMovesPlacementToAnotherReplicaWithinTwoSec
     EXPECT_THAT(code, ::testing::AnyOf(grpc::StatusCode::UNAVAILABLE,
                                        grpc::StatusCode::DEADLINE_EXCEEDED))
         << "only the calls in flight to the killed placer fail";
+  }
+}
+
+TEST(Placer, ATermSignalUnderLoadAnswersEveryCallInFlightAndHandsPlacementOn) {
+  testing::TestDatabase db;
+  testing::ServerConfig config = Replica(db);
+  // The front door's forwarding channel stays open; do not wait long for it.
+  config.extra_flags.push_back("--shutdown_grace=2s");
+  auto placer = std::make_unique<testing::ServerProcess>(config);
+  ASSERT_TRUE(placer->started());
+  testing::ServerProcess front_door(Replica(db));
+  ASSERT_TRUE(front_door.started());
+  for (int n = 0; n < 8; ++n) {
+    testing::RegisterNode(front_door.channel(),
+                          testing::FakeGpuNode(absl::StrCat("t-", n), "gpu-h100"));
+  }
+  // Every call goes through the front door to the placer's callback
+  // handlers and its blocking pool.
+  testing::PlacingLoad load(front_door.channel(), "term", 4);
+  ASSERT_TRUE(testing::Eventually([&] { return load.acked().size() >= 20; }));
+
+  const Clock::time_point stopped = Clock::now();
+  EXPECT_EQ(placer->Stop(), 0) << "SIGTERM under load exits cleanly";
+  const auto exited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - stopped);
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return load.FirstAckOfACallStartedAfter(stopped).has_value(); }, 10,
+      std::chrono::milliseconds(5)));
+  const auto resumed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      *load.FirstAckOfACallStartedAfter(stopped) - stopped);
+  std::printf("placer exited %lld ms after SIGTERM; a call begun after it was answered %lld ms "
+              "after it\n",
+              static_cast<long long>(exited.count()), static_cast<long long>(resumed.count()));
+  load.Stop();
+  placer.reset();
+
+  EXPECT_EQ(Metric(front_door, "wsched_placer"), 1);
+  const std::set<std::string> acked = load.acked();
+  std::vector<std::string> quoted;
+  for (const std::string& id : acked) quoted.push_back(absl::StrCat("'", id, "'"));
+  EXPECT_EQ(db.Query(absl::StrCat("SELECT count(*) FROM workspaces WHERE state IN "
+                                  "('placed', 'pending') AND id IN (",
+                                  absl::StrJoin(quoted, ","), ")")),
+            absl::StrCat(acked.size()))
+      << "every acknowledged placement is stored";
+  EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds"),
+            db.Query("SELECT count(*) FROM workspaces WHERE state = 'placed'"));
+  // A call the stopping placer could not finish is answered UNAVAILABLE
+  // (retry: another replica places), never left hanging or INTERNAL.
+  for (grpc::StatusCode code : load.codes()) {
+    EXPECT_EQ(code, grpc::StatusCode::UNAVAILABLE) << load.internal();
   }
 }
 

@@ -35,9 +35,14 @@ grpc::Status PlacerUnreachable(const std::string& target, const std::string& why
 }
 
 // Every answer of a wsched handler carries a google.rpc.Status; a failure
-// without one came from the transport (connection refused or reset).
+// without one came from the transport (connection refused or reset:
+// UNAVAILABLE) or from a placer shutting down, which cancels the calls it
+// had not started (CANCELLED). Either way another replica is to place; a
+// caller who cancelled its own call reads no answer.
 bool FromTransport(const grpc::Status& status) {
-  return status.error_code() == grpc::StatusCode::UNAVAILABLE && status.error_details().empty();
+  return (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+          status.error_code() == grpc::StatusCode::CANCELLED) &&
+         status.error_details().empty();
 }
 
 }  // namespace
