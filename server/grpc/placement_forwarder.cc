@@ -72,8 +72,10 @@ absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> PlacementForwarder::
   return stub;
 }
 
-void PlacementForwarder::Forward(const char* method, const grpc::ServerContextBase& context,
-                                 const std::string& target, const Start& start, Done done) {
+template <typename Request>
+void PlacementForwarder::Forward(const char* method, AsyncCall<Request> call,
+                                 const grpc::ServerContextBase& context, const std::string& target,
+                                 const Request* request, v1::Workspace* response, Done done) {
   const absl::Time started = absl::Now();
   auto stub = StubFor(target);
   if (!stub.ok()) {
@@ -89,43 +91,39 @@ void PlacementForwarder::Forward(const char* method, const grpc::ServerContextBa
   }
   forwarded->AddMetadata(kForwardedByHeader, store::ReplicaId());
   grpc::ClientContext* raw = forwarded.get();
+  v1::PlacementService::Stub& placer = **stub;
   // The completion owns the client context and the stub until the call
   // has ended; gRPC calls it exactly once.
-  start(**stub, raw,
-        [this, method, target, started, forwarded = std::move(forwarded), stub = *stub,
-         done = std::move(done)](grpc::Status status) {
-          const char* outcome =
-              status.ok() ? "ok" : FromTransport(status) ? "unreachable" : "refused";
-          if (metrics_ != nullptr) metrics_->ObserveForward(method, outcome, absl::Now() - started);
-          if (!FromTransport(status)) {
-            done(std::move(status));
-            return;
-          }
-          election_->Recheck();  // Only sets a flag: safe on a callback thread.
-          done(PlacerUnreachable(target, status.error_message()));
-        });
+  (placer.async()->*call)(
+      raw, request, response,
+      [this, method, target, started, forwarded = std::move(forwarded), stub = *stub,
+       done = std::move(done)](grpc::Status status) {
+        const char* outcome =
+            status.ok() ? "ok" : FromTransport(status) ? "unreachable" : "refused";
+        if (metrics_ != nullptr) metrics_->ObserveForward(method, outcome, absl::Now() - started);
+        if (!FromTransport(status)) {
+          done(std::move(status));
+          return;
+        }
+        election_->Recheck();  // Only sets a flag: safe on a callback thread.
+        done(PlacerUnreachable(target, status.error_message()));
+      });
 }
 
 void PlacementForwarder::Place(const grpc::ServerContextBase& context, const std::string& target,
                                const v1::PlaceWorkspaceRequest* request, v1::Workspace* response,
                                Done done) {
-  Forward("PlaceWorkspace", context, target,
-          [request, response](v1::PlacementService::Stub& stub, grpc::ClientContext* forwarded,
-                              std::function<void(grpc::Status)> completion) {
-            stub.async()->PlaceWorkspace(forwarded, request, response, std::move(completion));
-          },
-          std::move(done));
+  Forward<v1::PlaceWorkspaceRequest>("PlaceWorkspace",
+                                     &v1::PlacementService::Stub::async::PlaceWorkspace, context,
+                                     target, request, response, std::move(done));
 }
 
 void PlacementForwarder::Stop(const grpc::ServerContextBase& context, const std::string& target,
                               const v1::StopWorkspaceRequest* request, v1::Workspace* response,
                               Done done) {
-  Forward("StopWorkspace", context, target,
-          [request, response](v1::PlacementService::Stub& stub, grpc::ClientContext* forwarded,
-                              std::function<void(grpc::Status)> completion) {
-            stub.async()->StopWorkspace(forwarded, request, response, std::move(completion));
-          },
-          std::move(done));
+  Forward<v1::StopWorkspaceRequest>("StopWorkspace",
+                                    &v1::PlacementService::Stub::async::StopWorkspace, context,
+                                    target, request, response, std::move(done));
 }
 
 }  // namespace wsched::grpc_api

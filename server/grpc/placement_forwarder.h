@@ -55,12 +55,16 @@ class PlacementForwarder {
             const v1::StopWorkspaceRequest* request, v1::Workspace* response, Done done);
 
  private:
-  // Starts the call on the stub with the forwarded context and the
-  // completion to call.
-  using Start = std::function<void(v1::PlacementService::Stub&, grpc::ClientContext*,
-                                   std::function<void(grpc::Status)>)>;
-  void Forward(const char* method, const grpc::ServerContextBase& context,
-               const std::string& target, const Start& start, Done done);
+  // The callback client's method for `Request` (Stub::async's
+  // PlaceWorkspace or StopWorkspace).
+  template <typename Request>
+  using AsyncCall = void (v1::PlacementService::Stub::async::*)(
+      grpc::ClientContext*, const Request*, v1::Workspace*, std::function<void(grpc::Status)>);
+
+  template <typename Request>
+  void Forward(const char* method, AsyncCall<Request> call, const grpc::ServerContextBase& context,
+               const std::string& target, const Request* request, v1::Workspace* response,
+               Done done);
   absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> StubFor(const std::string& target);
 
   PlacerElection* const election_;

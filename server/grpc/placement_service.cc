@@ -146,25 +146,26 @@ std::string GpuHealthKey(const v1::Workspace& workspace) {
 PlacementServiceImpl::PlacementServiceImpl(const ServiceContext& context)
     : context_(context), blocking_(BlockingPool::Options{}) {}
 
-grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
-    grpc::CallbackServerContext* context, const v1::PlaceWorkspaceRequest* request,
-    v1::Workspace* response) {
+template <typename Request, typename Body>
+grpc::ServerUnaryReactor* PlacementServiceImpl::Serve(
+    grpc::CallbackServerContext* context, const char* method, const Request* request,
+    v1::Workspace* response,
+    void (PlacementForwarder::*forward)(const grpc::ServerContextBase&, const std::string&,
+                                        const Request*, v1::Workspace*, PlacementForwarder::Done),
+    Body body) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // The placer checks a forwarded call as its own (placement_forwarder.h).
   if (context_.forwarder != nullptr) {
     if (auto placer = context_.forwarder->TargetFor(*context)) {
-      context_.forwarder->Place(*context, *placer, request, response,
-                                [reactor](grpc::Status status) { reactor->Finish(status); });
+      (context_.forwarder->*forward)(*context, *placer, request, response,
+                                     [reactor](grpc::Status status) { reactor->Finish(status); });
       return reactor;
     }
   }
-  blocking_.Submit([this, context, request, response, reactor] {
-    reactor->Finish(Handle(context_, context, kService, "PlaceWorkspace", *request,
+  blocking_.Submit([this, context, method, request, response, reactor, body = std::move(body)] {
+    reactor->Finish(Handle(context_, context, kService, method, *request,
                            [&](const Principal&) -> absl::Status {
-      auto view = context_.scheduler->Place({request->workspace_id(), request->org_id(),
-                                             request->project_id(), request->user_id(),
-                                             request->class_id(), request->restart(),
-                                             request->priority()});
+      absl::StatusOr<scheduler::WorkspaceView> view = body();
       if (!view.ok()) return view.status();
       return ToProto(*view, response);
     }));
@@ -172,26 +173,23 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
+    grpc::CallbackServerContext* context, const v1::PlaceWorkspaceRequest* request,
+    v1::Workspace* response) {
+  return Serve(context, "PlaceWorkspace", request, response, &PlacementForwarder::Place,
+               [this, request] {
+                 return context_.scheduler->Place(
+                     {request->workspace_id(), request->org_id(), request->project_id(),
+                      request->user_id(), request->class_id(), request->restart(),
+                      request->priority()});
+               });
+}
+
 grpc::ServerUnaryReactor* PlacementServiceImpl::StopWorkspace(
     grpc::CallbackServerContext* context, const v1::StopWorkspaceRequest* request,
     v1::Workspace* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (context_.forwarder != nullptr) {
-    if (auto placer = context_.forwarder->TargetFor(*context)) {
-      context_.forwarder->Stop(*context, *placer, request, response,
-                               [reactor](grpc::Status status) { reactor->Finish(status); });
-      return reactor;
-    }
-  }
-  blocking_.Submit([this, context, request, response, reactor] {
-    reactor->Finish(Handle(context_, context, kService, "StopWorkspace", *request,
-                           [&](const Principal&) -> absl::Status {
-      auto view = context_.scheduler->StopWorkspace(request->workspace_id());
-      if (!view.ok()) return view.status();
-      return ToProto(*view, response);
-    }));
-  });
-  return reactor;
+  return Serve(context, "StopWorkspace", request, response, &PlacementForwarder::Stop,
+               [this, request] { return context_.scheduler->StopWorkspace(request->workspace_id()); });
 }
 
 grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,

@@ -3,6 +3,7 @@
 #define WSCHED_SERVER_GRPC_PLACEMENT_SERVICE_H_
 
 #include "server/grpc/blocking_pool.h"
+#include "server/grpc/placement_forwarder.h"
 #include "server/grpc/services.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
@@ -36,6 +37,18 @@ class PlacementServiceImpl final : public PlacementServiceBase {
                               grpc::ServerWriter<v1::Workspace>* writer) override;
 
  private:
+  // The shared shape of the two callback handlers: forward to the placer
+  // when another replica places, else run `body` (absl::StatusOr<
+  // scheduler::WorkspaceView>()) under Handle on the blocking pool.
+  template <typename Request, typename Body>
+  grpc::ServerUnaryReactor* Serve(
+      grpc::CallbackServerContext* context, const char* method, const Request* request,
+      v1::Workspace* response,
+      void (PlacementForwarder::*forward)(const grpc::ServerContextBase&, const std::string&,
+                                          const Request*, v1::Workspace*,
+                                          PlacementForwarder::Done),
+      Body body);
+
   const ServiceContext context_;
   // Last: its threads finish their calls before the rest goes.
   BlockingPool blocking_;
