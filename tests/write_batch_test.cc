@@ -3,6 +3,8 @@
 // of the batch commits.
 #include "server/store/write_batch.h"
 
+#include <regex>
+
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -111,6 +113,36 @@ TEST_F(WriteBatchTest, AFixedHandfulOfStatementsAndThreeRoundTripsWhateverTheBat
   EXPECT_EQ(stops.round_trips, 3);
   EXPECT_EQ(db_.Query("SELECT count(*) FROM workspaces WHERE state = 'stopped'"), "20");
   EXPECT_EQ(db_.Query("SELECT workspace_id FROM gpu_holds WHERE gpu_index = 100"), "late");
+}
+
+// Statistics from a quiet moment (a busy day's workspaces all stopped, then
+// VACUUM ANALYZE: the active index keeps its pages and counts no entry) and
+// then thousands placed: a batch's node lock must still touch a handful of
+// pages, not every active workspace (write_batch.cc, kLockNodes). The plan
+// is the custom one PostgreSQL uses for a prepared statement's first runs
+// and after the writer drops its plans.
+TEST_F(WriteBatchTest, TheNodeLockReadsAHandfulOfPagesHoweverManyWorkspacesAreActive) {
+  auto place_bulk = [&](const std::string& prefix) {
+    db_.Query("INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
+              "explanation, state, node_name) SELECT '" + prefix + "' || i, 'o', 'p', 'u', 'c', "
+              "'request', '', 'placed', 'n1' FROM generate_series(1, 5000) AS i");
+  };
+  place_bulk("yesterday-");
+  db_.Query("UPDATE workspaces SET state = 'stopped', stopped_at = now()");
+  db_.Query("VACUUM ANALYZE workspaces");
+  place_bulk("bulk-");
+  pqxx::nontransaction session(*connection_);
+  session.exec0("SET plan_cache_mode = force_custom_plan");
+  for (const char* stops : {"{}", "{bulk-7}"}) {
+    const std::string plan =
+        session.exec1(absl::StrCat("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE batch_lock_nodes('{n1}', '",
+                                   stops, "')"))[0].c_str();
+    // The top node's counts include everything below it.
+    std::smatch hit, read;
+    ASSERT_TRUE(std::regex_search(plan, hit, std::regex(R"re("Shared Hit Blocks": (\d+))re"))) << plan;
+    ASSERT_TRUE(std::regex_search(plan, read, std::regex(R"re("Shared Read Blocks": (\d+))re"))) << plan;
+    EXPECT_LT(std::stoi(hit[1]) + std::stoi(read[1]), 50) << "stops " << stops << ": " << plan;
+  }
 }
 
 TEST_F(WriteBatchTest, AStatementThatFailsFailsTheWholeBatchAndLeavesNothing) {
