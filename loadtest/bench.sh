@@ -47,6 +47,8 @@
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
 #      of every wsched run (diagnosis; it costs some throughput),
+#      TRACE=1 has every loadgen run write WORK/NAME.trace (when each call began,
+#      its latency; with KEEP=1, to find when the slow ones happened),
 #      PERF=1 samples the whole machine with perf during each wsched run and
 #      prints where the CPU went (by process and library, hottest symbols).
 #      Needs wsched-server wschedctl wsched-loadgen placement_benchmark built
@@ -293,7 +295,8 @@ loadgen_phase() {
   srv0=$(proc_cpu "$SERVER_PID"); pg0=$(pg_cpu "$PGDATA_DIR")
   # Workspace ids never repeat across phases: a known id is a restart.
   start_perf "$name"
-  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" \
+  local trace=(); [ "${TRACE:-0}" = 1 ] && trace=(--latency_trace="$WORK/$name.trace")
+  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" "${trace[@]}" \
     | tee "$WORK/$name.out"
   finish_perf "$name"
   srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu "$PGDATA_DIR")

@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -59,6 +60,10 @@ ABSL_FLAG(int, channels, 0,
           "0 = one per thread, 1 = one shared by all");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),
           "how long to send requests (ignored when --requests is set)");
+ABSL_FLAG(std::string, latency_trace, "",
+          "write one line per successful PlaceWorkspace to this file: when it began (ms since "
+          "the load started; for --rate, when it was due) and its latency in ms, to see when "
+          "slow calls happened");
 ABSL_FLAG(int64_t, requests, 0, "stop after this many PlaceWorkspace calls; 0 = use --duration");
 ABSL_FLAG(absl::Duration, max_duration, absl::Minutes(10),
           "hard limit on the measured phase, whatever --requests says");
@@ -147,14 +152,16 @@ std::string CodeName(grpc::StatusCode code) {
 // What one kind of RPC did: latencies of the successful calls, errors by code.
 struct Tally {
   std::vector<int64_t> latency_ns;  // Successful calls only.
+  std::vector<int64_t> began_ns;    // Parallel to latency_ns: since the load started.
   std::map<std::string, int64_t> errors;
   std::map<std::string, std::string> first_error;  // Code -> first message.
   int64_t calls = 0;
 
-  void Record(const grpc::Status& status, int64_t ns) {
+  void Record(const grpc::Status& status, int64_t ns, int64_t began = 0) {
     ++calls;
     if (status.ok()) {
       latency_ns.push_back(ns);
+      began_ns.push_back(began);
       return;
     }
     std::string code = CodeName(status.error_code());
@@ -162,6 +169,7 @@ struct Tally {
   }
   void Merge(Tally&& other) {
     latency_ns.insert(latency_ns.end(), other.latency_ns.begin(), other.latency_ns.end());
+    began_ns.insert(began_ns.end(), other.began_ns.begin(), other.began_ns.end());
     for (const auto& [code, n] : other.errors) errors[code] += n;
     for (auto& [code, message] : other.first_error) first_error.emplace(code, std::move(message));
     calls += other.calls;
@@ -275,6 +283,20 @@ nlohmann::json ErrorsJson(const Tally& tally) {
   return errors;
 }
 
+// One "began_ms latency_ms" line per call, in the order they began.
+void WriteLatencyTrace(const std::string& path, const Tally& tally, absl::Time started) {
+  std::vector<size_t> order(tally.latency_ns.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return tally.began_ns[a] < tally.began_ns[b]; });
+  std::ofstream out(path);
+  out << "# began_ms latency_ms; the load started at " << absl::FormatTime(started) << "\n";
+  for (size_t i : order) {
+    out << absl::StrFormat("%.3f %.3f\n", tally.began_ns[i] / 1e6, tally.latency_ns[i] / 1e6);
+  }
+  if (!out) std::fprintf(stderr, "wsched-loadgen: could not write --latency_trace %s\n", path.c_str());
+}
+
 nlohmann::json LatencyJson(const Percentiles& p) {
   return {{"p50", p.p50}, {"p90", p.p90}, {"p99", p.p99}, {"max", p.max}, {"mean", p.mean}};
 }
@@ -384,6 +406,7 @@ int Main() {
   std::atomic<int64_t> next_request{0};
   std::atomic<bool> stop{false};
   const Clock::time_point start = Clock::now();
+  const absl::Time started_at = absl::Now();
   const Clock::time_point deadline =
       start + absl::ToChronoNanoseconds(requests > 0 ? max_duration
                                                      : std::min(duration, max_duration));
@@ -428,7 +451,8 @@ int Main() {
         auto t0 = rate > 0 ? due : Clock::now();
         grpc::Status status = stub->PlaceWorkspace(context.get(), request, &placed);
         auto t1 = Clock::now();
-        r.place.Record(status, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count());
+        r.place.Record(status, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count(),
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - start).count());
         if (!status.ok()) continue;
         if (placed.state() == v1::WORKSPACE_STATE_PLACED) {
           ++r.placed;
@@ -461,6 +485,9 @@ int Main() {
     all.placed += r.placed;
     all.pending += r.pending;
     for (const auto& [cls, n] : r.placed_by_class) all.placed_by_class[cls] += n;
+  }
+  if (const std::string trace = absl::GetFlag(FLAGS_latency_trace); !trace.empty()) {
+    WriteLatencyTrace(trace, all.place, started_at);  // Before Summarize sorts the latencies.
   }
   Percentiles place = Summarize(all.place.latency_ns);
   Percentiles stop_latency = Summarize(all.stop.latency_ns);

@@ -14,6 +14,25 @@
 #include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
+namespace {
+
+// Every placement waits for one batch: a batch this slow is a latency spike
+// every caller of the moment saw, so it is worth a line with its shape
+// (like PostgreSQL's log_min_duration_statement).
+constexpr absl::Duration kSlowCommitBatch = absl::Milliseconds(50);
+
+void LogIfSlow(const store::CommitBatcher::BatchReport& batch) {
+  if (batch.duration < kSlowCommitBatch) return;
+  log::Warning("slow commit batch",
+               {{"duration_ms", absl::StrCat(absl::ToDoubleMilliseconds(batch.duration))},
+                {"oldest_wait_ms", absl::StrCat(absl::ToDoubleMilliseconds(batch.oldest_wait))},
+                {"writes", absl::StrCat(batch.writes)},
+                {"statements", absl::StrCat(batch.statements)},
+                {"round_trips", absl::StrCat(batch.round_trips)},
+                {"committed", batch.committed ? "true" : "false"}});
+}
+
+}  // namespace
 
 struct Scheduler::OwnedStores {
   OwnedStores(store::Database* db, metrics::Metrics* metrics, const SchedulerOptions& options)
@@ -21,6 +40,7 @@ struct Scheduler::OwnedStores {
                   [metrics](const store::CommitBatcher::BatchReport& batch) {
                     metrics->ObserveCommitBatch(batch.writes, batch.statements, batch.round_trips, batch.duration,
                                                 batch.oldest_wait, batch.committed);
+                    LogIfSlow(batch);
                   }),
         state(db),
         feed(db) {}
