@@ -39,7 +39,9 @@
 #       RESTART_RUNS times, timed from exec to gRPC health SERVING;
 #     decide: placement_benchmark, the Decide cases at 100 / 1,000 / 10,000 nodes.
 #
-# Env: C ("16 64"), S (10), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
+# Env: C ("16 64"), S (10), WARMUP (1: seconds of load before each wsched
+#      run's S, left out of its numbers, as a fresh server's first calls
+#      fill its caches; CPU and commits per placement count them), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
 #      steps to skip: place cycle two three open restart decide), KEEP=1 keeps the temp dir,
@@ -61,6 +63,7 @@ BIN=$BUILD/bin
 C_VALUES=${C:-16 64}
 C=${C_VALUES%% *}
 S=${S:-10}
+WARMUP=${WARMUP:-1}
 ROUNDS=${ROUNDS:-3}
 MIX=${MIX:-gpu-1x=0.5,standard=0.5}
 RESTART_WORKSPACES=${RESTART_WORKSPACES:-100000}
@@ -296,7 +299,8 @@ loadgen_phase() {
   # Workspace ids never repeat across phases: a known id is a restart.
   start_perf "$name"
   local trace=(); [ "${TRACE:-0}" = 1 ] && trace=(--latency_trace="$WORK/$name.trace")
-  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --mix="$MIX" --run_id="$name-c$C" "$@" "${trace[@]}" \
+  "${LOADGEN[@]}" --concurrency="$C" --duration="${S}s" --warmup="${WARMUP}s" --mix="$MIX" \
+    --run_id="$name-c$C" "$@" "${trace[@]}" \
     | tee "$WORK/$name.out"
   finish_perf "$name"
   srv1=$(proc_cpu "$SERVER_PID"); pg1=$(pg_cpu "$PGDATA_DIR")
@@ -306,13 +310,15 @@ loadgen_phase() {
   metrics_delta "$WORK/metrics.$name.0" "$WORK/metrics.$name.1"
   placed=$(json "$WORK/$name.out" 'd["place"]["placed"]')
   [ "$placed" -gt 0 ] || die "$name placed nothing (every placement went pending: set NODES higher)"
+  # CPU and commits are counted around the warm-up too.
+  placed=$((placed + $(json "$WORK/$name.out" 'd["warmup"]["placed"]')))
   print_statements
   local unit=placement; [[ "$name" == cycle* ]] && unit="cycle (place + stop)"
   per_op "postgres per $unit" "$s0" "$s1" "$placed" wsched
   check_invariants
   python3 - "$(python3 -c "print($srv1 - $srv0)")" "$(python3 -c "print($pg1 - $pg0)")" \
     "$(json "$WORK/$name.out" 'd["client_cpu_s"]')" "$placed" \
-    "$(json "$WORK/$name.out" 'd["seconds"]')" "$(nproc)" "$unit" <<'EOF'
+    "$(json "$WORK/$name.out" 'd["seconds"] + d["warmup"]["seconds"]')" "$(nproc)" "$unit" <<'EOF'
 import sys
 srv, pg, cli, n, secs, cpus = [float(x) for x in sys.argv[1:7]]
 print("CPU per %s: wsched-server %.2f ms, postgres %.2f ms, loadgen %.2f ms; "
@@ -447,7 +453,7 @@ replicas_phase() {
   for i in "${!servers[@]}"; do
     local share=$(( C / n + (i < C % n ? 1 : 0) ))
     "$BIN/wsched-loadgen" --server="${servers[$i]}" --token="$CP_TOKEN" --concurrency="$share" \
-      --duration="${S}s" --mix="$MIX" --run_id="${name}${letters[$i]}-c$C" \
+      --duration="${S}s" --warmup="${WARMUP}s" --mix="$MIX" --run_id="${name}${letters[$i]}-c$C" \
       >"$WORK/$name.${letters[$i]}.out" &
     loads+=($!)
   done
@@ -470,6 +476,7 @@ replicas_phase() {
 import json, sys
 runs = [json.loads(open(p).read().strip().splitlines()[-1]) for p in sys.argv[3:]]
 placed = sum(d["place"]["placed"] for d in runs)
+costed = placed + sum(d["warmup"]["placed"] for d in runs)  # CPU was counted around the warm-up too.
 errors = {}
 for d in runs:
     for k, v in d["place"]["errors"].items():
@@ -479,7 +486,7 @@ print(" + ".join("replica %s %.1f" % (names[i], d["placements_per_s"]) for i, d 
       + " placements/s; p99 " + ", ".join("%s %.2f ms" % (names[i], d["place"]["latency_ms"]["p99"])
                                           for i, d in enumerate(runs))
       + "; CPU per placement: servers %.2f ms, postgres %.2f ms"
-      % (float(sys.argv[1]) / max(placed, 1) * 1e3, float(sys.argv[2]) / max(placed, 1) * 1e3))
+      % (float(sys.argv[1]) / max(costed, 1) * 1e3, float(sys.argv[2]) / max(costed, 1) * 1e3))
 worst = max(runs, key=lambda d: d["place"]["latency_ms"]["p99"])
 print(json.dumps({"placements_per_s": sum(d["placements_per_s"] for d in runs),
                   "place": {"placed": placed, "pending": sum(d["place"]["pending"] for d in runs),
@@ -505,7 +512,7 @@ if [ -z "${NODES_DONE:-}" ] && { ! skipping place || ! skipping cycle || ! skipp
   # round; a CPU node holds 7 "standard", a GPU node 8 "gpu-1x". A round
   # warns if anything went pending.
   BASE=${TPS%.*}; [ "${BASE:-0}" -ge 500 ] || BASE=500
-  NODES_SET=${NODES_SET:-$(( (BASE * S * 2 + 6) / 7 ))}
+  NODES_SET=${NODES_SET:-$(( (BASE * (S + WARMUP) * 2 + 6) / 7 ))}
   say "wsched-server (catalog classes/saas.yaml): registering $NODES_SET fake nodes"
   start_server "$WORK/server.setup.log"
   echo "up / SERVING after $(wait_serving) s (empty store)"

@@ -60,6 +60,9 @@ ABSL_FLAG(int, channels, 0,
           "0 = one per thread, 1 = one shared by all");
 ABSL_FLAG(absl::Duration, duration, absl::Seconds(10),
           "how long to send requests (ignored when --requests is set)");
+ABSL_FLAG(absl::Duration, warmup, absl::ZeroDuration(),
+          "send load for this long first and leave it out of every number (a fresh server's "
+          "first calls fill its caches and its database connections')");
 ABSL_FLAG(std::string, latency_trace, "",
           "write one line per successful PlaceWorkspace to this file: when it began (ms since "
           "the load started; for --rate, when it was due) and its latency in ms, to see when "
@@ -221,6 +224,17 @@ std::unique_ptr<grpc::ClientContext> Context(const std::string& token, absl::Dur
   return context;
 }
 
+// Ends a warm-up cycle's workspace so the measured cycles start from the
+// same room; not counted.
+void StopQuietly(v1::PlacementService::Stub& stub, const std::string& workspace_id,
+                 const std::string& token, absl::Duration timeout) {
+  v1::StopWorkspaceRequest request;
+  request.set_workspace_id(workspace_id);
+  v1::Workspace stopped;
+  auto context = Context(token, timeout);
+  (void)stub.StopWorkspace(context.get(), request, &stopped);
+}
+
 struct SetupResult {
   int cpu_nodes = 0;
   int gpu_nodes = 0;
@@ -274,6 +288,7 @@ struct WorkerResult {
   Tally stop;
   int64_t placed = 0;
   int64_t pending = 0;
+  int64_t warmup_placed = 0;  // During --warmup: only for per-placement costs.
   std::map<std::string, int64_t> placed_by_class;
 };
 
@@ -406,10 +421,12 @@ int Main() {
   std::atomic<int64_t> next_request{0};
   std::atomic<bool> stop{false};
   const Clock::time_point start = Clock::now();
-  const absl::Time started_at = absl::Now();
+  // Calls that begin before `measured_from` are sent but not counted.
+  const Clock::time_point measured_from = start + absl::ToChronoNanoseconds(absl::GetFlag(FLAGS_warmup));
+  const absl::Time started_at = absl::Now() + absl::GetFlag(FLAGS_warmup);
   const Clock::time_point deadline =
-      start + absl::ToChronoNanoseconds(requests > 0 ? max_duration
-                                                     : std::min(duration, max_duration));
+      measured_from + absl::ToChronoNanoseconds(requests > 0 ? max_duration
+                                                             : std::min(duration, max_duration));
   // Open loop: call number `seq` is due at start + seq / rate.
   auto due_time = [&](int64_t seq) {
     return start + std::chrono::duration_cast<Clock::duration>(
@@ -434,7 +451,7 @@ int Main() {
           due = due_time(seq);
           if (due >= deadline) break;
           std::this_thread::sleep_until(due);
-          if (Clock::now() - due >= std::chrono::milliseconds(1)) ++late[t];
+          if (due >= measured_from && Clock::now() - due >= std::chrono::milliseconds(1)) ++late[t];
         }
         double u = pick(rng);
         size_t k = 0;
@@ -451,8 +468,13 @@ int Main() {
         auto t0 = rate > 0 ? due : Clock::now();
         grpc::Status status = stub->PlaceWorkspace(context.get(), request, &placed);
         auto t1 = Clock::now();
+        if (t0 < measured_from) {
+          if (status.ok() && placed.state() == v1::WORKSPACE_STATE_PLACED) ++r.warmup_placed;
+          if (stop_after_place && status.ok()) StopQuietly(*stub, request.workspace_id(), token, rpc_timeout);
+          continue;
+        }
         r.place.Record(status, std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count(),
-                       std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - start).count());
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(t0 - measured_from).count());
         if (!status.ok()) continue;
         if (placed.state() == v1::WORKSPACE_STATE_PLACED) {
           ++r.placed;
@@ -476,7 +498,7 @@ int Main() {
   }
   for (auto& worker : workers) worker.join();
   const Clock::time_point end = *std::max_element(ended.begin(), ended.end());
-  const double seconds = std::chrono::duration<double>(end - start).count();
+  const double seconds = std::chrono::duration<double>(end - measured_from).count();
 
   WorkerResult all;
   for (auto& r : results) {
@@ -484,6 +506,7 @@ int Main() {
     all.stop.Merge(std::move(r.stop));
     all.placed += r.placed;
     all.pending += r.pending;
+    all.warmup_placed += r.warmup_placed;
     for (const auto& [cls, n] : r.placed_by_class) all.placed_by_class[cls] += n;
   }
   if (const std::string trace = absl::GetFlag(FLAGS_latency_trace); !trace.empty()) {
@@ -499,7 +522,12 @@ int Main() {
   std::printf("\nwsched-loadgen  server=%s  concurrency=%d  channels=%d  mix=%s%s\n",
               server.c_str(), concurrency, channel_count, absl::GetFlag(FLAGS_mix).c_str(),
               stop_after_place ? "  stop_after_place" : "");
-  std::printf("elapsed                  %10.2f s\n", seconds);
+  std::printf("elapsed                  %10.2f s", seconds);
+  if (absl::GetFlag(FLAGS_warmup) > absl::ZeroDuration()) {
+    std::printf(" after a %s warm-up (%lld placed, not counted)", absl::FormatDuration(absl::GetFlag(FLAGS_warmup)).c_str(),
+                static_cast<long long>(all.warmup_placed));
+  }
+  std::printf("\n");
   std::printf("PlaceWorkspace calls     %10lld   ok %lld (placed %lld, pending %lld), errors %lld\n",
               static_cast<long long>(all.place.calls), static_cast<long long>(all.place.ok()),
               static_cast<long long>(all.placed), static_cast<long long>(all.pending),
@@ -541,6 +569,9 @@ int Main() {
   out["placements_per_s"] = placed_per_s;
   out["requests_per_s"] = requests_per_s;
   if (rate > 0) out["late_sends"] = late_sends;
+  // Costs measured around the whole run (CPU, commits) divide by both.
+  out["warmup"] = {{"seconds", absl::ToDoubleSeconds(absl::GetFlag(FLAGS_warmup))},
+                   {"placed", all.warmup_placed}};
   nlohmann::json by_class = nlohmann::json::object();
   for (const auto& [cls, n] : all.placed_by_class) by_class[cls] = n;
   out["place"] = {{"requests", all.place.calls}, {"ok", all.place.ok()},
