@@ -78,6 +78,10 @@ ABSL_FLAG(int, database_connections, 8, "PostgreSQL connections kept open");
 ABSL_FLAG(absl::Duration, commit_wait, absl::ZeroDuration(),
           "how long a group commit's first write may wait for company when the writer is idle "
           "(0: batches form only from writes that arrive during a commit)");
+ABSL_FLAG(absl::Duration, feed_gap, absl::Milliseconds(10),
+          "the least time between two background reads of the change log: other replicas' "
+          "commits in between are read together, and this replica's view of them lags by "
+          "up to this much more (0: read on every notification)");
 ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
           "heartbeat interval the server asks node agents to use");
 ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
@@ -192,6 +196,11 @@ int main(int argc, char** argv) {
   options.commit_wait = absl::GetFlag(FLAGS_commit_wait);
   if (options.commit_wait < absl::ZeroDuration() || options.commit_wait > absl::Milliseconds(100)) {
     wsched::log::Error("--commit_wait must be between 0 and 100ms");
+    return 1;
+  }
+  options.feed_gap = absl::GetFlag(FLAGS_feed_gap);
+  if (options.feed_gap < absl::ZeroDuration() || options.feed_gap > absl::Milliseconds(100)) {
+    wsched::log::Error("--feed_gap must be between 0 and 100ms");
     return 1;
   }
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);

@@ -189,6 +189,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler_options.node_lost_after = options.node_lost_after;
   scheduler_options.gpu_healthy_for = options.gpu_healthy_for;
   scheduler_options.max_commit_wait = options.commit_wait;
+  scheduler_options.feed_gap = options.feed_gap;
   scheduler_options.default_node_start = options.default_node_start_time;
   scheduler_options.default_driver_install = options.default_driver_install_time;
   if (placer != nullptr) {

@@ -53,6 +53,7 @@ struct ServerOptions {
   // The shortest idle `for` a class's idle-GPU policy may give.
   absl::Duration min_idle_for = absl::Minutes(1);
   absl::Duration commit_wait = absl::ZeroDuration();  // store::CommitBatcher::Options::max_wait.
+  absl::Duration feed_gap = absl::Milliseconds(10);   // scheduler::SchedulerOptions::feed_gap.
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);

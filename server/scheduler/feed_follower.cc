@@ -105,8 +105,15 @@ absl::Status FeedFollower::FollowToHeadLocked() {
   }
 }
 
-void FeedFollower::StartFollowing(absl::Duration poll) {
-  thread_ = std::thread([this, poll] { Run(poll); });
+void FeedFollower::StartFollowing(absl::Duration poll, absl::Duration gap) {
+  thread_ = std::thread([this, poll, gap] { Run(poll, gap); });
+}
+
+bool FeedFollower::StoppedWithin(absl::Duration timeout) {
+  absl::MutexLock lock(&wake_mu_);
+  auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(wake_mu_) { return stopping_; };
+  wake_mu_.AwaitWithTimeout(absl::Condition(&stop), timeout);
+  return stopping_;
 }
 
 void FeedFollower::Notify() {
@@ -114,7 +121,7 @@ void FeedFollower::Notify() {
   notified_ = true;
 }
 
-void FeedFollower::Run(absl::Duration poll) {
+void FeedFollower::Run(absl::Duration poll, absl::Duration gap) {
   while (true) {
     {
       absl::MutexLock lock(&wake_mu_);
@@ -128,9 +135,9 @@ void FeedFollower::Run(absl::Duration poll) {
     if (absl::Status s = CatchUp(); !s.ok()) {
       log::Warning("following the change feed failed; retrying",
                    {{"error", std::string(s.message())}});
-      absl::MutexLock lock(&wake_mu_);
-      auto stop = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(wake_mu_) { return stopping_; };
-      wake_mu_.AwaitWithTimeout(absl::Condition(&stop), absl::Milliseconds(200));
+      if (StoppedWithin(absl::Milliseconds(200))) return;
+    } else if (gap > absl::ZeroDuration() && StoppedWithin(gap)) {
+      return;
     }
   }
 }

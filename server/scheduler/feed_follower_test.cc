@@ -1,6 +1,7 @@
 #include "server/scheduler/feed_follower.h"
 
 #include <deque>
+#include <optional>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -188,6 +189,52 @@ TEST_F(FeedFollowerTest, CaughtUpAtIsWhenTheLastCatchUpThatReachedTheHeadBegan) 
   sink_.fail_apply = false;
   ASSERT_TRUE(follower_.CatchUp().ok());
   EXPECT_EQ(follower_.caught_up_at(), now_);
+}
+
+// Counts background reads; thread-safe, unlike FakeSource.
+class CountingSource : public FeedSource {
+ public:
+  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int) override {
+    absl::MutexLock lock(&mu_);
+    read_times_.push_back(absl::Now());
+    return store::FeedRead{after, {}};
+  }
+  // Waits up to `timeout` for the n-th read; its time, or nullopt.
+  std::optional<absl::Time> NthRead(size_t n, absl::Duration timeout) {
+    absl::MutexLock lock(&mu_);
+    auto arrived = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return read_times_.size() >= n; };
+    if (!mu_.AwaitWithTimeout(absl::Condition(&arrived), timeout)) return std::nullopt;
+    return read_times_[n - 1];
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<absl::Time> read_times_ ABSL_GUARDED_BY(mu_);
+};
+
+class NoChangeSink : public FeedSink {
+ public:
+  absl::Status Apply(const std::vector<ChangeRecord>&) override { return absl::OkStatus(); }
+  absl::StatusOr<int64_t> Reload() override { return 0; }
+};
+
+TEST(FeedFollowerGapTest, NotificationsDuringTheGapShareOneRead) {
+  CountingSource source;
+  NoChangeSink sink;
+  metrics::Metrics metrics;
+  FeedFollower follower(&source, &sink, &metrics, [] { return absl::Now(); });
+  ASSERT_TRUE(follower.CatchUp().ok());  // The start's reload: no read.
+  const absl::Duration gap = absl::Milliseconds(300);
+  follower.StartFollowing(/*poll=*/absl::Hours(1), gap);
+  follower.Notify();
+  std::optional<absl::Time> first = source.NthRead(1, absl::Seconds(10));
+  ASSERT_TRUE(first.has_value());
+  for (int i = 0; i < 50; ++i) follower.Notify();  // A busy writer's commits.
+  std::optional<absl::Time> second = source.NthRead(2, absl::Seconds(10));
+  ASSERT_TRUE(second.has_value()) << "the notifications were never read";
+  EXPECT_GE(*second - *first, gap);
+  // All fifty were served by that one read: nothing new, nothing read.
+  EXPECT_FALSE(source.NthRead(3, gap * 2).has_value());
 }
 
 }  // namespace

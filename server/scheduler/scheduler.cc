@@ -87,7 +87,7 @@ absl::Status Scheduler::Start() {
   listener_ = std::make_unique<store::ChangeListener>(db_->url(), [this] { follower_->Notify(); });
   (void)listener_->WaitUntilListening(absl::Seconds(5));
   if (absl::Status loaded = follower_->CatchUp(); !loaded.ok()) return loaded;
-  follower_->StartFollowing(options_.feed_poll_interval);
+  follower_->StartFollowing(options_.feed_poll_interval, options_.feed_gap);
   // Liveness reaches the database well inside the lost-node timeout.
   inventory_->liveness().StartFlushing(std::clamp(options_.node_lost_after / 10, absl::Milliseconds(100),
                                      absl::Seconds(1)));

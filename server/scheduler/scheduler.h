@@ -60,6 +60,7 @@ struct SchedulerOptions {
   absl::Duration node_lost_after = absl::Seconds(60);     // Missed heartbeats.
   absl::Duration refresh_interval = absl::Seconds(2);     // Retry pending work this often.
   absl::Duration feed_poll_interval = absl::Seconds(1);   // Read the change log at least this often.
+  absl::Duration feed_gap = absl::Milliseconds(10);  // Between background reads (FeedFollower::StartFollowing).
   absl::Duration feed_retention = absl::Minutes(15);      // Change-log entries kept for followers.
   // One writer: batches never hold node rows at the same time, so they
   // cannot deadlock or wait on each other's locks; requests that arrive
