@@ -508,11 +508,11 @@ say "C=$C: pgbench 1: one-row UPDATE, -c $C -j $C -T $S"
 run_pgbench 1
 TPS_LIST+=("$TPS")
 if [ -z "${NODES_DONE:-}" ] && { ! skipping place || ! skipping cycle || ! skipping two; }; then
-  # Room for 2 x the first pgbench tps (at least 500/s) x S placements per
+  # Room for 4 x the first pgbench tps (at least 500/s) x (S + WARMUP) placements per
   # round; a CPU node holds 7 "standard", a GPU node 8 "gpu-1x". A round
   # warns if anything went pending.
   BASE=${TPS%.*}; [ "${BASE:-0}" -ge 500 ] || BASE=500
-  NODES_SET=${NODES_SET:-$(( (BASE * (S + WARMUP) * 2 + 6) / 7 ))}
+  NODES_SET=${NODES_SET:-$(( (BASE * (S + WARMUP) * 4 + 6) / 7 ))}
   say "wsched-server (catalog classes/saas.yaml): registering $NODES_SET fake nodes"
   start_server "$WORK/server.setup.log"
   echo "up / SERVING after $(wait_serving) s (empty store)"
