@@ -33,14 +33,20 @@ absl::Time FeedFollower::caught_up_at() const {
 }
 
 absl::Status FeedFollower::CatchUp() {
+  const int64_t begun_before = begun_.load();
   absl::MutexLock lock(&mu_);
+  // One that began after this call arrived has already read everything
+  // committed before it.
+  if (last_reached_head_ > begun_before) return absl::OkStatus();
   return CatchUpLocked();
 }
 
 absl::Status FeedFollower::CatchUpLocked() {
+  const int64_t number = ++begun_;
   const absl::Time began = clock_();
   absl::Status status = FollowToHeadLocked();
   if (status.ok()) {
+    last_reached_head_ = number;
     absl::MutexLock lock(&caught_up_mu_);
     caught_up_at_ = began;
   }

@@ -10,6 +10,7 @@
 #ifndef WSCHED_SERVER_SCHEDULER_FEED_FOLLOWER_H_
 #define WSCHED_SERVER_SCHEDULER_FEED_FOLLOWER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <thread>
@@ -55,8 +56,10 @@ class FeedFollower {
 
   // Applies everything committed before the call (the first call reloads).
   // Callers use it to read their own writes: after CatchUp, every change
-  // committed anywhere before it began is in the sink.
-  absl::Status CatchUp();
+  // committed anywhere before it began is in the sink. Callers that arrive
+  // while a catch-up runs share the next one: a burst of N callers costs two
+  // reads, not N one after another.
+  absl::Status CatchUp() ABSL_LOCKS_EXCLUDED(mu_);
 
   // Follows in the background: CatchUp on every Notify() and at least once
   // per `poll` (a lost notification delays, never loses, a change). After
@@ -92,6 +95,10 @@ class FeedFollower {
 
   mutable absl::Mutex mu_;  // One catch-up at a time.
   int64_t position_ ABSL_GUARDED_BY(mu_) = -1;
+  // Catch-ups begun so far (counted under mu_, read before taking it), and
+  // the number of the last one that reached the head.
+  std::atomic<int64_t> begun_{0};
+  int64_t last_reached_head_ ABSL_GUARDED_BY(mu_) = 0;
   mutable absl::Mutex caught_up_mu_;  // Not mu_: a slow catch-up must not block readers.
   absl::Time caught_up_at_ ABSL_GUARDED_BY(caught_up_mu_) = absl::InfinitePast();
 

@@ -2,7 +2,9 @@
 
 #include <deque>
 #include <optional>
+#include <thread>
 
+#include "absl/synchronization/blocking_counter.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -235,6 +237,62 @@ TEST(FeedFollowerGapTest, NotificationsDuringTheGapShareOneRead) {
   EXPECT_GE(*second - *first, gap);
   // All fifty were served by that one read: nothing new, nothing read.
   EXPECT_FALSE(source.NthRead(3, gap * 2).has_value());
+}
+
+// A source whose reads wait at a gate until it opens.
+class GatedSource : public FeedSource {
+ public:
+  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int) override {
+    absl::MutexLock lock(&mu_);
+    ++reads_;
+    mu_.Await(absl::Condition(&open_));
+    return store::FeedRead{after, {}};
+  }
+  void AwaitReads(int n) {
+    absl::MutexLock lock(&mu_);
+    auto arrived = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return reads_ >= n; };
+    mu_.Await(absl::Condition(&arrived));
+  }
+  void Open() {
+    absl::MutexLock lock(&mu_);
+    open_ = true;
+  }
+  int reads() {
+    absl::MutexLock lock(&mu_);
+    return reads_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  int reads_ ABSL_GUARDED_BY(mu_) = 0;
+  bool open_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+TEST(FeedFollowerShareTest, CallersThatArriveDuringACatchUpShareTheNextOne) {
+  GatedSource source;
+  NoChangeSink sink;
+  metrics::Metrics metrics;
+  FeedFollower follower(&source, &sink, &metrics, [] { return absl::Now(); });
+  ASSERT_TRUE(follower.CatchUp().ok());  // The start's reload: no read.
+  std::thread first([&] { EXPECT_TRUE(follower.CatchUp().ok()); });
+  source.AwaitReads(1);  // The first is reading, held at the gate.
+  constexpr int kCallers = 8;
+  absl::BlockingCounter started(kCallers);
+  std::vector<std::thread> callers;
+  for (int i = 0; i < kCallers; ++i) {
+    callers.emplace_back([&] {
+      started.DecrementCount();
+      EXPECT_TRUE(follower.CatchUp().ok());
+    });
+  }
+  started.Wait();
+  source.Open();
+  first.join();
+  for (auto& caller : callers) caller.join();
+  // One after the first serves every caller that arrived during it; one
+  // more at most for a caller that arrived as that one began. One each
+  // would be 1 + 8.
+  EXPECT_LE(source.reads(), 3);
 }
 
 }  // namespace
