@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "server/placement/decide.h"
+#include "server/placement/pending_reason.h"
 #include "server/placement/test_nodes.h"
 
 namespace wsched::placement {
@@ -149,6 +150,23 @@ void BM_HoldReleaseWhileAViewIsHeld(benchmark::State& state) {
   }
 }
 
+// Why a workspace waits (what a pending placement and a read of a pending
+// workspace compute under the placement lock): the queue's simulation over
+// every node, with range(1) workspaces ahead of it.
+void BM_ExplainPendingGpu8(benchmark::State& state) {
+  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
+  const core::WorkspaceClass cls = GpuClass("gpu-8", 8, {"l4", "h100"});
+  const std::vector<core::DriverPolicyEntry> no_policy;
+  PendingContext ctx;
+  ctx.cls = &cls;
+  ctx.pools = &Pools();
+  ctx.snapshot = &snapshot;
+  ctx.driver_policy = &no_policy;
+  ctx.ahead.assign(static_cast<size_t>(state.range(1)), &cls);
+  ctx.node_state_since = [](const std::string&) { return std::optional<absl::Time>(); };
+  for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
+}
+
 #define SIZES Arg(100)->Arg(1000)->Arg(10000)
 BENCHMARK(BM_DecideGpu1)->SIZES;
 BENCHMARK(BM_DecideGpu4)->SIZES;
@@ -159,6 +177,7 @@ BENCHMARK(BM_DecideHoldRelease)->SIZES;
 BENCHMARK(BM_CopyNodesOnly)->SIZES;
 BENCHMARK(BM_CopyWithHolds)->SIZES;
 BENCHMARK(BM_HoldReleaseWhileAViewIsHeld)->SIZES;
+BENCHMARK(BM_ExplainPendingGpu8)->ArgsProduct({{100, 1000, 10000}, {0, 100}});
 
 }  // namespace
 }  // namespace wsched::placement

@@ -95,7 +95,7 @@ Snapshot::PoolNodes& Snapshot::MutablePool(const std::string& pool) {
 }
 
 absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState state,
-                                  core::DriverState driver_state) {
+                                  core::DriverState driver_state, absl::Time state_since) {
   if (info.name.empty()) return absl::InvalidArgumentError("node name is empty");
   absl::flat_hash_set<int> seen;
   for (const core::Gpu& gpu : info.gpus) {
@@ -111,7 +111,8 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     id = it->second;
     const SnapshotNode& existing = *nodes_[id];
     // Heartbeats repeat themselves; skip the IOMMU analysis and re-indexing.
-    if (existing.info == info && existing.state == state && existing.driver_state == driver_state) {
+    if (existing.info == info && existing.state == state && existing.driver_state == driver_state &&
+        existing.state_since == state_since) {
       return absl::OkStatus();
     }
     Unindex(id);
@@ -135,6 +136,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
   node.info = info;
   node.state = state;
   node.driver_state = driver_state;
+  node.state_since = state_since;
   NodeIommu iommu = AnalyzeIommu(info);
   node.iommu_units = std::move(iommu.units);
   node.gpus.resize(info.gpus.size());

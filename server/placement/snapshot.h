@@ -30,6 +30,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "server/core/node.h"
 #include "server/placement/capacity_index.h"
 #include "server/placement/gpu_allocator.h"
@@ -50,6 +51,9 @@ struct SnapshotNode {
   core::NodeInfo info;
   core::NodeState state = core::NodeState::kProvisioning;
   core::DriverState driver_state = core::DriverState::kNoPolicy;
+  // When state or driver_state became what they are, if known: pending
+  // reasons that name the node say for how long ("installing for 4m").
+  absl::Time state_since = absl::InfinitePast();
   Resources held;  // Sum of the holds on this node.
   Resources free;  // Allocatable minus held; negative when overcommitted.
   std::vector<SnapshotGpu> gpus;  // Parallel to info.gpus.
@@ -90,7 +94,8 @@ class Snapshot {
   // safety is computed here, once per change of the node's info.
   // InvalidArgument for an empty name or duplicate GPU indices.
   absl::Status UpsertNode(const core::NodeInfo& info, core::NodeState state,
-                          core::DriverState driver_state);
+                          core::DriverState driver_state,
+                          absl::Time state_since = absl::InfinitePast());
   // Forgets the node. Its holds stay recorded (Release still answers them)
   // and come back into force if the node is added again. False if unknown.
   bool RemoveNode(absl::string_view name);

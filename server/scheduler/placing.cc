@@ -105,11 +105,10 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
   {
     absl::MutexLock lock(&mu_);
     view.queue_position = pending_.Position(row.workspace.id);
-    const core::WorkspaceClass* cls = catalog_->FindClass(row.workspace.class_id);
-    if (cls == nullptr) return view;  // Class gone: the stored reason stays.
-    view.pending = ExplainPendingLocked(*cls, view.queue_position, std::move(scaling), limits);
-    view.workspace.pending_reason = view.pending->detail;
   }
+  view.pending = ExplainPending(row.workspace.class_id, view.queue_position, std::move(scaling), limits);
+  if (!view.pending) return view;  // Class gone: the stored reason stays.
+  view.workspace.pending_reason = view.pending->detail;
   placement::TimeToGpuInputs in;
   in.reason = *view.pending;
   if (auto it = timing.node_start.find(in.reason.pool); it != timing.node_start.end()) {
@@ -176,31 +175,32 @@ Scheduler::PendingLimits Scheduler::LimitsOf(const core::Workspace& w) {
   return limits;
 }
 
-placement::PendingReason Scheduler::ExplainPendingLocked(const core::WorkspaceClass& cls,
-                                                         int queue_position,
-                                                         ScalingViews scaling,
-                                                         const PendingLimits& limits) {
+std::optional<placement::PendingReason> Scheduler::ExplainPending(const std::string& class_id,
+                                                                  int queue_position,
+                                                                  ScalingViews scaling,
+                                                                  const PendingLimits& limits) const {
+  const std::shared_ptr<const ClusterView> view = View();
+  const core::WorkspaceClass* cls = view->catalog->FindClass(class_id);
+  if (cls == nullptr) return std::nullopt;
   placement::PendingContext ctx;
   ctx.quota = limits.quota;
   ctx.policy_denial = limits.policy_denial;
-  ctx.cls = &cls;
-  ctx.pools = &catalog_->pools;
-  ctx.snapshot = &snapshot_;
-  ctx.driver_policy = &catalog_->driver_policy;
+  ctx.cls = cls;
+  ctx.pools = &view->catalog->pools;
+  ctx.snapshot = &view->snapshot;
+  ctx.driver_policy = &view->catalog->driver_policy;
   ctx.scaling = std::move(scaling);
   ctx.queue_position = queue_position;
   // The workspaces ahead take their share first (all of the queue when this
   // one is not queued yet).
-  for (const placement::PendingEntry* entry : pending_.Ordered()) {
+  for (const PendingDemand& entry : view->pending) {
     if (queue_position > 0 && static_cast<int>(ctx.ahead.size()) + 1 >= queue_position) break;
-    ctx.ahead.push_back(catalog_->FindClass(entry->class_id));
+    ctx.ahead.push_back(view->catalog->FindClass(entry.class_id));
   }
-  ctx.node_state_since = [this](const std::string& node) ABSL_NO_THREAD_SAFETY_ANALYSIS
-      -> std::optional<absl::Time> {
-    // Called by ExplainPending below, still under mu_.
-    auto it = node_state_since_.find(node);
-    if (it == node_state_since_.end() || it->second == absl::InfinitePast()) return std::nullopt;
-    return it->second;
+  ctx.node_state_since = [&view](const std::string& node) -> std::optional<absl::Time> {
+    const placement::SnapshotNode* mirrored = view->snapshot.FindNode(node);
+    if (mirrored == nullptr || mirrored->state_since == absl::InfinitePast()) return std::nullopt;
+    return mirrored->state_since;
   };
   ctx.now = clock_();
   return placement::ExplainPending(ctx);
@@ -380,10 +380,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
       w.state = core::WorkspaceState::kPending;
       // Behind the whole queue: not queued yet. The quota and policy let it in.
       ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
-      {
-        absl::MutexLock lock(&mu_);
-        w.pending_reason = ExplainPendingLocked(*cls, 0, std::move(scaling), {}).detail;
-      }
+      if (auto reason = ExplainPending(cls->id, 0, std::move(scaling), {})) w.pending_reason = reason->detail;
       write.kind = store::WorkspaceWrite::Kind::kSavePending;
       write.workspace = w;
       store::WriteOutcome saved = placement_->Write(std::move(write));

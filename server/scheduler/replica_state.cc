@@ -175,12 +175,10 @@ std::vector<std::string> Scheduler::ReplaceStateLocked(StateStore::Everything& a
   settings_.Clear();
   catalog_ = std::make_shared<const core::Catalog>(std::move(all.catalog));
   catalog_generation_ = all.catalog_generation;
-  node_state_since_.clear();
   for (const auto& node : all.nodes) {
     node_versions_[node.info.name] = node.version;
-    node_state_since_[node.info.name] = node.registered_at;
     nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
-    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
+    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, node.registered_at);
   }
   for (const auto& row : all.active) {
     // A reload may go back to an older picture than a local mirror: the
@@ -282,14 +280,15 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
   StateChangedLocked();
   DrainPoolLocked(node.info.pool);  // A new, returning or changed node.
   auto before = nodes_.find(node.info.name);
-  if (before == nodes_.end()) {
-    node_state_since_[node.info.name] = node.registered_at;
-  } else if (before->second->state != node.state ||
-             before->second->driver_state != node.driver_state) {
-    node_state_since_[node.info.name] = clock_();
+  absl::Time since = node.registered_at;  // A new node.
+  if (before != nodes_.end()) {
+    const bool restated = before->second->state != node.state ||
+                          before->second->driver_state != node.driver_state;
+    const placement::SnapshotNode* mirrored = snapshot_.FindNode(node.info.name);
+    since = restated ? clock_() : mirrored != nullptr ? mirrored->state_since : absl::InfinitePast();
   }
   nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
-  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state);
+  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, since);
   return true;
 }
 
@@ -299,7 +298,6 @@ bool Scheduler::ForgetNodeLocked(const std::string& name, int64_t version) {
   known = version;
   StateChangedLocked();
   nodes_.erase(name);
-  node_state_since_.erase(name);
   snapshot_.RemoveNode(name);
   return true;
 }
@@ -369,8 +367,8 @@ NodeInventory::Mirror::Node Scheduler::MirroredNode(const std::string& name) con
   if (it == nodes_.end()) return out;
   out.stored = it->second;  // Replaced, never changed in place: safe to read unlocked.
   out.holders = HoldersLocked(name);
-  if (auto since = node_state_since_.find(name); since != node_state_since_.end()) {
-    out.state_since = since->second;
+  if (const placement::SnapshotNode* mirrored = snapshot_.FindNode(name); mirrored != nullptr) {
+    out.state_since = mirrored->state_since;
   }
   return out;
 }

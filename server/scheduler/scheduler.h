@@ -330,10 +330,15 @@ class Scheduler {
   // unreadable.
   std::optional<CachedSettings> SettingsFor(const std::string& project_id,
                                             const std::string& org_id) ABSL_LOCKS_EXCLUDED(mu_);
-  placement::PendingReason ExplainPendingLocked(const core::WorkspaceClass& cls,
-                                                int queue_position, ScalingViews scaling,
-                                                const PendingLimits& limits)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Why a workspace of `class_id` at `queue_position` (0: not queued) waits,
+  // on the newest ClusterView and without the placement lock: the queue's
+  // simulation walks every node (about 1 ms at 10,000, placement_benchmark
+  // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
+  // nullopt when the view's catalog has no such class.
+  std::optional<placement::PendingReason> ExplainPending(const std::string& class_id,
+                                                         int queue_position, ScalingViews scaling,
+                                                         const PendingLimits& limits) const
+      ABSL_LOCKS_EXCLUDED(mu_);
   // The node's held GPUs, by UUID: workspace, class and version.
   GpuHolders HoldersLocked(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
@@ -405,10 +410,6 @@ class Scheduler {
   absl::flat_hash_map<std::string, std::shared_ptr<const store::StoredNode>> nodes_
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
-  // When each node entered its current state and driver state, as far as
-  // this replica saw (its registration for nodes first seen at a reload):
-  // the "since" of pending reasons.
-  absl::flat_hash_map<std::string, absl::Time> node_state_since_ ABSL_GUARDED_BY(mu_);
   // Class of every live workspace: what GPU usage is charged to.
   absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
   // The idle mark of every live workspace that has one (idle_monitor.h).
