@@ -39,6 +39,20 @@ TEST_F(SnapshotTest, TracksNodeAndIndex) {
   EXPECT_EQ(snapshot_.ReadyIndex("cpu"), nullptr);
 }
 
+// Pending reasons read it from a reader's copy, without the scheduler.
+TEST_F(SnapshotTest, StateSinceIsKeptPerNodeAndTravelsWithAReadersCopy) {
+  EXPECT_EQ(snapshot_.FindNode("g1")->state_since, absl::InfinitePast());
+  const absl::Time since = absl::FromUnixSeconds(1700000000);
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu"), kReady, kDriverReady, since).ok());
+  EXPECT_EQ(snapshot_.FindNode("g1")->state_since, since);
+  Snapshot view = snapshot_.NodesOnly();
+  // A later change reaches the live snapshot, not the copy already taken.
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu"), kReady, kDriverReady,
+                                   since + absl::Minutes(4)).ok());
+  EXPECT_EQ(view.FindNode("g1")->state_since, since);
+  EXPECT_EQ(snapshot_.FindNode("g1")->state_since, since + absl::Minutes(4));
+}
+
 TEST_F(SnapshotTest, HoldAndReleaseAreIdempotent) {
   ASSERT_TRUE(snapshot_.Hold("w1", "g1", {3, 2}, Small()).ok());
   ASSERT_TRUE(snapshot_.Hold("w1", "g1", {2, 3}, Small()).ok());  // Same again: fine.
