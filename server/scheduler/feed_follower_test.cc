@@ -193,25 +193,36 @@ TEST_F(FeedFollowerTest, CaughtUpAtIsWhenTheLastCatchUpThatReachedTheHeadBegan) 
   EXPECT_EQ(follower_.caught_up_at(), now_);
 }
 
-// Counts background reads; thread-safe, unlike FakeSource.
-class CountingSource : public FeedSource {
+// Records when each read came; thread-safe, unlike FakeSource. Closed, it
+// holds reads at a gate until Open().
+class RecordingSource : public FeedSource {
  public:
   absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int) override {
     absl::MutexLock lock(&mu_);
     read_times_.push_back(absl::Now());
+    mu_.Await(absl::Condition(&open_));
     return store::FeedRead{after, {}};
   }
-  // Waits up to `timeout` for the n-th read; its time, or nullopt.
+  // Waits up to `timeout` for the n-th read to begin; its time, or nullopt.
   std::optional<absl::Time> NthRead(size_t n, absl::Duration timeout) {
     absl::MutexLock lock(&mu_);
     auto arrived = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return read_times_.size() >= n; };
     if (!mu_.AwaitWithTimeout(absl::Condition(&arrived), timeout)) return std::nullopt;
     return read_times_[n - 1];
   }
+  void SetOpen(bool open) {
+    absl::MutexLock lock(&mu_);
+    open_ = open;
+  }
+  size_t reads() {
+    absl::MutexLock lock(&mu_);
+    return read_times_.size();
+  }
 
  private:
   absl::Mutex mu_;
   std::vector<absl::Time> read_times_ ABSL_GUARDED_BY(mu_);
+  bool open_ ABSL_GUARDED_BY(mu_) = true;
 };
 
 class NoChangeSink : public FeedSink {
@@ -220,79 +231,53 @@ class NoChangeSink : public FeedSink {
   absl::StatusOr<int64_t> Reload() override { return 0; }
 };
 
-TEST(FeedFollowerGapTest, NotificationsDuringTheGapShareOneRead) {
-  CountingSource source;
-  NoChangeSink sink;
-  metrics::Metrics metrics;
-  FeedFollower follower(&source, &sink, &metrics, [] { return absl::Now(); });
-  ASSERT_TRUE(follower.CatchUp().ok());  // The start's reload: no read.
+// A follower on the real clock, past its start's reload (which reads
+// nothing from the source).
+class FollowerThreadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_TRUE(follower_.CatchUp().ok()); }
+
+  RecordingSource source_;
+  NoChangeSink sink_;
+  metrics::Metrics metrics_;
+  FeedFollower follower_{&source_, &sink_, &metrics_, [] { return absl::Now(); }};
+};
+
+TEST_F(FollowerThreadsTest, NotificationsDuringTheGapShareOneRead) {
   const absl::Duration gap = absl::Milliseconds(300);
-  follower.StartFollowing(/*poll=*/absl::Hours(1), gap);
-  follower.Notify();
-  std::optional<absl::Time> first = source.NthRead(1, absl::Seconds(10));
+  follower_.StartFollowing(/*poll=*/absl::Hours(1), gap);
+  follower_.Notify();
+  std::optional<absl::Time> first = source_.NthRead(1, absl::Seconds(10));
   ASSERT_TRUE(first.has_value());
-  for (int i = 0; i < 50; ++i) follower.Notify();  // A busy writer's commits.
-  std::optional<absl::Time> second = source.NthRead(2, absl::Seconds(10));
+  for (int i = 0; i < 50; ++i) follower_.Notify();  // A busy writer's commits.
+  std::optional<absl::Time> second = source_.NthRead(2, absl::Seconds(10));
   ASSERT_TRUE(second.has_value()) << "the notifications were never read";
   EXPECT_GE(*second - *first, gap);
   // All fifty were served by that one read: nothing new, nothing read.
-  EXPECT_FALSE(source.NthRead(3, gap * 2).has_value());
+  EXPECT_FALSE(source_.NthRead(3, gap * 2).has_value());
 }
 
-// A source whose reads wait at a gate until it opens.
-class GatedSource : public FeedSource {
- public:
-  absl::StatusOr<store::FeedRead> ReadSince(int64_t after, int) override {
-    absl::MutexLock lock(&mu_);
-    ++reads_;
-    mu_.Await(absl::Condition(&open_));
-    return store::FeedRead{after, {}};
-  }
-  void AwaitReads(int n) {
-    absl::MutexLock lock(&mu_);
-    auto arrived = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return reads_ >= n; };
-    mu_.Await(absl::Condition(&arrived));
-  }
-  void Open() {
-    absl::MutexLock lock(&mu_);
-    open_ = true;
-  }
-  int reads() {
-    absl::MutexLock lock(&mu_);
-    return reads_;
-  }
-
- private:
-  absl::Mutex mu_;
-  int reads_ ABSL_GUARDED_BY(mu_) = 0;
-  bool open_ ABSL_GUARDED_BY(mu_) = false;
-};
-
-TEST(FeedFollowerShareTest, CallersThatArriveDuringACatchUpShareTheNextOne) {
-  GatedSource source;
-  NoChangeSink sink;
-  metrics::Metrics metrics;
-  FeedFollower follower(&source, &sink, &metrics, [] { return absl::Now(); });
-  ASSERT_TRUE(follower.CatchUp().ok());  // The start's reload: no read.
-  std::thread first([&] { EXPECT_TRUE(follower.CatchUp().ok()); });
-  source.AwaitReads(1);  // The first is reading, held at the gate.
+TEST_F(FollowerThreadsTest, CallersThatArriveDuringACatchUpShareTheNextOne) {
+  source_.SetOpen(false);
+  std::thread first([&] { EXPECT_TRUE(follower_.CatchUp().ok()); });
+  ASSERT_TRUE(source_.NthRead(1, absl::Seconds(10)).has_value());  // Held at the gate.
   constexpr int kCallers = 8;
   absl::BlockingCounter started(kCallers);
   std::vector<std::thread> callers;
   for (int i = 0; i < kCallers; ++i) {
     callers.emplace_back([&] {
       started.DecrementCount();
-      EXPECT_TRUE(follower.CatchUp().ok());
+      EXPECT_TRUE(follower_.CatchUp().ok());
     });
   }
   started.Wait();
-  source.Open();
+  source_.SetOpen(true);
   first.join();
   for (auto& caller : callers) caller.join();
   // One after the first serves every caller that arrived during it; one
   // more at most for a caller that arrived as that one began. One each
   // would be 1 + 8.
-  EXPECT_LE(source.reads(), 3);
+  EXPECT_LE(source_.reads(), 3u);
 }
 
 }  // namespace
