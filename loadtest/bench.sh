@@ -337,7 +337,8 @@ reset_statements() {
 print_statements() {
   [ "${STATEMENTS:-0}" = 1 ] || return 0
   "${PSQL[@]}" -d wsched -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
-      round(mean_exec_time::numeric, 3) AS mean_ms,
+      round(mean_exec_time::numeric, 3) AS mean_ms, rows,
+      shared_blks_hit + shared_blks_read AS buffers,
       left(regexp_replace(query, '\s+', ' ', 'g'), 80) AS statement
     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
     ORDER BY total_exec_time DESC LIMIT 16"

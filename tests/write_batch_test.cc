@@ -118,9 +118,9 @@ TEST_F(WriteBatchTest, AFixedHandfulOfStatementsAndThreeRoundTripsWhateverTheBat
 // Statistics from a quiet moment (a busy day's workspaces all stopped, then
 // VACUUM ANALYZE: the active index keeps its pages and counts no entry) and
 // then thousands placed: a batch's node lock must still touch a handful of
-// pages, not every active workspace (write_batch.cc, kLockNodes). The plan
-// is the custom one PostgreSQL uses for a prepared statement's first runs
-// and after the writer drops its plans.
+// pages, not every active workspace (write_batch.cc, kLockNodes): with the
+// generic plan the writer's session uses, made from those statistics, and
+// with a custom plan too.
 TEST_F(WriteBatchTest, TheNodeLockReadsAHandfulOfPagesHoweverManyWorkspacesAreActive) {
   auto place_bulk = [&](const std::string& prefix) {
     db_.Query("INSERT INTO workspaces (id, org_id, project_id, user_id, class_id, class_source, "
@@ -132,17 +132,35 @@ TEST_F(WriteBatchTest, TheNodeLockReadsAHandfulOfPagesHoweverManyWorkspacesAreAc
   db_.Query("VACUUM ANALYZE workspaces");
   place_bulk("bulk-");
   pqxx::nontransaction session(*connection_);
-  session.exec0("SET plan_cache_mode = force_custom_plan");
-  for (const char* stops : {"{}", "{bulk-7}"}) {
-    const std::string plan =
-        session.exec1(absl::StrCat("EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE batch_lock_nodes('{n1}', '",
-                                   stops, "')"))[0].c_str();
-    // The top node's counts include everything below it.
-    std::smatch hit, read;
-    ASSERT_TRUE(std::regex_search(plan, hit, std::regex(R"re("Shared Hit Blocks": (\d+))re"))) << plan;
-    ASSERT_TRUE(std::regex_search(plan, read, std::regex(R"re("Shared Read Blocks": (\d+))re"))) << plan;
-    EXPECT_LT(std::stoi(hit[1]) + std::stoi(read[1]), 50) << "stops " << stops << ": " << plan;
+  for (const char* mode : {"force_generic_plan", "force_custom_plan"}) {
+    session.exec0(absl::StrCat("SET plan_cache_mode = ", mode));
+    for (const char* stops : {"{}", "{bulk-7}"}) {
+      session.exec0("DISCARD PLANS");
+      const std::string plan = session.exec1(absl::StrCat(
+          "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE batch_lock_nodes('{n1}', '", stops, "')"))[0].c_str();
+      // The top node's counts include everything below it.
+      std::smatch hit, read;
+      ASSERT_TRUE(std::regex_search(plan, hit, std::regex(R"re("Shared Hit Blocks": (\d+))re"))) << plan;
+      ASSERT_TRUE(std::regex_search(plan, read, std::regex(R"re("Shared Read Blocks": (\d+))re"))) << plan;
+      EXPECT_LT(std::stoi(hit[1]) + std::stoi(read[1]), 50) << mode << ", stops " << stops << ": " << plan;
+    }
   }
+}
+
+// Each batch statement is planned once per plan refresh, not at every
+// batch (write_batch.h, PrepareWriteStatements): PostgreSQL's own count of
+// custom plans stays at zero over many batches.
+TEST_F(WriteBatchTest, TheBatchStatementsRunOnTheirGenericPlans) {
+  for (int i = 0; i < 12; ++i) {
+    auto out = Run({Place(absl::StrCat("g", i), 100, {i})});
+    ASSERT_TRUE(out[0].status.ok()) << out[0].status;
+  }
+  pqxx::nontransaction session(*connection_);
+  pqxx::row counts = session.exec1(
+      "SELECT count(*) FILTER (WHERE generic_plans > 0), COALESCE(sum(custom_plans), 0) "
+      "FROM pg_prepared_statements WHERE name LIKE 'batch_%'");
+  EXPECT_GE(counts[0].as<int>(), 5) << "statements that ran on a generic plan";
+  EXPECT_EQ(counts[1].as<int64_t>(), 0) << "custom plans made";
 }
 
 TEST_F(WriteBatchTest, AStatementThatFailsFailsTheWholeBatchAndLeavesNothing) {

@@ -501,6 +501,7 @@ class Batch {
 }  // namespace
 
 void PrepareWriteStatements(pqxx::connection_base& connection) {
+  pqxx::nontransaction(connection).exec0("SET plan_cache_mode = force_generic_plan");
   for (const Statement* statement : {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus,
                                      &StopUsageStatement(), &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
                                      &kCapacity}) {

@@ -30,8 +30,13 @@
 
 namespace wsched::store {
 
-// Registers the statements CommitWrites runs on `connection`: once per
-// connection, before its first batch.
+// Registers the statements CommitWrites runs on `connection`, and has the
+// session use their generic plans: once per connection, before its first
+// batch. Left to itself (plan_cache_mode = auto) PostgreSQL re-planned most
+// of them at every execution, as a custom plan for an `= ANY($1)` lookup
+// always looks a little cheaper than the generic one: planning took a third
+// of the writer's statement time (docs/performance.md). The writer drops its
+// plans as the tables grow (CommitBatcher::RefreshPlansWhenDue).
 void PrepareWriteStatements(pqxx::connection_base& connection);
 
 // Applies `writes` and commits them, with their change-log entry, as one
