@@ -104,7 +104,7 @@ std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, c
 FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit) {
   FeedRead read;
   pqxx::result rows = txn.exec_params(
-      "SELECT h.seq, c.seq, c.replica, extract(epoch from c.written_at)::float8, c.entities, "
+      "SELECT h.seq, c.seq, c.replica, date_part('epoch', c.written_at), c.entities, "
       "c.ids, c.versions FROM feed_head h LEFT JOIN LATERAL (SELECT * FROM change_log "
       "WHERE seq > $1 ORDER BY seq LIMIT $2) c ON true ORDER BY c.seq",
       after, limit);

@@ -8,14 +8,18 @@
 
 namespace wsched::store {
 
+// Read by every replica for every workspace another one writes, so each
+// column is cheap to compute: date_part returns the epoch as float8 (the
+// same value extract gives through numeric, at less cost), and only a GPU
+// workspace looks for its holds.
 const char kWorkspaceColumns[] =
     "w.id, w.org_id, w.project_id, w.user_id, w.class_id, w.class_source, w.explanation, "
     "w.state, w.priority, COALESCE(w.node_name, ''), COALESCE(w.pool, ''), w.cpu_millis, "
     "w.memory_bytes, COALESCE(w.placement::text, ''), w.pending_reason, "
-    "extract(epoch from w.created_at)::float8, "
-    "COALESCE(extract(epoch from w.placed_at)::float8, 0), "
-    "COALESCE((SELECT string_agg(h.gpu_index::text || '/' || h.gpu_uuid, ',' ORDER BY "
-    "h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), ''), w.version, "
+    "date_part('epoch', w.created_at), COALESCE(date_part('epoch', w.placed_at), 0), "
+    "CASE WHEN w.gpu_count > 0 THEN COALESCE((SELECT string_agg(h.gpu_index::text || '/' || "
+    "h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), '') "
+    "ELSE '' END, w.version, "
     "w.stopped_at IS NOT NULL, w.placement_schema, "
     "(extract(epoch from w.idle_since) * 1000000)::bigint, "
     "(extract(epoch from w.idle_stops_at) * 1000000)::bigint";
