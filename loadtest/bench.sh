@@ -48,7 +48,8 @@
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
-#      of every wsched run (diagnosis; it costs some throughput),
+#      of every wsched run, with the time spent planning them (diagnosis;
+#      it costs some throughput),
 #      TRACE=1 has every loadgen run write WORK/NAME.trace (when each call began,
 #      its latency; with KEEP=1, to find when the slow ones happened),
 #      PERF=1 samples the whole machine with perf during each wsched run and
@@ -114,7 +115,7 @@ echo "C=$C_VALUES S=$S MIX=$MIX"
 say "PostgreSQL (fsync on)"
 PGPORT=$(free_port)
 if [ "${STATEMENTS:-0}" = 1 ]; then
-  export PG_EXTRA_OPTS="${PG_EXTRA_OPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+  export PG_EXTRA_OPTS="${PG_EXTRA_OPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
 fi
 "$ROOT/deploy/local/pg.sh" start "$PGDATA_DIR" "$PGPORT" >/dev/null
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
@@ -337,11 +338,12 @@ reset_statements() {
 print_statements() {
   [ "${STATEMENTS:-0}" = 1 ] || return 0
   "${PSQL[@]}" -d wsched -c "SELECT calls, round(total_exec_time::numeric, 1) AS total_ms,
+      round(total_plan_time::numeric, 1) AS plan_ms,
       round(mean_exec_time::numeric, 3) AS mean_ms, rows,
       shared_blks_hit + shared_blks_read AS buffers,
       left(regexp_replace(query, '\s+', ' ', 'g'), 80) AS statement
     FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
-    ORDER BY total_exec_time DESC LIMIT 16"
+    ORDER BY total_exec_time + total_plan_time DESC LIMIT 16"
 }
 
 # start_perf NAME / finish_perf NAME: with PERF=1, samples the whole machine
