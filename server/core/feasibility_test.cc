@@ -99,9 +99,6 @@ placement::PendingCode PendingCodeFor(const WorkspaceClass& cls,
   ctx.pools = &pools;
   ctx.snapshot = &snapshot;
   ctx.driver_policy = &no_policy;
-  ctx.node_state_since = [](const std::string&) -> std::optional<absl::Time> {
-    return std::nullopt;
-  };
   ctx.now = absl::FromUnixSeconds(1800000000);
   return placement::ExplainPending(ctx).code;
 }

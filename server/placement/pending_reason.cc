@@ -263,7 +263,9 @@ class QueueSimulation {
     c.reason.code = code;
     c.reason.node = s.node->info.name;
     c.reason.kernel = s.node->info.kernel_version;
-    if (ctx_.node_state_since) c.reason.since = ctx_.node_state_since(s.node->info.name);
+    // When the node entered its current state (provisioning, needs-driver),
+    // if the snapshot knows.
+    if (s.node->state_since != absl::InfinitePast()) c.reason.since = s.node->state_since;
   }
   std::string SinceText(const PendingReason& reason, absl::string_view prefix,
                         absl::string_view suffix = "") const {

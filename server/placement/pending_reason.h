@@ -35,7 +35,6 @@
 #define WSCHED_SERVER_PLACEMENT_PENDING_REASON_H_
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -107,9 +106,6 @@ struct PendingContext {
   std::optional<QuotaFigures> quota;
   // Set when project or org policy no longer allows the class.
   std::optional<std::string> policy_denial;
-  // When a node entered its current state (provisioning, needs-driver), if
-  // known.
-  std::function<std::optional<absl::Time>(const std::string& node)> node_state_since;
   absl::Time now;
 };
 

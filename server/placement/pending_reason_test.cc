@@ -29,7 +29,7 @@ class PendingReasonTest : public ::testing::Test {
 
   void AddNode(core::NodeInfo info, core::NodeState state = core::NodeState::kReady,
                core::DriverState driver = core::DriverState::kReady) {
-    ASSERT_TRUE(snapshot_.UpsertNode(info, state, driver).ok());
+    ASSERT_TRUE(snapshot_.UpsertNode(info, state, driver, /*state_since=*/kNow - absl::Minutes(3)).ok());
   }
 
   // Holds GPU 0 of `node` (so 7 of 8 are free).
@@ -56,9 +56,6 @@ class PendingReasonTest : public ::testing::Test {
     ctx.ahead = ahead_;
     ctx.quota = quota_;
     ctx.policy_denial = denial_;
-    ctx.node_state_since = [](const std::string&) -> std::optional<absl::Time> {
-      return kNow - absl::Minutes(3);
-    };
     ctx.now = kNow;
     return ExplainPending(ctx);
   }

@@ -163,7 +163,6 @@ void BM_ExplainPendingGpu8(benchmark::State& state) {
   ctx.snapshot = &snapshot;
   ctx.driver_policy = &no_policy;
   ctx.ahead.assign(static_cast<size_t>(state.range(1)), &cls);
-  ctx.node_state_since = [](const std::string&) { return std::optional<absl::Time>(); };
   for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
 }
 

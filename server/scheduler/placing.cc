@@ -197,11 +197,6 @@ std::optional<placement::PendingReason> Scheduler::ExplainPending(const std::str
     if (queue_position > 0 && static_cast<int>(ctx.ahead.size()) + 1 >= queue_position) break;
     ctx.ahead.push_back(view->catalog->FindClass(entry.class_id));
   }
-  ctx.node_state_since = [&view](const std::string& node) -> std::optional<absl::Time> {
-    const placement::SnapshotNode* mirrored = view->snapshot.FindNode(node);
-    if (mirrored == nullptr || mirrored->state_since == absl::InfinitePast()) return std::nullopt;
-    return mirrored->state_since;
-  };
   ctx.now = clock_();
   return placement::ExplainPending(ctx);
 }
