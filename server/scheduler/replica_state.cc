@@ -285,7 +285,11 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
     const bool restated = before->second->state != node.state ||
                           before->second->driver_state != node.driver_state;
     const placement::SnapshotNode* mirrored = snapshot_.FindNode(node.info.name);
-    since = restated ? clock_() : mirrored != nullptr ? mirrored->state_since : absl::InfinitePast();
+    if (restated) {
+      since = clock_();
+    } else {
+      since = mirrored != nullptr ? mirrored->state_since : absl::InfinitePast();  // Unchanged.
+    }
   }
   nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
   (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, since);
