@@ -5,6 +5,7 @@
 #include "server/grpc/audit_service.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/class_service.h"
+#include "server/grpc/forwarding_service.h"
 #include "server/grpc/inventory_service.h"
 #include "server/grpc/placement_service.h"
 #include "server/grpc/scaling_service.h"
@@ -39,6 +40,7 @@ struct Services::Impl {
         settings(context),
         inventory(context),
         placement(context),
+        forwarding(context),
         scaling(context, controller.get()),
         audit(context),
         usage(context),
@@ -51,6 +53,7 @@ struct Services::Impl {
   SettingsServiceImpl settings;
   InventoryServiceImpl inventory;
   PlacementServiceImpl placement;
+  ForwardingServiceImpl forwarding;
   ScalingServiceImpl scaling;
   AuditServiceImpl audit;
   UsageServiceImpl usage;
@@ -88,6 +91,7 @@ void Services::RegisterAll(grpc::ServerBuilder& builder) {
   builder.RegisterService(&impl_->settings);
   builder.RegisterService(&impl_->inventory);
   builder.RegisterService(&impl_->placement);
+  builder.RegisterService(&impl_->forwarding);
   builder.RegisterService(&impl_->scaling);
   builder.RegisterService(&impl_->audit);
   builder.RegisterService(&impl_->usage);
@@ -97,7 +101,8 @@ std::vector<std::string> Services::Names() const {
   return {v1::ClassService::service_full_name(), v1::SettingsService::service_full_name(),
           v1::InventoryService::service_full_name(), v1::PlacementService::service_full_name(),
           v1::ScalingService::service_full_name(), v1::AuditService::service_full_name(),
-          v1::UsageService::service_full_name()};
+          v1::UsageService::service_full_name(),
+          internal::v1::ForwardingService::service_full_name()};
 }
 
 absl::Status Services::ReloadCatalog() {
