@@ -66,9 +66,6 @@ ABSL_FLAG(std::string, advertise_host, "",
           "to it (docs/architecture.md); empty: this replica places every call it receives");
 ABSL_FLAG(absl::Duration, placer_poll_interval, absl::Milliseconds(200),
           "how often the placement lock is polled: the longest a vanished placer stays placer");
-ABSL_FLAG(bool, forward_in_batches, true,
-          "with --advertise_host: a front door sends the calls it forwards to the placer in "
-          "batches (one RPC per placer commit); false: one RPC per call, as before 2026-12");
 ABSL_FLAG(std::string, peer_tls_ca, "",
           "with TLS and --advertise_host: CA of the replicas' serving certificates (empty: the "
           "system's roots)");
@@ -187,7 +184,6 @@ int main(int argc, char** argv) {
   options.port_file = absl::GetFlag(FLAGS_port_file);
   options.advertise_host = absl::GetFlag(FLAGS_advertise_host);
   options.placer_poll_interval = absl::GetFlag(FLAGS_placer_poll_interval);
-  options.forward_in_batches = absl::GetFlag(FLAGS_forward_in_batches);
   if (options.placer_poll_interval < absl::Milliseconds(10) ||
       options.placer_poll_interval > absl::Seconds(10)) {
     wsched::log::Error("--placer_poll_interval must be between 10ms and 10s");

@@ -29,7 +29,6 @@
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
-#include "wsched/internal/v1/forwarding.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched {
@@ -118,101 +117,6 @@ TEST(Placer, AFrontDoorForwardsPlacementsAndStopsAndThePlacerCommitsThem) {
   EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total", {place, "code=\"OK\""}), 2);
   EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total", {place, "code=\"NOT_FOUND\""}), 1);
   EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total", {stop, "code=\"OK\""}), 1);
-  // The three forwarded calls came one after another, so each went in a
-  // batch of its own; a refusal is the call's answer, not the batch's.
-  EXPECT_EQ(Metric(placer, "wsched_rpc_requests_total",
-                   {"method=\"/wsched.internal.v1.ForwardingService/ForwardCalls\"",
-                    "code=\"OK\""}),
-            3);
-}
-
-TEST(Placer, CallsForwardedTogetherShareBatchesAndEachKeepsItsOwnAnswer) {
-  testing::TestDatabase db;
-  testing::ServerProcess placer(Replica(db));
-  ASSERT_TRUE(placer.started());
-  testing::ServerProcess front_door(Replica(db));
-  ASSERT_TRUE(front_door.started());
-  for (int n = 0; n < 8; ++n) {  // 64 GPUs: later placements go pending.
-    testing::RegisterNode(front_door.channel(),
-                          testing::FakeGpuNode(absl::StrCat("b-", n), "gpu-h100"));
-  }
-  testing::PlacingLoad load(front_door.channel(), "batched", 16);
-  ASSERT_TRUE(testing::Eventually([&] { return load.acked().size() >= 200; }));
-  load.Stop();
-  EXPECT_THAT(load.codes(), ::testing::IsEmpty());
-
-  const double forwarded = Metric(front_door, "wsched_placer_forwards_total",
-                                  {"method=\"PlaceWorkspace\"", "outcome=\"ok\""});
-  const double batches = Metric(placer, "wsched_rpc_requests_total",
-                                {"method=\"/wsched.internal.v1.ForwardingService/ForwardCalls\"",
-                                 "code=\"OK\""});
-  std::printf("%.0f forwarded placements in %.0f batches\n", forwarded, batches);
-  EXPECT_EQ(forwarded, static_cast<double>(load.acked().size()));
-  EXPECT_GT(batches, 0);
-  // 16 callers and two batches on the wire: most calls wait and share one.
-  EXPECT_LT(batches, forwarded / 2);
-  // Each call was committed as its own, and is stored as its caller was told.
-  for (const std::string& id : load.acked()) {
-    EXPECT_THAT(db.Query("SELECT state FROM workspaces WHERE id = '" + id + "'"),
-                ::testing::AnyOf("placed", "pending"))
-        << id;
-  }
-  EXPECT_EQ(db.Query("SELECT count(*) FROM gpu_holds"),
-            db.Query("SELECT count(*) FROM workspaces WHERE state = 'placed'"));
-  EXPECT_EQ(db.Query("SELECT count(*) FROM workspaces WHERE state = 'placed'"), "64");
-}
-
-TEST(Placer, AForwardedBatchChecksEachCallWithItsOwnCredential) {
-  testing::TestDatabase db;
-  testing::ServerProcess placer(Replica(db));
-  ASSERT_TRUE(placer.started());
-  testing::RegisterNode(placer.channel(), testing::FakeGpuNode("n-1", "gpu-h100"));
-  auto stub = internal::v1::ForwardingService::NewStub(placer.channel());
-
-  internal::v1::ForwardCallsRequest request;
-  internal::v1::ForwardedCall* good = request.add_calls();
-  good->set_authorization(absl::StrCat("Bearer ", testing::kControlPlaneToken));
-  good->mutable_place()->set_workspace_id("w-good");
-  good->mutable_place()->set_org_id("o");
-  good->mutable_place()->set_project_id("p");
-  good->mutable_place()->set_user_id("u");
-  good->mutable_place()->set_class_id("gpu-1x");
-  internal::v1::ForwardedCall* stolen = request.add_calls();
-  *stolen = *good;
-  stolen->set_authorization("Bearer not-a-token-of-this-installation");
-  stolen->mutable_place()->set_workspace_id("w-stolen");
-  internal::v1::ForwardedCall* bare = request.add_calls();
-  *bare = *good;
-  bare->clear_authorization();
-  bare->mutable_place()->set_workspace_id("w-bare");
-  internal::v1::ForwardedCall* malformed = request.add_calls();
-  *malformed = *good;
-  malformed->mutable_place()->set_workspace_id("");
-
-  grpc::ClientContext context;  // The batch itself carries no credential.
-  internal::v1::ForwardCallsResponse response;
-  ASSERT_TRUE(stub->ForwardCalls(&context, request, &response).ok());
-  ASSERT_EQ(response.answers_size(), 4);
-  EXPECT_EQ(response.answers(0).code(), 0) << response.answers(0).message();
-  EXPECT_EQ(response.answers(0).workspace().state(), v1::WORKSPACE_STATE_PLACED);
-  EXPECT_EQ(response.answers(1).code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(response.answers(1).message(), "unknown token");
-  EXPECT_FALSE(response.answers(1).has_workspace());
-  EXPECT_EQ(response.answers(2).code(), grpc::StatusCode::UNAUTHENTICATED);
-  EXPECT_EQ(response.answers(3).code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(response.answers(3).message(), ::testing::HasSubstr("workspace_id"));
-  // The refusals keep their google.rpc.Status for the front door to pass on.
-  google::rpc::Status details;
-  ASSERT_TRUE(details.ParseFromString(response.answers(3).details()));
-  EXPECT_EQ(details.code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(db.Query("SELECT string_agg(id, ',' ORDER BY id) FROM workspaces"), "w-good");
-
-  // A batch with nothing in it, or more than a placer takes, changes nothing.
-  grpc::ClientContext empty_context;
-  internal::v1::ForwardCallsRequest empty;
-  grpc::Status refused = stub->ForwardCalls(&empty_context, empty, &response);
-  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("calls: 0 calls; send 1 to 1024"));
 }
 
 TEST(Placer, OnlyThePlacerPlacesFromTheQueue) {

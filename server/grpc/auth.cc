@@ -59,11 +59,6 @@ const std::vector<MethodRoles>& MethodTable() {
       // Placement: the control plane's hot path.
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
-      // Between replicas: the batch carries no credential of its own, and
-      // each call in it is authorized as the PlaceWorkspace or
-      // StopWorkspace it carries, with its caller's token
-      // (forwarding_service.h). So this entry admits the same callers.
-      {"/wsched.internal.v1.ForwardingService/ForwardCalls", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/ListWorkspaces", {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/WatchWorkspace", {R::kControlPlane}},

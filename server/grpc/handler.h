@@ -34,14 +34,12 @@ inline absl::Status MessageTooLarge(size_t size, int64_t limit) {
 // well-formed (request_validation.h), then the body. A state-changing call
 // of an admin or project owner then leaves its audit record (audit.h),
 // whatever its outcome once the caller was known and admitted.
-//
-// `Caller` is the call's grpc::ServerContextBase, or the CallerCredentials
-// a front door forwarded with the call (forwarding_service.h).
-template <typename Caller, typename Request, typename Body>
-grpc::Status HandleAs(const ServiceContext& services, const Caller& caller, const char* service,
-                      const char* method, const Request& request, Body&& body) {
+template <typename Request, typename Body>
+grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* context,
+                    const char* service, const char* method, const Request& request,
+                    Body&& body) {
   const std::string full_method = absl::StrCat("/", service, "/", method);
-  auto principal = services.auth->Authorize(caller, full_method);
+  auto principal = services.auth->Authorize(*context, full_method);
   if (!principal.ok()) return ToGrpc(principal.status());
   if (services.rate_limiter != nullptr) {
     if (absl::Status admitted = services.rate_limiter->Admit(*principal); !admitted.ok()) {
@@ -65,13 +63,6 @@ grpc::Status HandleAs(const ServiceContext& services, const Caller& caller, cons
     WriteAudit(*services.db, AuditRecordOf(*principal, full_method, request, outcome));
   }
   return ToGrpc(outcome);
-}
-
-template <typename Request, typename Body>
-grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* context,
-                    const char* service, const char* method, const Request& request,
-                    Body&& body) {
-  return HandleAs(services, *context, service, method, request, std::forward<Body>(body));
 }
 
 }  // namespace wsched::grpc_api

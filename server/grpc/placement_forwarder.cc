@@ -1,10 +1,5 @@
 #include "server/grpc/placement_forwarder.h"
 
-#include <algorithm>
-#include <type_traits>
-#include <utility>
-#include <vector>
-
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
 #include "server/grpc/status.h"
@@ -16,12 +11,6 @@ namespace {
 // A lost placer is replaced within PlacerElectionOptions::interval; the
 // caller retries after about that long.
 constexpr absl::Duration kRetryAfterPlacerLoss = absl::Milliseconds(250);
-
-// Two batches on the wire: one the placer commits while the next waits in
-// its group-commit queue, so a front door's calls never wait a whole
-// commit for a slot. A batch holds what one commit takes and more.
-constexpr int kBatchesInFlight = 2;
-constexpr size_t kMaxBatch = 256;
 
 grpc::ChannelArguments PeerChannelArguments() {
   grpc::ChannelArguments args;
@@ -59,8 +48,8 @@ bool FromTransport(const grpc::Status& status) {
 }  // namespace
 
 PlacementForwarder::PlacementForwarder(PlacerElection* election, ClientTlsOptions peer_tls,
-                                       Options options, metrics::Metrics* metrics)
-    : election_(election), peer_tls_(std::move(peer_tls)), options_(options), metrics_(metrics) {}
+                                       metrics::Metrics* metrics)
+    : election_(election), peer_tls_(std::move(peer_tls)), metrics_(metrics) {}
 
 std::optional<std::string> PlacementForwarder::TargetFor(const grpc::ServerContextBase& context) const {
   const auto& metadata = context.client_metadata();
@@ -71,18 +60,16 @@ std::optional<std::string> PlacementForwarder::TargetFor(const grpc::ServerConte
   return placer.address;
 }
 
-absl::StatusOr<PlacementForwarder::Peer*> PlacementForwarder::PeerFor(const std::string& target) {
-  auto it = peers_.find(target);
-  if (it != peers_.end()) return it->second.get();
+absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> PlacementForwarder::StubFor(
+    const std::string& target) {
+  absl::MutexLock lock(&mu_);
+  auto it = stubs_.find(target);
+  if (it != stubs_.end()) return it->second;
   auto channel = CreateClientChannel(target, peer_tls_, PeerChannelArguments());
   if (!channel.ok()) return channel.status();
-  auto peer = std::make_unique<Peer>(Peer{
-      .placement = v1::PlacementService::NewStub(*channel),
-      .forwarding = internal::v1::ForwardingService::NewStub(*channel),
-      .queue = ForwardQueue<Pending>(kBatchesInFlight, kMaxBatch)});
-  Peer* raw = peer.get();
-  peers_.emplace(target, std::move(peer));
-  return raw;
+  auto stub = std::shared_ptr<v1::PlacementService::Stub>(v1::PlacementService::NewStub(*channel));
+  stubs_.emplace(target, stub);
+  return stub;
 }
 
 template <typename Request>
@@ -90,16 +77,7 @@ void PlacementForwarder::Forward(const char* method, AsyncCall<Request> call,
                                  const grpc::ServerContextBase& context, const std::string& target,
                                  const Request* request, v1::Workspace* response, Done done) {
   const absl::Time started = absl::Now();
-  absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> stub;
-  {
-    absl::MutexLock lock(&mu_);
-    auto peer = PeerFor(target);
-    if (peer.ok()) {
-      stub = (*peer)->placement;
-    } else {
-      stub = peer.status();
-    }
-  }
+  auto stub = StubFor(target);
   if (!stub.ok()) {
     done(PlacerUnreachable(target, std::string(stub.status().message())));
     return;
@@ -132,150 +110,10 @@ void PlacementForwarder::Forward(const char* method, AsyncCall<Request> call,
       });
 }
 
-struct PlacementForwarder::Batch {
-  grpc::ClientContext context;
-  internal::v1::ForwardCallsRequest request;
-  internal::v1::ForwardCallsResponse response;
-  std::vector<Pending> calls;
-};
-
-template <typename Request>
-void PlacementForwarder::Enqueue(const char* method, AsyncCall<Request> call,
-                                 const grpc::ServerContextBase& context, const std::string& target,
-                                 const Request* request, v1::Workspace* response, Done done) {
-  if (!options_.in_batches) {
-    Forward(method, call, context, target, request, response, std::move(done));
-    return;
-  }
-  Pending pending{.method = method,
-                  .deadline = absl::InfiniteFuture(),
-                  .started = absl::Now(),
-                  .response = response,
-                  .done = std::move(done)};
-  if constexpr (std::is_same_v<Request, v1::PlaceWorkspaceRequest>) {
-    *pending.call.mutable_place() = *request;
-  } else {
-    *pending.call.mutable_stop() = *request;
-  }
-  if (auto it = context.client_metadata().find("authorization");
-      it != context.client_metadata().end()) {
-    pending.call.set_authorization(std::string(it->second.data(), it->second.size()));
-  }
-  if (context.deadline() != std::chrono::system_clock::time_point::max()) {
-    pending.deadline = absl::FromChrono(context.deadline());
-  }
-  // The caller's context and request live until `done` is called.
-  pending.alone = [this, method, call, &context, target, request, response](Done done) {
-    Forward(method, call, context, target, request, response, std::move(done));
-  };
-  absl::Status reachable;
-  bool alone = false;
-  std::vector<Pending> now;
-  {
-    absl::MutexLock lock(&mu_);
-    auto peer = PeerFor(target);
-    if (!peer.ok()) {
-      reachable = peer.status();
-    } else if ((*peer)->calls_alone) {
-      alone = true;
-    } else {
-      now = (*peer)->queue.Add(std::move(pending));
-    }
-  }
-  if (!reachable.ok()) {
-    pending.done(PlacerUnreachable(target, std::string(reachable.message())));
-  } else if (alone) {
-    pending.alone(std::move(pending.done));
-  } else if (!now.empty()) {
-    Send(target, std::move(now));
-  }
-}
-
-void PlacementForwarder::Send(const std::string& target, std::vector<Pending> calls) {
-  auto batch = std::make_shared<Batch>();
-  const absl::Time now = absl::Now();
-  absl::Time latest = absl::InfinitePast();
-  for (Pending& pending : calls) {
-    if (pending.deadline != absl::InfiniteFuture()) {
-      pending.call.set_timeout_ms(
-          std::max<int64_t>(1, absl::ToInt64Milliseconds(pending.deadline - now)));
-    }
-    latest = std::max(latest, pending.deadline);
-    batch->request.add_calls()->Swap(&pending.call);
-  }
-  // The batch lives as long as the caller who waits longest.
-  if (latest != absl::InfiniteFuture()) batch->context.set_deadline(absl::ToChronoTime(latest));
-  batch->context.AddMetadata(kForwardedByHeader, store::ReplicaId());
-  batch->calls = std::move(calls);
-  std::shared_ptr<internal::v1::ForwardingService::Stub> stub;
-  {
-    absl::MutexLock lock(&mu_);
-    stub = peers_.at(target)->forwarding;  // Made by Enqueue; never removed.
-  }
-  stub->async()->ForwardCalls(
-      &batch->context, &batch->request, &batch->response,
-      [this, target, batch, stub](grpc::Status status) {
-        Answer(target, *batch, status);
-        std::vector<Pending> next;
-        {
-          absl::MutexLock lock(&mu_);
-          next = peers_.at(target)->queue.Answered();
-        }
-        if (!next.empty()) Send(target, std::move(next));
-      });
-}
-
-void PlacementForwarder::Answer(const std::string& target, Batch& batch,
-                                const grpc::Status& status) {
-  if (status.error_code() == grpc::StatusCode::UNIMPLEMENTED && status.error_details().empty()) {
-    // An older placer: one RPC per call from now on, these calls first.
-    {
-      absl::MutexLock lock(&mu_);
-      peers_.at(target)->calls_alone = true;
-    }
-    for (Pending& pending : batch.calls) pending.alone(std::move(pending.done));
-    return;
-  }
-  if (!status.ok()) {
-    const bool lost = FromTransport(status);
-    if (lost) election_->Recheck();  // Only sets a flag: safe on a callback thread.
-    for (Pending& pending : batch.calls) {
-      Finish(pending, lost ? PlacerUnreachable(target, status.error_message()) : status,
-             lost ? "unreachable" : "refused");
-    }
-    return;
-  }
-  const int answers = batch.response.answers_size();
-  for (size_t i = 0; i < batch.calls.size(); ++i) {
-    Pending& pending = batch.calls[i];
-    if (static_cast<int>(i) >= answers) {
-      Finish(pending,
-             grpc::Status(grpc::StatusCode::INTERNAL,
-                          absl::StrCat("the placer (", target, ") answered ", answers, " of ",
-                                       batch.calls.size(), " forwarded calls")),
-             "refused");
-      continue;
-    }
-    internal::v1::ForwardedAnswer& answer = *batch.response.mutable_answers(static_cast<int>(i));
-    grpc::Status answered(static_cast<grpc::StatusCode>(answer.code()), answer.message(),
-                          answer.details());
-    const char* outcome = answered.ok() ? "ok" : "refused";
-    if (answered.ok()) pending.response->Swap(answer.mutable_workspace());
-    Finish(pending, std::move(answered), outcome);
-  }
-}
-
-void PlacementForwarder::Finish(Pending& pending, grpc::Status status, const char* outcome) {
-  if (metrics_ != nullptr) {
-    metrics_->ObserveForward(pending.method, outcome, absl::Now() - pending.started);
-  }
-  pending.done(std::move(status));
-}
-
 void PlacementForwarder::Place(const grpc::ServerContextBase& context, const std::string& target,
                                const v1::PlaceWorkspaceRequest* request, v1::Workspace* response,
                                Done done) {
-  Enqueue<v1::PlaceWorkspaceRequest>("PlaceWorkspace",
+  Forward<v1::PlaceWorkspaceRequest>("PlaceWorkspace",
                                      &v1::PlacementService::Stub::async::PlaceWorkspace, context,
                                      target, request, response, std::move(done));
 }
@@ -283,7 +121,7 @@ void PlacementForwarder::Place(const grpc::ServerContextBase& context, const std
 void PlacementForwarder::Stop(const grpc::ServerContextBase& context, const std::string& target,
                               const v1::StopWorkspaceRequest* request, v1::Workspace* response,
                               Done done) {
-  Enqueue<v1::StopWorkspaceRequest>("StopWorkspace",
+  Forward<v1::StopWorkspaceRequest>("StopWorkspace",
                                     &v1::PlacementService::Stub::async::StopWorkspace, context,
                                     target, request, response, std::move(done));
 }

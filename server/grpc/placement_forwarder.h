@@ -1,15 +1,10 @@
 // The front door's half of "one placer, many front doors"
 // (docs/architecture.md): a replica that is not the placer sends
 // PlaceWorkspace and StopWorkspace to the one that is, with the caller's
-// deadline and bearer token, and hands back the placer's answer as it came
-// (code, message and error details). The placer checks the call as if the
-// caller had called it: who they are, their limits, the request.
-//
-// The calls go in batches (wsched.internal.v1.ForwardCalls, grouped by a
-// ForwardQueue): two batches at most on the wire to the placer, the calls
-// that came meanwhile in the next. A placer that does not know
-// ForwardCalls (an older version, during a rolling upgrade) gets them one
-// RPC per call, as before.
+// deadline, cancellation and bearer token, and hands back the placer's
+// answer as it came (code, message and error details). The placer checks
+// the call as if the caller had called it: who they are, their limits,
+// the request.
 #ifndef WSCHED_SERVER_GRPC_PLACEMENT_FORWARDER_H_
 #define WSCHED_SERVER_GRPC_PLACEMENT_FORWARDER_H_
 
@@ -24,10 +19,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "server/grpc/channel_credentials.h"
-#include "server/grpc/forward_queue.h"
 #include "server/grpc/placer_election.h"
 #include "server/metrics/metrics.h"
-#include "wsched/internal/v1/forwarding.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched::grpc_api {
@@ -40,11 +33,7 @@ class PlacementForwarder {
  public:
   // `peer_tls`: how this replica reaches the others (plaintext when the
   // server itself serves plaintext).
-  struct Options {
-    // False: one RPC per call (--forward_in_batches=false).
-    bool in_batches = true;
-  };
-  PlacementForwarder(PlacerElection* election, ClientTlsOptions peer_tls, Options options,
+  PlacementForwarder(PlacerElection* election, ClientTlsOptions peer_tls,
                      metrics::Metrics* metrics);
 
   // The placer's address when this call is to go there: another replica
@@ -72,47 +61,18 @@ class PlacementForwarder {
   using AsyncCall = void (v1::PlacementService::Stub::async::*)(
       grpc::ClientContext*, const Request*, v1::Workspace*, std::function<void(grpc::Status)>);
 
-  // A call waiting in, or sent in, a batch.
-  struct Pending {
-    const char* method;
-    internal::v1::ForwardedCall call;
-    absl::Time deadline;  // InfiniteFuture without one.
-    absl::Time started;
-    v1::Workspace* response;
-    Done done;
-    // Forwards it on its own RPC instead (an older placer).
-    std::function<void(Done)> alone;
-  };
-  // One placer's channel, its stubs and its queue.
-  struct Peer {
-    std::shared_ptr<v1::PlacementService::Stub> placement;
-    std::shared_ptr<internal::v1::ForwardingService::Stub> forwarding;
-    ForwardQueue<Pending> queue;
-    // Set when the placer answered ForwardCalls UNIMPLEMENTED.
-    bool calls_alone = false;
-  };
-  struct Batch;
-
-  template <typename Request>
-  void Enqueue(const char* method, AsyncCall<Request> call, const grpc::ServerContextBase& context,
-               const std::string& target, const Request* request, v1::Workspace* response,
-               Done done);
   template <typename Request>
   void Forward(const char* method, AsyncCall<Request> call, const grpc::ServerContextBase& context,
                const std::string& target, const Request* request, v1::Workspace* response,
                Done done);
-  void Send(const std::string& target, std::vector<Pending> calls);
-  void Answer(const std::string& target, Batch& batch, const grpc::Status& status);
-  void Finish(Pending& call, grpc::Status status, const char* outcome);
-  absl::StatusOr<Peer*> PeerFor(const std::string& target) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> StubFor(const std::string& target);
 
   PlacerElection* const election_;
   const ClientTlsOptions peer_tls_;
-  const Options options_;
   metrics::Metrics* const metrics_;
   absl::Mutex mu_;
   // By address; a placer that moves leaves a channel that idles out.
-  std::map<std::string, std::unique_ptr<Peer>> peers_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<v1::PlacementService::Stub>> stubs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace wsched::grpc_api

@@ -146,31 +146,13 @@ std::string GpuHealthKey(const v1::Workspace& workspace) {
 PlacementServiceImpl::PlacementServiceImpl(const ServiceContext& context)
     : context_(context), blocking_(BlockingPool::Options{}) {}
 
-absl::Status PlacementServiceImpl::PlaceInto(const ServiceContext& context,
-                                             const v1::PlaceWorkspaceRequest& request,
-                                             v1::Workspace* out) {
-  auto view = context.scheduler->Place({request.workspace_id(), request.org_id(),
-                                        request.project_id(), request.user_id(),
-                                        request.class_id(), request.restart(), request.priority()});
-  if (!view.ok()) return view.status();
-  return ToProto(*view, out);
-}
-
-absl::Status PlacementServiceImpl::StopInto(const ServiceContext& context,
-                                            const v1::StopWorkspaceRequest& request,
-                                            v1::Workspace* out) {
-  auto view = context.scheduler->StopWorkspace(request.workspace_id());
-  if (!view.ok()) return view.status();
-  return ToProto(*view, out);
-}
-
-template <typename Request>
+template <typename Request, typename Body>
 grpc::ServerUnaryReactor* PlacementServiceImpl::Serve(
     grpc::CallbackServerContext* context, const char* method, const Request* request,
     v1::Workspace* response,
     void (PlacementForwarder::*forward)(const grpc::ServerContextBase&, const std::string&,
                                         const Request*, v1::Workspace*, PlacementForwarder::Done),
-    Run<Request> run) {
+    Body body) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   // The placer checks a forwarded call as its own (placement_forwarder.h).
   if (context_.forwarder != nullptr) {
@@ -180,9 +162,13 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Serve(
       return reactor;
     }
   }
-  blocking_.Submit([this, context, method, request, response, reactor, run] {
+  blocking_.Submit([this, context, method, request, response, reactor, body = std::move(body)] {
     reactor->Finish(Handle(context_, context, kService, method, *request,
-                           [&](const Principal&) { return run(context_, *request, response); }));
+                           [&](const Principal&) -> absl::Status {
+      absl::StatusOr<scheduler::WorkspaceView> view = body();
+      if (!view.ok()) return view.status();
+      return ToProto(*view, response);
+    }));
   });
   return reactor;
 }
@@ -191,14 +177,19 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
     grpc::CallbackServerContext* context, const v1::PlaceWorkspaceRequest* request,
     v1::Workspace* response) {
   return Serve(context, "PlaceWorkspace", request, response, &PlacementForwarder::Place,
-               &PlaceInto);
+               [this, request] {
+                 return context_.scheduler->Place(
+                     {request->workspace_id(), request->org_id(), request->project_id(),
+                      request->user_id(), request->class_id(), request->restart(),
+                      request->priority()});
+               });
 }
 
 grpc::ServerUnaryReactor* PlacementServiceImpl::StopWorkspace(
     grpc::CallbackServerContext* context, const v1::StopWorkspaceRequest* request,
     v1::Workspace* response) {
   return Serve(context, "StopWorkspace", request, response, &PlacementForwarder::Stop,
-               &StopInto);
+               [this, request] { return context_.scheduler->StopWorkspace(request->workspace_id()); });
 }
 
 grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,

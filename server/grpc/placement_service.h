@@ -36,29 +36,18 @@ class PlacementServiceImpl final : public PlacementServiceBase {
                               const v1::WatchWorkspaceRequest* request,
                               grpc::ServerWriter<v1::Workspace>* writer) override;
 
- // The bodies of PlaceWorkspace and StopWorkspace for a call already
-  // admitted (Handle): run on this replica's scheduler, the answer in
-  // `out`. Also what a forwarded call runs (forwarding_service.h).
-  static absl::Status PlaceInto(const ServiceContext& context,
-                                const v1::PlaceWorkspaceRequest& request, v1::Workspace* out);
-  static absl::Status StopInto(const ServiceContext& context,
-                               const v1::StopWorkspaceRequest& request, v1::Workspace* out);
-
  private:
-  template <typename Request>
-  using Run = absl::Status (*)(const ServiceContext&, const Request&, v1::Workspace*);
-
   // The shared shape of the two callback handlers: forward to the placer
-  // when another replica places, else `run` under Handle on the blocking
-  // pool.
-  template <typename Request>
+  // when another replica places, else run `body` (absl::StatusOr<
+  // scheduler::WorkspaceView>()) under Handle on the blocking pool.
+  template <typename Request, typename Body>
   grpc::ServerUnaryReactor* Serve(
       grpc::CallbackServerContext* context, const char* method, const Request* request,
       v1::Workspace* response,
       void (PlacementForwarder::*forward)(const grpc::ServerContextBase&, const std::string&,
                                           const Request*, v1::Workspace*,
                                           PlacementForwarder::Done),
-      Run<Request> run);
+      Body body);
 
   const ServiceContext context_;
   // Last: its threads finish their calls before the rest goes.

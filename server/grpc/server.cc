@@ -181,9 +181,7 @@ absl::Status RunServer(const ServerOptions& options) {
     placer = std::make_unique<PlacerElection>(
         options.database_url, PlacerElectionOptions{.interval = options.placer_poll_interval},
         &metrics);
-    forwarder = std::make_unique<PlacementForwarder>(
-        placer.get(), PeerTls(options),
-        PlacementForwarder::Options{.in_batches = options.forward_in_batches}, &metrics);
+    forwarder = std::make_unique<PlacementForwarder>(placer.get(), PeerTls(options), &metrics);
     context.forwarder = forwarder.get();
   }
   scheduler::SchedulerOptions scheduler_options;

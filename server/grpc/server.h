@@ -38,8 +38,6 @@ struct ServerOptions {
   // this replica takes no part and places every call it receives.
   std::string advertise_host;
   absl::Duration placer_poll_interval = absl::Milliseconds(200);
-  // Forwarded calls go to the placer in batches (placement_forwarder.h).
-  bool forward_in_batches = true;
   // TLS between replicas, when this server serves TLS: the CA that signed
   // the replicas' serving certificates (empty: the system's roots) and the
   // name to verify them against (empty: the advertised host).

@@ -5,7 +5,6 @@
 #include "server/grpc/audit_service.h"
 #include "server/grpc/catalog_applier.h"
 #include "server/grpc/class_service.h"
-#include "server/grpc/forwarding_service.h"
 #include "server/grpc/inventory_service.h"
 #include "server/grpc/placement_service.h"
 #include "server/grpc/scaling_service.h"
@@ -40,7 +39,6 @@ struct Services::Impl {
         settings(context),
         inventory(context),
         placement(context),
-        forwarding(context),
         scaling(context, controller.get()),
         audit(context),
         usage(context),
@@ -53,7 +51,6 @@ struct Services::Impl {
   SettingsServiceImpl settings;
   InventoryServiceImpl inventory;
   PlacementServiceImpl placement;
-  ForwardingServiceImpl forwarding;
   ScalingServiceImpl scaling;
   AuditServiceImpl audit;
   UsageServiceImpl usage;
@@ -91,7 +88,6 @@ void Services::RegisterAll(grpc::ServerBuilder& builder) {
   builder.RegisterService(&impl_->settings);
   builder.RegisterService(&impl_->inventory);
   builder.RegisterService(&impl_->placement);
-  builder.RegisterService(&impl_->forwarding);
   builder.RegisterService(&impl_->scaling);
   builder.RegisterService(&impl_->audit);
   builder.RegisterService(&impl_->usage);
@@ -101,8 +97,7 @@ std::vector<std::string> Services::Names() const {
   return {v1::ClassService::service_full_name(), v1::SettingsService::service_full_name(),
           v1::InventoryService::service_full_name(), v1::PlacementService::service_full_name(),
           v1::ScalingService::service_full_name(), v1::AuditService::service_full_name(),
-          v1::UsageService::service_full_name(),
-          internal::v1::ForwardingService::service_full_name()};
+          v1::UsageService::service_full_name()};
 }
 
 absl::Status Services::ReloadCatalog() {
