@@ -47,6 +47,8 @@
 #      steps to skip: place cycle two three open restart decide), KEEP=1 keeps the temp dir,
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
+#      WAL_MB (2048: WAL segments made before the load, as a database that
+#      has run a while recycles its own; 0: a fresh cluster's),
 #      STATEMENTS=1 loads pg_stat_statements and prints the top statements
 #      of every wsched run, with the time spent planning them (diagnosis;
 #      it costs some throughput),
@@ -70,6 +72,7 @@ MIX=${MIX:-gpu-1x=0.5,standard=0.5}
 RESTART_WORKSPACES=${RESTART_WORKSPACES:-100000}
 RESTART_RUNS=${RESTART_RUNS:-3}
 SKIP=${SKIP:-}
+WAL_MB=${WAL_MB:-2048}
 
 skipping() { [[ " $SKIP " == *" $1 "* ]]; }
 say() { printf "\n=== [%ss] %s\n" "$SECONDS" "$*"; }
@@ -117,8 +120,28 @@ PGPORT=$(free_port)
 if [ "${STATEMENTS:-0}" = 1 ]; then
   export PG_EXTRA_OPTS="${PG_EXTRA_OPTS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
 fi
+# WAL sized for the whole run (WAL_MB): min_wal_size keeps the segments a
+# checkpoint recycles, and presize_wal has them made before any load.
+[ "$WAL_MB" -gt 0 ] &&
+  export PG_EXTRA_OPTS="${PG_EXTRA_OPTS:-} -c min_wal_size=${WAL_MB}MB -c max_wal_size=$((2 * WAL_MB))MB"
 "$ROOT/deploy/local/pg.sh" start "$PGDATA_DIR" "$PGPORT" >/dev/null
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
+# A fresh cluster has one WAL segment; every 16 MB of WAL after it is a new
+# file that PostgreSQL fills with zeros while the committing backend waits:
+# the group commit's one writer stalled 58-68 ms at each (docs/performance.md,
+# "WAL segments made during the load"). A database that has run for a while
+# recycles its segments instead, so the bench makes them first: a switch to
+# a new segment per 16 MB, then checkpoints that recycle them all as future
+# segments. WAL_MB=0 skips it, to see a fresh cluster's stalls.
+presize_wal() {
+  local segments=$((WAL_MB / 16)) t0=$SECONDS
+  [ "$segments" -gt 0 ] || return 0
+  for _ in $(seq "$segments"); do echo "SELECT txid_current(); SELECT pg_switch_wal();"; done \
+    | "${PSQL[@]}" -At >/dev/null
+  "${PSQL[@]}" -c CHECKPOINT -c "SELECT pg_switch_wal()" -c CHECKPOINT >/dev/null
+  echo "WAL: $(find "$PGDATA_DIR/pg_wal" -maxdepth 1 -type f -name '0*' | wc -l) segments made ahead of the load ($((SECONDS - t0)) s)"
+}
+presize_wal
 "${PSQL[@]}" -At -c "SHOW fsync" | sed 's/^/fsync = /'
 "${PSQL[@]}" -At -c "SHOW synchronous_commit" | sed 's/^/synchronous_commit = /'
 "${PSQL[@]}" -c "CREATE DATABASE wsched" -c "CREATE DATABASE bench"
@@ -128,7 +151,8 @@ echo 'UPDATE t SET v = v + 1 WHERE id = 1;' >"$WORK/update.sql"
 DB_URL="postgresql://postgres@127.0.0.1:$PGPORT/wsched"
 
 # Commits and WAL fsyncs: "xact_commit(wsched) xact_commit(bench) wal_sync
-# wal_write wal_records deadlocks(wsched)" (WAL counters are cluster-wide).
+# wal_write wal_records deadlocks(wsched) wal_bytes" (WAL counters are
+# cluster-wide).
 # Backends publish their counters when they exit, so read this only after
 # the clients of a phase have disconnected.
 pgstats() {
@@ -137,7 +161,7 @@ pgstats() {
       (SELECT xact_commit FROM pg_stat_database WHERE datname = 'wsched'),
       (SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'),
       wal_sync, wal_write, wal_records,
-      (SELECT deadlocks FROM pg_stat_database WHERE datname = 'wsched') FROM pg_stat_wal"
+      (SELECT deadlocks FROM pg_stat_database WHERE datname = 'wsched'), wal_bytes FROM pg_stat_wal"
 }
 # per_op LABEL "STATS0" "STATS1" OPS DB(wsched|bench): commits and fsyncs per op.
 per_op() {
@@ -147,8 +171,8 @@ label, a, b, ops, db = sys.argv[1], sys.argv[2].split(), sys.argv[3].split(), fl
 d = [float(y) - float(x) for x, y in zip(a, b)]
 commits = d[0] if db == "wsched" else d[1]
 if ops > 0:
-    print("%s: %d ops, %.3f commits/op, %.3f WAL fsyncs/op, %.2f WAL records/op%s"
-          % (label, ops, commits / ops, d[2] / ops, d[4] / ops,
+    print("%s: %d ops, %.3f commits/op, %.3f WAL fsyncs/op, %.2f WAL records/op, %.0f WAL bytes/op%s"
+          % (label, ops, commits / ops, d[2] / ops, d[4] / ops, d[6] / ops,
              ", %d deadlocks" % d[5] if db == "wsched" else ""))
 EOF
 }
@@ -560,7 +584,7 @@ if ! skipping open && [ "${#PLACE_LIST[@]}" -gt 0 ]; then
     "${PLACE_LIST[@]}")
   empty_cluster
   say "C=$C: open loop, PlaceWorkspace at $RATE/s (70% of the closed-loop median), up to $((4 * C)) in flight, ${S}s"
-  loadgen_phase "open$C" --rate="$RATE" --concurrency=$((4 * C))
+  loadgen_phase "open$C" --rate="$RATE" --concurrency=$((4 * C)) --channels="$C"
 fi
 SUMMARIES+=("$(summarize)")
 done
