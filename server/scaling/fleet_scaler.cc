@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/container/flat_hash_set.h"
 #include "server/scaling/demand_pool.h"
 
 namespace wsched::scaling {
@@ -119,12 +118,19 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
     }
     return walks.size();
   };
+  // Two passes: the first counts, so the second fills vectors of the
+  // right size instead of growing them through every node.
   size_t last = 0;
   snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
     last = walk_of(node.info.pool, last);
-    if (last == walks.size()) return;
-    ++walks[last].size;
-    if (walks[last].observed) walks[last].nodes.push_back(ObservedNode(node));
+    if (last < walks.size()) ++walks[last].size;
+  });
+  for (PoolWalk& walk : walks) {
+    if (walk.observed) walk.nodes.reserve(walk.size);
+  }
+  snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+    last = walk_of(node.info.pool, last);
+    if (last < walks.size() && walks[last].observed) walks[last].nodes.push_back(ObservedNode(node));
   });
   DemandByPool pending_by_pool = RouteDemand(
       catalog,
@@ -155,32 +161,36 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
 
 void FleetScaler::TrackNodes(PoolTracking& t, std::vector<PoolNode>& nodes, absl::Time now,
                              PoolObservation& obs) {
-  // Views into `nodes`, which outlives this call.
-  absl::flat_hash_set<absl::string_view> present;
+  const int64_t observation = ++t.observations;
   for (PoolNode& node : nodes) {
-    present.insert(node.name);
-    auto [seen, is_new] = t.first_seen.try_emplace(node.name, now);
-    if (is_new && !t.in_flight.empty()) {
-      // A node we asked for: its start time is measured from the request.
-      seen->second = t.in_flight.front().requested_at;
-      if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
-    } else if (is_new && node.state != core::NodeState::kProvisioning) {
-      // Up before this leader looked (a restart, a new leader, a node
-      // added by hand): when it was asked for is unknown, so it is no
-      // start-time sample (it would count as a start of zero seconds).
-      seen->second = absl::InfinitePast();
+    auto [entry, is_new] = t.nodes.try_emplace(node.name);
+    NodeTimers& timers = entry->second;
+    timers.seen_in = observation;
+    if (is_new) {
+      if (!t.in_flight.empty()) {
+        // A node we asked for: its start time is measured from the request.
+        timers.first_seen = t.in_flight.front().requested_at;
+        if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
+      } else if (node.state != core::NodeState::kProvisioning) {
+        // Up before this leader looked (a restart, a new leader, a node
+        // added by hand): when it was asked for is unknown, so it is no
+        // start-time sample (it would count as a start of zero seconds).
+        timers.first_seen = absl::InfinitePast();
+      } else {
+        timers.first_seen = now;
+      }
     }
-    node.requested_at = seen->second;
-    if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : seen->second;
+    node.requested_at = timers.first_seen;
+    if (node.state == core::NodeState::kReady) node.ready_at = is_new ? now : timers.first_seen;
     if (node.workspaces > 0) {
-      t.empty_since.erase(node.name);
+      timers.empty_since = absl::InfinitePast();
     } else {
-      node.empty_since = t.empty_since.try_emplace(node.name, now).first->second;
+      if (timers.empty_since == absl::InfinitePast()) timers.empty_since = now;
+      node.empty_since = timers.empty_since;
     }
-    obs.nodes.push_back(node);
   }
-  absl::erase_if(t.first_seen, [&](const auto& kv) { return !present.contains(kv.first); });
-  absl::erase_if(t.empty_since, [&](const auto& kv) { return !present.contains(kv.first); });
+  absl::erase_if(t.nodes, [&](const auto& entry) { return entry.second.seen_in != observation; });
+  obs.nodes = std::move(nodes);
 }
 
 PoolSignal FleetScaler::Evaluate(const PoolObservation& observation, absl::Time now) {

@@ -34,6 +34,9 @@ ScaleDownView ChooseIdleNodes(std::vector<std::pair<absl::Time, const PoolNode*>
                               const ScaleDownNow& schedule, absl::Time now,
                               std::vector<std::string>& names) {
   ScaleDownView down{.scale_down_after = scale_down_after, .schedule = schedule};
+  // Nothing to name: the loop below would stop at its first node, so the
+  // sort (every empty node, by name among equal times) is skipped.
+  if (surplus <= 0) return down;
   std::sort(empty.begin(), empty.end(), [](const auto& a, const auto& b) {
     bool a_ready = a.second->state == core::NodeState::kReady;
     bool b_ready = b.second->state == core::NodeState::kReady;
@@ -190,10 +193,13 @@ PoolScaler::Census PoolScaler::TakeCensus(const PoolObservation& observation, ab
 
   // Busy nodes first so pending work packs onto them and empty nodes stay
   // empty; among empty nodes the most recently used first, leaving the
-  // longest-idle ones free to go.
-  std::sort(empty_ready.begin(), empty_ready.end(), [](const auto& a, const auto& b) {
-    return std::tie(b.first, a.second->name) < std::tie(a.first, b.second->name);
-  });
+  // longest-idle ones free to go. Only pending work reads this order, so
+  // without any the sort is skipped.
+  if (!observation.pending.empty()) {
+    std::sort(empty_ready.begin(), empty_ready.end(), [](const auto& a, const auto& b) {
+      return std::tie(b.first, a.second->name) < std::tie(a.first, b.second->name);
+    });
+  }
   auto add_room = [&](const PoolNode* node, Capacity room, bool adds_node) {
     if (adds_node) ++census.open_empty;
     census.room.push_back(room);

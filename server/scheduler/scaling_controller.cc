@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
+#include "server/process/thread_priority.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
 
@@ -134,6 +135,13 @@ std::optional<absl::Duration> ScalingController::EstimateDelay(const std::string
 }
 
 void ScalingController::Loop() {
+  if (options_.nice_increment > 0) {
+    if (absl::Status lowered = process::LowerCurrentThreadPriority(options_.nice_increment);
+        !lowered.ok()) {
+      log::Warning("scaling loop keeps the serving threads' CPU priority",
+                   {{"error", std::string(lowered.message())}});
+    }
+  }
   absl::Time next_follow = absl::InfinitePast();
   while (!stopping()) {
     absl::Time now = absl::Now();
