@@ -67,7 +67,9 @@ Snapshot Snapshot::NodesOnly() const {
   copy.nodes_ = nodes_;
   copy.free_ids_ = free_ids_;
   copy.ids_ = ids_;
-  copy.pools_ = pools_;
+  // Not the pools' indexes: no reader decides, and an index shared with a
+  // reader's copy would be copied whole, under the placement lock, by the
+  // next placement in its pool (BM_HoldReleaseWhileAViewIsHeld).
   return copy;
 }
 

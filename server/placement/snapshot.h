@@ -112,11 +112,12 @@ class Snapshot {
   // nothing (already released or never held).
   std::optional<HoldRecord> Release(absl::string_view workspace);
 
-  // A copy without the hold records, for readers that walk nodes (each
-  // node's GPU holders and held resources are there): FindHold and
-  // hold_count answer nothing on it, and it is not for deciding or
-  // changing. It costs a pointer per node; a full copy also copies every
-  // hold.
+  // A copy without the hold records and the pools' indexes, for readers
+  // that walk or look up nodes (each node's GPU holders and held resources
+  // are there): FindHold, hold_count, ReadyIndex and PoolNodeCount answer
+  // nothing on it, and it is not for deciding or changing. It costs a
+  // pointer per node, and the live snapshot's next change copies only the
+  // nodes it changes; a full copy also copies every hold.
   Snapshot NodesOnly() const;
 
   const SnapshotNode* FindNode(absl::string_view name) const;
