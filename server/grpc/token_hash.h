@@ -31,8 +31,8 @@ absl::StatusOr<TokenDigest> ParseHexDigest(absl::string_view hex);
 // attempts learns nothing about how close a guess was.
 bool DigestsEqual(const TokenDigest& a, const TokenDigest& b);
 
-// A new token: 32 bytes from /dev/urandom, base64url without padding (43
-// characters, 256 bits).
+// A new token: 32 bytes from OpenSSL's RAND_bytes, base64url without
+// padding (43 characters, 256 bits).
 absl::StatusOr<std::string> NewRandomToken();
 
 }  // namespace wsched::grpc_api
