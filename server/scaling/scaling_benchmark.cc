@@ -57,35 +57,25 @@ std::unique_ptr<placement::Snapshot> FleetSnapshot(int nodes) {
   return snapshot;
 }
 
-// The leader's tick on an unchanged fleet: its timers are already known, as
-// on every tick but the first.
-void BM_ScalingTick(benchmark::State& state) {
+// The leader's tick on an unchanged fleet (its timers are already known, as
+// on every tick but the first), with or without taking the view first.
+void RunTick(benchmark::State& state, bool take_view) {
   const core::Catalog catalog = Fleet();
   const std::unique_ptr<placement::Snapshot> snapshot = FleetSnapshot(static_cast<int>(state.range(0)));
   FleetScaler fleet;
   absl::Time now = kNow;
   for (auto _ : state) {
-    placement::Snapshot view = snapshot->NodesOnly();
-    for (const PoolObservation& obs : fleet.Observe(catalog, view, {}, now)) {
+    placement::Snapshot view = take_view ? snapshot->NodesOnly() : placement::Snapshot();
+    for (const PoolObservation& obs : fleet.Observe(catalog, take_view ? view : *snapshot, {}, now)) {
       benchmark::DoNotOptimize(fleet.Evaluate(obs, now));
     }
     now += absl::Milliseconds(250);
   }
 }
 
+void BM_ScalingTick(benchmark::State& state) { RunTick(state, /*take_view=*/true); }
 // Observe + Evaluate alone, on a view already taken.
-void BM_ObserveAndEvaluate(benchmark::State& state) {
-  const core::Catalog catalog = Fleet();
-  const std::unique_ptr<placement::Snapshot> snapshot = FleetSnapshot(static_cast<int>(state.range(0)));
-  FleetScaler fleet;
-  absl::Time now = kNow;
-  for (auto _ : state) {
-    for (const PoolObservation& obs : fleet.Observe(catalog, *snapshot, {}, now)) {
-      benchmark::DoNotOptimize(fleet.Evaluate(obs, now));
-    }
-    now += absl::Milliseconds(250);
-  }
-}
+void BM_ObserveAndEvaluate(benchmark::State& state) { RunTick(state, /*take_view=*/false); }
 
 BENCHMARK(BM_ScalingTick)->Arg(1'000)->Arg(10'000)->Arg(20'000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ObserveAndEvaluate)->Arg(1'000)->Arg(10'000)->Arg(20'000)->Unit(benchmark::kMicrosecond);
