@@ -149,6 +149,26 @@ TEST_F(FleetScalerTest, AFilterLeavesPoolsOutButDemandStillSeesTheirSize) {
   EXPECT_EQ(fleet_.scaler("gpu-h100"), nullptr) << "never observed";
 }
 
+TEST_F(FleetScalerTest, APoolLeftOutKeepsItsTimersWhileOthersForgetTheirVanishedNodes) {
+  Register("h-1", "gpu-h100");
+  Register("a-1", "gpu-a100");
+  Observe();
+  auto only_a100 = [](const core::NodePool& pool) { return pool.id == "gpu-a100"; };
+  snapshot_.RemoveNode("a-1");
+  for (int tick = 0; tick < 3; ++tick) {
+    now_ += absl::Minutes(1);
+    fleet_.Observe(catalog_, snapshot_, pending_, now_, only_a100);
+  }
+  Register("a-1", "gpu-a100");
+  now_ += absl::Minutes(1);
+  const std::vector<PoolObservation> all = Observe();
+  // Left out for three ticks: h-1 is still empty since the first look.
+  EXPECT_EQ(Of(all, "gpu-h100").nodes.at(0).empty_since, kStart);
+  // Vanished from an observed pool, then back: a new node.
+  EXPECT_EQ(Of(all, "gpu-a100").nodes.at(0).empty_since, now_);
+  EXPECT_EQ(Of(all, "gpu-a100").nodes.at(0).ready_at, now_);
+}
+
 TEST(ObservedNode, CountsEachHolderOnceAndOnlyHealthyFreeGpus) {
   placement::Snapshot snapshot;
   core::NodeInfo info = FakeGpuNode("g", "gpu");
