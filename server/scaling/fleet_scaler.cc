@@ -147,7 +147,7 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
     if (t.scaler == nullptr) t.scaler = std::make_unique<PoolScaler>(options_);
     PoolObservation obs;
     obs.pool = pool;
-    TrackNodes(t, walk.nodes, now, obs);
+    TrackNodes(t, std::move(walk.nodes), now, obs);
     for (const auto& [class_id, count] : pending_by_pool[pool.id]) {
       if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
         obs.pending.push_back({*cls, count});
@@ -159,7 +159,7 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
   return observations;
 }
 
-void FleetScaler::TrackNodes(PoolTracking& t, std::vector<PoolNode>& nodes, absl::Time now,
+void FleetScaler::TrackNodes(PoolTracking& t, std::vector<PoolNode> nodes, absl::Time now,
                              PoolObservation& obs) {
   const int64_t observation = ++t.observations;
   for (PoolNode& node : nodes) {

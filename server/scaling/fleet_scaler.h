@@ -113,8 +113,9 @@ class FleetScaler {
     int64_t observations = 0;
   };
 
-  // Fills in the timers of the pool's nodes and forgets vanished ones.
-  void TrackNodes(PoolTracking& t, std::vector<PoolNode>& nodes, absl::Time now,
+  // Fills in the timers of the pool's nodes, forgets vanished ones, and
+  // hands the nodes to `obs`.
+  void TrackNodes(PoolTracking& t, std::vector<PoolNode> nodes, absl::Time now,
                   PoolObservation& obs);
 
   const ScalerOptions options_;
