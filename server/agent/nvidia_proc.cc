@@ -92,6 +92,9 @@ absl::StatusOr<std::optional<GpuInformation>> ReadGpuInformation(const RootedFs&
   return std::optional<GpuInformation>(ParseGpuInformation(*text));
 }
 
+// Linux's device majors are 12 bits (MINORBITS 20 of a 32-bit dev_t).
+constexpr int64_t kMaxDeviceMajor = 4095;
+
 std::optional<int64_t> ParseCharDeviceMajor(absl::string_view proc_devices,
                                             absl::string_view driver) {
   bool in_char_section = false;
@@ -106,7 +109,9 @@ std::optional<int64_t> ParseCharDeviceMajor(absl::string_view proc_devices,
     std::vector<absl::string_view> fields =
         absl::StrSplit(line, absl::ByAnyChar(" \t"), absl::SkipEmpty());
     int64_t major = 0;
-    if (fields.size() == 2 && fields[1] == driver && absl::SimpleAtoi(fields[0], &major)) {
+    // A device major is 12 bits (0..4095); anything else is no entry.
+    if (fields.size() == 2 && fields[1] == driver && absl::SimpleAtoi(fields[0], &major) &&
+        major >= 0 && major <= kMaxDeviceMajor) {
       return major;
     }
   }

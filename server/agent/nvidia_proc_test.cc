@@ -50,6 +50,10 @@ TEST(ProcDevicesTest, FindsCharacterMajorsOnly) {
   EXPECT_EQ(ParseCharDeviceMajor(kDevices, "nvidia-uvm"), 508);
   EXPECT_EQ(ParseCharDeviceMajor(kDevices, "nvidia-caps"), std::nullopt);
   EXPECT_EQ(ParseCharDeviceMajor("Block devices:\n  9 md\n", "md"), std::nullopt);
+  // Found by fuzzing: a negative or out-of-range number is no major.
+  EXPECT_EQ(ParseCharDeviceMajor("Character devices:\n-37 nvidia-uvm\n", "nvidia-uvm"), std::nullopt);
+  EXPECT_EQ(ParseCharDeviceMajor("Character devices:\n4096 nvidia-uvm\n", "nvidia-uvm"), std::nullopt);
+  EXPECT_EQ(ParseCharDeviceMajor("Character devices:\n4095 nvidia-uvm\n", "nvidia-uvm"), 4095);
 }
 
 TEST(ControlDevicesTest, UvmTakesItsMajorFromProcDevices) {
