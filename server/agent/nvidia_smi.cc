@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "server/core/validation.h"
 #include "server/process/process_runner.h"
@@ -235,8 +236,14 @@ absl::StatusOr<std::vector<GpuUsage>> NvidiaSmiSampler::Run(const char* query,
   if (result->exit_code == 0) return gpus;
   // Failed, but with GPUs to show: one GPU is lost and the others are fine.
   if (gpus.ok() && !gpus->empty()) return gpus;
-  absl::string_view hint =
-      absl::StripAsciiWhitespace(absl::string_view(result->out.text).substr(0, 200));
+  // NVML's "Failed to initialize NVML: Driver/library version mismatch"
+  // comes over several lines: folded into one, so the error is one log line.
+  std::string hint = absl::StrJoin(
+      absl::StrSplit(absl::string_view(result->out.text).substr(0, 200), absl::ByAnyChar("\r\n"),
+                     absl::SkipWhitespace()),
+      " | ", [](std::string* out, absl::string_view part) {
+        absl::StrAppend(out, absl::StripAsciiWhitespace(part));
+      });
   return absl::UnavailableError(absl::StrCat(
       path_, " failed with ",
       result->signal != 0 ? absl::StrCat("signal ", result->signal)

@@ -2,17 +2,21 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
 #include <fstream>
 #include <ostream>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
+#include "server/agent/log.h"
 #include "server/agent/test_paths.h"
 
 namespace wsched::agent {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::FakeNvidiaSmi;
 using testing::ScratchDir;
 
@@ -128,6 +132,28 @@ TEST_F(SampleNvidiaSmiModeTest, FailureCarriesNvidiaSmiExplanation) {
   ASSERT_TRUE(absl::IsUnavailable(gpus.status())) << gpus.status();
   EXPECT_THAT(gpus.status().message(), HasSubstr("exit status 9"));
   EXPECT_THAT(gpus.status().message(), HasSubstr("couldn't communicate with the NVIDIA driver"));
+}
+
+TEST_F(SampleNvidiaSmiModeTest, AMultiLineFailureBecomesOneLogLine) {
+  setenv("FAKE_NVIDIA_SMI_MODE", "mismatch", 1);
+  absl::StatusOr<std::vector<GpuUsage>> gpus = SampleNvidiaSmi(FakeNvidiaSmi());
+  ASSERT_TRUE(absl::IsUnavailable(gpus.status())) << gpus.status();
+  EXPECT_THAT(gpus.status().message(),
+              HasSubstr("exit status 18: Failed to initialize NVML: Driver/library version mismatch"
+                        " | NVML library version: 575.51"));
+  EXPECT_THAT(std::string(gpus.status().message()), Not(HasSubstr("\n")));
+
+  ::testing::internal::CaptureStderr();
+  Log(absl::StrCat("usage sample failed: ", gpus.status().message()));
+  std::string logged = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(logged.begin(), logged.end(), '\n'), 1) << logged;
+  EXPECT_THAT(logged, HasSubstr("version mismatch | NVML library version: 575.51\n"));
+}
+
+TEST(AgentLog, AnyLineBreakInAMessageIsEscaped) {
+  EXPECT_EQ(OneLine("installer failed:\nmake: *** [all] Error 2\r\n\n"),
+            "installer failed:\\nmake: *** [all] Error 2");
+  EXPECT_EQ(OneLine("a\rb"), "a\\rb");
 }
 
 TEST_F(SampleNvidiaSmiModeTest, HangIsCutOffAtTheTimeout) {
