@@ -50,27 +50,19 @@ Json HookJson(const DriverFiles& files, const std::string& host_root,
 
 std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
-// Soname links: NVIDIA's hook creates them inside the container when it is
-// installed; otherwise the library itself is bound at the soname's path too,
-// which a dynamic linker follows just the same.
+// The libraries at the node's paths; the hook then makes the soname links
+// and adds their directories to the container's own linker cache, so any
+// image's linker finds them (a Debian image does not search /usr/lib64, a
+// RHEL one not /usr/lib/x86_64-linux-gnu).
 void AddLibraries(const DriverFiles& files, const std::string& host_root, Json& edits) {
-  std::vector<std::string> links;
+  std::vector<std::string> links = {"create-symlinks"};
   for (const DriverLibrary& library : files.libraries) {
     edits["mounts"].push_back(ReadOnlyMount(host_root, library.path));
     if (library.soname_path.empty()) continue;
-    if (files.hook.path.empty()) {
-      edits["mounts"].push_back(MountJson(HostPath(host_root, library.path), library.soname_path,
-                                          {"ro", "nosuid", "nodev", "bind"}));
-    } else {
-      links.push_back("--link");
-      links.push_back(absl::StrCat(BaseName(library.path), "::", library.soname_path));
-    }
+    links.push_back("--link");
+    links.push_back(absl::StrCat(BaseName(library.path), "::", library.soname_path));
   }
-  if (files.hook.path.empty()) return;
-  if (!links.empty()) {
-    links.insert(links.begin(), "create-symlinks");
-    edits["hooks"].push_back(HookJson(files, host_root, links));
-  }
+  if (links.size() > 1) edits["hooks"].push_back(HookJson(files, host_root, links));
   std::vector<std::string> ldcache = {"update-ldcache"};
   for (const std::string& dir : files.library_dirs) {
     ldcache.push_back("--folder");

@@ -22,6 +22,7 @@ namespace wsched::agent {
 // host or with the host mounted at /host; the fake tree itself in tests).
 std::string HostPath(const std::string& host_root, const std::string& node_path);
 
+// `files` come without problems, so with a hook (DiscoverDriverFiles).
 std::string BuildGpuSpec(const core::NodeInfo& node, const DriverFiles& files,
                          const std::string& host_root);
 

@@ -1,5 +1,6 @@
 #include "server/agent/driver_files.h"
 
+#include <optional>
 #include <set>
 
 #include "absl/strings/ascii.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/agent/elf_identity.h"
 
 namespace wsched::agent {
 namespace {
@@ -18,6 +20,9 @@ constexpr absl::string_view kLibraryDirs[] = {
     "/lib/x86_64-linux-gnu",     "/lib/aarch64-linux-gnu",     "/lib64",     "/usr/local/nvidia/lib64"};
 constexpr absl::string_view kBinaryDirs[] = {"/usr/bin", "/usr/sbin", "/usr/local/bin",
                                              "/usr/local/nvidia/bin", "/bin"};
+// Where the Helm chart's init container copies wsched's hook on the host.
+constexpr absl::string_view kWschedHookDirs[] = {"/opt/wsched/bin"};
+constexpr absl::string_view kWschedCdiHook = "wsched-cdi-hook";
 constexpr absl::string_view kFirmwareDirs[] = {"/lib/firmware/nvidia", "/usr/lib/firmware/nvidia"};
 constexpr absl::string_view kSockets[] = {"/run/nvidia-persistenced/socket",
                                           "/run/nvidia-fabricmanager/socket", "/tmp/nvidia-mps"};
@@ -85,21 +90,42 @@ std::string MissingLibraryProblem(const RootedFs& fs, const std::vector<std::str
                       dirs.empty() ? "any library directory" : absl::StrJoin(dirs, ", "));
 }
 
+// The first file named `file` in `dirs` that the node's containers can
+// load: an ELF file of the node's class and machine. Files of another kind
+// (the 32-bit copies of a multilib node) are passed over and listed in
+// `passed_over`, whatever the directory order.
+std::optional<std::string> FindLoadable(const RootedFs& fs, const std::vector<std::string>& dirs,
+                                        const std::string& file,
+                                        std::vector<std::string>& passed_over) {
+  const ElfIdentity node = NodeElfIdentity();
+  for (const std::string& dir : dirs) {
+    std::string path = Join(dir, file);
+    if (!fs.Exists(path)) continue;
+    absl::StatusOr<std::string> head = fs.ReadHead(path, kElfIdentityBytes);
+    std::optional<ElfIdentity> identity =
+        head.ok() ? ReadElfIdentity(*head) : std::optional<ElfIdentity>();
+    if (identity == node) return path;
+    passed_over.push_back(
+        absl::StrCat(path, " (", identity ? DescribeElf(*identity) : "not an ELF file", ")"));
+  }
+  return std::nullopt;
+}
+
 void FindLibraries(const RootedFs& fs, const std::string& version, DriverFiles& files) {
   std::vector<std::string> dirs = LibraryDirs(fs);
   std::set<std::string> used_dirs;
   for (const DriverLibraryName& name : DriverLibraryNames()) {
     std::string file = absl::StrCat(name.stem, ".", version);
-    bool found = false;
-    for (const std::string& dir : dirs) {
-      if (!fs.Exists(Join(dir, file))) continue;
-      files.libraries.push_back(
-          {Join(dir, file), name.soname.empty() ? "" : Join(dir, name.soname)});
+    std::vector<std::string> passed_over;
+    std::optional<std::string> path = FindLoadable(fs, dirs, file, passed_over);
+    if (path.has_value()) {
+      std::string dir = path->substr(0, path->rfind('/'));
+      files.libraries.push_back({*path, name.soname.empty() ? "" : Join(dir, name.soname)});
       if (used_dirs.insert(dir).second) files.library_dirs.push_back(dir);
-      found = true;
-      break;
-    }
-    if (!found && name.required) {
+    } else if (name.required && !passed_over.empty()) {
+      files.problems.push_back(absl::StrCat("no ", DescribeElf(NodeElfIdentity()), " ", file,
+                                            ", only ", absl::StrJoin(passed_over, ", ")));
+    } else if (name.required) {
       files.problems.push_back(MissingLibraryProblem(fs, dirs, name.stem, version));
     }
   }
@@ -110,6 +136,33 @@ std::string FindBinary(const RootedFs& fs, absl::string_view name) {
     if (fs.Exists(Join(dir, name))) return Join(dir, name);
   }
   return "";
+}
+
+// NVIDIA's hook where the toolkit is installed (it knows more special cases
+// and is kept up by NVIDIA), else wsched's own, which the agent ships with
+// the same two subcommands. The hook is what makes the libraries findable:
+// a spec that bound them at the node's paths without one would work only in
+// images whose linker happens to search those directories.
+CdiHook FindCdiHook(const RootedFs& fs) {
+  if (std::string hook = FindBinary(fs, "nvidia-cdi-hook"); !hook.empty()) {
+    return {hook, {"nvidia-cdi-hook"}};
+  }
+  if (std::string ctk = FindBinary(fs, "nvidia-ctk"); !ctk.empty()) {
+    return {ctk, {"nvidia-ctk", "hook"}};
+  }
+  std::string own = FindBinary(fs, kWschedCdiHook);
+  for (absl::string_view dir : kWschedHookDirs) {
+    if (own.empty() && fs.Exists(Join(dir, kWschedCdiHook))) own = Join(dir, kWschedCdiHook);
+  }
+  if (own.empty()) return {};
+  return {own, {std::string(kWschedCdiHook)}};
+}
+
+std::string NoHookProblem() {
+  return absl::StrCat("no CDI hook: neither NVIDIA's nvidia-cdi-hook or nvidia-ctk nor ",
+                      kWschedCdiHook, " is installed (", absl::StrJoin(kBinaryDirs, ", "), ", ",
+                      absl::StrJoin(kWschedHookDirs, ", "),
+                      "), so a container's linker could not find the driver's libraries");
 }
 
 }  // namespace
@@ -172,11 +225,8 @@ DriverFiles DiscoverDriverFiles(const RootedFs& fs, const std::string& driver_ve
   for (absl::string_view socket : kSockets) {
     if (fs.Exists(socket)) files.sockets.emplace_back(socket);
   }
-  if (std::string hook = FindBinary(fs, "nvidia-cdi-hook"); !hook.empty()) {
-    files.hook = {hook, {"nvidia-cdi-hook"}};
-  } else if (std::string ctk = FindBinary(fs, "nvidia-ctk"); !ctk.empty()) {
-    files.hook = {ctk, {"nvidia-ctk", "hook"}};
-  }
+  files.hook = FindCdiHook(fs);
+  if (files.hook.path.empty()) files.problems.push_back(NoHookProblem());
   return files;
 }
 

@@ -28,10 +28,13 @@ struct DriverLibrary {
   std::string soname_path;  // Node path of its soname link; empty when there is none.
 };
 
-// The CDI hook NVIDIA's toolkit installs (symlinks, linker cache).
+// The OCI hook that makes the libraries findable inside a container (soname
+// links, the container's own linker cache): NVIDIA's where its toolkit is
+// installed, else wsched-cdi-hook, which the agent ships (docs/agent.md).
 struct CdiHook {
   std::string path;               // "/usr/bin/nvidia-cdi-hook"; empty: none installed.
-  std::vector<std::string> argv;  // Leading argv before the subcommand: {"nvidia-cdi-hook"} or {"nvidia-ctk", "hook"}.
+  std::vector<std::string> argv;  // Leading argv before the subcommand: {"nvidia-cdi-hook"},
+                                  // {"nvidia-ctk", "hook"} or {"wsched-cdi-hook"}.
 };
 
 struct DriverFiles {
@@ -47,8 +50,10 @@ struct DriverFiles {
 };
 
 // Looks in the usual library directories and those listed in
-// /etc/ld.so.conf.d/*.conf. `driver_version` is the loaded kernel driver's;
-// an empty version finds nothing (and is no problem: no driver, no GPUs).
+// /etc/ld.so.conf.d/*.conf, and takes a library only when it is an ELF file
+// of the node's class and machine (never a multilib node's 32-bit copy).
+// `driver_version` is the loaded kernel driver's; an empty version finds
+// nothing (and is no problem: no driver, no GPUs). No CDI hook is a problem.
 DriverFiles DiscoverDriverFiles(const RootedFs& fs, const std::string& driver_version);
 
 }  // namespace wsched::agent

@@ -11,6 +11,7 @@
 #include "nlohmann/json.hpp"
 #include "server/agent/discovery.h"
 #include "server/agent/driver_files.h"
+#include "server/agent/elf_identity.h"
 #include "server/agent/test_paths.h"
 
 namespace wsched::agent {
@@ -26,7 +27,7 @@ using testing::Tree;
 using Json = nlohmann::json;
 
 constexpr char kDriver[] = "550.54.15";
-constexpr char kLibDir[] = "/usr/lib/x86_64-linux-gnu";
+constexpr std::string_view kLibDir = "/usr/lib/x86_64-linux-gnu";
 
 core::NodeInfo Discover(const std::string& root) {
   DiscoveryOptions options;
@@ -80,7 +81,106 @@ TEST(DriverFiles, FindsLibrariesUtilitiesFirmwareAndSocketsOfTheLoadedDriver) {
   EXPECT_THAT(files.utilities, ElementsAre("/usr/bin/nvidia-smi", "/usr/bin/nvidia-debugdump"));
   EXPECT_EQ(files.firmware_dir, "/lib/firmware/nvidia/550.54.15");
   EXPECT_THAT(files.sockets, ElementsAre("/run/nvidia-persistenced/socket"));
+  // No NVIDIA toolkit on the node: wsched's own hook, installed with the agent.
+  EXPECT_EQ(files.hook.path, "/usr/local/bin/wsched-cdi-hook");
+  EXPECT_THAT(files.hook.argv, ElementsAre("wsched-cdi-hook"));
+}
+
+// An ELF header of `elf_class` (1: 32-bit, 2: 64-bit) and `machine`, then
+// `marker`: what the agent reads of a library.
+std::string ElfFile(int elf_class, uint16_t machine, const std::string& marker) {
+  std::string head(64, '\0');
+  head.replace(0, 4, "\x7f" "ELF");
+  head[4] = static_cast<char>(elf_class);
+  head[5] = 1;  // Little-endian.
+  head[6] = 1;
+  head[18] = static_cast<char>(machine & 0xff);
+  head[19] = static_cast<char>(machine >> 8);
+  return head + marker;
+}
+
+// Rocky 9 with multilib packages: 64-bit libraries in /usr/lib64 and
+// /usr/lib64/nvidia, 32-bit copies of the same names in /usr/lib and
+// /usr/lib/nvidia, and nvidia-lib.conf sorting before nvidia-lib64.conf.
+fs::path MultilibTree(const ScratchDir& scratch) {
+  fs::path root = CopyOfH100(scratch);
+  fs::remove_all(root / "usr/lib/x86_64-linux-gnu");
+  fs::remove(root / "etc/ld.so.conf.d/x86_64-linux-gnu.conf");
+  for (const char* dir : {"usr/lib64/nvidia", "usr/lib/nvidia"}) fs::create_directories(root / dir);
+  std::ofstream(root / "etc/ld.so.conf.d/nvidia-lib.conf") << "/usr/lib/nvidia\n";
+  std::ofstream(root / "etc/ld.so.conf.d/nvidia-lib64.conf") << "/usr/lib64/nvidia\n";
+  for (const char* stem : {"libcuda.so", "libnvidia-ml.so"}) {
+    std::string file = std::string(stem) + "." + kDriver;
+    std::ofstream(root / "usr/lib" / file) << ElfFile(1, 3, "i686");
+    std::ofstream(root / "usr/lib64" / file) << ElfFile(2, 62, "x86-64");
+  }
+  std::string glx = std::string("libGLX_nvidia.so.") + kDriver;
+  std::ofstream(root / "usr/lib/nvidia" / glx) << ElfFile(1, 3, "i686");
+  std::ofstream(root / "usr/lib64/nvidia" / glx) << ElfFile(2, 62, "x86-64");
+  return root;
+}
+
+TEST(DriverFiles, MultilibNodeGetsOnlyItsSixtyFourBitLibrariesWhateverTheDirectoryOrder) {
+  ScratchDir scratch;
+  fs::path root = MultilibTree(scratch);
+  DriverFiles files = DiscoverDriverFiles(RootedFs(root.string()), kDriver);
+  EXPECT_THAT(files.problems, IsEmpty());
+  std::vector<std::string> libraries;
+  for (const DriverLibrary& library : files.libraries) libraries.push_back(library.path);
+  EXPECT_THAT(libraries, ElementsAre(std::string("/usr/lib64/libnvidia-ml.so.") + kDriver,
+                                     std::string("/usr/lib64/libcuda.so.") + kDriver,
+                                     std::string("/usr/lib64/nvidia/libGLX_nvidia.so.") + kDriver));
+  EXPECT_THAT(files.library_dirs, ElementsAre("/usr/lib64", "/usr/lib64/nvidia"));
+}
+
+TEST(DriverFiles, ALibraryOfTheWrongClassOrMachineInAnEarlierDirectoryIsPassedOver) {
+  ScratchDir scratch;
+  fs::path root = MultilibTree(scratch);
+  // /usr/lib/x86_64-linux-gnu is searched before /usr/lib64.
+  fs::create_directories(root / kLibDir.substr(1));
+  std::ofstream(root / "usr/lib/x86_64-linux-gnu" / (std::string("libcuda.so.") + kDriver))
+      << ElfFile(2, 183, "aarch64");
+  std::ofstream(root / "usr/lib/x86_64-linux-gnu" / (std::string("libnvidia-ml.so.") + kDriver))
+      << "not a library";
+  DriverFiles files = DiscoverDriverFiles(RootedFs(root.string()), kDriver);
+  EXPECT_THAT(files.problems, IsEmpty());
+  ASSERT_GE(files.libraries.size(), 2u);
+  EXPECT_EQ(files.libraries[0].path, std::string("/usr/lib64/libnvidia-ml.so.") + kDriver);
+  EXPECT_EQ(files.libraries[1].path, std::string("/usr/lib64/libcuda.so.") + kDriver);
+}
+
+TEST(DriverFiles, OnlyThirtyTwoBitCopiesOfARequiredLibraryIsAProblemNamingThem) {
+  ScratchDir scratch;
+  fs::path root = MultilibTree(scratch);
+  fs::remove(root / "usr/lib64" / (std::string("libcuda.so.") + kDriver));
+  DriverFiles files = DiscoverDriverFiles(RootedFs(root.string()), kDriver);
+  EXPECT_THAT(files.problems,
+              ElementsAre(std::string("no 64-bit x86-64 libcuda.so.") + kDriver +
+                          ", only /usr/lib/libcuda.so." + kDriver + " (32-bit i386)"));
+}
+
+TEST(DriverFiles, NoHookAtAllIsAProblem) {
+  ScratchDir scratch;
+  fs::path root = CopyOfH100(scratch);
+  fs::remove(root / "usr/local/bin/wsched-cdi-hook");
+  DriverFiles files = DiscoverDriverFiles(RootedFs(root.string()), kDriver);
   EXPECT_TRUE(files.hook.path.empty());
+  EXPECT_THAT(files.problems, ElementsAre(HasSubstr("no CDI hook: neither NVIDIA's nvidia-cdi-hook "
+                                                    "or nvidia-ctk nor wsched-cdi-hook")));
+}
+
+TEST(ElfIdentity, ReadsClassAndMachineInTheFilesByteOrder) {
+  EXPECT_EQ(ReadElfIdentity(ElfFile(2, 62, "")), (ElfIdentity{2, 62}));
+  EXPECT_EQ(ReadElfIdentity(ElfFile(1, 3, "")), (ElfIdentity{1, 3}));
+  std::string big = ElfFile(2, 0, "");
+  big[5] = 2;
+  big[18] = 0;
+  big[19] = 21;  // ppc64, big-endian.
+  EXPECT_EQ(ReadElfIdentity(big), (ElfIdentity{2, 21}));
+  EXPECT_EQ(ReadElfIdentity("fake libcuda.so 550.54.15 padded to twenty"), std::nullopt);
+  EXPECT_EQ(ReadElfIdentity("\x7f" "ELF"), std::nullopt) << "too short";
+  EXPECT_EQ(DescribeElf({1, 3}), "32-bit i386");
+  EXPECT_EQ(DescribeElf(NodeElfIdentity()).substr(0, 6), "64-bit");
 }
 
 TEST(DriverFiles, AnotherDriverVersionFindsNothingOfThisOne) {
@@ -122,12 +222,18 @@ TEST(NodeCdi, WritesAWschedSpecWithEveryGpuAndWhatCudaNeeds) {
 
   std::vector<std::string> mounts = ContainerPaths(spec);
   EXPECT_THAT(mounts, Contains(std::string(kLibDir) + "/libcuda.so.550.54.15"));
-  // No hook installed: the library is bound at its soname too.
-  EXPECT_THAT(mounts, Contains(std::string(kLibDir) + "/libcuda.so.1"));
+  // The soname link and the linker cache come from wsched's hook.
+  EXPECT_THAT(mounts, ::testing::Not(Contains(std::string(kLibDir) + "/libcuda.so.1")));
   EXPECT_THAT(mounts, Contains("/usr/bin/nvidia-smi"));
   EXPECT_THAT(mounts, Contains("/lib/firmware/nvidia/550.54.15"));
   EXPECT_THAT(mounts, Contains("/run/nvidia-persistenced/socket"));
-  EXPECT_FALSE(spec["containerEdits"].contains("hooks"));
+  ASSERT_EQ(spec["containerEdits"]["hooks"].size(), 2u);
+  const Json& links = spec["containerEdits"]["hooks"][0];
+  EXPECT_EQ(links["path"], root + "/usr/local/bin/wsched-cdi-hook");
+  EXPECT_THAT(links["args"].get<std::vector<std::string>>(),
+              Contains("libcuda.so.550.54.15::/usr/lib/x86_64-linux-gnu/libcuda.so.1"));
+  EXPECT_THAT(spec["containerEdits"]["hooks"][1]["args"].get<std::vector<std::string>>(),
+              ElementsAre("wsched-cdi-hook", "update-ldcache", "--folder", kLibDir));
   EXPECT_FALSE(spec["containerEdits"].contains("env"))
       << "NVIDIA_VISIBLE_DEVICES is per workspace: it comes with the placement answer";
 

@@ -88,31 +88,50 @@ bool RootedFs::Exists(absl::string_view node_path) const {
   return path.ok() && fs::exists(*path, error);
 }
 
-absl::StatusOr<std::string> RootedFs::ReadFile(absl::string_view node_path) const {
-  absl::StatusOr<fs::path> path = Resolve(node_path);
-  if (!path.ok()) return path.status();
-  int fd = ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoStatus(errno, *path);
-  // procfs reports size 0, so read until EOF rather than trusting stat.
+namespace {
+
+// Up to `limit` bytes of the file, plus one more when there are more, so the
+// caller can tell a whole file from a cut one. procfs reports size 0, so it
+// reads until EOF rather than trusting stat.
+absl::StatusOr<std::string> ReadUpTo(const fs::path& path, size_t limit) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoStatus(errno, path);
   std::string content;
   char buffer[8192];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof buffer);
+  while (content.size() <= limit) {
+    size_t want = std::min(sizeof buffer, limit + 1 - content.size());
+    ssize_t n = ::read(fd, buffer, want);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       int err = errno;
       ::close(fd);
-      return ErrnoStatus(err, *path);
+      return ErrnoStatus(err, path);
     }
     if (n == 0) break;
     content.append(buffer, static_cast<size_t>(n));
-    if (content.size() > kMaxFileBytes) {
-      ::close(fd);
-      return absl::OutOfRangeError(absl::StrCat(path->string(), ": larger than ",
-                                                kMaxFileBytes, " bytes"));
-    }
   }
   ::close(fd);
+  return content;
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> RootedFs::ReadFile(absl::string_view node_path) const {
+  absl::StatusOr<fs::path> path = Resolve(node_path);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<std::string> content = ReadUpTo(*path, kMaxFileBytes);
+  if (content.ok() && content->size() > kMaxFileBytes) {
+    return absl::OutOfRangeError(
+        absl::StrCat(path->string(), ": larger than ", kMaxFileBytes, " bytes"));
+  }
+  return content;
+}
+
+absl::StatusOr<std::string> RootedFs::ReadHead(absl::string_view node_path, size_t bytes) const {
+  absl::StatusOr<fs::path> path = Resolve(node_path);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<std::string> content = ReadUpTo(*path, bytes);
+  if (content.ok() && content->size() > bytes) content->resize(bytes);
   return content;
 }
 

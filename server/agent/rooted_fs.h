@@ -38,6 +38,9 @@ class RootedFs {
 
   // Whole file; NotFound when it does not exist.
   absl::StatusOr<std::string> ReadFile(absl::string_view node_path) const;
+  // The first `bytes` bytes (fewer when the file is shorter): a library's
+  // ELF header without reading the library.
+  absl::StatusOr<std::string> ReadHead(absl::string_view node_path, size_t bytes) const;
   // Whole file without surrounding whitespace (sysfs values end in "\n").
   absl::StatusOr<std::string> ReadTrimmed(absl::string_view node_path) const;
 

@@ -88,6 +88,8 @@ UNMOUNTED_OK = {
 }
 # hostPath types that create the path when it is missing: only for what the
 # agent writes.
+# Where the init container puts wsched-cdi-hook on the host (with CDI only).
+CDI_HOOK_DIR = "/opt/wsched/bin"
 CREATING_TYPES = {"DirectoryOrCreate", "FileOrCreate"}
 
 failures, passes = [], 0
@@ -206,6 +208,34 @@ def check_pod(where, pod, image, volumes_needed_readonly=False, writable=(), uid
                 check(m.get("readOnly") is True, f"{cw}: mount {m['mountPath']} is not readOnly")
     check(used == set(vols), f"{where}: unused volumes {sorted(set(vols) - used)}")
     return vols
+
+
+def check_hook_installer(where, pod, image, vols, cdi_enabled):
+    """With CDI, one init container puts wsched-cdi-hook on the host's
+    /opt/wsched/bin (the spec's hooks run by host path), renamed into place,
+    under the same container rules; the agent sees that directory read-only
+    below --root. Without CDI, no init container."""
+    inits = pod["spec"].get("initContainers", [])
+    if not cdi_enabled:
+        check(not inits, f"{where}: init containers without CDI")
+        return
+    check(len(inits) == 1, f"{where}: one init container, got {len(inits)}")
+    if len(inits) != 1:
+        return
+    (ic,) = inits
+    iw = f"{where} init container {ic.get('name')}"
+    check(ic.get("image") == image, f"{iw}: image")
+    csc = ic.get("securityContext", {})
+    check(csc.get("allowPrivilegeEscalation") is False and csc.get("readOnlyRootFilesystem") is True
+          and csc.get("capabilities", {}).get("drop") == ["ALL"], f"{iw}: securityContext")
+    mounts = ic.get("volumeMounts", [])
+    check(len(mounts) == 1 and mounts[0]["mountPath"] == "/opt/wsched/bin" and not mounts[0].get("readOnly")
+          and vols.get(mounts[0]["name"], {}).get("hostPath") == {"path": "/opt/wsched/bin"},
+          f"{iw}: writes anything but the host's /opt/wsched/bin: {mounts}")
+    script = " ".join(ic.get("command", []))
+    check("/usr/local/bin/wsched-cdi-hook" in script and "mv -f" in script
+          and script.rstrip().endswith("/opt/wsched/bin/wsched-cdi-hook"),
+          f"{iw}: does not rename the image's hook into place: {script}")
 
 
 def secret_items(vol):
@@ -421,6 +451,7 @@ def validate(docs, values, namespace, label, apis=()):
                           writable={d for d in (cdi_dir, state_dir) if d},
                           uid0=bool(cdi_dir) or bootstrap)
         check(ac.get("command") == ["/usr/local/bin/wsched-agent"], f"{where}: command")
+        check_hook_installer(where, apod, image, avols, a["cdi"]["enabled"])
         check(set(af) <= agent_flags, f"{where}: unknown agent flags {sorted(set(af) - agent_flags)}")
         check(af.get("pool") == pool, f"{where}: --pool")
         root = af.get("root", "/")
@@ -504,6 +535,10 @@ def validate(docs, values, namespace, label, apis=()):
               f"{where}: hostPaths outside --root: {sorted(cdi_mounts)}")
         for p in reads:
             covered = any(p == h or p.startswith(h + "/") for h in host)
+            # wsched-cdi-hook is looked for only to write a CDI spec.
+            if p == CDI_HOOK_DIR and not cdi_dir:
+                check(not covered, f"{where}: {p} is mounted without CDI")
+                continue
             check(covered or p in UNMOUNTED_OK, f"{where}: discovery reads {p}, which no hostPath mounts")
             if p in UNMOUNTED_OK:
                 check(not covered, f"{where}: {p} is mounted; drop it from UNMOUNTED_OK")

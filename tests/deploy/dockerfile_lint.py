@@ -24,7 +24,7 @@ import sys
 SRC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
 BIN = sys.argv[2] if len(sys.argv) > 2 else ""
 DOCKERFILE = os.path.join(SRC, "deploy/container/Dockerfile")
-BINARIES = ["wsched-server", "wsched-agent", "wschedctl"]
+BINARIES = ["wsched-server", "wsched-agent", "wschedctl", "wsched-cdi-hook"]
 # In debian:bookworm-slim: libc6, and what apt itself needs.
 SLIM_BASE = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}
 BUILD_TOOLS = {"build-essential", "cmake", "gcc", "g++", "clang", "make", "ccache",

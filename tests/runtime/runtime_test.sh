@@ -1,27 +1,35 @@
 #!/usr/bin/env bash
 # GPU workspaces started by a real container runtime from wsched's answers.
-#   runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR
+#   runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR WSCHED_CDI_HOOK
 #
 # Fake GPU nodes (copies of tests/sysfs/h100-8gpu with mknod-made device
-# nodes and fake driver libraries), the real agent writing the node's CDI
-# spec into /var/run/cdi, the real server placing workspaces on them, and
-# podman (runc) starting each container with exactly the --device/--env
-# arguments of the answer. Inside, the test looks for the workspace's own
-# /dev/nvidiaN and no other GPU's, the control nodes, /dev/fuse, the driver
-# libraries, nvidia-smi and NVIDIA_VISIBLE_DEVICES.
+# nodes, driver libraries built here as real shared objects, and the real
+# wsched-cdi-hook), the real agent writing the node's CDI spec into
+# /var/run/cdi, the real server placing workspaces on them, and podman (runc)
+# starting each container with exactly the --device/--env arguments of the
+# answer. Inside, the test looks for the workspace's own /dev/nvidiaN and no
+# other GPU's, the control nodes, /dev/fuse, nvidia-smi,
+# NVIDIA_VISIBLE_DEVICES, and asks the image's own dynamic linker for
+# libcuda.so.1 and libnvidia-ml.so.1 by name (as CUDA programs do).
+# The images carry the host's glibc in Debian's layout (/lib/<triplet>) or
+# RHEL's (/usr/lib64), each with its own ld.so.cache; the nodes are laid out
+# like Ubuntu (/usr/lib/<triplet>) or like Rocky 9 with multilib packages
+# (64-bit libraries in /usr/lib64 and /usr/lib64/nvidia, 32-bit copies of the
+# same names in /usr/lib and /usr/lib/nvidia).
 # Also: NVIDIA's spec already on the node (wsched answers with its names and
 # writes no second GPU spec), the CDI JSON schema, a driver upgrade, and a
 # node whose libraries belong to another driver (no workspace, the reason).
 #
-# Needs root (mknod, /var/run/cdi), podman and runc (deploy/local/install-deps.sh),
+# Needs root (mknod, /var/run/cdi), podman and runc (deploy/local/install-deps.sh), gcc,
 # and the test PostgreSQL on 127.0.0.1:55433 (the ctest "pg" fixture).
 # Exits 77 (skipped) only where podman cannot run at all.
 set -euo pipefail
 
-CTL=${1:?usage: runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR}
+CTL=${1:?usage: runtime_test.sh WSCHEDCTL WSCHED_SERVER WSCHED_AGENT SOURCE_DIR WSCHED_CDI_HOOK}
 SERVER=${2:?wsched-server binary required}
 AGENT=${3:?wsched-agent binary required}
 SRC=${4:?source dir required}
+HOOK=${5:?wsched-cdi-hook binary required}
 # shellcheck source=../support/start_server.sh
 source "$SRC/tests/support/start_server.sh"
 PG=postgresql://postgres@127.0.0.1:${WSCHED_TEST_PG_PORT:-55433}
@@ -33,7 +41,9 @@ NVIDIA_SPEC=/etc/cdi/wsched-runtime-test-nvidia.yaml
 OLD=550.54.15
 NEW=560.35.03
 LIB=usr/lib/x86_64-linux-gnu
-IMAGE=localhost/wsched-runtime-test:busybox
+IMAGE=localhost/wsched-runtime-test:debian-layout
+IMAGE_LIB64=localhost/wsched-runtime-test:lib64-layout
+ROCKY_KERNEL=5.14.0-427.13.1.el9_4.x86_64
 
 ADMIN=admin-token-0123456789abcdef
 CP=control-plane-token-0123456789
@@ -44,6 +54,7 @@ skip() { echo "SKIPPED: $1" >&2; exit 77; }
 command -v podman >/dev/null || skip "podman is not installed (deploy/local/install-deps.sh installs it)"
 command -v runc >/dev/null || skip "runc is not installed"
 [[ -x /bin/busybox ]] || skip "busybox-static is not installed (the container image is made from it)"
+command -v gcc >/dev/null || skip "gcc is not installed (the driver libraries and the probe are built here)"
 
 WORK=$(mktemp -d /tmp/wsched-runtime-test-XXXXXX)
 export CONTAINERS_CONF=$WORK/containers.conf
@@ -74,17 +85,101 @@ expect() { if grep -qxF -- "$3" "$2"; then pass "$1"; else fail "$1: no line \"$
 refute() { if grep -qF -- "$3" "$2"; then fail "$1: \"$3\" in $2"; sed 's/^/    | /' "$2" >&2; else pass "$1"; fi; }
 ctl() { local token=$1; shift; WSCHED_TOKEN=$token "$CTL" --server="$ADDR" "$@"; }
 
-# --- podman: a busybox image, no network, no registry --------------------------------
+# --- real ELF files: the driver's libraries and a probe of the dynamic linker ---------
+cat >"$WORK/fake-library.c" <<'EOF_C'
+const char *wsched_fake_library(void) { return MARKER; }
+EOF_C
+cat >"$WORK/probe.c" <<'EOF_C'
+/* probe NAME...: asks the dynamic linker for each library by name, as a CUDA
+   program asks for libcuda.so.1, and prints where it was found and what it is. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  for (int i = 1; i < argc; i++) {
+    void *handle = dlopen(argv[i], RTLD_NOW | RTLD_LOCAL);
+    if (handle == NULL) {
+      printf("unresolved %s: %s\n", argv[i], dlerror());
+      continue;
+    }
+    struct link_map *map = NULL;
+    char real[PATH_MAX];
+    dlinfo(handle, RTLD_DI_LINKMAP, &map);
+    const char *(*marker)(void) = (const char *(*)(void))dlsym(handle, "wsched_fake_library");
+    printf("resolved %s %s -> %s: %s\n", argv[i], map->l_name,
+           realpath(map->l_name, real) ? real : "?", marker ? marker() : "no marker");
+  }
+  return 0;
+}
+EOF_C
+gcc -O1 -o "$WORK/probe" "$WORK/probe.c" || { echo "FAIL: building the probe" >&2; exit 1; }
+
+# soname_of STEM: the soname of a driver library (server/agent/driver_files.cc).
+soname_of() {
+  case $1 in
+    libcuda.so | libnvidia-ml.so | libnvidia-cfg.so | libnvidia-ptxjitcompiler.so) echo "$1.1" ;;
+    libnvidia-nvvm.so) echo "$1.4" ;;
+    libGLX_nvidia.so) echo "$1.0" ;;
+    *) echo "" ;;
+  esac
+}
+# make_lib FILE STEM VERSION [MARKER]: a real 64-bit shared object with the
+# library's soname whose wsched_fake_library() returns MARKER.
+make_lib() {
+  local soname
+  soname=$(soname_of "$2")
+  gcc -shared -fPIC -O1 -Wl,-soname,"${soname:-$2.$3}" -DMARKER="\"${4:-fake $2 $3 64-bit}\"" \
+    -o "$1" "$WORK/fake-library.c"
+}
+# make_lib32 FILE STEM VERSION: the same, marked as a 32-bit i386 file in its
+# ELF header (class 1, machine 3), as a multilib node's copy would be.
+make_lib32() {
+  make_lib "$1" "$2" "$3" "fake $2 $3 32-bit copy"
+  printf '\001' | dd of="$1" bs=1 seek=4 conv=notrunc status=none
+  printf '\003\000' | dd of="$1" bs=1 seek=18 conv=notrunc status=none
+}
+# real_libs DIR VERSION: every fake library of VERSION in DIR becomes a real one.
+real_libs() {
+  local f stem
+  for f in "$1"/*."$2"; do
+    stem=$(basename "$f" ".$2")
+    make_lib "$f" "$stem" "$2"
+  done
+}
+
+# --- podman: images with glibc in both layouts, no network, no registry --------------
 printf '[containers]\ndefault_ulimits = []\n' >"$CONTAINERS_CONF"
-mkdir -p "$WORK/image/bin" "$WORK/image/etc" "$WORK/image/tmp"
-cp /bin/busybox "$WORK/image/bin/"
-for tool in sh ls cat echo test true; do ln -s busybox "$WORK/image/bin/$tool"; done
+# glibc_image DIR LIBDIR: busybox, the host's glibc in LIBDIR (the linker
+# reached through /lib64 as on both distributions), the probe, and the
+# image's own ld.so.conf and ld.so.cache.
+glibc_image() {
+  local dir=$1 libdir=$2
+  mkdir -p "$dir/bin" "$dir/etc/ld.so.conf.d" "$dir/tmp" "$dir$libdir" "$dir/lib64" "$dir/usr/local/bin"
+  cp /bin/busybox "$dir/bin/"
+  for tool in sh ls cat echo test true grep sed; do ln -s busybox "$dir/bin/$tool"; done
+  cp -L /lib/x86_64-linux-gnu/libc.so.6 "$dir$libdir/"
+  cp -L /lib64/ld-linux-x86-64.so.2 "$dir$libdir/"
+  [[ $libdir == /lib64 ]] || ln -sf "$libdir/ld-linux-x86-64.so.2" "$dir/lib64/ld-linux-x86-64.so.2"
+  echo 'include /etc/ld.so.conf.d/*.conf' >"$dir/etc/ld.so.conf"
+  echo "$libdir" >"$dir/etc/ld.so.conf.d/libc.conf"
+  cp "$WORK/probe" "$dir/usr/local/bin/probe"
+  ldconfig -r "$dir"
+}
+glibc_image "$WORK/image" /lib/x86_64-linux-gnu
+glibc_image "$WORK/image-lib64" /usr/lib64
 if ! tar -C "$WORK/image" -c . | "${PODMAN[@]}" import - "$IMAGE" >"$WORK/podman-import.log" 2>&1 ||
+   ! tar -C "$WORK/image-lib64" -c . | "${PODMAN[@]}" import - "$IMAGE_LIB64" >>"$WORK/podman-import.log" 2>&1 ||
    ! "${PODMAN[@]}" run --rm --network none "$IMAGE" true >>"$WORK/podman-import.log" 2>&1; then
   cat "$WORK/podman-import.log" >&2
   skip "podman cannot run a container on this machine"
 fi
 pass "podman runs a container"
+"${PODMAN[@]}" run --rm --network none "$IMAGE_LIB64" /usr/local/bin/probe libc.so.6 >"$WORK/lib64-image.out" 2>&1
+expect "the lib64 image's linker finds its own libc through its cache" "$WORK/lib64-image.out" \
+  "resolved libc.so.6 /usr/lib64/libc.so.6 -> /usr/lib64/libc.so.6: no marker"
 
 # --- fake GPU nodes -------------------------------------------------------------------
 # make_node NAME: tests/sysfs/h100-8gpu with UUIDs of its own and real device
@@ -105,6 +200,8 @@ make_node() {
   rm -f "$root/dev/fuse" "$root/dev/net/tun"
   mknod "$root/dev/fuse" c 10 229
   mknod "$root/dev/net/tun" c 10 200
+  real_libs "$root/$LIB" "$OLD"
+  cp "$HOOK" "$root/usr/local/bin/wsched-cdi-hook"
   echo "$root"
 }
 
@@ -128,12 +225,12 @@ place() {
 # field ID EXPR: a Python expression over the answer `w`.
 field() { "$PY" -c "import json,sys; w=json.load(open('$WORK/$1.json')); print($2)"; }
 
-# run_in ID SCRIPT: podman run with the answer's arguments; output in $WORK/ID.out.
+# run_in ID SCRIPT [IMAGE]: podman run with the answer's arguments; output in $WORK/ID.out.
 run_in() {
-  local args
+  local args image=${3:-$IMAGE}
   mapfile -t args < <(field "$1" "'\n'.join(w['device_spec']['cdi']['podman_args'])")
-  echo "podman run ${args[*]} $IMAGE" >"$WORK/$1.cmd"
-  "${PODMAN[@]}" run --rm --network none "${args[@]}" "$IMAGE" sh -c "$2" >"$WORK/$1.out" 2>&1 ||
+  echo "podman run ${args[*]} $image" >"$WORK/$1.cmd"
+  "${PODMAN[@]}" run --rm --network none "${args[@]}" "$image" sh -c "$2" >"$WORK/$1.out" 2>&1 ||
     { fail "$1: podman run failed"; sed 's/^/    | /' "$WORK/$1.out" >&2; return 0; }
   echo "--- inside $1's container ($(cat "$WORK/$1.cmd")):"
   sed 's/^/    /' "$WORK/$1.out"
@@ -143,8 +240,7 @@ INSIDE='for d in /dev/nvidia[0-9]*; do echo "gpu $d"; done
 for d in /dev/nvidiactl /dev/nvidia-uvm /dev/nvidia-uvm-tools /dev/fuse /dev/net/tun; do
   test -c $d && echo "device $d"; done
 echo "visible $NVIDIA_VISIBLE_DEVICES"
-for f in /usr/lib/x86_64-linux-gnu/libcuda.so.* /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.*; do
-  echo "library $f: $(cat $f)"; done
+/usr/local/bin/probe libcuda.so.1 libnvidia-ml.so.1
 echo "smi $(/usr/bin/nvidia-smi)"
 for f in /lib/firmware/nvidia/*/*; do echo "firmware $f"; done'
 
@@ -171,7 +267,7 @@ cat >"$WORK/tokens.yaml" <<EOF
 tokens:
   - {name: rt-admin, token: $ADMIN, role: admin}
   - {name: rt-cp, token: $CP, role: control-plane}
-  - {name: rt-join, token: $AGENT_TOKEN, role: agent, pools: [rt-a, rt-b, rt-c], bootstrap: true}
+  - {name: rt-join, token: $AGENT_TOKEN, role: agent, pools: [rt-a, rt-b, rt-c, rt-r], bootstrap: true}
 EOF
 (umask 077; echo "$AGENT_TOKEN" >"$WORK/bootstrap-token")
 sed "s/@DRIVER@/$OLD/; s/@BRANCH@/${OLD%%.*}/" "$SRC/tests/runtime/catalog.yaml.in" >"$WORK/catalog.yaml"
@@ -216,11 +312,10 @@ ctl "$CP" workspace get ws-one | sed -n '/container devices/,$p' | sed 's/^/    
 run_in ws-one "$INSIDE"
 check_container ws-one $(field ws-one "' '.join(str(g['index']) for g in w['gpus'])")
 expect "ws-one has /dev/fuse (its class asks)" "$WORK/ws-one.out" "device /dev/fuse"
-expect "ws-one has libcuda of the loaded driver" "$WORK/ws-one.out" \
-  "library /$LIB/libcuda.so.$OLD: fake libcuda.so $OLD"
-expect "ws-one has libcuda's soname" "$WORK/ws-one.out" "library /$LIB/libcuda.so.1: fake libcuda.so $OLD"
-expect "ws-one has libnvidia-ml" "$WORK/ws-one.out" \
-  "library /$LIB/libnvidia-ml.so.$OLD: fake libnvidia-ml.so $OLD"
+expect "ws-one's linker finds libcuda.so.1 of the loaded driver" "$WORK/ws-one.out" \
+  "resolved libcuda.so.1 /$LIB/libcuda.so.1 -> /$LIB/libcuda.so.$OLD: fake libcuda.so $OLD 64-bit"
+expect "ws-one's linker finds libnvidia-ml.so.1" "$WORK/ws-one.out" \
+  "resolved libnvidia-ml.so.1 /$LIB/libnvidia-ml.so.1 -> /$LIB/libnvidia-ml.so.$OLD: fake libnvidia-ml.so $OLD 64-bit"
 expect "ws-one runs nvidia-smi" "$WORK/ws-one.out" "smi fake nvidia-smi $OLD"
 expect "ws-one has the GSP firmware" "$WORK/ws-one.out" "firmware /lib/firmware/nvidia/$OLD/gsp_ga10x.bin"
 
@@ -231,7 +326,7 @@ refute "ws-two has no /dev/fuse (its class does not ask)" "$WORK/ws-two.out" "de
 # --- driver upgrade on node a: the spec follows the loaded driver ---------------------
 for f in "$A"/$LIB/*."$OLD"; do
   base=$(basename "$f" ".$OLD")
-  echo "fake $base $NEW" >"$A/$LIB/$base.$NEW"
+  make_lib "$A/$LIB/$base.$NEW" "$base" "$NEW"
 done
 ln -sf "libcuda.so.$NEW" "$A/$LIB/libcuda.so.1"
 mkdir -p "$A/lib/firmware/nvidia/$NEW" && echo "fake GSP firmware $NEW" >"$A/lib/firmware/nvidia/$NEW/gsp_ga10x.bin"
@@ -244,8 +339,64 @@ grep -q "libcuda.so.$NEW" "$CDI_DIR/wsched-gpu.json" && ! grep -q "libcuda.so.$O
   pass "the upgrade rewrote the spec for $NEW" || fail "spec not rewritten for $NEW"
 place ws-three rt-gpu-1
 run_in ws-three "$INSIDE"
-expect "ws-three has the new libcuda" "$WORK/ws-three.out" "library /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW"
+expect "ws-three's linker finds the new libcuda" "$WORK/ws-three.out" \
+  "resolved libcuda.so.1 /$LIB/libcuda.so.1 -> /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW 64-bit"
 refute "ws-three has no old libcuda" "$WORK/ws-three.out" "libcuda.so.$OLD"
+
+# --- the reverse layouts: an Ubuntu node, an image with /usr/lib64 ---------------------
+place ws-lib64 rt-gpu-1
+run_in ws-lib64 "$INSIDE
+grep -q /$LIB/libcuda.so.1 /etc/ld.so.cache && echo 'cache names /$LIB/libcuda.so.1'" "$IMAGE_LIB64"
+expect "ws-lib64's linker finds libcuda.so.1" "$WORK/ws-lib64.out" \
+  "resolved libcuda.so.1 /$LIB/libcuda.so.1 -> /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW 64-bit"
+expect "ws-lib64's own ld.so.cache names the node's library directory" "$WORK/ws-lib64.out" \
+  "cache names /$LIB/libcuda.so.1"
+
+# --- node r: Rocky 9 with multilib packages, an image with Debian's linker layout ------
+# rocky_node ROOT VERSION: 64-bit libraries in /usr/lib64 and /usr/lib64/nvidia,
+# 32-bit copies of the same names in /usr/lib and /usr/lib/nvidia, both
+# nvidia directories only in ld.so.conf.d (nvidia-lib.conf sorts first).
+rocky_node() {
+  local root=$1 v=$2 stem
+  rm -rf "${root:?}/$LIB" "$root/etc/ld.so.conf.d/x86_64-linux-gnu.conf"
+  mkdir -p "$root/usr/lib64/nvidia" "$root/usr/lib/nvidia"
+  echo /usr/lib/nvidia >"$root/etc/ld.so.conf.d/nvidia-lib.conf"
+  echo /usr/lib64/nvidia >"$root/etc/ld.so.conf.d/nvidia-lib64.conf"
+  for stem in libcuda.so libnvidia-ml.so libnvidia-ptxjitcompiler.so; do
+    make_lib "$root/usr/lib64/$stem.$v" "$stem" "$v"
+    make_lib32 "$root/usr/lib/$stem.$v" "$stem" "$v"
+  done
+  make_lib "$root/usr/lib64/nvidia/libGLX_nvidia.so.$v" libGLX_nvidia.so "$v"
+  make_lib32 "$root/usr/lib/nvidia/libGLX_nvidia.so.$v" libGLX_nvidia.so "$v"
+  echo "$v" >"$root/sys/module/nvidia/version"
+  rm -f "$root/etc/os-release"
+  printf 'NAME="Rocky Linux"\nID="rocky"\nVERSION_ID="9.4"\nPRETTY_NAME="Rocky Linux 9.4"\n' \
+    >"$root/etc/os-release"
+  echo "$ROCKY_KERNEL" >"$root/proc/sys/kernel/osrelease"
+}
+R=$(make_node node-r)
+rocky_node "$R" "$NEW"
+agent node-r rt-r --cdi_nvidia_spec_dirs="$WORK/no-nvidia-spec" || fail "agent on node-r"
+ctl "$ADMIN" node get node-r >"$WORK/node-r.txt"
+refute "node-r: no CDI problem" "$WORK/node-r.txt" "cdi problem"
+refute "node-r: no 32-bit GL library in the spec" "$CDI_DIR/wsched-gpu.json" "/usr/lib/nvidia/"
+refute "node-r: no 32-bit libcuda in the spec" "$CDI_DIR/wsched-gpu.json" "/usr/lib/libcuda"
+grep -q "/usr/local/bin/wsched-cdi-hook" "$CDI_DIR/wsched-gpu.json" &&
+  pass "node-r's spec names wsched's hook" || fail "node-r's spec lacks wsched's hook"
+place ws-rocky rt-rocky-1
+[[ $(field ws-rocky "w['state']") == WORKSPACE_STATE_PLACED ]] && pass "ws-rocky placed" ||
+  fail "ws-rocky not placed: $(field ws-rocky "w.get('pending_reason', '')")"
+run_in ws-rocky "$INSIDE
+/usr/local/bin/probe libGLX_nvidia.so.0
+grep -rl '32-bit copy' /lib /lib64 /usr/lib /usr/lib64 2>/dev/null | sed 's/^/32-bit file /'"
+check_container ws-rocky $(field ws-rocky "' '.join(str(g['index']) for g in w['gpus'])")
+expect "ws-rocky's Debian-layout linker finds libcuda.so.1 in /usr/lib64" "$WORK/ws-rocky.out" \
+  "resolved libcuda.so.1 /usr/lib64/libcuda.so.1 -> /usr/lib64/libcuda.so.$NEW: fake libcuda.so $NEW 64-bit"
+expect "ws-rocky's linker finds libnvidia-ml.so.1" "$WORK/ws-rocky.out" \
+  "resolved libnvidia-ml.so.1 /usr/lib64/libnvidia-ml.so.1 -> /usr/lib64/libnvidia-ml.so.$NEW: fake libnvidia-ml.so $NEW 64-bit"
+expect "ws-rocky's linker finds the 64-bit libGLX_nvidia" "$WORK/ws-rocky.out" \
+  "resolved libGLX_nvidia.so.0 /usr/lib64/nvidia/libGLX_nvidia.so.0 -> /usr/lib64/nvidia/libGLX_nvidia.so.$NEW: fake libGLX_nvidia.so $NEW 64-bit"
+refute "ws-rocky has no 32-bit file" "$WORK/ws-rocky.out" "32-bit"
 
 # --- node c: libraries of another driver: no spec, no workspace, the reason -----------
 C=$(make_node node-c)
@@ -273,7 +424,7 @@ if grep -lqs "nvidia.com/gpu" /etc/cdi/* /var/run/cdi/* 2>/dev/null; then
 else
   B=$(make_node node-b)
   echo "$NEW" >"$B/sys/module/nvidia/version"  # The catalog's driver by now.
-  echo "fake libcuda.so $NEW" >"$B/$LIB/libcuda.so.$NEW"
+  make_lib "$B/$LIB/libcuda.so.$NEW" libcuda.so "$NEW"
   mkdir -p "$(dirname "$NVIDIA_SPEC")"
   {
     echo "cdiVersion: 0.5.0"
@@ -304,10 +455,12 @@ else
   index=$(field ws-nv "w['gpus'][0]['index']")
   [[ $(field ws-nv "w['device_spec']['cdi']['device_names'][0]") == "nvidia.com/gpu=$index" ]] &&
     pass "ws-nv answered with NVIDIA's name nvidia.com/gpu=$index" || fail "ws-nv names"
-  run_in ws-nv "$INSIDE"
+  run_in ws-nv "$INSIDE
+/usr/local/bin/probe libcuda.so.$NEW"
   check_container ws-nv "$index"
   expect "ws-nv has /dev/fuse from wsched's device kind" "$WORK/ws-nv.out" "device /dev/fuse"
-  expect "ws-nv has NVIDIA's libcuda" "$WORK/ws-nv.out" "library /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW"
+  expect "ws-nv has NVIDIA's libcuda" "$WORK/ws-nv.out" \
+    "resolved libcuda.so.$NEW /$LIB/libcuda.so.$NEW -> /$LIB/libcuda.so.$NEW: fake libcuda.so $NEW 64-bit"
 fi
 
 echo "runtime_test: $passed passed, $failed failed"
