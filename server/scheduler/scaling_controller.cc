@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/process/thread_priority.h"
+#include "server/scheduler/signal_rows.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
 
@@ -165,7 +166,7 @@ void ScalingController::BecomeLeader() {
   log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
   fleet_.Clear();
   generation_base_.clear();
-  std::vector<store::StoredSignal> stored;
+  std::vector<store::SignalRow> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "loading scaling state",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     last_report_id_ = unit.scaling().LatestActuatorReportId();
@@ -180,7 +181,7 @@ void ScalingController::BecomeLeader() {
 }
 
 void ScalingController::FollowTick() {
-  std::vector<store::StoredSignal> stored;
+  std::vector<store::SignalRow> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "reading scaling signals",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto signals = unit.scaling().LoadSignals();
@@ -191,7 +192,7 @@ void ScalingController::FollowTick() {
   if (!status.ok()) return;
   absl::MutexLock lock(&mu_);
   for (const auto& row : stored) {
-    v1::PoolSignal signal = ToProto(row.signal, row.generation);
+    v1::PoolSignal signal = ToProto(PoolSignalOf(row), row.generation);
     auto it = published_.find(row.pool);
     if (it == published_.end() || it->second.generation() != signal.generation()) {
       published_[row.pool] = signal;
@@ -267,9 +268,9 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
   v1::PoolSignal proto = ToProto(signal, generation);
   absl::Status saved = store::UnitOfWork::Run(*db_, "publishing scaling signal",
                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    scaling::PoolSignal published = signal;
-    published.generation = generation;
-    unit.scaling().SaveSignal({pool, generation, std::move(published), store::ReplicaId()});
+    store::SignalRow row = SignalRowOf(signal, generation, store::ReplicaId());
+    row.pool = pool;
+    unit.scaling().SaveSignal(row);
     return absl::OkStatus();
   });
   if (!saved.ok()) {
