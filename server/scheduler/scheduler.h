@@ -380,7 +380,15 @@ class Scheduler {
   const SchedulerOptions options_;
   const Clock clock_;
 
-  mutable absl::Mutex mu_;
+  // Lock order: mu_ is taken inside the lock of a view's one copy (views_,
+  // View), of a drain (drain_mu_) and of a catch-up (follower_: the feed
+  // sink applies under mu_). Under mu_ the mirror tells the watch hub (a
+  // workspace's new version), the settings cache (a feed entry, a reload)
+  // and the GPU usage accounting (a placement that ended); their locks take
+  // no other. Clang checks the order wherever one function takes two of
+  // these locks (tests/lint/thread_safety.py).
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(views_.mutex(), drain_mu_, follower_->mutex())
+      ABSL_ACQUIRED_BEFORE(watches_.mutex(), settings_.mutex(), inventory_->gpu_usage().mutex());
   // Bumped under mu_ by StateChangedLocked; read without it by View().
   std::atomic<uint64_t> state_generation_{1};
   mutable ClusterViewCache views_;
@@ -431,7 +439,7 @@ class Scheduler {
   absl::Mutex drain_mu_;  // One drain at a time.
 
   // Watchers of workspaces, woken per id by ApplyWorkspaceLocked (its own
-  // lock, taken under ours, never the reverse).
+  // lock, taken under mu_, never the reverse).
   WatchHub watches_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;

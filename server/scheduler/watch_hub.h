@@ -35,6 +35,10 @@ class WatchHub {
   size_t watched_ids() const ABSL_LOCKS_EXCLUDED(mu_);
   // How often a publish woke someone (for tests and metrics).
   int64_t wakeups() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Names this object's lock in its owner's lock order
+  // (ABSL_ACQUIRED_BEFORE/AFTER in scheduler.h); const, so nothing can lock
+  // it through this.
+  const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   struct Watched {
