@@ -258,8 +258,7 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
         if (view->workspace.state == core::WorkspaceState::kStopped) return absl::OkStatus();
       }
       // Wakes on a change, or every second to notice cancellation.
-      context_.scheduler->WaitForChange(request->workspace_id(), seen,
-                                        absl::Now() + absl::Seconds(1));
+      context_.scheduler->WaitForChange(request->workspace_id(), seen, absl::Seconds(1));
     }
     return absl::OkStatus();
   });

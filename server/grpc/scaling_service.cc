@@ -56,7 +56,7 @@ grpc::Status ScalingServiceImpl::WatchScalingSignals(grpc::ServerContext* contex
           sent[signal.pool()] = signal.generation();
         }
       }
-      controller_->WaitForChange(version, absl::Now() + absl::Seconds(1));
+      controller_->WaitForChange(version, absl::Seconds(1));
     }
     return absl::OkStatus();
   });

@@ -113,10 +113,10 @@ ScalingController::State ScalingController::Current() const {
   return state;
 }
 
-int64_t ScalingController::WaitForChange(int64_t after, absl::Time deadline) {
+int64_t ScalingController::WaitForChange(int64_t after, absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || version_ > after; };
-  mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
   return version_;
 }
 
@@ -145,7 +145,9 @@ void ScalingController::Loop() {
   }
   absl::Time next_follow = absl::InfinitePast();
   while (!stopping()) {
-    absl::Time now = absl::Now();
+    // The scheduler's clock: the nodes' and the queue's times it observes
+    // are read from it too.
+    const absl::Time now = scheduler_->clock()();
     bool lead = leader_lock_.TryAcquire();
     if (lead && !leading_) BecomeLeader();
     if (!lead && leading_) log::Warning("lost scaling leadership");

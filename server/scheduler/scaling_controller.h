@@ -66,8 +66,9 @@ class ScalingController {
     int64_t version = 0;  // Bumped whenever any pool's signal changes.
   };
   State Current() const;
-  // Blocks until the state's version exceeds `after`, the deadline, or Stop.
-  int64_t WaitForChange(int64_t after, absl::Time deadline);
+  // Blocks until the state's version exceeds `after`, `timeout` passes
+  // (real time), or Stop.
+  int64_t WaitForChange(int64_t after, absl::Duration timeout);
   bool stopping() const;
 
   // Actuator feedback; stored so that whichever replica leads consumes it.

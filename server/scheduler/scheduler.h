@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/class_resolution.h"
+#include "server/core/clock.h"
 #include "server/core/node.h"
 #include "server/core/paging.h"
 #include "server/core/usage.h"
@@ -111,7 +112,7 @@ struct SchedulerStores {
 
 class Scheduler {
  public:
-  using Clock = std::function<absl::Time()>;
+  using Clock = core::Clock;
   // On PostgreSQL: builds the database stores over `db`.
   Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOptions options);
   Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
@@ -204,9 +205,12 @@ class Scheduler {
   int64_t QueueDecisions() const { return queue_decisions_.load(); }
 
   // ---- watch (scheduler.cc) ----
-  // Blocks until the workspace's version exceeds `after`, the deadline
-  // passes or the scheduler stops; returns the current version.
-  int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Time deadline);
+  // Blocks until the workspace's version exceeds `after`, about `timeout`
+  // passes (real time, whatever the clock says) or the scheduler stops;
+  // returns the current version.
+  int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Duration timeout);
+  // The replica's clock, which its decisions and timers read (tests set it).
+  const Clock& clock() const { return clock_; }
   bool stopping() const;
 
   // ---- idle GPUs (idle.cc, idle_monitor.h) ----
