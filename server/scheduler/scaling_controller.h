@@ -38,8 +38,8 @@ struct ScalingControllerOptions {
   // added to its thread). A tick walks every node: 19 ms at 20,000 nodes
   // (scaling_benchmark), four times a second. At an equal priority, on a
   // busy machine, that took a core from placements in one piece and set
-  // their p99 (docs/performance.md, "The scaling tick"); lower, it spreads
-  // out and still runs at full speed on idle CPUs. 0: as the others.
+  // their p99 (docs/performance-history.md, "The scaling tick"); lower, it
+  // spreads out and still runs at full speed on idle CPUs. 0: as the others.
   int nice_increment = 10;
   scaling::ScalerOptions scaler;
   // Exec actuator: argv of the admin's command; empty = gRPC stream only.
