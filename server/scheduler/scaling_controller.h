@@ -23,12 +23,12 @@
 #include "server/scaling/exec_actuator.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/pool_scaler.h"
+#include "server/scaling/scaling_signal.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
 #include "server/store/leader_lock.h"
 #include "server/store/types.h"
-#include "wsched/v1/scaling.pb.h"
 
 namespace wsched::scheduler {
 
@@ -61,7 +61,8 @@ class ScalingController {
   void Stop();
 
   struct State {
-    std::vector<v1::PoolSignal> pools;
+    // Each with its published generation (the one watchers see).
+    std::vector<scaling::PoolSignal> pools;
     std::string leader;  // Replica id of the leader.
     int64_t version = 0;  // Bumped whenever any pool's signal changes.
   };
@@ -105,7 +106,7 @@ class ScalingController {
   int64_t last_report_id_ = 0;
 
   mutable absl::Mutex mu_;
-  std::map<std::string, v1::PoolSignal> published_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, scaling::PoolSignal> published_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::optional<absl::Duration>> estimates_ ABSL_GUARDED_BY(mu_);
   std::string leader_ ABSL_GUARDED_BY(mu_);
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;
