@@ -123,7 +123,7 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
 // bad long after the placement was stored.
 void FillGpuHealth(const scheduler::Scheduler& scheduler, v1::Workspace* out) {
   if (out->gpus_size() == 0 || out->node_name().empty()) return;
-  auto health = scheduler.GpuHealthOn(out->node_name());
+  auto health = scheduler.inventory().GpuHealthOn(out->node_name());
   for (v1::AssignedGpu& gpu : *out->mutable_gpus()) {
     auto it = health.find(gpu.uuid());
     if (it == health.end()) continue;  // Node removed: the workspace says lost.

@@ -175,7 +175,7 @@ void Scheduler::Loop() {
     const absl::Time now = clock_();
     if (now >= next_lost_check) {
       next_lost_check = now + lost_period;
-      if (absl::Status s = DetectLostNodes(); !s.ok()) {
+      if (absl::Status s = inventory_->DetectLostNodes(); !s.ok()) {
         log::Warning("lost-node check failed", {{"error", std::string(s.message())}});
       }
     }

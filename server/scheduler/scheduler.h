@@ -138,43 +138,10 @@ class Scheduler {
   absl::Time FeedCaughtUpAt() const { return follower_->caught_up_at(); }
 
   // ---- inventory (node_inventory.h), wired to this replica's mirror ----
+  // Callers register, heartbeat, list and administer nodes on it directly.
   NodeInventory& inventory() { return *inventory_; }
-  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported,
-                                        const NewNodeCredential* bootstrap = nullptr) {
-    return inventory_->RegisterNode(reported, bootstrap);
-  }
-  absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input) {
-    return inventory_->Heartbeat(input);
-  }
-  absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state,
-                                             int64_t expected_version = 0) {
-    return inventory_->SetNodeAdminState(name, state, expected_version);
-  }
-  absl::Status RemoveNode(const std::string& name) { return inventory_->RemoveNode(name); }
-  absl::StatusOr<NodeView> GetNode(const std::string& name) { return inventory_->GetNode(name); }
-  absl::StatusOr<core::Page<NodeView>> ListNodes(const std::string& pool,
-                                                 const core::PageRequest& page) {
-    return inventory_->ListNodes(pool, page);
-  }
-  absl::StatusOr<std::vector<PoolView>> ListPools() { return inventory_->ListPools(); }
-  store::TimingFigures Timings() { return inventory_->Timings(); }
+  const NodeInventory& inventory() const { return *inventory_; }
   const SchedulerOptions& options() const { return options_; }
-  using DriverWorkPage = NodeInventory::DriverWorkPage;
-  absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page) {
-    return inventory_->ListDriverWork(page);
-  }
-  absl::StatusOr<NodeView> ReportDriverInstall(const std::string& node, const std::string& kernel,
-                                               bool success, const std::string& detail) {
-    return inventory_->ReportDriverInstall(node, kernel, success, detail);
-  }
-  absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid) {
-    return inventory_->ClearGpuHealth(node, uuid);
-  }
-  using GpuHealthNow = NodeInventory::GpuHealthNow;
-  absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const {
-    return inventory_->GpuHealthOn(node);
-  }
-  absl::Status DetectLostNodes() { return inventory_->DetectLostNodes(); }
 
   // ---- placement (placing.cc) ----
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
@@ -231,7 +198,6 @@ class Scheduler {
   using TrackedWorkspaces = scheduler::TrackedWorkspaces;
   TrackedWorkspaces Tracked() const { return View()->tracked; }
   // The agents' GPU samples, by pool and class (usage_accounting.h).
-  const UsageAccounting& GpuUsage() const { return inventory_->gpu_usage(); }
   // What the scaler says of each pool, for pending reasons; set once by the
   // scaling controller before serving. Called without the scheduler's lock.
   using ScalingViews = std::map<std::string, placement::PoolScalingView>;
