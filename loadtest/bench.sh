@@ -128,7 +128,7 @@ fi
 PSQL=(psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PGPORT" -U postgres)
 # A fresh cluster has one WAL segment; every 16 MB of WAL after it is a new
 # file that PostgreSQL fills with zeros while the committing backend waits:
-# the group commit's one writer stalled 58-68 ms at each (docs/performance.md,
+# the group commit's one writer stalled 58-68 ms at each (docs/performance-history.md,
 # "WAL segments made during the load"). A database that has run for a while
 # recycles its segments instead, so the bench makes them first: a switch to
 # a new segment per 16 MB, then checkpoints that recycle them all as future

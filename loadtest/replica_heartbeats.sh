@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What unchanged heartbeats through one replica cost ANOTHER replica
-# (docs/performance.md, "Heartbeats and the other replica").
+# (docs/performance-history.md, "Heartbeats and the other replica").
 #
 #   loadtest/replica_heartbeats.sh        # NODES=10000 RATE=1000 S=15: about 3 minutes
 #

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Soak: the server's memory and placement rate stay flat over many place +
-# stop cycles while every node heartbeats (docs/performance.md, "Soak").
+# stop cycles while every node heartbeats (docs/performance-history.md, "Soak").
 #
 #   loadtest/soak.sh                          # N=500000 workspaces: hours on 2 CPUs
 #   N=30000 loadtest/soak.sh                  # a quick check (minutes)

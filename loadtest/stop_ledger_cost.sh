@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What writing the usage record costs a stop, in PostgreSQL, measured four
-# ways in one run (docs/performance.md, "The usage record on the stop path"):
+# ways in one run (docs/performance-history.md, "The usage record on the stop path"):
 #   none         the stop batch's statements without a ledger (the baseline)
 #   statement    one INSERT ... SELECT per batch before the stop, as
 #                store/write_batch.cc queues it (what wsched does)

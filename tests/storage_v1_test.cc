@@ -131,15 +131,14 @@ TEST_F(StorageV1Test, SignalsReadAsStored) {
   auto signals = store::LoadSignals(txn);
   ASSERT_TRUE(signals.ok()) << signals.status();
   ASSERT_EQ(signals->size(), 2u);
-  for (const store::StoredSignal& row : *signals) {
+  for (const store::SignalRow& row : *signals) {
     auto want = Parse<v1::PoolSignal>(Fixture("documents/signal-" + row.pool + ".json"));
     EXPECT_EQ(row.generation, want.generation());
-    EXPECT_EQ(row.signal.generation, want.generation());
-    EXPECT_EQ(row.signal.current_size, want.current_size());
-    EXPECT_EQ(row.signal.target_size, want.target_size());
-    EXPECT_EQ(row.signal.detail, want.detail());
-    ASSERT_EQ(static_cast<int>(row.signal.reasons.size()), want.reasons_size());
-    EXPECT_EQ(static_cast<int>(row.signal.reasons[0]) + 1, static_cast<int>(want.reasons(0)));
+    EXPECT_EQ(row.current_size, want.current_size());
+    EXPECT_EQ(row.target_size, want.target_size());
+    EXPECT_EQ(row.detail, want.detail());
+    ASSERT_EQ(static_cast<int>(row.reasons.size()), want.reasons_size());
+    EXPECT_EQ(static_cast<int>(row.reasons[0]) + 1, static_cast<int>(want.reasons(0)));
   }
 }
 

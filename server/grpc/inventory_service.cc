@@ -132,7 +132,7 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
                                         context_.metrics);
     if (!issue.ok()) return issue.status();
     if (!who.CoversPool(info.pool)) return NotYourPool(who, info.pool);
-    auto view = context_.scheduler->RegisterNode(info, issue->has_value() ? &**issue : nullptr);
+    auto view = inventory().RegisterNode(info, issue->has_value() ? &**issue : nullptr);
     if (!view.ok()) return CountedNodeIdentityRefusal(view.status(), context_.metrics);
     ToProto(*view, response->mutable_node());
     response->set_node_credential_issued(issue->has_value());
@@ -167,12 +167,12 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     }
     // Scope check needs the node's pool: read it first for scoped agents.
     if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
-      auto node = context_.scheduler->GetNode(request->node_name());
+      auto node = inventory().GetNode(request->node_name());
       if (node.ok() && !who.CoversPool(node->node.info.pool)) {
         return NotYourPool(who, node->node.info.pool);
       }
     }
-    auto result = context_.scheduler->Heartbeat(input);
+    auto result = inventory().Heartbeat(input);
     if (!result.ok()) return result.status();
     response->set_reregister(result->reregister);
     response->set_state(ToProto(result->state));
@@ -185,7 +185,7 @@ grpc::Status InventoryServiceImpl::SetState(grpc::ServerContext* context, const 
                                             core::NodeState state, v1::Node* response) {
   return Handle(context_, context, kService, method, *request,
                 [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->SetNodeAdminState(request->node_name(), state,
+    auto view = inventory().SetNodeAdminState(request->node_name(), state,
                                                       request->expected_version());
     if (!view.ok()) return view.status();
     ToProto(*view, response);
@@ -217,7 +217,7 @@ grpc::Status InventoryServiceImpl::RemoveNode(grpc::ServerContext* context,
   return Handle(context_, context, kService, "RemoveNode", *request,
                 [&](const Principal&) -> absl::Status {
     if (absl::Status s = NoVersionTaken(*request, "RemoveNode"); !s.ok()) return s;
-    return context_.scheduler->RemoveNode(request->node_name());
+    return inventory().RemoveNode(request->node_name());
   });
 }
 
@@ -232,7 +232,7 @@ grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
         !s.ok()) {
       return s;
     }
-    auto view = context_.scheduler->GetNode(request->node_name());
+    auto view = inventory().GetNode(request->node_name());
     if (!view.ok()) return view.status();
     if (!who.CoversPool(view->node.info.pool)) return NotYourPool(who, view->node.info.pool);
     ToProto(*view, response);
@@ -248,7 +248,7 @@ grpc::Status InventoryServiceImpl::ListNodes(grpc::ServerContext* context,
     auto page = core::ReadPageRequest(request->page_size(), request->page_token(),
                                       absl::StrCat("pool=", request->pool()));
     if (!page.ok()) return page.status();
-    auto views = context_.scheduler->ListNodes(request->pool(), *page);
+    auto views = inventory().ListNodes(request->pool(), *page);
     if (!views.ok()) return views.status();
     for (const auto& view : views->items) ToProto(view, response->add_nodes());
     response->set_next_page_token(views->next_page_token);
@@ -263,9 +263,9 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     auto page = core::ReadPageRequest(request->page_size(), request->page_token(), "");
     if (!page.ok()) return page.status();
-    auto pools = context_.scheduler->ListPools();
+    auto pools = inventory().ListPools();
     if (!pools.ok()) return pools.status();
-    const store::TimingFigures timings = context_.scheduler->Timings();
+    const store::TimingFigures timings = inventory().Timings();
     std::sort(pools->begin(), pools->end(),
               [](const scheduler::PoolView& a, const scheduler::PoolView& b) { return a.pool.id < b.pool.id; });
     std::string next_page_token;
@@ -292,7 +292,7 @@ grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     auto page = core::ReadPageRequest(request->page_size(), request->page_token(), "");
     if (!page.ok()) return page.status();
-    auto work = context_.scheduler->ListDriverWork(*page);
+    auto work = inventory().ListDriverWork(*page);
     if (!work.ok()) return work.status();
     for (const auto& item : work->work) {
       auto* out = response->add_work();
@@ -314,7 +314,7 @@ grpc::Status InventoryServiceImpl::ReportDriverInstall(
     v1::Node* response) {
   return Handle(context_, context, kService, "ReportDriverInstall", *request,
                 [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->ReportDriverInstall(
+    auto view = inventory().ReportDriverInstall(
         request->node_name(), request->kernel_version(), request->success(), request->detail());
     if (!view.ok()) return view.status();
     ToProto(*view, response);
@@ -327,7 +327,7 @@ grpc::Status InventoryServiceImpl::ClearGpuHealth(grpc::ServerContext* context,
                                                   v1::Node* response) {
   return Handle(context_, context, kService, "ClearGpuHealth", *request,
                 [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->ClearGpuHealth(request->node_name(), request->gpu_uuid());
+    auto view = inventory().ClearGpuHealth(request->node_name(), request->gpu_uuid());
     if (!view.ok()) return view.status();
     ToProto(*view, response);
     return absl::OkStatus();
@@ -342,7 +342,7 @@ grpc::Status InventoryServiceImpl::RotateNodeCredential(
     absl::StatusOr<std::string> token = NewRandomToken();
     if (!token.ok()) return token.status();
     const TokenDigest digest = Sha256(*token);
-    auto issued = context_.scheduler->inventory().RotateNodeCredential(
+    auto issued = inventory().RotateNodeCredential(
         request->node_name(), std::string(digest.begin(), digest.end()), who.name);
     if (!issued.ok()) return issued.status();
     response->set_node_token(*token);
@@ -357,7 +357,7 @@ grpc::Status InventoryServiceImpl::RevokeNodeCredential(
     v1::RevokeNodeCredentialResponse* response) {
   return Handle(context_, context, kService, "RevokeNodeCredential", *request,
                 [&](const Principal&) -> absl::Status {
-    auto revoked = context_.scheduler->inventory().RevokeNodeCredential(request->node_name());
+    auto revoked = inventory().RevokeNodeCredential(request->node_name());
     if (!revoked.ok()) return revoked.status();
     response->set_revoked(*revoked);
     return absl::OkStatus();

@@ -49,6 +49,8 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
   grpc::Status SetState(grpc::ServerContext* context, const char* method,
                         const v1::NodeNameRequest* request, core::NodeState state,
                         v1::Node* response);
+  // The replica's node inventory, which every handler here calls.
+  scheduler::NodeInventory& inventory() const { return context_.scheduler->inventory(); }
   const ServiceContext context_;
 };
 

@@ -123,7 +123,7 @@ absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
 // bad long after the placement was stored.
 void FillGpuHealth(const scheduler::Scheduler& scheduler, v1::Workspace* out) {
   if (out->gpus_size() == 0 || out->node_name().empty()) return;
-  auto health = scheduler.GpuHealthOn(out->node_name());
+  auto health = scheduler.inventory().GpuHealthOn(out->node_name());
   for (v1::AssignedGpu& gpu : *out->mutable_gpus()) {
     auto it = health.find(gpu.uuid());
     if (it == health.end()) continue;  // Node removed: the workspace says lost.
@@ -258,8 +258,7 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
         if (view->workspace.state == core::WorkspaceState::kStopped) return absl::OkStatus();
       }
       // Wakes on a change, or every second to notice cancellation.
-      context_.scheduler->WaitForChange(request->workspace_id(), seen,
-                                        absl::Now() + absl::Seconds(1));
+      context_.scheduler->WaitForChange(request->workspace_id(), seen, absl::Seconds(1));
     }
     return absl::OkStatus();
   });

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "server/convert/scaling_convert.h"
 #include "server/grpc/handler.h"
 #include "server/scheduler/scaling_controller.h"
 
@@ -29,7 +30,7 @@ grpc::Status ScalingServiceImpl::GetScalingState(grpc::ServerContext* context,
                                                  v1::ScalingState* response) {
   return Handle(context_, context, kService, "GetScalingState", *request, [&](const Principal&) {
     scheduler::ScalingController::State state = controller_->Current();
-    for (auto& signal : state.pools) *response->add_pools() = std::move(signal);
+    for (const auto& signal : state.pools) *response->add_pools() = convert::ToProto(signal);
     response->set_leader(state.leader);
     return absl::OkStatus();
   });
@@ -49,14 +50,14 @@ grpc::Status ScalingServiceImpl::WatchScalingSignals(grpc::ServerContext* contex
       if (state.version != version) {
         version = state.version;
         for (const auto& signal : state.pools) {
-          if (!wanted.empty() && !wanted.count(signal.pool())) continue;
-          auto it = sent.find(signal.pool());
-          if (it != sent.end() && it->second == signal.generation()) continue;
-          if (!writer->Write(signal)) return absl::OkStatus();
-          sent[signal.pool()] = signal.generation();
+          if (!wanted.empty() && !wanted.count(signal.pool)) continue;
+          auto it = sent.find(signal.pool);
+          if (it != sent.end() && it->second == signal.generation) continue;
+          if (!writer->Write(convert::ToProto(signal))) return absl::OkStatus();
+          sent[signal.pool] = signal.generation;
         }
       }
-      controller_->WaitForChange(version, absl::Now() + absl::Seconds(1));
+      controller_->WaitForChange(version, absl::Seconds(1));
     }
     return absl::OkStatus();
   });

@@ -2,7 +2,7 @@
 // view it reads (Snapshot::NodesOnly, copied under the placement lock) and
 // FleetScaler::Observe + Evaluate of every pool. The leader ticks four times
 // a second, so at 20,000 nodes a tick's milliseconds are taken from the
-// placements running beside it (docs/performance.md, "The scaling tick").
+// placements running beside it (docs/performance-history.md, "The scaling tick").
 //
 //   make -C build -j2 scaling_benchmark && build/bin/scaling_benchmark
 //

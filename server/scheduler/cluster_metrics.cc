@@ -3,7 +3,6 @@
 #include <map>
 #include <tuple>
 
-#include "absl/time/clock.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -132,7 +131,8 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
     Add(driver, {{"pool", key.first}, {"reason", key.second}}, count);
   }
 
-  absl::Time now = absl::Now();
+  // The scheduler's clock, which stamped when each entry was queued.
+  const absl::Time now = scheduler_->clock()();
   std::map<std::pair<std::string, std::string>, std::pair<int, absl::Duration>> pending_by;
   for (const auto& demand : view->pending) {
     std::string pool = demand.pools.empty() ? "" : demand.pools.front();
@@ -149,7 +149,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   const auto pool_class = [](const PoolClass& key) -> Labels {
     return {{"pool", key.first}, {"class", key.second}};
   };
-  const UsageAccounting& usage = scheduler_->GpuUsage();
+  const UsageAccounting& usage = scheduler_->inventory().gpu_usage();
   for (const auto& [key, sum] : usage.LatestByPoolClass()) {
     Add(util, pool_class(key), sum.gpus > 0 ? sum.ratio_sum / sum.gpus : 0);
     Add(util_gpus, pool_class(key), sum.gpus);

@@ -61,6 +61,10 @@ class ClusterViewCache {
   std::shared_ptr<const ClusterView> Get(uint64_t generation, Build build) ABSL_LOCKS_EXCLUDED(mu_);
   // How many views were copied (for tests and metrics).
   int64_t copies() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Names this object's lock in its owner's lock order
+  // (ABSL_ACQUIRED_BEFORE/AFTER in scheduler.h); const, so nothing can lock
+  // it through this.
+  const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   mutable absl::Mutex mu_;

@@ -78,6 +78,10 @@ class FeedFollower {
   // committed before then is applied (InfinitePast before the first load).
   // Health reads it for the feed lag; it never waits for a catch-up.
   absl::Time caught_up_at() const ABSL_LOCKS_EXCLUDED(caught_up_mu_);
+  // Names this object's lock in its owner's lock order
+  // (ABSL_ACQUIRED_BEFORE/AFTER in scheduler.h); const, so nothing can lock
+  // it through this.
+  const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   absl::Status CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -1,6 +1,6 @@
 // What a heartbeat that only brings GPU samples costs on the replica, with
-// and without the idle-GPU policy judging them (docs/performance.md "Idle
-// GPUs and the heartbeat"). No database: such a heartbeat must not need
+// and without the idle-GPU policy judging them (docs/performance-history.md
+// "Idle GPUs and the heartbeat"). No database: such a heartbeat must not need
 // one (the inventory has none here, so a write would fail the run), and a
 // counter shows it copied no cluster view.
 //

@@ -347,7 +347,7 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
         absl::MutexLock lock(&mu_);
         known = KnownVersionLocked(w.id);
       }
-      WaitForChange(w.id, known, absl::Now() + absl::Seconds(1));
+      WaitForChange(w.id, known, absl::Seconds(1));
       read = true;
       continue;
     }

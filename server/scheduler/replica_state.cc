@@ -102,7 +102,8 @@ absl::Status Scheduler::ApplyRecords(const std::vector<store::ChangeRecord>& rec
     absl::MutexLock lock(&mu_);
     removed = ApplyRowsLocked(*rows, nodes);
   }
-  // Its own lock, never taken under ours (Scheduler::GpuUsage).
+  // After mu_, only to keep the placement lock short: the accounting's lock
+  // may be taken under mu_ (NotePlacementLocked), never the reverse.
   for (const auto& name : removed) inventory_->usage().ForgetNode(name);
   return absl::OkStatus();
 }
@@ -143,7 +144,7 @@ absl::StatusOr<int64_t> Scheduler::ReloadState() {
     absl::MutexLock lock(&mu_);
     gone = ReplaceStateLocked(*all);
   }
-  // Its own lock, never taken under ours (Scheduler::GpuUsage).
+  // After mu_, as in ApplyRecords: the placement lock is held for the swap only.
   for (const auto& name : gone) inventory_->usage().ForgetNode(name);
   return all->position;
 }
@@ -200,7 +201,8 @@ void Scheduler::NotePlacementLocked(const store::WorkspaceRow& row) {
   auto open = placed_at_.find(w.id);
   if (open != placed_at_.end() && (!placed || open->second != w.placed_at)) {
     // This replica's clock when it learns of the end: its own stop at once,
-    // another's within the feed's lag.
+    // another's within the feed's lag. The accounting's lock nests under
+    // mu_ (the order is declared on mu_, scheduler.h).
     inventory_->usage().EndPlacement(w.id, open->second, clock_());
     placed_at_.erase(open);
   }

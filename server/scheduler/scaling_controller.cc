@@ -1,12 +1,11 @@
 #include "server/scheduler/scaling_controller.h"
 
-#include <google/protobuf/util/time_util.h>
-
 #include <map>
 
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/process/thread_priority.h"
+#include "server/scheduler/signal_rows.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
 
@@ -21,26 +20,6 @@ std::optional<scaling::ActuatorEventKind> EventKind(const std::string& state) {
   if (state == "failed") return scaling::ActuatorEventKind::kFailed;
   if (state == "out_of_resources") return scaling::ActuatorEventKind::kOutOfResources;
   return std::nullopt;
-}
-
-v1::PoolSignal ToProto(const scaling::PoolSignal& signal, int64_t generation) {
-  v1::PoolSignal out;
-  out.set_pool(signal.pool);
-  out.set_generation(generation);
-  out.set_current_size(signal.current_size);
-  out.set_target_size(signal.target_size);
-  for (const auto& node : signal.nodes_to_remove) out.add_nodes_to_remove(node);
-  for (const auto& node : signal.lost_nodes) out.add_lost_nodes(node);
-  for (auto reason : signal.reasons) {
-    // The proto enum is the core enum shifted by UNSPECIFIED = 0.
-    out.add_reasons(static_cast<v1::ScalingReason>(static_cast<int>(reason) + 1));
-  }
-  out.set_detail(signal.detail);
-  if (signal.backoff_until) {
-    *out.mutable_backoff_until() = google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(
-        absl::ToUnixMicros(*signal.backoff_until));
-  }
-  return out;
 }
 
 }  // namespace
@@ -112,10 +91,10 @@ ScalingController::State ScalingController::Current() const {
   return state;
 }
 
-int64_t ScalingController::WaitForChange(int64_t after, absl::Time deadline) {
+int64_t ScalingController::WaitForChange(int64_t after, absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto changed = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || version_ > after; };
-  mu_.AwaitWithDeadline(absl::Condition(&changed), deadline);
+  mu_.AwaitWithTimeout(absl::Condition(&changed), timeout);
   return version_;
 }
 
@@ -144,7 +123,9 @@ void ScalingController::Loop() {
   }
   absl::Time next_follow = absl::InfinitePast();
   while (!stopping()) {
-    absl::Time now = absl::Now();
+    // The scheduler's clock: the nodes' and the queue's times it observes
+    // are read from it too.
+    const absl::Time now = scheduler_->clock()();
     bool lead = leader_lock_.TryAcquire();
     if (lead && !leading_) BecomeLeader();
     if (!lead && leading_) log::Warning("lost scaling leadership");
@@ -165,7 +146,7 @@ void ScalingController::BecomeLeader() {
   log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
   fleet_.Clear();
   generation_base_.clear();
-  std::vector<store::StoredSignal> stored;
+  std::vector<store::SignalRow> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "loading scaling state",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     last_report_id_ = unit.scaling().LatestActuatorReportId();
@@ -180,7 +161,7 @@ void ScalingController::BecomeLeader() {
 }
 
 void ScalingController::FollowTick() {
-  std::vector<store::StoredSignal> stored;
+  std::vector<store::SignalRow> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "reading scaling signals",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto signals = unit.scaling().LoadSignals();
@@ -191,10 +172,10 @@ void ScalingController::FollowTick() {
   if (!status.ok()) return;
   absl::MutexLock lock(&mu_);
   for (const auto& row : stored) {
-    v1::PoolSignal signal = ToProto(row.signal, row.generation);
+    scaling::PoolSignal signal = PoolSignalOf(row);
     auto it = published_.find(row.pool);
-    if (it == published_.end() || it->second.generation() != signal.generation()) {
-      published_[row.pool] = signal;
+    if (it == published_.end() || it->second.generation != signal.generation) {
+      published_[row.pool] = std::move(signal);
       version_++;
     }
     leader_ = row.leader;
@@ -229,7 +210,7 @@ void ScalingController::LeadTick(absl::Time now) {
       estimates_[obs.pool.id] = scaler.EstimatePlacementDelay();
       auto it = published_.find(obs.pool.id);
       bool changed = it == published_.end() ||
-                     it->second.generation() != generation_base_[obs.pool.id] + signal.generation ||
+                     it->second.generation != generation_base_[obs.pool.id] + signal.generation ||
                      leader_ != store::ReplicaId();
       if (!changed) continue;
     }
@@ -263,13 +244,16 @@ void ScalingController::RecordStartSamples(const std::string& pool,
 
 void ScalingController::Publish(const std::string& pool, const scaling::PoolSignal& signal,
                                 absl::Time now) {
-  int64_t generation = generation_base_[pool] + signal.generation;
-  v1::PoolSignal proto = ToProto(signal, generation);
+  const int64_t generation = generation_base_[pool] + signal.generation;
+  // As watchers and the actuator see it: the generation continues the
+  // previous leader's.
+  scaling::PoolSignal published = signal;
+  published.generation = generation;
   absl::Status saved = store::UnitOfWork::Run(*db_, "publishing scaling signal",
                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    scaling::PoolSignal published = signal;
-    published.generation = generation;
-    unit.scaling().SaveSignal({pool, generation, std::move(published), store::ReplicaId()});
+    store::SignalRow row = SignalRowOf(signal, generation, store::ReplicaId());
+    row.pool = pool;
+    unit.scaling().SaveSignal(row);
     return absl::OkStatus();
   });
   if (!saved.ok()) {
@@ -292,14 +276,12 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
                                {"detail", signal.detail}});
   {
     absl::MutexLock lock(&mu_);
-    published_[pool] = proto;
+    published_[pool] = published;
     leader_ = store::ReplicaId();
     version_++;
   }
   if (actuator_ != nullptr) {
-    scaling::PoolSignal outgoing = signal;
-    outgoing.generation = generation;
-    if (absl::Status s = actuator_->Submit(outgoing); !s.ok()) {
+    if (absl::Status s = actuator_->Submit(published); !s.ok()) {
       log::Warning("actuator refused signal", {{"pool", pool}, {"error", std::string(s.message())}});
     }
   }

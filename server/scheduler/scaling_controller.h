@@ -23,12 +23,12 @@
 #include "server/scaling/exec_actuator.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/pool_scaler.h"
+#include "server/scaling/scaling_signal.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
 #include "server/store/leader_lock.h"
 #include "server/store/types.h"
-#include "wsched/v1/scaling.pb.h"
 
 namespace wsched::scheduler {
 
@@ -38,8 +38,8 @@ struct ScalingControllerOptions {
   // added to its thread). A tick walks every node: 19 ms at 20,000 nodes
   // (scaling_benchmark), four times a second. At an equal priority, on a
   // busy machine, that took a core from placements in one piece and set
-  // their p99 (docs/performance.md, "The scaling tick"); lower, it spreads
-  // out and still runs at full speed on idle CPUs. 0: as the others.
+  // their p99 (docs/performance-history.md, "The scaling tick"); lower, it
+  // spreads out and still runs at full speed on idle CPUs. 0: as the others.
   int nice_increment = 10;
   scaling::ScalerOptions scaler;
   // Exec actuator: argv of the admin's command; empty = gRPC stream only.
@@ -61,13 +61,15 @@ class ScalingController {
   void Stop();
 
   struct State {
-    std::vector<v1::PoolSignal> pools;
+    // Each with its published generation (the one watchers see).
+    std::vector<scaling::PoolSignal> pools;
     std::string leader;  // Replica id of the leader.
     int64_t version = 0;  // Bumped whenever any pool's signal changes.
   };
   State Current() const;
-  // Blocks until the state's version exceeds `after`, the deadline, or Stop.
-  int64_t WaitForChange(int64_t after, absl::Time deadline);
+  // Blocks until the state's version exceeds `after`, `timeout` passes
+  // (real time), or Stop.
+  int64_t WaitForChange(int64_t after, absl::Duration timeout);
   bool stopping() const;
 
   // Actuator feedback; stored so that whichever replica leads consumes it.
@@ -104,7 +106,7 @@ class ScalingController {
   int64_t last_report_id_ = 0;
 
   mutable absl::Mutex mu_;
-  std::map<std::string, v1::PoolSignal> published_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, scaling::PoolSignal> published_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::optional<absl::Duration>> estimates_ ABSL_GUARDED_BY(mu_);
   std::string leader_ ABSL_GUARDED_BY(mu_);
   int64_t version_ ABSL_GUARDED_BY(mu_) = 0;

@@ -4,15 +4,14 @@
 
 #include <vector>
 
+#include "server/scaling/scaling_signal.h"
 #include "server/scheduler/scheduler.h"
-#include "wsched/v1/scaling.pb.h"
 
 namespace wsched::scheduler {
 
-// By pool. A signal whose reasons include PROVISIONING_FAILED with a
-// backoff_until sets the backoff; target above current is a requested
-// scale-up.
-Scheduler::ScalingViews ScalingViewsOf(const std::vector<v1::PoolSignal>& signals);
+// By pool. A signal with a backoff_until sets the backoff (its detail says
+// why); target above current is a requested scale-up.
+Scheduler::ScalingViews ScalingViewsOf(const std::vector<scaling::PoolSignal>& signals);
 
 }  // namespace wsched::scheduler
 

@@ -55,7 +55,7 @@ Scheduler::Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOp
 Scheduler::Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db,
                      metrics::Metrics* metrics, SchedulerOptions options)
     : Scheduler({db, &owned->placement, &owned->state, &owned->feed}, metrics, options,
-                [] { return absl::Now(); }) {
+                core::WallClock()) {
   owned_ = std::move(owned);
 }
 
@@ -152,9 +152,9 @@ void Scheduler::Loop() {
   // while (an upgrade, a restore) every heartbeat on record is old, and
   // agents need one interval to reach a replica again before their nodes,
   // and the workspaces on them, may be called lost.
-  absl::Time next_lost_check = absl::Now() + options_.node_lost_after;
-  absl::Time next_drain = absl::Now();
-  absl::Time next_prune = absl::Now();
+  absl::Time next_lost_check = clock_() + options_.node_lost_after;
+  absl::Time next_drain = clock_();
+  absl::Time next_prune = clock_();
   const absl::Duration lost_period =
       std::max(absl::Milliseconds(200), options_.node_lost_after / 4);
   while (true) {
@@ -172,10 +172,10 @@ void Scheduler::Loop() {
       ended_.Expire(clock_());  // Also when nothing ends for a while.
       if (ended_.size() != ended_before) StateChangedLocked();
     }
-    absl::Time now = absl::Now();
+    const absl::Time now = clock_();
     if (now >= next_lost_check) {
       next_lost_check = now + lost_period;
-      if (absl::Status s = DetectLostNodes(); !s.ok()) {
+      if (absl::Status s = inventory_->DetectLostNodes(); !s.ok()) {
         log::Warning("lost-node check failed", {{"error", std::string(s.message())}});
       }
     }
@@ -198,8 +198,8 @@ void Scheduler::Loop() {
 }
 
 int64_t Scheduler::WaitForChange(const std::string& workspace_id, int64_t after,
-                                 absl::Time deadline) {
-  return watches_.Wait(workspace_id, after, deadline, [&] {
+                                 absl::Duration timeout) {
+  return watches_.Wait(workspace_id, after, timeout, [&] {
     absl::MutexLock lock(&mu_);
     return KnownVersionLocked(workspace_id);
   });

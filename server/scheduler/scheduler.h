@@ -32,6 +32,7 @@
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/class_resolution.h"
+#include "server/core/clock.h"
 #include "server/core/node.h"
 #include "server/core/paging.h"
 #include "server/core/usage.h"
@@ -111,7 +112,7 @@ struct SchedulerStores {
 
 class Scheduler {
  public:
-  using Clock = std::function<absl::Time()>;
+  using Clock = core::Clock;
   // On PostgreSQL: builds the database stores over `db`.
   Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOptions options);
   Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
@@ -137,43 +138,10 @@ class Scheduler {
   absl::Time FeedCaughtUpAt() const { return follower_->caught_up_at(); }
 
   // ---- inventory (node_inventory.h), wired to this replica's mirror ----
+  // Callers register, heartbeat, list and administer nodes on it directly.
   NodeInventory& inventory() { return *inventory_; }
-  absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported,
-                                        const NewNodeCredential* bootstrap = nullptr) {
-    return inventory_->RegisterNode(reported, bootstrap);
-  }
-  absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input) {
-    return inventory_->Heartbeat(input);
-  }
-  absl::StatusOr<NodeView> SetNodeAdminState(const std::string& name, core::NodeState state,
-                                             int64_t expected_version = 0) {
-    return inventory_->SetNodeAdminState(name, state, expected_version);
-  }
-  absl::Status RemoveNode(const std::string& name) { return inventory_->RemoveNode(name); }
-  absl::StatusOr<NodeView> GetNode(const std::string& name) { return inventory_->GetNode(name); }
-  absl::StatusOr<core::Page<NodeView>> ListNodes(const std::string& pool,
-                                                 const core::PageRequest& page) {
-    return inventory_->ListNodes(pool, page);
-  }
-  absl::StatusOr<std::vector<PoolView>> ListPools() { return inventory_->ListPools(); }
-  store::TimingFigures Timings() { return inventory_->Timings(); }
+  const NodeInventory& inventory() const { return *inventory_; }
   const SchedulerOptions& options() const { return options_; }
-  using DriverWorkPage = NodeInventory::DriverWorkPage;
-  absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page) {
-    return inventory_->ListDriverWork(page);
-  }
-  absl::StatusOr<NodeView> ReportDriverInstall(const std::string& node, const std::string& kernel,
-                                               bool success, const std::string& detail) {
-    return inventory_->ReportDriverInstall(node, kernel, success, detail);
-  }
-  absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid) {
-    return inventory_->ClearGpuHealth(node, uuid);
-  }
-  using GpuHealthNow = NodeInventory::GpuHealthNow;
-  absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const {
-    return inventory_->GpuHealthOn(node);
-  }
-  absl::Status DetectLostNodes() { return inventory_->DetectLostNodes(); }
 
   // ---- placement (placing.cc) ----
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
@@ -204,9 +172,12 @@ class Scheduler {
   int64_t QueueDecisions() const { return queue_decisions_.load(); }
 
   // ---- watch (scheduler.cc) ----
-  // Blocks until the workspace's version exceeds `after`, the deadline
-  // passes or the scheduler stops; returns the current version.
-  int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Time deadline);
+  // Blocks until the workspace's version exceeds `after`, about `timeout`
+  // passes (real time, whatever the clock says) or the scheduler stops;
+  // returns the current version.
+  int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Duration timeout);
+  // The replica's clock, which its decisions and timers read (tests set it).
+  const Clock& clock() const { return clock_; }
   bool stopping() const;
 
   // ---- idle GPUs (idle.cc, idle_monitor.h) ----
@@ -227,7 +198,6 @@ class Scheduler {
   using TrackedWorkspaces = scheduler::TrackedWorkspaces;
   TrackedWorkspaces Tracked() const { return View()->tracked; }
   // The agents' GPU samples, by pool and class (usage_accounting.h).
-  const UsageAccounting& GpuUsage() const { return inventory_->gpu_usage(); }
   // What the scaler says of each pool, for pending reasons; set once by the
   // scaling controller before serving. Called without the scheduler's lock.
   using ScalingViews = std::map<std::string, placement::PoolScalingView>;
@@ -380,7 +350,15 @@ class Scheduler {
   const SchedulerOptions options_;
   const Clock clock_;
 
-  mutable absl::Mutex mu_;
+  // Lock order: mu_ is taken inside the lock of a view's one copy (views_,
+  // View), of a drain (drain_mu_) and of a catch-up (follower_: the feed
+  // sink applies under mu_). Under mu_ the mirror tells the watch hub (a
+  // workspace's new version), the settings cache (a feed entry, a reload)
+  // and the GPU usage accounting (a placement that ended); their locks take
+  // no other. Clang checks the order wherever one function takes two of
+  // these locks (tests/lint/thread_safety.py).
+  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(views_.mutex(), drain_mu_, follower_->mutex())
+      ABSL_ACQUIRED_BEFORE(watches_.mutex(), settings_.mutex(), inventory_->gpu_usage().mutex());
   // Bumped under mu_ by StateChangedLocked; read without it by View().
   std::atomic<uint64_t> state_generation_{1};
   mutable ClusterViewCache views_;
@@ -431,7 +409,7 @@ class Scheduler {
   absl::Mutex drain_mu_;  // One drain at a time.
 
   // Watchers of workspaces, woken per id by ApplyWorkspaceLocked (its own
-  // lock, taken under ours, never the reverse).
+  // lock, taken under mu_, never the reverse).
   WatchHub watches_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;

@@ -36,6 +36,10 @@ class SettingsCache {
   // A change-feed entry: "project:<id>" or "org:<id>".
   void Invalidate(absl::string_view key);
   void Clear();
+  // Names this object's lock in its owner's lock order
+  // (ABSL_ACQUIRED_BEFORE/AFTER in scheduler.h); const, so nothing can lock
+  // it through this.
+  const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   struct Project {

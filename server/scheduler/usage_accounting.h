@@ -105,6 +105,10 @@ class UsageAccounting {
   };
   // GPU seconds held and busy by pool and class, since start.
   std::map<PoolClass, Seconds> SecondsByPoolClass() const;
+  // Names this object's lock in its owner's lock order
+  // (ABSL_ACQUIRED_BEFORE/AFTER in scheduler.h); const, so nothing can lock
+  // it through this.
+  const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   struct NodeSamples {

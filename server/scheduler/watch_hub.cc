@@ -4,7 +4,7 @@
 
 namespace wsched::scheduler {
 
-int64_t WatchHub::Wait(const std::string& id, int64_t after, absl::Time deadline,
+int64_t WatchHub::Wait(const std::string& id, int64_t after, absl::Duration timeout,
                        absl::FunctionRef<int64_t()> current) {
   {
     absl::MutexLock lock(&mu_);
@@ -15,7 +15,7 @@ int64_t WatchHub::Wait(const std::string& id, int64_t after, absl::Time deadline
   Watched& watched = watched_[id];
   watched.version = std::max(watched.version, known);
   while (!stopping_ && watched.version <= after) {
-    if (watched.changed.WaitWithDeadline(&mu_, deadline)) break;  // Timed out.
+    if (watched.changed.WaitWithTimeout(&mu_, timeout)) break;  // Timed out.
   }
   const int64_t version = watched.version;
   if (--watched.waiters == 0) watched_.erase(id);

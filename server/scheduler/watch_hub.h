@@ -20,12 +20,14 @@ namespace wsched::scheduler {
 
 class WatchHub {
  public:
-  // Blocks until the version of `id` exceeds `after`, `deadline` passes or
-  // Stop() is called; returns the newest version the hub knows of.
+  // Blocks until the version of `id` exceeds `after`, `timeout` passes
+  // with no publish of `id` (a publish that does not get past `after` waits
+  // anew; real time) or Stop() is called; returns the newest version the hub
+  // knows of.
   // `current` reads the version the caller's state holds now. It is called
   // once, after the waiter is registered and without the hub's lock, so a
   // Publish that races with the call is never missed (versions only grow).
-  int64_t Wait(const std::string& id, int64_t after, absl::Time deadline,
+  int64_t Wait(const std::string& id, int64_t after, absl::Duration timeout,
                absl::FunctionRef<int64_t()> current) ABSL_LOCKS_EXCLUDED(mu_);
   // Tells the watchers of `id`, if any, that it reached `version`.
   void Publish(const std::string& id, int64_t version) ABSL_LOCKS_EXCLUDED(mu_);
@@ -35,6 +37,10 @@ class WatchHub {
   size_t watched_ids() const ABSL_LOCKS_EXCLUDED(mu_);
   // How often a publish woke someone (for tests and metrics).
   int64_t wakeups() const ABSL_LOCKS_EXCLUDED(mu_);
+  // Names this object's lock in its owner's lock order
+  // (ABSL_ACQUIRED_BEFORE/AFTER in scheduler.h); const, so nothing can lock
+  // it through this.
+  const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:
   struct Watched {

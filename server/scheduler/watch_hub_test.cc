@@ -12,7 +12,7 @@ namespace {
 
 TEST(WatchHubTest, ReturnsAtOnceWhenTheCallersStateIsAlreadyNewer) {
   WatchHub hub;
-  EXPECT_EQ(hub.Wait("w1", 4, absl::InfiniteFuture(), [] { return int64_t{5}; }), 5);
+  EXPECT_EQ(hub.Wait("w1", 4, absl::InfiniteDuration(), [] { return int64_t{5}; }), 5);
   EXPECT_EQ(hub.watched_ids(), 0u);  // Nothing stays behind a finished wait.
 }
 
@@ -21,7 +21,7 @@ TEST(WatchHubTest, APublishWakesTheWatcherOfThatIdWithTheNewVersion) {
   absl::Notification registered;
   int64_t seen = 0;
   std::thread watcher([&] {
-    seen = hub.Wait("w1", 3, absl::InfiniteFuture(), [&] {
+    seen = hub.Wait("w1", 3, absl::InfiniteDuration(), [&] {
       registered.Notify();
       return int64_t{3};
     });
@@ -39,7 +39,7 @@ TEST(WatchHubTest, APublishRacingTheRegistrationIsNotMissed) {
   std::thread watcher([&] {
     // The publish lands while the caller reads its own state, which is
     // still the old version: the hub already holds the new one.
-    seen = hub.Wait("w1", 3, absl::InfiniteFuture(), [&] {
+    seen = hub.Wait("w1", 3, absl::InfiniteDuration(), [&] {
       hub.Publish("w1", 9);
       return int64_t{3};
     });
@@ -53,7 +53,7 @@ TEST(WatchHubTest, PublishingOtherIdsWakesNobodyAndTheWaitEndsAtItsDeadline) {
   absl::Notification registered;
   int64_t seen = -1;
   std::thread watcher([&] {
-    seen = hub.Wait("w1", 2, absl::Now() + absl::Milliseconds(300), [&] {
+    seen = hub.Wait("w1", 2, absl::Milliseconds(300), [&] {
       registered.Notify();
       return int64_t{2};
     });
@@ -69,13 +69,13 @@ TEST(WatchHubTest, StopWakesEveryWatcherAndLaterWaitsReturnAtOnce) {
   WatchHub hub;
   absl::Notification a_registered, b_registered;
   std::thread a([&] {
-    hub.Wait("a", 1, absl::InfiniteFuture(), [&] {
+    hub.Wait("a", 1, absl::InfiniteDuration(), [&] {
       a_registered.Notify();
       return int64_t{1};
     });
   });
   std::thread b([&] {
-    hub.Wait("b", 1, absl::InfiniteFuture(), [&] {
+    hub.Wait("b", 1, absl::InfiniteDuration(), [&] {
       b_registered.Notify();
       return int64_t{1};
     });
@@ -85,7 +85,7 @@ TEST(WatchHubTest, StopWakesEveryWatcherAndLaterWaitsReturnAtOnce) {
   hub.Stop();
   a.join();
   b.join();
-  EXPECT_EQ(hub.Wait("c", 1, absl::InfiniteFuture(), [] { return int64_t{1}; }), 1);
+  EXPECT_EQ(hub.Wait("c", 1, absl::InfiniteDuration(), [] { return int64_t{1}; }), 1);
 }
 
 TEST(WatchHubTest, ManyWatchersOfOneIdShareOneEntryAndAllWake) {
@@ -96,7 +96,7 @@ TEST(WatchHubTest, ManyWatchersOfOneIdShareOneEntryAndAllWake) {
   std::vector<int64_t> seen(kWatchers, 0);
   for (int i = 0; i < kWatchers; ++i) {
     watchers.emplace_back([&, i] {
-      seen[i] = hub.Wait("w", 0, absl::InfiniteFuture(), [&] {
+      seen[i] = hub.Wait("w", 0, absl::InfiniteDuration(), [&] {
         registered++;
         return int64_t{0};
       });

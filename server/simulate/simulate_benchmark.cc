@@ -1,4 +1,4 @@
-// How long the simulator takes to replay a week (docs/performance.md
+// How long the simulator takes to replay a week (docs/performance-history.md
 // "Simulator": a week of 100,000 workspaces over the 3 pools of
 // classes/saas.yaml in under 10 s).
 //

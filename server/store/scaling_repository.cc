@@ -4,24 +4,27 @@
 
 namespace wsched::store {
 
-void SaveSignal(pqxx::work& txn, const StoredSignal& signal) {
+void SaveSignal(pqxx::work& txn, const SignalRow& signal) {
   txn.exec_params(
       "INSERT INTO scaling_signals (pool, generation, signal, signal_schema, leader, updated_at) "
       "VALUES ($1, $2, $3::jsonb, $4, $5, now()) ON CONFLICT (pool) DO UPDATE SET "
       "generation = EXCLUDED.generation, signal = EXCLUDED.signal, "
       "signal_schema = EXCLUDED.signal_schema, leader = EXCLUDED.leader, updated_at = now()",
-      signal.pool, signal.generation, documents::EncodeSignal(signal.signal),
-      documents::kSchemaVersion, signal.leader);
+      signal.pool, signal.generation, documents::EncodeSignal(signal), documents::kSchemaVersion,
+      signal.leader);
 }
 
-absl::StatusOr<std::vector<StoredSignal>> LoadSignals(pqxx::work& txn) {
-  std::vector<StoredSignal> signals;
+absl::StatusOr<std::vector<SignalRow>> LoadSignals(pqxx::work& txn) {
+  std::vector<SignalRow> signals;
   for (const auto& row : txn.exec("SELECT pool, generation, signal::text, leader, signal_schema "
                                   "FROM scaling_signals ORDER BY pool")) {
     auto signal = documents::DecodeSignal(row[2].c_str(),
                                           {"scaling_signals", row[0].c_str(), row[4].as<int>()});
     if (!signal.ok()) return signal.status();
-    signals.push_back({row[0].c_str(), row[1].as<int64_t>(), std::move(*signal), row[3].c_str()});
+    signal->pool = row[0].c_str();
+    signal->generation = row[1].as<int64_t>();
+    signal->leader = row[3].c_str();
+    signals.push_back(std::move(*signal));
   }
   return signals;
 }

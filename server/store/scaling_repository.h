@@ -13,9 +13,9 @@
 
 namespace wsched::store {
 
-void SaveSignal(pqxx::work& txn, const StoredSignal& signal);
+void SaveSignal(pqxx::work& txn, const SignalRow& signal);
 // FailedPrecondition for a row of a newer document schema (documents.h).
-absl::StatusOr<std::vector<StoredSignal>> LoadSignals(pqxx::work& txn);
+absl::StatusOr<std::vector<SignalRow>> LoadSignals(pqxx::work& txn);
 
 void SaveActuatorReport(pqxx::work& txn, const ActuatorReportRow& report);
 // Reports with id > after, oldest first.

@@ -18,7 +18,6 @@
 #include "server/core/node.h"
 #include "server/core/usage.h"
 #include "server/core/workspace.h"
-#include "server/scaling/scaling_signal.h"
 
 namespace wsched::store {
 
@@ -150,11 +149,35 @@ struct BatchStatements {
 
 // ---- scaling (scaling_repository.h)
 
-struct StoredSignal {
+// Why a pool has its target, as a scaling_signals row names it. The store's
+// own enum (the scaling core's ScalingReason is mapped by the caller), so the
+// store and its documents build without the scaling library.
+enum class SignalReason {
+  kPendingWorkspaces,
+  kWarmBuffer,
+  kIdleTimeout,
+  kMinSize,
+  kMaxSize,
+  kProvisioningFailed,
+  kSteady,
+};
+
+// A pool's published scaling signal: the row's columns (pool, generation,
+// leader) and what its document keeps. The document repeats the pool and
+// the generation; a row read back takes both from the columns, which are the
+// ones that are queried.
+struct SignalRow {
   std::string pool;
   int64_t generation = 0;
-  scaling::PoolSignal signal;  // Its generation is the one above.
-  std::string leader;
+  std::string leader;  // store::ReplicaId() of the replica that published it.
+  int current_size = 0;
+  int target_size = 0;
+  std::vector<std::string> nodes_to_remove;
+  std::vector<std::string> lost_nodes;
+  std::vector<SignalReason> reasons;
+  std::string detail;
+  std::optional<absl::Time> backoff_until;
+  friend bool operator==(const SignalRow&, const SignalRow&) = default;
 };
 
 struct ActuatorReportRow {

@@ -142,8 +142,8 @@ void TimingRepository::Record(TimingKind kind, const std::string& pool, const st
 
 TimingFigures TimingRepository::LoadFigures() { return LoadTimingFigures(s_.txn); }
 
-void ScalingRepository::SaveSignal(const StoredSignal& signal) { store::SaveSignal(s_.txn, signal); }
-absl::StatusOr<std::vector<StoredSignal>> ScalingRepository::LoadSignals() {
+void ScalingRepository::SaveSignal(const SignalRow& signal) { store::SaveSignal(s_.txn, signal); }
+absl::StatusOr<std::vector<SignalRow>> ScalingRepository::LoadSignals() {
   return store::LoadSignals(s_.txn);
 }
 

@@ -142,8 +142,8 @@ class TimingRepository {
 class ScalingRepository {
  public:
   explicit ScalingRepository(UnitSession& session) : s_(session) {}
-  void SaveSignal(const StoredSignal& signal);
-  absl::StatusOr<std::vector<StoredSignal>> LoadSignals();
+  void SaveSignal(const SignalRow& signal);
+  absl::StatusOr<std::vector<SignalRow>> LoadSignals();
   void SaveActuatorReport(const ActuatorReportRow& report);
   std::vector<ActuatorReportRow> LoadActuatorReports(int64_t after);
   int64_t LatestActuatorReportId();

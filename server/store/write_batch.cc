@@ -36,7 +36,7 @@ std::string BoolArray(const std::vector<bool>& values) {
 // active workspace through it. Its statistics are from the last ANALYZE, so
 // after one of a quiet hour that index looks empty however full it is now:
 // the single writer paid 3 ms a batch at 10,000 placed workspaces, growing
-// with each placement (docs/performance.md).
+// with each placement (docs/performance-history.md).
 constexpr Statement kLockNodes{
     "batch_lock_nodes",
     "SELECT name, state = 'ready' AND driver_state IN ('ready', 'not_needed'), "

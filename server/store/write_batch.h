@@ -35,7 +35,7 @@ namespace wsched::store {
 // batch. Left to itself (plan_cache_mode = auto) PostgreSQL re-planned most
 // of them at every execution, as a custom plan for an `= ANY($1)` lookup
 // always looks a little cheaper than the generic one: planning took a third
-// of the writer's statement time (docs/performance.md). The writer drops its
+// of the writer's statement time (docs/performance-history.md). The writer drops its
 // plans as the tables grow (CommitBatcher::RefreshPlansWhenDue).
 void PrepareWriteStatements(pqxx::connection_base& connection);
 

@@ -22,7 +22,7 @@
 #include "server/core/node.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
-#include "server/scaling/scaling_signal.h"
+#include "server/store/types.h"
 
 namespace wsched::store::documents {
 
@@ -59,10 +59,10 @@ absl::StatusOr<core::NodeInfo> DecodeNodeInfo(absl::string_view json, const Orig
 std::string EncodeHandOff(const core::HandOff& hand_off);
 absl::StatusOr<core::HandOff> DecodeHandOff(absl::string_view json, const Origin& origin);
 
-// The signal's generation is written too (the row's generation column is
-// the one that is queried).
-std::string EncodeSignal(const scaling::PoolSignal& signal);
-absl::StatusOr<scaling::PoolSignal> DecodeSignal(absl::string_view json, const Origin& origin);
+// A scaling_signals row's document: everything but the leader. The pool and
+// the generation are written too (the row's columns are the ones queried).
+std::string EncodeSignal(const SignalRow& signal);
+absl::StatusOr<SignalRow> DecodeSignal(absl::string_view json, const Origin& origin);
 
 }  // namespace wsched::store::documents
 

@@ -122,15 +122,15 @@ core::HandOff VfioHandOff() {
   return h;
 }
 
-scaling::PoolSignal RichSignal() {
-  scaling::PoolSignal s;
+SignalRow RichSignal() {
+  SignalRow s;
   s.pool = "gpu-a100";
   s.generation = 7;
   s.current_size = 3;
   s.target_size = 2;
   s.nodes_to_remove = {"node-c2"};
   s.lost_nodes = {"node-c3"};
-  s.reasons = {scaling::ScalingReason::kPendingWorkspaces, scaling::ScalingReason::kSteady};
+  s.reasons = {SignalReason::kPendingWorkspaces, SignalReason::kSteady};
   s.detail = "why";
   s.backoff_until = absl::FromUnixSeconds(1764600600);
   return s;
@@ -158,8 +158,7 @@ TEST(DocumentsTest, EveryDocumentRoundTrips) {
     EXPECT_EQ(*DecodeHandOff(EncodeHandOff(h), V1("workspaces", "w")), h) << EncodeHandOff(h);
   }
   EXPECT_EQ(*DecodeSignal(EncodeSignal(RichSignal()), V1("scaling_signals", "p")), RichSignal());
-  EXPECT_EQ(*DecodeSignal(EncodeSignal(scaling::PoolSignal{}), V1("scaling_signals", "p")),
-            scaling::PoolSignal{});
+  EXPECT_EQ(*DecodeSignal(EncodeSignal(SignalRow{}), V1("scaling_signals", "p")), SignalRow{});
 }
 
 TEST(DocumentsTest, VersionOneClassesDecode) {
@@ -299,15 +298,15 @@ TEST(DocumentsTest, VersionOnePlacementsAndSignalsDecode) {
   }
   auto c = DecodeSignal(Fixture("signal-pool-c.json"), V1("scaling_signals", "pool-c"));
   ASSERT_TRUE(c.ok()) << c.status();
-  scaling::PoolSignal want = RichSignal();
+  SignalRow want = RichSignal();
   want.pool = "pool-c";
-  want.reasons = {scaling::ScalingReason::kIdleTimeout, scaling::ScalingReason::kProvisioningFailed};
+  want.reasons = {SignalReason::kIdleTimeout, SignalReason::kProvisioningFailed};
   want.detail = "node-c2 idle for 10m";
   want.backoff_until = absl::FromUnixMicros(1764600600000000);
   EXPECT_EQ(*c, want);
   auto b = DecodeSignal(Fixture("signal-pool-b.json"), V1("scaling_signals", "pool-b"));
   ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ(b->reasons, std::vector<scaling::ScalingReason>{scaling::ScalingReason::kWarmBuffer});
+  EXPECT_EQ(b->reasons, std::vector<SignalReason>{SignalReason::kWarmBuffer});
   EXPECT_EQ(b->generation, 2);
   EXPECT_EQ(b->target_size, 2);
 }

@@ -11,9 +11,9 @@ namespace {
 
 constexpr int kNoReason = -1;
 
-// Version 1 names; the core enum is in the same order, one place lower.
+// Version 1 names; SignalReason is in the same order, one place lower.
 const EnumNames& ReasonNames() {
-  using R = scaling::ScalingReason;
+  using R = SignalReason;
   static const EnumNames names = {
       {"SCALING_REASON_UNSPECIFIED", kNoReason},
       {"SCALING_REASON_PENDING_WORKSPACES", static_cast<int>(R::kPendingWorkspaces)},
@@ -28,9 +28,9 @@ const EnumNames& ReasonNames() {
 
 }  // namespace
 
-std::string EncodeSignal(const scaling::PoolSignal& signal) {
+std::string EncodeSignal(const SignalRow& signal) {
   nlohmann::json reasons = nlohmann::json::array();
-  for (scaling::ScalingReason reason : signal.reasons) {
+  for (SignalReason reason : signal.reasons) {
     reasons.push_back(NameOf(ReasonNames(), static_cast<int>(reason), 1));
   }
   nlohmann::json j = {{"pool", signal.pool},
@@ -45,12 +45,12 @@ std::string EncodeSignal(const scaling::PoolSignal& signal) {
   return j.dump();
 }
 
-absl::StatusOr<scaling::PoolSignal> DecodeSignal(absl::string_view json, const Origin& origin) {
+absl::StatusOr<SignalRow> DecodeSignal(absl::string_view json, const Origin& origin) {
   Decoding decoding(origin);
   std::optional<nlohmann::json> parsed = decoding.Parse(json);
   if (!parsed) return decoding.status();
   Fields s(*parsed, decoding);
-  scaling::PoolSignal signal;
+  SignalRow signal;
   signal.pool = s.String("pool");
   signal.generation = s.Int64("generation");
   signal.current_size = s.Int("current_size");
@@ -63,7 +63,7 @@ absl::StatusOr<scaling::PoolSignal> DecodeSignal(absl::string_view json, const O
       nlohmann::json one = {{"reason", (*reasons)[i]}};
       Fields item(one, decoding, absl::StrCat(s.PathOf("reasons"), "[", i, "]"));
       int reason = item.Enum("reason", ReasonNames(), kNoReason);
-      if (reason != kNoReason) signal.reasons.push_back(static_cast<scaling::ScalingReason>(reason));
+      if (reason != kNoReason) signal.reasons.push_back(static_cast<SignalReason>(reason));
     }
   }
   signal.detail = s.String("detail");
