@@ -118,9 +118,7 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
 
 absl::Status CommitBatcher::OpenWriterConnection() {
   auto connection = OpenConnection(db_->url());
-  if (!connection.ok()) {
-    return absl::UnavailableError(absl::StrCat("group commit: ", connection.status().message()));
-  }
+  if (!connection.ok()) return Prefixed("group commit", connection.status());
   connection_ = std::move(*connection);
   batches_on_connection_ = 0;
   next_plan_refresh_ = kFirstPlanRefresh;
