@@ -25,6 +25,7 @@
 #include "server/grpc/services.h"
 #include "server/log/log.h"
 #include "server/metrics/metrics.h"
+#include "server/store/call_watchdog.h"
 #include "server/store/database.h"
 #include "server/store/lock_lease.h"
 #include "server/store/migrations.h"
@@ -92,7 +93,9 @@ std::unique_ptr<HealthReporter> StartHealthReporter(const ServerOptions& options
                                                     metrics::Metrics& metrics) {
   HealthProbes probes{
       .schema_version = [&db] { return store::ReadSchemaVersion(db); },
-      .feed_caught_up_at = [&services] { return services.FeedCaughtUpAt(); }};
+      .feed_caught_up_at = [&services] { return services.FeedCaughtUpAt(); },
+      .last_abandoned_call = [] { return store::CallWatchdog::Global().last_abandoned(); },
+      .writer_failing_since = [&db] { return db.writer_failing_since(); }};
   HealthReporterOptions health_options{.services = services.Names(),
                                        .required_schema_version = store::EmbeddedSchemaVersion(),
                                        .max_feed_lag = options.health_max_feed_lag,
