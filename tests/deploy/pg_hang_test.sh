@@ -27,10 +27,11 @@
 # any moment, in the samples or the replicas' logs, when both replicas lead
 # scaling or both place.
 #
-# Packets dropped instead of a frozen process: not here. It needs a rule
-# (iptables or a network namespace) that affects the whole machine's
-# loopback, which a test sharing its machine must not touch; the frozen
-# process is the harder case anyway (the kernel still answers TCP).
+# HANG_MODE=drop (ctest pg_hang_drop) cuts the primary off instead: iptables
+# rules drop every packet to or from its port (the test's own), so its
+# kernel acknowledges nothing either; skipped (77) where iptables cannot
+# change the rules (no root, no CAP_NET_ADMIN). The rules carry a comment
+# naming this run and go at the end, whatever happens.
 #
 # Own clusters on ${WSCHED_HANG_PG_PORT:-55491} and the port after it, run by
 # the unprivileged user of deploy/local/pg.sh when run as root.
@@ -51,6 +52,7 @@ BEFORE_S=${HANG_BEFORE_S:-4}       # placing before the primary hangs
 HANG_S=${HANG_S:-4}                # frozen primary, no promotion yet
 AFTER_S=${HANG_AFTER_S:-5}         # placing after the first OK on the new primary
 RESUME_BOUND_S=${HANG_RESUME_BOUND_S:-10}
+MODE=${HANG_MODE:-stop}  # stop: SIGSTOP the primary; drop: drop its packets
 CP=control-plane-token-0123456789
 AGENT_TOKEN=agent-token-0123456789abcdef
 WORK=$(mktemp -d /tmp/wsched-pg-hang-XXXXXX)
@@ -63,6 +65,13 @@ pids=()       # the servers
 client_pids=()
 sampler_pid=
 frozen=()
+dropping=0
+TAG="wsched-pg-hang-$$"
+# drop_rules -I|-D: the two rules that cut the primary's port off.
+drop_rules() {
+  iptables -w "$1" INPUT -p tcp --dport "$P1" -m comment --comment "$TAG" -j DROP &&
+    iptables -w "$1" INPUT -p tcp --sport "$P1" -m comment --comment "$TAG" -j DROP
+}
 
 as_pg() {
   if [[ $(id -u) -eq 0 ]]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi
@@ -87,6 +96,7 @@ cleanup() {
   done
   # The frozen primary runs again only to be stopped: the servers are gone.
   for pid in "${frozen[@]}"; do kill -CONT "$pid" 2>/dev/null; done
+  [[ $dropping -eq 1 ]] && drop_rules -D 2>/dev/null
   "$SRC/deploy/local/pg.sh" stop "$STANDBY" 2>/dev/null
   as_pg "$PG_BIN/pg_ctl" -D "$PRIMARY" -m immediate -w stop >/dev/null 2>&1
   if [[ $rc -ne 0 ]]; then
@@ -100,6 +110,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+case $MODE in
+  stop) ;;
+  drop)
+    if ! command -v iptables >/dev/null || ! iptables -w -L INPUT -n >/dev/null 2>&1; then
+      echo "pg_hang_test: SKIP: HANG_MODE=drop needs iptables with root and CAP_NET_ADMIN"
+      exit 77
+    fi
+    ;;
+  *) fail "setup: HANG_MODE must be stop or drop, not $MODE" ;;
+esac
 for tool in psql curl "$PG_BIN/pg_basebackup" "$PG_BIN/pg_ctl"; do
   command -v "$tool" >/dev/null || fail "setup: $tool is not installed (deploy/local/install-deps.sh)"
 done
@@ -224,12 +244,17 @@ sleep "$BEFORE_S"  # a load phase of fixed length, not a wait for an event
 acked_before=$(oks)
 
 # --- the hang --------------------------------------------------------------------------
-postmaster=$(head -1 "$PRIMARY/postmaster.pid")
-kill -STOP "$postmaster"
-frozen=("$postmaster")
-for child in $(ps -o pid= --ppid "$postmaster"); do
-  kill -STOP "$child" 2>/dev/null && frozen+=("$child")
-done
+if [[ $MODE == stop ]]; then
+  postmaster=$(head -1 "$PRIMARY/postmaster.pid")
+  kill -STOP "$postmaster"
+  frozen=("$postmaster")
+  for child in $(ps -o pid= --ppid "$postmaster"); do
+    kill -STOP "$child" 2>/dev/null && frozen+=("$child")
+  done
+else
+  dropping=1
+  drop_rules -I || fail "iptables refused the rules"
+fi
 t_freeze=$EPOCHREALTIME
 sleep "$HANG_S"  # the failover manager's detection time: the primary hangs this long
 t_promote=$EPOCHREALTIME
@@ -328,7 +353,7 @@ SQL
 )
 
 cat <<EOF
-pg_hang_test: $CLIENTS clients on 2 replicas, primary frozen (SIGSTOP), standby promoted $(awk -v a="$t_freeze" -v b="$t_promote" 'BEGIN {printf "%.2f", b - a}') s later
+pg_hang_test: $CLIENTS clients on 2 replicas, primary $([[ $MODE == stop ]] && echo "frozen (SIGSTOP)" || echo "cut off (packets dropped)"), standby promoted $(awk -v a="$t_freeze" -v b="$t_promote" 'BEGIN {printf "%.2f", b - a}') s later
   acknowledged placements          $acked ($acked_before before the hang)
   missing / in another state       $missing / $wrong_state
   UNAVAILABLE DATABASE_UNAVAILABLE $db_unavailable (with RetryInfo)
