@@ -60,7 +60,8 @@ class PlacerElection {
   const PlacerElectionOptions options_;
   std::string address_;  // Set by Start, before the thread begins.
   metrics::Metrics* const metrics_;
-  store::PlacerLock lock_;  // Only the polling thread (or Start) touches it.
+  // Only the polling thread (or Start) polls it; Holds() from any thread.
+  store::PlacerLock lock_;
 
   mutable absl::Mutex mu_;
   PlacerView view_ ABSL_GUARDED_BY(mu_);
