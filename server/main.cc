@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -75,6 +76,19 @@ ABSL_FLAG(std::string, peer_tls_server_name, "",
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
           "how long in-flight RPCs may run after SIGTERM");
 ABSL_FLAG(int, database_connections, 8, "PostgreSQL connections kept open");
+ABSL_FLAG(absl::Duration, database_call_timeout, absl::Seconds(5),
+          "the longest one transaction of a call, or one group-commit batch, waits on "
+          "PostgreSQL: past it the connection is abandoned and the call answers UNAVAILABLE "
+          "(DATABASE_UNAVAILABLE); also the sessions' statement_timeout");
+ABSL_FLAG(absl::Duration, database_sweep_timeout, absl::Minutes(5),
+          "the same bound for one batch of a retention sweep, and for the migrations at start");
+ABSL_FLAG(absl::Duration, database_probe_timeout, absl::Seconds(1),
+          "the bound of the health check's query and of each probe of a lock session (scaling "
+          "leader, placer)");
+ABSL_FLAG(absl::Duration, leader_lease, absl::Seconds(6),
+          "the scaling leader's and the placer's lease: a replica acts on its lock only within "
+          "half of it after its session last answered; PostgreSQL ends a session silent for "
+          "all of it");
 ABSL_FLAG(absl::Duration, commit_wait, absl::ZeroDuration(),
           "how long a group commit's first write may wait for company when the writer is idle "
           "(0: batches form only from writes that arrive during a commit)");
@@ -193,6 +207,20 @@ int main(int argc, char** argv) {
   options.peer_tls_server_name = absl::GetFlag(FLAGS_peer_tls_server_name);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.database_connections = absl::GetFlag(FLAGS_database_connections);
+  options.database_call_timeout = absl::GetFlag(FLAGS_database_call_timeout);
+  options.database_sweep_timeout = absl::GetFlag(FLAGS_database_sweep_timeout);
+  options.database_probe_timeout = absl::GetFlag(FLAGS_database_probe_timeout);
+  for (const auto& [flag, value] :
+       {std::pair{"--database_call_timeout", options.database_call_timeout},
+        std::pair{"--database_sweep_timeout", options.database_sweep_timeout},
+        std::pair{"--database_probe_timeout", options.database_probe_timeout}}) {
+    if (value < absl::Milliseconds(100) || value > absl::Hours(24)) {
+      wsched::log::Error(absl::StrCat(flag, " must be between 100ms and 24h"));
+      return 1;
+    }
+  }
+  // Checked against the probe intervals when the server starts.
+  options.leader_lease = absl::GetFlag(FLAGS_leader_lease);
   options.commit_wait = absl::GetFlag(FLAGS_commit_wait);
   if (options.commit_wait < absl::ZeroDuration() || options.commit_wait > absl::Milliseconds(100)) {
     wsched::log::Error("--commit_wait must be between 0 and 100ms");

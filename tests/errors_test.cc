@@ -383,6 +383,30 @@ TEST_F(ErrorsTest, DatabaseUnavailableCarriesRetryInfo) {
   EXPECT_EQ(retry->retry_delay().seconds(), 1);
 }
 
+// The group commit's path (commit_batcher.cc): its broken connection, and
+// then its failed reconnect, both keep the reason and RetryInfo.
+TEST_F(ErrorsTest, PlacementsWhileTheDatabaseIsGoneCarryRetryInfo) {
+  testing::RegisterNode(server_->channel(), testing::FakeGpuNode("n1", "gpu-h100"));
+  v1::Workspace workspace;
+  ASSERT_TRUE(testing::PlaceAs(server_->channel(), "ws-before", "gpu-1x", &workspace).ok());
+  pqxx::connection admin(testing::AdminUrl());
+  pqxx::nontransaction sql(admin);
+  sql.exec("ALTER DATABASE " + db_.name() + " ALLOW_CONNECTIONS false");
+  sql.exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = " +
+           sql.quote(db_.name()) + " AND pid <> pg_backend_pid()");
+  std::vector<grpc::Status> answers;
+  for (const char* id : {"ws-during-1", "ws-during-2", "ws-during-3"}) {
+    answers.push_back(testing::PlaceAs(server_->channel(), id, "gpu-1x", &workspace));
+  }
+  sql.exec("ALTER DATABASE " + db_.name() + " ALLOW_CONNECTIONS true");
+  for (const grpc::Status& status : answers) {
+    Refusal r = Expect(status, StatusCode::UNAVAILABLE, "DATABASE_UNAVAILABLE");
+    auto retry = r.Detail<google::rpc::RetryInfo>();
+    ASSERT_TRUE(retry.has_value()) << status.error_message();
+    EXPECT_EQ(retry->retry_delay().seconds(), 1);
+  }
+}
+
 TEST_F(ErrorsTest, ClassAlreadyExists) {
   v1::WorkspaceClass cls;
   ASSERT_TRUE(GetClass("small", &cls).ok());

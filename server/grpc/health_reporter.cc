@@ -19,6 +19,7 @@ HealthReporter::~HealthReporter() { Stop(); }
 HealthVerdict HealthReporter::Evaluate() const {
   HealthVerdict verdict;
   std::vector<std::string> failed;
+  const absl::Time probe_start = clock_();
   absl::StatusOr<int> schema = probes_.schema_version();
   verdict.database_ok = schema.ok();
   if (!schema.ok()) {
@@ -41,6 +42,24 @@ HealthVerdict HealthReporter::Evaluate() const {
                                   " (--health_max_feed_lag=",
                                   absl::FormatDuration(options_.max_feed_lag), ")"));
   }
+  // A call stuck past its bound means the database hangs or is gone for
+  // this replica, whatever an earlier probe said: NOT_SERVING until a probe
+  // that began after it gets an answer (the next one, when it was a blip).
+  const absl::Time abandoned =
+      probes_.last_abandoned_call ? probes_.last_abandoned_call() : absl::InfinitePast();
+  verdict.calls_ok = verdict.database_ok && abandoned < probe_start;
+  if (!verdict.calls_ok && verdict.database_ok) {
+    failed.push_back(absl::StrCat("a database call got no answer within its bound ",
+                                  absl::FormatDuration(clock_() - abandoned),
+                                  " ago (see docs/operations.md, \"Bounded waits\")"));
+  }
+  const absl::Time writer_failing =
+      probes_.writer_failing_since ? probes_.writer_failing_since() : absl::InfiniteFuture();
+  verdict.writer_ok = writer_failing == absl::InfiniteFuture();
+  if (!verdict.writer_ok) {
+    failed.push_back(absl::StrCat("group commit cannot commit for ",
+                                  absl::FormatDuration(clock_() - writer_failing)));
+  }
   verdict.serving = failed.empty();
   verdict.reason = absl::StrJoin(failed, "; ");
   return verdict;
@@ -52,6 +71,8 @@ void HealthReporter::Publish(const HealthVerdict& verdict) {
     metrics_->SetHealthCheck("database", verdict.database_ok);
     metrics_->SetHealthCheck("schema", verdict.schema_ok);
     metrics_->SetHealthCheck("feed", verdict.feed_ok);
+    metrics_->SetHealthCheck("database_calls", verdict.calls_ok);
+    metrics_->SetHealthCheck("writer", verdict.writer_ok);
   }
   const bool changed = !published_ || verdict.serving != serving_;
   if (changed) {

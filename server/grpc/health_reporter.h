@@ -1,6 +1,9 @@
 // Keeps grpc.health.v1 truthful: every few seconds (its own thread, never
 // per RPC) it asks whether this replica can do its work — the database
-// answers, its schema is complete, this replica follows the change feed —
+// answers (within the probe bound), its schema is complete, this replica
+// follows the change feed, none of its own database calls got stuck past
+// its bound since the database last answered, its group-commit writer can
+// commit —
 // and sets "" and every wsched.v1 service name SERVING or NOT_SERVING
 // accordingly. A failed check clears by itself once the next check passes.
 // "liveness" stays SERVING while the process serves gRPC (for a kubelet's
@@ -34,6 +37,12 @@ struct HealthProbes {
   std::function<absl::StatusOr<int>()> schema_version;
   // When this replica last had every committed change applied.
   std::function<absl::Time()> feed_caught_up_at;
+  // When a database call of this replica's was last abandoned past its
+  // bound (store/call_watchdog.h); InfinitePast: never. Unset: no check.
+  std::function<absl::Time()> last_abandoned_call;
+  // Since when the group-commit writer cannot commit; InfiniteFuture while
+  // it can. Unset: no check.
+  std::function<absl::Time()> writer_failing_since;
 };
 
 struct HealthReporterOptions {
@@ -52,6 +61,9 @@ struct HealthVerdict {
   bool database_ok = false;
   bool schema_ok = false;
   bool feed_ok = false;
+  // No call abandoned since the last probe that answered began.
+  bool calls_ok = false;
+  bool writer_ok = false;
   std::string reason;
 };
 

@@ -72,7 +72,23 @@ class HealthReporterTest : public ::testing::Test {
             .feed_caught_up_at = [this] {
               absl::MutexLock lock(&mu_);
               return caught_up_at_;
+            },
+            .last_abandoned_call = [this] {
+              absl::MutexLock lock(&mu_);
+              return abandoned_at_;
+            },
+            .writer_failing_since = [this] {
+              absl::MutexLock lock(&mu_);
+              return writer_failing_since_;
             }};
+  }
+  void SetAbandonedAt(absl::Time at) {
+    absl::MutexLock lock(&mu_);
+    abandoned_at_ = at;
+  }
+  void SetWriterFailingSince(absl::Time at) {
+    absl::MutexLock lock(&mu_);
+    writer_failing_since_ = at;
   }
   static HealthReporterOptions Options() {
     return {.services = {"wsched.v1.ClassService", "wsched.v1.PlacementService"},
@@ -102,6 +118,8 @@ class HealthReporterTest : public ::testing::Test {
   absl::Time now_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch() + absl::Hours(1);
   absl::StatusOr<int> schema_ ABSL_GUARDED_BY(mu_) = kSchema;
   absl::Time caught_up_at_ ABSL_GUARDED_BY(mu_) = absl::UnixEpoch() + absl::Hours(1);
+  absl::Time abandoned_at_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+  absl::Time writer_failing_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   FakeHealth health_;
   metrics::Metrics metrics_;
   HealthReporter reporter_;
@@ -164,6 +182,35 @@ TEST_F(HealthReporterTest, FeedLagPastTheLimitIsNotServingAndClearsWhenCaughtUp)
   EXPECT_THAT(verdict.reason, HasSubstr("change feed behind by 31s"));
   EXPECT_TRUE(MetricHas("wsched_health_check_ok{check=\"feed\"} 0"));
   SetCaughtUpAt(Now());
+  EXPECT_TRUE(reporter_.CheckNow().serving);
+}
+
+TEST_F(HealthReporterTest, AnAbandonedCallIsNotServingUntilAProbeBegunAfterItIsAnswered) {
+  ASSERT_TRUE(reporter_.CheckNow().serving);
+  // Abandoned at the moment this check's probe begins (the clock does not
+  // move during it): the probe's answer may predate the hang.
+  SetAbandonedAt(Now());
+  HealthVerdict verdict = reporter_.CheckNow();
+  EXPECT_FALSE(verdict.serving);
+  EXPECT_TRUE(verdict.database_ok);
+  EXPECT_FALSE(verdict.calls_ok);
+  EXPECT_THAT(verdict.reason, HasSubstr("a database call got no answer within its bound 0 ago"));
+  EXPECT_TRUE(MetricHas("wsched_health_check_ok{check=\"database_calls\"} 0"));
+  // The next check's probe begins later and is answered: SERVING by itself.
+  Advance(absl::Seconds(1));
+  verdict = reporter_.CheckNow();
+  EXPECT_TRUE(verdict.serving) << verdict.reason;
+  EXPECT_TRUE(verdict.calls_ok);
+}
+
+TEST_F(HealthReporterTest, AWriterThatCannotCommitIsNotServingUntilItCan) {
+  SetWriterFailingSince(Now() - absl::Seconds(3));
+  HealthVerdict verdict = reporter_.CheckNow();
+  EXPECT_FALSE(verdict.serving);
+  EXPECT_FALSE(verdict.writer_ok);
+  EXPECT_THAT(verdict.reason, HasSubstr("group commit cannot commit for 3s"));
+  EXPECT_TRUE(MetricHas("wsched_health_check_ok{check=\"writer\"} 0"));
+  SetWriterFailingSince(absl::InfiniteFuture());
   EXPECT_TRUE(reporter_.CheckNow().serving);
 }
 

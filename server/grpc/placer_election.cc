@@ -7,7 +7,7 @@ namespace wsched::grpc_api {
 
 PlacerElection::PlacerElection(std::string database_url, PlacerElectionOptions options,
                                metrics::Metrics* metrics)
-    : options_(std::move(options)), metrics_(metrics), lock_(std::move(database_url)) {}
+    : options_(std::move(options)), metrics_(metrics), lock_(std::move(database_url), options_.lease) {}
 
 PlacerElection::~PlacerElection() { Stop(); }
 
@@ -24,14 +24,28 @@ void PlacerElection::Stop() {
   }
   if (!thread_.joinable()) return;
   thread_.join();
+  bool was_placer = false;
+  {
+    absl::MutexLock lock(&mu_);
+    was_placer = view_.self;
+  }
   lock_.Release();
   // A front door that stops has nothing to tell; a placer says it let go.
-  if (Current().self) Publish({});
+  if (was_placer) Publish({});
 }
 
 PlacerView PlacerElection::Current() const {
-  absl::MutexLock lock(&mu_);
-  return view_;
+  PlacerView view;
+  {
+    absl::MutexLock lock(&mu_);
+    view = view_;
+  }
+  if (view.self && !lock_.Holds()) {
+    // The poll that would say so is still waiting on the database.
+    view.self = false;
+    view.address.clear();
+  }
+  return view;
 }
 
 void PlacerElection::Recheck() {

@@ -27,6 +27,9 @@ struct PlacerElectionOptions {
   // How often the lock is polled: the longest a dead placer stays placer
   // (its session ends with it, so the next poll of a survivor wins).
   absl::Duration interval = absl::Milliseconds(200);
+  // The placement lock's lease (store/lock_lease.h): a placer whose polls
+  // stop proving its session stops placing within lease / 2.
+  store::LeaseOptions lease;
 };
 
 class PlacerElection {
@@ -43,6 +46,8 @@ class PlacerElection {
   void Start(std::string address);
   // Stops polling and releases the lock at once for another replica.
   void Stop();
+  // Says `self` only while the lock's lease runs (not merely because the
+  // last poll found it held: that poll may be long ago).
   PlacerView Current() const;
   // A forward could not reach the placer: poll now, not at the next interval.
   void Recheck();
@@ -55,7 +60,8 @@ class PlacerElection {
   const PlacerElectionOptions options_;
   std::string address_;  // Set by Start, before the thread begins.
   metrics::Metrics* const metrics_;
-  store::PlacerLock lock_;  // Only the polling thread (or Start) touches it.
+  // Only the polling thread (or Start) polls it; Holds() from any thread.
+  store::PlacerLock lock_;
 
   mutable absl::Mutex mu_;
   PlacerView view_ ABSL_GUARDED_BY(mu_);

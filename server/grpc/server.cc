@@ -25,7 +25,9 @@
 #include "server/grpc/services.h"
 #include "server/log/log.h"
 #include "server/metrics/metrics.h"
+#include "server/store/call_watchdog.h"
 #include "server/store/database.h"
+#include "server/store/lock_lease.h"
 #include "server/store/migrations.h"
 #include "server/store/schema_probe.h"
 
@@ -91,7 +93,9 @@ std::unique_ptr<HealthReporter> StartHealthReporter(const ServerOptions& options
                                                     metrics::Metrics& metrics) {
   HealthProbes probes{
       .schema_version = [&db] { return store::ReadSchemaVersion(db); },
-      .feed_caught_up_at = [&services] { return services.FeedCaughtUpAt(); }};
+      .feed_caught_up_at = [&services] { return services.FeedCaughtUpAt(); },
+      .last_abandoned_call = [] { return store::CallWatchdog::Global().last_abandoned(); },
+      .writer_failing_since = [&db] { return db.writer_failing_since(); }};
   HealthReporterOptions health_options{.services = services.Names(),
                                        .required_schema_version = store::EmbeddedSchemaVersion(),
                                        .max_feed_lag = options.health_max_feed_lag,
@@ -147,7 +151,20 @@ absl::Status RunServer(const ServerOptions& options) {
     return absl::InvalidArgumentError(
         "--database_url or --database_url_file is required (postgresql://...)");
   }
-  auto db = store::Database::Connect(options.database_url, options.database_connections);
+  const store::DatabaseBounds bounds{.call = options.database_call_timeout,
+                                     .sweep = options.database_sweep_timeout,
+                                     .probe = options.database_probe_timeout};
+  const store::LeaseOptions lease{.probe = options.database_probe_timeout,
+                                  .lease = options.leader_lease};
+  // Both leases are probed at their own interval: the placer's poll and
+  // the scaling tick.
+  scheduler::ScalingControllerOptions scaling_options;
+  for (absl::Duration interval : {options.placer_poll_interval, scaling_options.tick}) {
+    if (absl::Status checked = store::CheckLeaseOptions(lease, interval); !checked.ok()) {
+      return checked;
+    }
+  }
+  auto db = store::Database::Connect(options.database_url, options.database_connections, bounds);
   if (!db.ok()) return db.status();
   if (absl::Status migrated = Migrate(**db); !migrated.ok()) return migrated;
 
@@ -179,8 +196,8 @@ absl::Status RunServer(const ServerOptions& options) {
   std::unique_ptr<PlacementForwarder> forwarder;
   if (!options.advertise_host.empty()) {
     placer = std::make_unique<PlacerElection>(
-        options.database_url, PlacerElectionOptions{.interval = options.placer_poll_interval},
-        &metrics);
+        (*db)->url(),
+        PlacerElectionOptions{.interval = options.placer_poll_interval, .lease = lease}, &metrics);
     forwarder = std::make_unique<PlacementForwarder>(placer.get(), PeerTls(options), &metrics);
     context.forwarder = forwarder.get();
   }
@@ -195,7 +212,7 @@ absl::Status RunServer(const ServerOptions& options) {
   if (placer != nullptr) {
     scheduler_options.drains_queue = [placer = placer.get()] { return placer->Current().self; };
   }
-  scheduler::ScalingControllerOptions scaling_options;
+  scaling_options.lease = lease;
   scaling_options.actuator_command = options.actuator_command;
   scaling_options.actuator_timeout = options.actuator_timeout;
   scaling_options.scaler.batching_window = options.scaling_batching_window;

@@ -46,6 +46,16 @@ struct ServerOptions {
   std::string port_file;  // Receives the bound gRPC port (for --listen=...:0).
   absl::Duration shutdown_grace = absl::Seconds(10);
   int database_connections = 8;
+  // Bounded waits on PostgreSQL (store::DatabaseBounds, docs/operations.md
+  // "Bounded waits"): one transaction of a call or one group-commit batch;
+  // one retention-sweep batch (and the migrations); the health check's and
+  // the lock sessions' probes.
+  absl::Duration database_call_timeout = absl::Seconds(5);
+  absl::Duration database_sweep_timeout = absl::Minutes(5);
+  absl::Duration database_probe_timeout = absl::Seconds(1);
+  // The scaling leader's and the placer's lease (store/lock_lease.h,
+  // docs/architecture.md "Leases").
+  absl::Duration leader_lease = absl::Seconds(6);
   absl::Duration heartbeat_interval = absl::Seconds(10);  // Told to agents.
   absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
   // An unhealthy GPU returns to service after reporting healthy this long.

@@ -101,6 +101,12 @@ Metrics::Metrics()
                   .Help("1 while this replica holds the placement lock and places for all "
                         "replicas, else 0 (only replicas started with --advertise_host).")
                   .Register(*registry_)),
+      scaling_leader_(prometheus::BuildGauge()
+                          .Name("wsched_scaling_leader")
+                          .Help("1 while this replica leads scaling (holds the scaling leader "
+                                "lock on a session that proves itself alive), else 0.")
+                          .Register(*registry_)
+                          .Add({})),
       placer_since_(prometheus::BuildGauge()
                         .Name("wsched_placer_since_timestamp_seconds")
                         .Help("When this replica took the placement lock (Unix time); 0 while "
@@ -196,6 +202,8 @@ void Metrics::SetPlacer(bool self) {
   if (!self) since.Set(0);
   placer.Set(self ? 1 : 0);
 }
+
+void Metrics::SetScalingLeader(bool leads) { scaling_leader_.Set(leads ? 1 : 0); }
 
 void Metrics::ObserveForward(absl::string_view method, absl::string_view outcome,
                              absl::Duration latency) {

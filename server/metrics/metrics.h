@@ -73,6 +73,8 @@ class Metrics {
   // Whether this replica holds the placement lock (registered on the first
   // call, so replicas without --advertise_host export nothing).
   void SetPlacer(bool self);
+  // Whether this replica leads scaling (docs/architecture.md, "Leases").
+  void SetScalingLeader(bool leads);
   // A placement or stop forwarded to the placer: method PlaceWorkspace or
   // StopWorkspace; outcome ok, refused (the placer answered with an error)
   // or unreachable.
@@ -108,6 +110,7 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& node_identity_refusals_;
   prometheus::Gauge& serving_;
   prometheus::Family<prometheus::Gauge>& placer_;
+  prometheus::Gauge& scaling_leader_;
   prometheus::Family<prometheus::Gauge>& placer_since_;
   prometheus::Family<prometheus::Counter>& forwards_;
   prometheus::Family<prometheus::Histogram>& forward_latency_;

@@ -88,7 +88,8 @@ absl::StatusOr<StateStore::Everything> DatabaseStateStore::LoadAll() {
     all.active = std::move(*active);
     return absl::OkStatus();
   },
-      store::UnitOfWork::Mode::kSnapshot);
+      // Every node and live workspace: seconds at 100,000 workspaces.
+      store::UnitOfWork::Mode::kSnapshot, store::UnitOfWork::Bound::kLong);
   if (!status.ok()) return status;
   return all;
 }

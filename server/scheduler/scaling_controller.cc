@@ -30,9 +30,9 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
       scheduler_(scheduler),
       metrics_(metrics),
       options_(std::move(options)),
-      leader_lock_(db->url(), kScalingLeaderKey),
+      leader_lock_(db->url(), kScalingLeaderKey, options_.lease),
       retention_(std::make_unique<WorkspaceRetention>(
-          db, options_.retention, [this] { return leading_now_.load(); })),
+          db, options_.retention, [this] { return leading_now_.load() && leader_lock_.Holds(); })),
       fleet_(options_.scaler) {}
 
 ScalingController::~ScalingController() { Stop(); }
@@ -128,7 +128,13 @@ void ScalingController::Loop() {
     const absl::Time now = scheduler_->clock()();
     bool lead = leader_lock_.TryAcquire();
     if (lead && !leading_) BecomeLeader();
-    if (!lead && leading_) log::Warning("lost scaling leadership");
+    if (!lead && leading_) {
+      // At once, whatever the reason (the lock taken, the session lost or
+      // silent past the probe bound): a leader that cannot prove its lock
+      // does not act (docs/architecture.md, "Leases").
+      log::Warning("lost scaling leadership: stepping down", {{"replica", store::ReplicaId()}});
+    }
+    if (lead != leading_) metrics_->SetScalingLeader(lead);
     leading_ = lead;
     leading_now_ = lead;
     if (leading_) {
@@ -244,6 +250,9 @@ void ScalingController::RecordStartSamples(const std::string& pool,
 
 void ScalingController::Publish(const std::string& pool, const scaling::PoolSignal& signal,
                                 absl::Time now) {
+  // Acts only on a lease that runs (store/lock_lease.h): the tick may have
+  // outlasted it, waiting on the database.
+  if (!leader_lock_.Holds()) return;
   const int64_t generation = generation_base_[pool] + signal.generation;
   // As watchers and the actuator see it: the generation continues the
   // previous leader's.
@@ -280,7 +289,7 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
     leader_ = store::ReplicaId();
     version_++;
   }
-  if (actuator_ != nullptr) {
+  if (actuator_ != nullptr && leader_lock_.Holds()) {
     if (absl::Status s = actuator_->Submit(published); !s.ok()) {
       log::Warning("actuator refused signal", {{"pool", pool}, {"error", std::string(s.message())}});
     }

@@ -47,6 +47,8 @@ struct ScalingControllerOptions {
   absl::Duration actuator_timeout = absl::Minutes(5);
   // Deleting stopped workspace rows, which only the leader does.
   RetentionOptions retention;
+  // The leader lock's lease (store/lock_lease.h); it is probed every tick.
+  store::LeaseOptions lease;
 };
 
 class ScalingController {

@@ -84,7 +84,8 @@ absl::Status Scheduler::Start() {
   if (db_ == nullptr) return absl::FailedPreconditionError("a scheduler without a database cannot run");
   // Listen first, then load: an entry committed in between is read from the
   // log after the load, not missed.
-  listener_ = std::make_unique<store::ChangeListener>(db_->url(), [this] { follower_->Notify(); });
+  listener_ = std::make_unique<store::ChangeListener>(db_->url(), db_->bounds().probe,
+                                                     [this] { follower_->Notify(); });
   (void)listener_->WaitUntilListening(absl::Seconds(5));
   if (absl::Status loaded = follower_->CatchUp(); !loaded.ok()) return loaded;
   follower_->StartFollowing(options_.feed_poll_interval, options_.feed_gap);

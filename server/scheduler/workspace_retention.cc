@@ -66,7 +66,7 @@ absl::StatusOr<int64_t> WorkspaceRetention::InBatches(
         store::UnitOfWork::Run(*db_, what, [&](store::UnitOfWork& unit) -> absl::Status {
       batch = run_batch(unit);
       return absl::OkStatus();
-    });
+    }, store::UnitOfWork::Mode::kReadWrite, store::UnitOfWork::Bound::kLong);
     if (!status.ok()) return status;
     deleted += batch;
     if (batch < options_.batch_rows) return deleted;

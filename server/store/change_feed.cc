@@ -1,11 +1,14 @@
 #include "server/store/change_feed.h"
 
 #include <chrono>
+#include <optional>
 #include <random>
 
 #include <pqxx/pqxx>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "server/store/connection.h"
 
 namespace wsched::store {
 namespace {
@@ -33,8 +36,12 @@ const std::string& ReplicaId() {
   return *id;
 }
 
-ChangeListener::ChangeListener(std::string url, std::function<void()> on_change)
-    : url_(std::move(url)), on_change_(std::move(on_change)), thread_([this] { Run(); }) {}
+ChangeListener::ChangeListener(std::string url, absl::Duration probe,
+                               std::function<void()> on_change)
+    : url_(std::move(url)),
+      probe_(probe),
+      on_change_(std::move(on_change)),
+      thread_([this] { Run(); }) {}
 
 bool ChangeListener::WaitUntilListening(absl::Duration timeout) {
   return listening_.WaitForNotificationWithTimeout(timeout);
@@ -45,17 +52,36 @@ ChangeListener::~ChangeListener() {
   thread_.join();
 }
 
+void ChangeListener::Listen() {
+  auto opened = OpenConnection(url_, "SET application_name = 'wsched change listener'", probe_);
+  if (!opened.ok()) throw pqxx::broken_connection(std::string(opened.status().message()));
+  Connection& connection = **opened;
+  std::optional<Receiver> receiver;
+  {
+    BoundedCall call(connection, probe_);
+    receiver.emplace(connection, on_change_);  // LISTEN
+  }
+  if (listening_.HasBeenNotified()) {
+    on_change_();  // A reconnect: anything may have changed meanwhile.
+  } else {
+    listening_.Notify();  // The caller reads its state after this.
+  }
+  absl::Time next_ping = absl::Now() + kPingEvery;
+  while (!stop_) {
+    connection.await_notification(0, 300'000);
+    if (absl::Now() < next_ping) continue;
+    BoundedCall call(connection, probe_);
+    pqxx::nontransaction(connection).exec("SELECT 1");
+    next_ping = absl::Now() + kPingEvery;
+  }
+  BoundedCall call(connection, probe_);
+  receiver.reset();  // UNLISTEN: a shutdown must not wait on a hung server.
+}
+
 void ChangeListener::Run() {
   while (!stop_) {
     try {
-      pqxx::connection connection(url_);
-      Receiver receiver(connection, on_change_);
-      if (listening_.HasBeenNotified()) {
-        on_change_();  // A reconnect: anything may have changed meanwhile.
-      } else {
-        listening_.Notify();  // The caller reads its state after this.
-      }
-      while (!stop_) connection.await_notification(0, 300'000);
+      Listen();
     } catch (const std::exception&) {
       // Database unreachable: retry; refreshes resume when it is back.
       for (int i = 0; i < 10 && !stop_; ++i) {

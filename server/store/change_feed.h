@@ -22,10 +22,16 @@ const std::string& ReplicaId();
 
 // Calls `on_change` (from its own thread) whenever ANOTHER replica publishes
 // a change, and after every reconnect (notifications may have been missed
-// while not listening). Stops on destruction.
+// while not listening). Stops on destruction. A listening connection hears
+// nothing from a primary that hangs, nor from its successor: so while
+// quiet it proves itself alive every kPingEvery with a query bounded by
+// `probe` (call_watchdog.h), and reconnects (to the new primary, through
+// the multi-host URL) when that fails.
 class ChangeListener {
  public:
-  ChangeListener(std::string url, std::function<void()> on_change);
+  static constexpr absl::Duration kPingEvery = absl::Seconds(1);
+
+  ChangeListener(std::string url, absl::Duration probe, std::function<void()> on_change);
   ~ChangeListener();
 
   // Blocks until the first LISTEN is in place (true) or `timeout` passes.
@@ -35,7 +41,9 @@ class ChangeListener {
 
  private:
   void Run();
+  void Listen();  // Until stopped or the connection fails (throws).
   const std::string url_;
+  const absl::Duration probe_;
   const std::function<void()> on_change_;
   std::atomic<bool> stop_{false};
   absl::Notification listening_;

@@ -1,5 +1,7 @@
 #include "server/store/commit_batcher.h"
 
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/core/error_reason.h"
@@ -73,21 +75,35 @@ void CommitBatcher::WriterLoop() {
   // Connect and prepare before the first write comes, so the first callers
   // after a start or a failover do not also wait for that. (The backend's
   // first batch is still slower, 60-80 ms here: it loads its catalog caches.)
-  // On failure the first batch tries again.
-  if (absl::Status opened = OpenWriterConnection(); !opened.ok()) connection_.reset();
+  // On failure the writer tries again while idle, or with the first batch.
+  (void)OpenWriterConnection();
   while (true) {
     std::vector<std::shared_ptr<Pending>> batch;
+    bool reconnect = false;
     {
       absl::MutexLock lock(&mu_);
-      mu_.Await(absl::Condition(&ready));
-      if (queue_.empty()) return;  // Stopping and drained.
-      if (options_.max_wait > absl::ZeroDuration()) {
-        mu_.AwaitWithDeadline(absl::Condition(&full), queue_.front()->queued + options_.max_wait);
+      if (connection_ == nullptr) {
+        // Without a connection (the database was lost): reconnect while
+        // idle, so the writer finds the new primary before the next caller
+        // comes and health learns that it can commit again.
+        reconnect = !mu_.AwaitWithTimeout(absl::Condition(&ready), kReconnectEvery);
+      } else {
+        mu_.Await(absl::Condition(&ready));
       }
-      while (!queue_.empty() && static_cast<int>(batch.size()) < options_.max_batch) {
-        batch.push_back(std::move(queue_.front()));
-        queue_.pop_front();
+      if (!reconnect) {
+        if (queue_.empty()) return;  // Stopping and drained.
+        if (options_.max_wait > absl::ZeroDuration()) {
+          mu_.AwaitWithDeadline(absl::Condition(&full), queue_.front()->queued + options_.max_wait);
+        }
+        while (!queue_.empty() && static_cast<int>(batch.size()) < options_.max_batch) {
+          batch.push_back(std::move(queue_.front()));
+          queue_.pop_front();
+        }
       }
+    }
+    if (reconnect) {
+      (void)OpenWriterConnection();
+      continue;
     }
     CommitBatch(batch);
   }
@@ -115,23 +131,37 @@ void CommitBatcher::CommitBatch(std::vector<std::shared_ptr<Pending>>& batch) {
   }
 }
 
-
 absl::Status CommitBatcher::OpenWriterConnection() {
-  auto connection = OpenConnection(db_->url());
+  connection_.reset();
+  const absl::Duration bound = db_->bounds().call;
+  // application_name: so pg_stat_activity tells the writer from the pooled
+  // connections.
+  auto connection = OpenConnection(
+      db_->url(),
+      absl::StrCat(CallSessionSettings(bound), "; SET application_name = 'wsched group commit'"),
+      bound);
   if (!connection.ok()) {
-    return absl::UnavailableError(absl::StrCat("group commit: ", connection.status().message()));
+    SetFailing(true);
+    return Prefixed("group commit", connection.status());
   }
-  connection_ = std::move(*connection);
   batches_on_connection_ = 0;
   next_plan_refresh_ = kFirstPlanRefresh;
-  try {
-    // So pg_stat_activity tells the writer from the pooled connections.
-    pqxx::nontransaction(*connection_).exec0("SET application_name = 'wsched group commit'");
-    PrepareWriteStatements(*connection_);
-  } catch (...) {
-    connection_.reset();
-    return StatusFromCurrentException("group commit");
+  absl::Status status;
+  {
+    BoundedCall call(**connection, bound);
+    try {
+      PrepareWriteStatements(**connection);
+    } catch (...) {
+      status = StatusFromCurrentException("group commit");
+    }
   }
+  status = ExplainAbandoned(**connection, "group commit", std::move(status));
+  if (!status.ok()) {
+    SetFailing(absl::IsUnavailable(status));
+    return status;
+  }
+  connection_ = std::move(*connection);
+  SetFailing(false);
   return absl::OkStatus();
 }
 
@@ -152,28 +182,47 @@ void CommitBatcher::RefreshPlansWhenDue() {
 
 absl::Status CommitBatcher::Commit(const std::vector<WorkspaceWrite>& writes,
                                    std::vector<WriteOutcome>& outcomes, BatchStatements& stats) {
-  if (connection_ == nullptr || !connection_->is_open()) {
+  if (connection_ == nullptr || !connection_->usable()) {
     if (absl::Status opened = OpenWriterConnection(); !opened.ok()) return opened;
   }
   absl::Status status;
-  try {
-    RefreshPlansWhenDue();
-    outcomes = CommitWrites(*connection_, writes, stats);
-    return absl::OkStatus();
-  } catch (...) {
-    status = StatusFromCurrentException("group commit");
+  {
+    // The writer never waits on one connection longer than the call bound:
+    // past it the watchdog abandons the connection, this batch's callers
+    // get DATABASE_UNAVAILABLE, and the next batch reconnects.
+    BoundedCall call(*connection_, db_->bounds().call);
+    try {
+      RefreshPlansWhenDue();
+      outcomes = CommitWrites(*connection_, writes, stats);
+    } catch (...) {
+      status = StatusFromCurrentException("group commit");
+    }
+  }
+  status = ExplainAbandoned(*connection_, "group commit", std::move(status));
+  if (connection_->watched().abandoned()) db_->pool().DropIdle();  // Most likely as stuck.
+  if (status.ok() && connection_->usable()) {
+    SetFailing(false);
+    return status;
+  }
+  if (status.ok()) {
+    // Committed, but abandoned just after: the next batch reconnects.
+    connection_.reset();
+    return status;
   }
   // The failed batch may have left its transaction open (aborted). A
   // connection that broke is dropped and reopened for the next batch.
   if (absl::IsUnavailable(status)) {
+    SetFailing(true);
     connection_.reset();
     return status;
   }
   try {
+    BoundedCall call(*connection_, db_->bounds().call);
     pqxx::nontransaction(*connection_).exec0("ROLLBACK");
   } catch (...) {
     connection_.reset();
   }
+  if (connection_ != nullptr && !connection_->usable()) connection_.reset();
   return status;
 }
 

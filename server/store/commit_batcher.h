@@ -69,11 +69,16 @@ class CommitBatcher {
   // when needed; rolls back what a failure left open.
   absl::Status Commit(const std::vector<WorkspaceWrite>& writes, std::vector<WriteOutcome>& outcomes,
                       BatchStatements& stats);
+  // (Re)opens the writer's connection; connection_ is null on failure.
   absl::Status OpenWriterConnection();
+  // Tells db_ (and so health) whether the writer can commit.
+  void SetFailing(bool failing) { db_->SetWriterFailing(failing); }
   void RefreshPlansWhenDue();  // Throws what libpqxx throws.
 
   static constexpr int64_t kFirstPlanRefresh = 16;
   static constexpr int64_t kPlanRefreshEvery = 4096;
+  // How often an idle writer without a connection tries to reconnect.
+  static constexpr absl::Duration kReconnectEvery = absl::Milliseconds(500);
 
   Database* const db_;
   const Options options_;

@@ -17,6 +17,9 @@ absl::StatusOr<MigrationReport> ApplyMigrations(pqxx::connection& connection,
   MigrationReport report;
   try {
     pqxx::work txn(connection);
+    // A migration may rewrite a large table: the session's statement_timeout
+    // (the hot path's bound) does not apply; the caller bounds the whole.
+    txn.exec0("SET LOCAL statement_timeout = 0");
     txn.exec_params("SELECT pg_advisory_xact_lock($1)", kMigrationLockKey);
     txn.exec(
         "CREATE TABLE IF NOT EXISTS schema_migrations ("
@@ -51,7 +54,9 @@ absl::StatusOr<MigrationReport> ApplyMigrations(pqxx::connection& connection,
 
 absl::StatusOr<MigrationReport> ApplyEmbeddedMigrations(Database& db) {
   MigrationReport report;
-  absl::Status status = WithConnection(db, "migrating", [&](pqxx::connection& connection) -> absl::Status {
+  // Bounded like a retention sweep: long, but not forever on a hung server.
+  absl::Status status = WithConnection(db, "migrating", db.bounds().sweep,
+                                       [&](pqxx::connection& connection) -> absl::Status {
     auto applied = ApplyMigrations(connection, EmbeddedMigrations());
     if (!applied.ok()) return applied.status();
     report = std::move(*applied);

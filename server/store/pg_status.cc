@@ -30,6 +30,13 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
     // answer to a statement (as in a pipeline) rather than as a broken
     // connection: SQLSTATE classes 57P (operator intervention) and 08.
     const std::string& state = e.sqlstate();
+    // statement_timeout: the database did not finish within the call's
+    // bound (a lock wait, an overloaded server); the same to a caller as
+    // an unreachable one, and as worth retrying.
+    if (state == "57014") {
+      return core::DatabaseUnavailableError(
+          absl::StrCat(what_we_did, ": statement ran past its bound: ", e.what()));
+    }
     if (absl::StartsWith(state, "57P") || absl::StartsWith(state, "08")) {
       return core::DatabaseUnavailableError(
         absl::StrCat(what_we_did, ": database unreachable: ", e.what()));
@@ -38,6 +45,13 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat(what_we_did, ": ", e.what()));
   }
+}
+
+absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
+  if (status.ok()) return status;
+  absl::Status prefixed(status.code(), absl::StrCat(what, ": ", status.message()));
+  std::optional<core::ErrorDetails> details = core::DetailsOf(status);
+  return details.has_value() ? core::WithDetails(std::move(prefixed), *details) : prefixed;
 }
 
 }  // namespace wsched::store

@@ -9,9 +9,15 @@
 namespace wsched::store {
 
 // Call inside a catch block: turns the in-flight exception into a Status.
-// Broken connections -> UNAVAILABLE; unique/check violations -> ABORTED
+// Broken connections and statements cancelled by statement_timeout ->
+// UNAVAILABLE (DATABASE_UNAVAILABLE, with RetryInfo); unique/check violations -> ABORTED
 // (a lost race the caller may retry); syntax and other SQL errors -> INTERNAL.
 absl::Status StatusFromCurrentException(absl::string_view what_we_did);
+
+// `status` with "<what>: " before its message, its code and details (the
+// reason, RetryInfo) kept: a caller during a failover must still be told
+// DATABASE_UNAVAILABLE and when to retry, whatever layer adds context.
+absl::Status Prefixed(absl::string_view what, const absl::Status& status);
 
 }  // namespace wsched::store
 

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/store/connection.h"
+#include "server/store/pg_status.h"
 
 namespace wsched::store {
 namespace {
@@ -21,39 +22,32 @@ constexpr char kRead[] =
 
 }  // namespace
 
-PlacerLock::PlacerLock(std::string url) : url_(std::move(url)) {}
+PlacerLock::PlacerLock(std::string url, LeaseOptions lease)
+    : lease_(std::move(url), kPlacerLockKey, lease, "wsched placer lock") {}
 
 PlacerLock::~PlacerLock() = default;
 
 absl::StatusOr<PlacerPoll> PlacerLock::Poll(const std::string& replica,
                                              const std::string& address) {
-  try {
-    if (connection_ == nullptr || !connection_->is_open()) {
-      connection_ = std::make_unique<Connection>(url_);
-      held_ = false;
-    }
-    pqxx::nontransaction txn(*connection_);
-    if (!held_) {
-      held_ = txn.exec_params("SELECT pg_try_advisory_lock($1)", kPlacerLockKey)[0][0].as<bool>();
-    }
-    if (held_) txn.exec_params(kClaim, replica, address);
-    PlacerPoll poll{.held = held_};
+  PlacerPoll poll;
+  // The claim and the read are part of the probe: the same session, the
+  // same bound.
+  absl::StatusOr<bool> held = lease_.Probe([&](Connection& connection, bool held) {
+    pqxx::nontransaction txn(connection);
+    if (held) txn.exec_params(kClaim, replica, address);
     pqxx::result row = txn.exec(kRead);
     if (!row.empty()) {
       poll.placer = PlacerRecord{row[0][0].c_str(), row[0][1].c_str(),
                                  absl::FromUnixMicros(row[0][2].as<int64_t>())};
     }
-    return poll;
-  } catch (const std::exception& e) {
-    connection_.reset();
-    held_ = false;
-    return absl::UnavailableError(absl::StrCat("placement lock: ", e.what()));
+  });
+  if (!held.ok()) {
+    return Prefixed("placement lock", held.status());
   }
+  poll.held = *held;
+  return poll;
 }
 
-void PlacerLock::Release() {
-  connection_.reset();  // Closing the session releases the lock.
-  held_ = false;
-}
+void PlacerLock::Release() { lease_.Release(); }
 
 }  // namespace wsched::store

@@ -2,7 +2,8 @@
 // a session-level advisory lock, like the scaling leader's (leader_lock.h),
 // plus the `placer` row (migration 0013) that tells the other replicas where
 // to forward. The row is written on the session that holds the lock, so it
-// cannot be overwritten by a replica whose session has already ended.
+// cannot be overwritten by a replica whose session has already ended. The
+// lock is held as a lease (lock_lease.h, docs/architecture.md "Leases").
 #ifndef WSCHED_SERVER_STORE_PLACER_LOCK_H_
 #define WSCHED_SERVER_STORE_PLACER_LOCK_H_
 
@@ -13,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/store/database.h"
+#include "server/store/lock_lease.h"
 
 namespace wsched::store {
 
@@ -29,7 +31,7 @@ struct PlacerPoll {
 
 class PlacerLock {
  public:
-  explicit PlacerLock(std::string url);
+  explicit PlacerLock(std::string url, LeaseOptions lease = {});
   ~PlacerLock();
   PlacerLock(const PlacerLock&) = delete;
   PlacerLock& operator=(const PlacerLock&) = delete;
@@ -39,13 +41,14 @@ class PlacerLock {
   // who the row names; an error when the database cannot be reached, which
   // also means this replica holds nothing.
   absl::StatusOr<PlacerPoll> Poll(const std::string& replica, const std::string& address);
+  // Whether this replica may act as the placer now (its lease runs); any
+  // thread.
+  bool Holds() const { return lease_.Held(); }
   // Gives the lock up at once (closing the session), for a clean shutdown.
   void Release();
 
  private:
-  const std::string url_;
-  std::unique_ptr<Connection> connection_;
-  bool held_ = false;
+  LockLease lease_;
 };
 
 }  // namespace wsched::store

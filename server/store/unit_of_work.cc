@@ -220,8 +220,10 @@ UnitOfWork::UnitOfWork(UnitSession& session)
       audit_(session),
       node_credentials_(session) {}
 
-absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode) {
-  return InTransaction(db, what, [&](pqxx::work& txn) -> absl::Status {
+absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode,
+                            Bound bound) {
+  return InTransaction(db, what, bound == Bound::kLong ? db.bounds().sweep : db.bounds().call,
+                       [&](pqxx::work& txn) -> absl::Status {
     if (mode == Mode::kSnapshot) txn.exec("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY");
     UnitSession session{txn, {}};
     UnitOfWork unit(session);

@@ -225,13 +225,17 @@ class UnitOfWork {
     // committed state (the change-log head agrees with the rows).
     kSnapshot,
   };
+  // How long the unit may wait on PostgreSQL (docs/operations.md, "Bounded
+  // waits"): db.bounds().call, or .sweep for the few units that may rightly
+  // take long (a retention sweep's batch, a full load of the cluster state).
+  enum class Bound { kCall, kLong };
   using Body = std::function<absl::Status(UnitOfWork&)>;
 
   // Runs `body` in one transaction on `db`; see the file comment. Database
-  // errors become a Status (pg_status.h): UNAVAILABLE when unreachable,
-  // ABORTED for a lost race or a violated constraint.
+  // errors become a Status (pg_status.h): UNAVAILABLE when unreachable or
+  // past its bound, ABORTED for a lost race or a violated constraint.
   static absl::Status Run(Database& db, absl::string_view what, const Body& body,
-                          Mode mode = Mode::kReadWrite);
+                          Mode mode = Mode::kReadWrite, Bound bound = Bound::kCall);
 
   CatalogRepository& catalog() { return catalog_; }
   SettingsRepository& settings() { return settings_; }

@@ -72,3 +72,23 @@ add_test(NAME pg_failover COMMAND ${CMAKE_COMMAND} -E env WSCHED_HA_PG_PORT=5548
   $<TARGET_FILE:wsched-server> $<TARGET_FILE:wschedctl> $<TARGET_FILE:wsched-loadgen>
   ${PROJECT_SOURCE_DIR})
 set_tests_properties(pg_failover PROPERTIES LABELS "deploy;integration" TIMEOUT 180)
+
+# A PostgreSQL primary that hangs under load (docs/operations.md "Bounded
+# waits", docs/architecture.md "Leases"): the same pair on ports 55491 and
+# 55492, two replicas, the primary frozen with SIGSTOP and the standby
+# promoted; every call answers UNAVAILABLE with DATABASE_UNAVAILABLE and
+# RetryInfo, placements resume within 10 s of the promotion, health goes
+# NOT_SERVING and back, the leader and the placer step down, never two at once.
+add_test(NAME pg_hang COMMAND ${CMAKE_COMMAND} -E env WSCHED_HANG_PG_PORT=55491
+  bash ${WSCHED_DEPLOY_TESTS}/pg_hang_test.sh
+  $<TARGET_FILE:wsched-server> $<TARGET_FILE:wschedctl> $<TARGET_FILE:wsched-loadgen>
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(pg_hang PROPERTIES LABELS "deploy;integration" TIMEOUT 180)
+# The same with the primary cut off (iptables drops its port's packets);
+# skipped where iptables cannot change the rules.
+add_test(NAME pg_hang_drop COMMAND ${CMAKE_COMMAND} -E env WSCHED_HANG_PG_PORT=55493 HANG_MODE=drop
+  bash ${WSCHED_DEPLOY_TESTS}/pg_hang_test.sh
+  $<TARGET_FILE:wsched-server> $<TARGET_FILE:wschedctl> $<TARGET_FILE:wsched-loadgen>
+  ${PROJECT_SOURCE_DIR})
+set_tests_properties(pg_hang_drop PROPERTIES LABELS "deploy;integration" TIMEOUT 180
+  SKIP_RETURN_CODE 77)
