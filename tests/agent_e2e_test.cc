@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/eventually.h"
+#include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -106,9 +108,11 @@ bool Eventually(const std::function<bool()>& done, int seconds = 10) {
 
 class AgentE2eTest : public ::testing::Test {
  protected:
-  void StartServer(const std::string& catalog, std::vector<std::string> flags = {}) {
-    server_ = std::make_unique<testing::ServerProcess>(
-        testing::ServerConfig{db_.url(), catalog, std::move(flags)});
+  void StartServer(const std::string& catalog, std::vector<std::string> flags = {},
+                   bool metrics = false) {
+    testing::ServerConfig config{db_.url(), catalog, std::move(flags)};
+    config.metrics = metrics;
+    server_ = std::make_unique<testing::ServerProcess>(std::move(config));
     ASSERT_TRUE(server_->started());
     inventory_ = v1::InventoryService::NewStub(server_->channel());
   }
@@ -278,6 +282,158 @@ TEST_F(AgentE2eTest, RunningAgentKeepsItsNodeAliveWithHeartbeats) {
     std::optional<v1::Node> n = FindNode("h100-live");
     return n && n->state() == v1::NODE_STATE_LOST;
   }));
+}
+
+
+// A copy of tests/sysfs/vfio-host the agent may write into.
+std::string CopyOfTree(const std::string& name) {
+  char pattern[] = "/tmp/wsched-vfio-e2e-XXXXXX";
+  const char* dir = mkdtemp(pattern);
+  std::string root = absl::StrCat(dir == nullptr ? "/tmp" : dir, "/root");
+  std::filesystem::copy(Tree(name), root,
+                        std::filesystem::copy_options::recursive |
+                            std::filesystem::copy_options::copy_symlinks);
+  return root;
+}
+
+// What the kernel does when it binds a device to vfio-pci: the driver link
+// and the group's device node. (The agent's own writes land in plain files
+// of the fake tree; nothing there plays the kernel.)
+void KernelBindsToVfio(const std::string& root, const std::string& address, int group) {
+  std::filesystem::path driver = absl::StrCat(root, "/sys/bus/pci/devices/", address, "/driver");
+  std::filesystem::remove(driver);
+  std::filesystem::create_symlink("/sys/bus/pci/drivers/vfio-pci", driver);
+  std::ofstream(absl::StrCat(root, "/dev/vfio/", group)) << "";
+}
+
+// VFIO binding, end to end: the agent of a gpu_binding vfio pool binds and
+// reports each group member's driver; a VM is answered only for a group
+// wholly on vfio-pci, and a member on another driver keeps its GPU out with
+// a reason that names it; in a container pool a GPU on vfio-pci is not
+// handed out.
+TEST_F(AgentE2eTest, VfioPoolHandsVmsOnlyGroupsBoundToVfioPci) {
+  StartServer(testing::SourcePath("tests/fixtures/vfio-catalog.yaml"), {}, /*metrics=*/true);
+  auto not_bound = [&](const std::string& pool) {
+    return testing::MetricValue(testing::HttpGet(server_->metrics_port(), "/metrics"),
+                                "wsched_gpus_not_bound", {absl::StrCat("pool=\"", pool, "\"")});
+  };
+  auto placement = v1::PlacementService::NewStub(server_->channel());
+  auto place = [&](const std::string& id, const std::string& class_id) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    v1::PlaceWorkspaceRequest request;
+    request.set_workspace_id(id);
+    request.set_org_id("o-1");
+    request.set_project_id("p-42");
+    request.set_user_id("u-1");
+    request.set_class_id(class_id);
+    v1::Workspace workspace;
+    grpc::Status status = placement->PlaceWorkspace(&context, request, &workspace);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return workspace;
+  };
+  auto get = [&](const std::string& id) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    v1::GetWorkspaceRequest request;
+    request.set_workspace_id(id);
+    v1::Workspace workspace;
+    EXPECT_TRUE(placement->GetWorkspace(&context, request, &workspace).ok());
+    return workspace;
+  };
+
+  // The GPU of group 33 is on vfio-pci already, its audio function is not;
+  // the agent's writes reach the tree's files, but no kernel acts on them.
+  const std::string root = CopyOfTree("vfio-host");
+  KernelBindsToVfio(root, "0000:3b:00.0", 33);
+  std::filesystem::remove(root + "/dev/vfio/33");
+  std::vector<std::string> flags = AgentFlags("vfio-host", "gpu-vm", "vm-e2e");
+  flags[0] = "--root=" + root;
+  flags.push_back("--gpu_binding=vfio");
+  flags.push_back("--once");
+  {
+    AgentProcess agent(flags);
+    ASSERT_EQ(agent.Wait(), 0) << agent.Log() << server_->Log();
+    EXPECT_THAT(agent.Log(), HasSubstr("VFIO: IOMMU group 33"));
+  }
+  // The audio function got the kernel's three writes; the bridge, the NIC
+  // outside the group and the GPU already bound got none.
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:3b:00.1/driver_override"), "vfio-pci");
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/drivers/snd_hda_intel/unbind"), "0000:3b:00.1");
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/drivers_probe"), "0000:3b:00.1");
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:3b:00.0/driver_override"), "(null)\n");
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:3a:00.0/driver_override"), "(null)\n");
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/devices/0000:5e:00.0/driver_override"), "(null)\n");
+  EXPECT_EQ(ReadFile(root + "/sys/bus/pci/drivers/mlx5_core/unbind"), "");
+
+  std::optional<v1::Node> node = FindNode("vm-e2e");
+  ASSERT_TRUE(node.has_value());
+  // A VM host needs no NVIDIA driver for its passed-through GPUs.
+  EXPECT_EQ(node->driver_state(), v1::DRIVER_STATE_NOT_NEEDED) << node->driver_detail();
+  const std::string reason =
+      "GPU 0000:3b:00.0: group 33 member 0000:3b:00.1 is bound to snd_hda_intel, not vfio-pci";
+  for (const auto& gpu : node->info().gpus()) {
+    EXPECT_EQ(gpu.driver(), "vfio-pci") << gpu.pci_address();
+    EXPECT_EQ(gpu.binding_problem(), gpu.pci_address() == "0000:3b:00.0" ? reason : "");
+  }
+
+  // Group 70 is wholly bound: the first VM gets it; the second waits with the reason.
+  v1::Workspace first = place("ws-vm-1", "h100-vm");
+  ASSERT_EQ(first.state(), v1::WORKSPACE_STATE_PLACED) << first.pending_reason();
+  ASSERT_EQ(first.gpus_size(), 1);
+  EXPECT_EQ(first.gpus(0).pci_address(), "0000:86:00.0");
+  EXPECT_THAT(first.device_spec().vfio().device_paths(),
+              ::testing::ElementsAre("/dev/vfio/vfio", "/dev/vfio/70"));
+  v1::Workspace second = place("ws-vm-2", "h100-vm");
+  ASSERT_EQ(second.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_EQ(second.pending().code(), v1::PENDING_REASON_CODE_GPUS_NOT_BOUND);
+  EXPECT_EQ(second.pending().node(), "vm-e2e");
+  EXPECT_THAT(second.pending_reason(), HasSubstr(reason));
+  EXPECT_EQ(not_bound("gpu-vm"), 1);
+
+  // The kernel binds the audio function; the agent's next report lets the
+  // waiting VM in, with the whole group but not its bridge.
+  KernelBindsToVfio(root, "0000:3b:00.1", 33);
+  {
+    AgentProcess agent(flags);
+    ASSERT_EQ(agent.Wait(), 0) << agent.Log();
+  }
+  ASSERT_TRUE(Eventually([&] { return get("ws-vm-2").state() == v1::WORKSPACE_STATE_PLACED; }))
+      << get("ws-vm-2").pending_reason();
+  v1::Workspace placed = get("ws-vm-2");
+  EXPECT_THAT(placed.device_spec().vfio().pci_addresses(),
+              ::testing::ElementsAre("0000:3b:00.0", "0000:3b:00.1"));
+  EXPECT_THAT(placed.device_spec().vfio().device_paths(),
+              ::testing::ElementsAre("/dev/vfio/vfio", "/dev/vfio/33"));
+  EXPECT_EQ(not_bound("gpu-vm"), 0);
+
+  // The same tree in a container pool: the GPU on nvidia serves a
+  // container, the one on vfio-pci does not. Without the driver's files its
+  // GPUs have stand-in UUIDs (PCI-<address>), the same as the VM node's, and
+  // a GPU UUID is held once: the VMs stop first.
+  for (const char* id : {"ws-vm-1", "ws-vm-2"}) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    v1::StopWorkspaceRequest request;
+    request.set_workspace_id(id);
+    v1::Workspace stopped;
+    ASSERT_TRUE(placement->StopWorkspace(&context, request, &stopped).ok()) << id;
+  }
+  std::vector<std::string> host_flags = AgentFlags("vfio-host", "gpu-host", "host-e2e");
+  host_flags.push_back("--once");
+  {
+    AgentProcess agent(host_flags);
+    ASSERT_EQ(agent.Wait(), 0) << agent.Log() << server_->Log();
+  }
+  v1::Workspace container = place("ws-c-1", "h100-1x");
+  ASSERT_EQ(container.state(), v1::WORKSPACE_STATE_PLACED) << container.pending_reason();
+  EXPECT_EQ(container.gpus(0).pci_address(), "0000:3b:00.0");
+  v1::Workspace refused = place("ws-c-2", "h100-1x");
+  ASSERT_EQ(refused.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_EQ(refused.pending().code(), v1::PENDING_REASON_CODE_GPUS_NOT_BOUND);
+  EXPECT_THAT(refused.pending_reason(),
+              HasSubstr("GPU 0000:86:00.0 is bound to vfio-pci, which a container cannot use"));
+  EXPECT_EQ(not_bound("gpu-host"), 1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "server/agent/log.h"
 #include "server/agent/report.h"
 #include "server/agent/rooted_fs.h"
+#include "server/core/vfio_binding.h"
 
 namespace wsched::agent {
 namespace {
@@ -103,9 +104,55 @@ void Agent::ReadXids() {
   }
 }
 
+void Agent::BindVfio() {
+  vfio_groups_.clear();
+  if (options_.gpu_binding != core::GpuBinding::kVfio) return;
+  RootedFs fs(options_.discovery.root);
+  RootedSysfsWriter rooted(options_.discovery.root);
+  SysfsWriter& writer = options_.sysfs_writer ? *options_.sysfs_writer : rooted;
+  absl::StatusOr<std::vector<GroupBinding>> groups = BindGpuGroupsToVfio(fs, writer);
+  std::vector<std::string> problems;
+  if (!groups.ok()) {
+    problems.push_back(std::string(groups.status().message()));
+  } else {
+    vfio_groups_ = *std::move(groups);
+    for (const GroupBinding& group : vfio_groups_) {
+      if (!group.writes.empty()) {
+        Log(absl::StrCat("VFIO: bound IOMMU group ", group.group, " (GPU ",
+                         absl::StrJoin(group.gpus, ", "), ") with ", group.writes.size(),
+                         " sysfs writes"));
+      }
+      if (!group.problem.empty()) problems.push_back(group.problem);
+    }
+  }
+  if (problems != vfio_problems_) {
+    Log(problems.empty() ? "VFIO: every GPU's IOMMU group is bound to vfio-pci"
+                         : absl::StrCat("VFIO: ", absl::StrJoin(problems, "; ")));
+    vfio_problems_ = std::move(problems);
+  }
+}
+
+void Agent::JudgeVfio(const core::NodeInfo& node) {
+  for (const GroupBinding& group : vfio_groups_) {
+    if (!group.device_missing) continue;
+    for (const core::Gpu& gpu : node.gpus) {
+      if (std::find(group.gpus.begin(), group.gpus.end(), gpu.pci_address) == group.gpus.end()) {
+        continue;
+      }
+      // A member still on another driver is the truer reason, and the
+      // server names it from the reported drivers: only a group wholly on
+      // vfio-pci without its device node is a broken GPU.
+      if (core::VmBindingProblem(gpu)) continue;
+      verdicts_[gpu.uuid] = {.healthy = false,
+                             .reason = absl::StrCat("VFIO: ", group.problem).substr(0, kMaxHealthReason)};
+    }
+  }
+}
+
 absl::StatusOr<core::NodeInfo> Agent::Discover() {
   const bool sampled = SampleNvidiaSmiOnce();
   ReadXids();
+  BindVfio();
   DiscoveryOptions discovery = options_.discovery;
   discovery.nvidia_smi = last_good_sample_;
   absl::StatusOr<core::NodeInfo> node = DiscoverNode(discovery);
@@ -115,6 +162,7 @@ absl::StatusOr<core::NodeInfo> Agent::Discover() {
                                      node.status().message()));
   }
   verdicts_ = JudgeGpus(*node, sampled ? &fresh_sample_ : nullptr, xids_.Unhealthy(absl::Now()));
+  JudgeVfio(*node);
   DescribeCdi(*node);
   return node;
 }

@@ -22,8 +22,10 @@
 #include "server/agent/inventory_client.h"
 #include "server/agent/node_cdi.h"
 #include "server/agent/nvidia_smi.h"
+#include "server/agent/vfio_bind.h"
 #include "server/agent/xid_events.h"
 #include "server/core/node.h"
+#include "server/core/pool.h"
 
 namespace wsched::agent {
 
@@ -57,6 +59,12 @@ struct AgentOptions {
   CdiOptions cdi;
   // The credential of the calls, and bootstrap (agent_auth.h).
   AuthOptions auth;
+  // The pool's gpu_binding (--gpu_binding): vfio binds every GPU's IOMMU
+  // group to vfio-pci before each discovery (vfio_bind.h).
+  core::GpuBinding gpu_binding = core::GpuBinding::kHost;
+  // Where binding writes go; null: sysfs below discovery.root. Tests pass a
+  // recorder that plays the kernel on a fake tree.
+  std::shared_ptr<SysfsWriter> sysfs_writer;
   // Called with what is about to be registered (for --print).
   std::function<void(const core::NodeInfo&)> on_register;
 };
@@ -82,6 +90,12 @@ class Agent {
   // Keeps the node's spec files in step and reports what they name; a GPU
   // they cannot describe is judged unhealthy with the reason.
   void DescribeCdi(core::NodeInfo& node);
+  // In a vfio pool: binds the GPUs' groups to vfio-pci (before discovery,
+  // which then reports the new drivers) and logs what it could not bind.
+  void BindVfio();
+  // A GPU whose group is wholly on vfio-pci but has no /dev/vfio/<group> is
+  // judged unhealthy with the reason (no VM could open it).
+  void JudgeVfio(const core::NodeInfo& node);
   absl::Status Register(const core::NodeInfo& node);
   // Sends a heartbeat; clears registered_ when the server asks to
   // re-register, or no longer knows the credential (registering again
@@ -109,6 +123,8 @@ class Agent {
   // This cycle's health of the GPUs, by UUID (see JudgeGpus).
   std::map<std::string, GpuVerdict> verdicts_;
   std::vector<std::string> cdi_problems_;  // Last logged, so each change is logged once.
+  std::vector<GroupBinding> vfio_groups_;  // This cycle's binding (vfio pools only).
+  std::vector<std::string> vfio_problems_;  // Last logged, like cdi_problems_.
   absl::BitGen random_;  // Backoff jitter.
 };
 

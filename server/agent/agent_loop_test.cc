@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/agent/fake_kernel_test_util.h"
 #include "server/agent/node_token.h"
 #include "server/agent/test_paths.h"
 #include "server/core/error_reason.h"
@@ -138,6 +139,85 @@ TEST(AgentOnceTest, RegistersThenSendsOneHeartbeat) {
   ASSERT_EQ(inventory.heartbeats().size(), 1u);
   EXPECT_EQ(inventory.heartbeats()[0].kernel_version(), "5.15.0-91-generic");
   EXPECT_EQ(inventory.heartbeats()[0].gpu_health_by_uuid_size(), 8);
+}
+
+// In a vfio pool the agent binds before it discovers, so the registration
+// already carries the GPUs and their group members on vfio-pci.
+TEST(AgentOnceTest, VfioPoolBindsGroupsBeforeReporting) {
+  testing::ScratchDir scratch;
+  const std::filesystem::path root = scratch.path() / "root";
+  testing::CopyTree(Tree("vfio-host"), root);
+  FakeInventory inventory;
+  AgentOptions options = FastOptions("vfio-host");
+  options.discovery.root = root.string();
+  options.gpu_binding = core::GpuBinding::kVfio;
+  auto kernel = std::make_shared<testing::FakeKernel>(root);
+  options.sysfs_writer = kernel;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(options, inventory, stop).RunOnce().ok());
+  EXPECT_EQ(kernel->writes().size(), 6u);
+  const std::vector<wsched::v1::RegisterNodeRequest> registers = inventory.registers();
+  ASSERT_EQ(registers.size(), 1u);
+  const wsched::v1::NodeInfo& node = registers[0].node();
+  ASSERT_EQ(node.gpus_size(), 2);
+  for (const auto& gpu : node.gpus()) {
+    EXPECT_EQ(gpu.driver(), "vfio-pci") << gpu.pci_address();
+    for (const auto& member : gpu.iommu_group_members()) {
+      EXPECT_EQ(member.driver(), member.pci_class() == "0x060400" ? "pcieport" : "vfio-pci")
+          << member.pci_address();
+    }
+  }
+  const std::vector<wsched::v1::HeartbeatRequest> heartbeats = inventory.heartbeats();
+  ASSERT_EQ(heartbeats.size(), 1u);
+  for (const auto& [uuid, health] : heartbeats[0].gpu_health_by_uuid()) {
+    EXPECT_EQ(health, wsched::v1::GPU_HEALTH_HEALTHY) << uuid;
+  }
+}
+
+// Wholly on vfio-pci but no /dev/vfio/<group>: no VM could open it.
+TEST(AgentOnceTest, VfioGroupWithoutItsDeviceNodeIsReportedUnhealthy) {
+  testing::ScratchDir scratch;
+  const std::filesystem::path root = scratch.path() / "root";
+  testing::CopyTree(Tree("vfio-host"), root);
+  for (const char* address : {"0000:3b:00.0", "0000:3b:00.1"}) {
+    const std::filesystem::path driver = root / "sys/bus/pci/devices" / address / "driver";
+    std::filesystem::remove(driver);
+    std::filesystem::create_symlink("/sys/bus/pci/drivers/vfio-pci", driver);
+  }
+  FakeInventory inventory;
+  AgentOptions options = FastOptions("vfio-host");
+  options.discovery.root = root.string();
+  options.gpu_binding = core::GpuBinding::kVfio;
+  auto kernel = std::make_shared<testing::FakeKernel>(root);
+  options.sysfs_writer = kernel;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(options, inventory, stop).RunOnce().ok());
+  EXPECT_TRUE(kernel->writes().empty());  // Nothing to bind.
+  const std::vector<wsched::v1::RegisterNodeRequest> registers = inventory.registers();
+  ASSERT_EQ(registers.size(), 1u);
+  const wsched::v1::NodeInfo& node = registers[0].node();
+  for (const auto& gpu : node.gpus()) {
+    if (gpu.pci_address() != "0000:3b:00.0") {
+      EXPECT_EQ(gpu.health(), wsched::v1::GPU_HEALTH_HEALTHY);
+      continue;
+    }
+    EXPECT_EQ(gpu.driver(), "vfio-pci");
+    EXPECT_EQ(gpu.health(), wsched::v1::GPU_HEALTH_UNHEALTHY);
+    EXPECT_THAT(gpu.health_reason(), HasSubstr("VFIO: IOMMU group 33"));
+    EXPECT_THAT(gpu.health_reason(), HasSubstr("/dev/vfio/33 did not appear"));
+  }
+}
+
+// A host pool's agent never writes sysfs.
+TEST(AgentOnceTest, HostPoolNeverBinds) {
+  FakeInventory inventory;
+  AgentOptions options = FastOptions("vfio-host");
+  auto kernel = std::make_shared<testing::FakeKernel>(Tree("vfio-host"));
+  options.sysfs_writer = kernel;
+  StopSignal stop;
+  ASSERT_TRUE(Agent(options, inventory, stop).RunOnce().ok());
+  EXPECT_TRUE(kernel->writes().empty());
+  EXPECT_EQ(inventory.registers()[0].node().gpus(0).driver(), "nvidia");
 }
 
 TEST(AgentOnceTest, ReturnsTheServerError) {

@@ -29,10 +29,12 @@ std::vector<core::PciDevice> OtherGroupMembers(
     if (address == gpu.address) continue;
     core::PciDevice member{.address = address};
     // A member missing from /sys/bus/pci/devices keeps an empty class, which
-    // the IOMMU rule treats as unknown and therefore unsafe.
+    // the IOMMU rule treats as unknown and therefore unsafe, and no reported
+    // driver, which the binding rule treats as not bound.
     if (auto it = by_address.find(address); it != by_address.end()) {
       member.pci_class = it->second->pci_class;
       member.vendor = it->second->vendor;
+      member.driver = it->second->driver;
     }
     members.push_back(std::move(member));
   }
@@ -78,6 +80,7 @@ core::Gpu BuildGpu(const GpuFacts& facts, int index, const DiscoveryOptions& opt
   gpu.numa_node = function.numa_node;
   gpu.iommu_group = function.iommu_group;
   gpu.iommu_group_members = OtherGroupMembers(function, by_address);
+  gpu.driver = function.driver;  // Reported: the server judges the binding with it.
   const GpuUsage* sampled = FindByAddress(options.nvidia_smi, function.address);
   if (facts.information) {
     gpu.uuid = facts.information->uuid;

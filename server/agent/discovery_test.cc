@@ -155,9 +155,11 @@ TEST(DiscoveryDesktopTest, RecordsAudioFunctionAndUsbControllerInTheGroup) {
   core::NodeInfo node = Discover("desktop-usb-group");
   ASSERT_EQ(node.gpus.size(), 1u);
   EXPECT_THAT(node.gpus[0].iommu_group_members,
-              ElementsAre(core::PciDevice{"0000:00:01.0", "0x060400", "0x8086"},
-                          core::PciDevice{"0000:00:14.0", "0x0c0330", "0x8086"},
-                          core::PciDevice{"0000:01:00.1", "0x040300", "0x10de"}));
+              ElementsAre(core::PciDevice{"0000:00:01.0", "0x060400", "0x8086", ""},
+                          core::PciDevice{"0000:00:14.0", "0x0c0330", "0x8086", ""},
+                          core::PciDevice{"0000:01:00.1", "0x040300", "0x10de", ""}));
+  // The tree has no driver links: reported, as bound to none.
+  EXPECT_EQ(node.gpus[0].driver, "");
 }
 
 TEST(DiscoveryDesktopTest, UsbControllerMakesPassthroughUnsafe) {

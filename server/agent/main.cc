@@ -27,6 +27,7 @@
 #include "server/agent/nvidia_smi.h"
 #include "server/agent/rooted_fs.h"
 #include "server/core/validation.h"
+#include "server/core/vfio_binding.h"
 
 ABSL_FLAG(std::string, root, "/",
           "The node's root filesystem (\"/host\" when the host is mounted into a container)");
@@ -67,6 +68,9 @@ ABSL_FLAG(std::vector<std::string>, cdi_nvidia_spec_dirs,
 ABSL_FLAG(std::string, cdi_host_root, "/",
           "How the node's container runtime sees --root: paths in the spec are this plus the path "
           "below --root (\"/\" on a host or with the host mounted at /host)");
+ABSL_FLAG(std::string, gpu_binding, "host",
+          "The pool's gpu_binding: host leaves drivers alone; vfio binds every GPU's IOMMU group "
+          "(not its bridges) to vfio-pci before each report, which needs root (docs/agent.md)");
 ABSL_FLAG(bool, once, false, "Discover (and register, with --server) once, then exit");
 ABSL_FLAG(bool, print, false, "Print the discovered node as JSON on stdout");
 
@@ -226,6 +230,13 @@ int main(int argc, char** argv) {
   options.cdi.spec_dir = absl::GetFlag(FLAGS_cdi_dir);
   options.cdi.nvidia_spec_dirs = absl::GetFlag(FLAGS_cdi_nvidia_spec_dirs);
   options.cdi.host_root = absl::GetFlag(FLAGS_cdi_host_root);
+  if (auto binding = wsched::core::ParseGpuBinding(absl::GetFlag(FLAGS_gpu_binding))) {
+    options.gpu_binding = *binding;
+  } else {
+    Log(absl::StrCat("--gpu_binding must be host or vfio, got \"", absl::GetFlag(FLAGS_gpu_binding),
+                     "\""));
+    return kExitUsage;
+  }
   const bool once = absl::GetFlag(FLAGS_once);
   const bool print = absl::GetFlag(FLAGS_print);
   const std::string server = absl::GetFlag(FLAGS_server);

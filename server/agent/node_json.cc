@@ -20,11 +20,13 @@ nlohmann::ordered_json GpuToJson(const core::Gpu& gpu, const core::PassthroughSa
     members.push_back({{"pci_address", member.address},
                        {"pci_class", member.pci_class},
                        {"class_name", core::PciClassName(member.pci_class)},
-                       {"vendor", member.vendor}});
+                       {"vendor", member.vendor},
+                       {"driver", member.driver.value_or("")}});
   }
   return {{"index", gpu.index},
           {"uuid", gpu.uuid},
           {"pci_address", gpu.pci_address},
+          {"driver", gpu.driver.value_or("")},
           {"model", gpu.model},
           {"memory_bytes", gpu.memory_bytes},
           {"numa_node", gpu.numa_node},

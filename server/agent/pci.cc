@@ -62,6 +62,24 @@ absl::Status ReadIommuGroup(const RootedFs& fs, PciFunction& function) {
   return absl::OkStatus();
 }
 
+// The driver is the name of the directory the `driver` link points to
+// (/sys/bus/pci/drivers/<name>); no link: bound to none.
+absl::Status ReadDriver(const RootedFs& fs, PciFunction& function) {
+  namespace stdfs = std::filesystem;
+  absl::StatusOr<stdfs::path> device_dir = fs.Resolve(DevicePath(function.address, ""));
+  if (!device_dir.ok()) return device_dir.status();
+  std::error_code error;
+  if (stdfs::exists(stdfs::symlink_status(*device_dir / "driver", error))) {
+    absl::StatusOr<stdfs::path> driver = fs.Resolve(DevicePath(function.address, "driver"));
+    if (!driver.ok()) return driver.status();
+    function.driver = driver->filename().string();
+  }
+  absl::StatusOr<std::string> override_text =
+      fs.ReadTrimmed(DevicePath(function.address, "driver_override"));
+  if (override_text.ok() && *override_text != "(null)") function.driver_override = *override_text;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<PciFunction> ReadFunction(const RootedFs& fs, const std::string& address) {
   PciFunction function;
   function.address = address;
@@ -76,6 +94,7 @@ absl::StatusOr<PciFunction> ReadFunction(const RootedFs& fs, const std::string& 
   function.pci_class = *std::move(pci_class);
   function.numa_node = ReadNumaNode(fs, address);
   if (absl::Status status = ReadIommuGroup(fs, function); !status.ok()) return status;
+  if (absl::Status status = ReadDriver(fs, function); !status.ok()) return status;
   return function;
 }
 

@@ -23,6 +23,12 @@ struct PciFunction {
   int iommu_group = -1;   // -1: IOMMU off.
   // Every function in the IOMMU group, this one included, sorted.
   std::vector<std::string> iommu_group_addresses;
+  // The kernel driver it is bound to: the name of the directory its
+  // `driver` link points to ("nvidia", "vfio-pci"); "" when unbound.
+  std::string driver;
+  // What /sys/bus/pci/devices/<address>/driver_override says; "" for none
+  // ("(null)" as the kernel prints it) or a kernel without the file.
+  std::string driver_override;
 };
 
 // Every PCI function of the node, sorted by address. An absent

@@ -9,6 +9,7 @@
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
+#include "server/core/vfio_binding.h"
 
 namespace wsched::catalog {
 namespace {
@@ -105,6 +106,8 @@ std::string PoolChanges(const NodePool& a, const NodePool& b) {
             FormatCatalogDuration);
   c.Compare("warm_buffer", a.warm_buffer, b.warm_buffer, FormatWarmBuffer);
   c.Compare("allow_unsafe_iommu", a.allow_unsafe_iommu, b.allow_unsafe_iommu, Bool);
+  c.Compare("gpu_binding", a.gpu_binding, b.gpu_binding,
+            [](core::GpuBinding binding) { return std::string(core::GpuBindingName(binding)); });
   return c.Joined();
 }
 

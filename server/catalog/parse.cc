@@ -16,6 +16,7 @@
 #include "server/catalog/yaml_documents.h"
 #include "server/catalog/yaml_fields.h"
 #include "server/core/quantity.h"
+#include "server/core/vfio_binding.h"
 #include "yaml-cpp/yaml.h"
 
 namespace wsched::catalog {
@@ -38,7 +39,8 @@ constexpr absl::string_view kPoolKeys[] = {"id",
                                            "scale_down",
                                            "max_node_provision_time",
                                            "warm_buffer",
-                                           "allow_unsafe_iommu"};
+                                           "allow_unsafe_iommu",
+                                           "gpu_binding"};
 constexpr absl::string_view kNodeKeys[] = {"cpu",  "memory", "ephemeral_storage",
                                            "disk", "gpus",   "gpu_model"};
 constexpr absl::string_view kScaleDownKeys[] = {"unneeded", "delay_after_add", "schedule"};
@@ -138,6 +140,14 @@ std::optional<core::Isolation> ReadIsolation(const Field& field, Diagnostics& di
   if (*text == "container") return core::Isolation::kContainer;
   if (*text == "vm") return core::Isolation::kVm;
   diagnostics.ParseError(field.path, absl::StrCat("must be container or vm, got \"", *text, "\""));
+  return std::nullopt;
+}
+
+std::optional<core::GpuBinding> ReadGpuBinding(const Field& field, Diagnostics& diagnostics) {
+  auto text = ReadString(field, diagnostics);
+  if (!text) return std::nullopt;
+  if (auto binding = core::ParseGpuBinding(*text)) return binding;
+  diagnostics.ParseError(field.path, absl::StrCat("must be host or vfio, got \"", *text, "\""));
   return std::nullopt;
 }
 
@@ -268,6 +278,7 @@ core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
         pool.max_node_provision_time);
   SetIf(ReadWarmBuffer(fields.Get("warm_buffer"), diagnostics), pool.warm_buffer);
   SetIf(ReadBool(fields.Get("allow_unsafe_iommu"), diagnostics), pool.allow_unsafe_iommu);
+  SetIf(ReadGpuBinding(fields.Get("gpu_binding"), diagnostics), pool.gpu_binding);
   return pool;
 }
 

@@ -4,6 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/catalog/load.h"
+#include "server/catalog/render.h"
 #include "server/catalog/test_catalogs.h"
 
 namespace wsched::catalog {
@@ -239,6 +240,47 @@ pools:
                   "pools[0] (cpu).max_node_provision_time: \"forever\" is not a duration; use a "
                   "number with a unit, "
                   "e.g. \"10m\", \"30s\", \"1h30m\""));
+}
+
+TEST(CheckCatalogText, GpuBindingIsHostOrVfio) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+  - id: vm
+    display_name: VM
+    resources: {cpu: 1, memory: 1Gi}
+    gpu: {count: 1, models: [H100], isolation: vm}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}
+  - {id: gpu-vm, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     gpu_binding: vfio}
+  - {id: gpu-bad, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     gpu_binding: VFIO}
+)");
+  EXPECT_THAT(check.errors,
+              ElementsAre("pools[2] (gpu-bad).gpu_binding: must be host or vfio, got \"VFIO\""));
+}
+
+TEST(ParseCatalog, GpuBindingDefaultsToHostAndRoundTrips) {
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+  - id: vm
+    display_name: VM
+    resources: {cpu: 1, memory: 1Gi}
+    gpu: {count: 1, models: [H100], isolation: vm}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}
+  - {id: a, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4}
+  - {id: b, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     gpu_binding: vfio}
+)");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->pools[1].gpu_binding, core::GpuBinding::kHost);
+  EXPECT_EQ(catalog->pools[2].gpu_binding, core::GpuBinding::kVfio);
+  absl::StatusOr<core::Catalog> again = ParseCatalog(RenderCatalogYaml(*catalog));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->pools, catalog->pools);
 }
 
 TEST(CheckCatalogText, DuplicateKeysAreErrors) {

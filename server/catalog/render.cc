@@ -6,6 +6,7 @@
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/quantity.h"
+#include "server/core/vfio_binding.h"
 #include "yaml-cpp/yaml.h"
 
 namespace wsched::catalog {
@@ -181,6 +182,10 @@ void Pool(YAML::Emitter& out, const NodePool& pool) {
   if (pool.allow_unsafe_iommu) {
     Key(out, "allow_unsafe_iommu");
     out << true;
+  }
+  if (pool.gpu_binding != core::GpuBinding::kHost) {
+    Key(out, "gpu_binding");
+    out << core::GpuBindingName(pool.gpu_binding);
   }
   out << YAML::EndMap;
 }

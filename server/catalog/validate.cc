@@ -355,6 +355,9 @@ class CatalogValidator {
       diagnostics_.Warning(FieldPath(path, "allow_unsafe_iommu"),
                            "has no effect on a pool without GPUs");
     }
+    if (pool.gpu_binding != core::GpuBinding::kHost && !pool.is_gpu()) {
+      diagnostics_.Warning(FieldPath(path, "gpu_binding"), "has no effect on a pool without GPUs");
+    }
   }
 
   void CheckNodeShape(absl::string_view path, const core::NodeShape& shape) {

@@ -135,11 +135,17 @@ void PrintNodeDetail(const v1::Node& node) {
               << OrDash(gpu.passthrough_unsafe_reason()) << "\n";
     std::vector<std::string> members;
     for (const auto& member : gpu.iommu_group_members()) {
-      members.push_back(absl::StrCat(member.pci_address(), " (class ", member.pci_class(),
-                                     ", vendor ", member.vendor(), ")"));
+      members.push_back(absl::StrCat(
+          member.pci_address(), " (class ", member.pci_class(), ", vendor ", member.vendor(),
+          member.has_driver() ? absl::StrCat(", driver ", OrDash(member.driver())) : "", ")"));
     }
     if (!members.empty()) std::cout << "  iommu group " << gpu.iommu_group() << ": "
                                     << Join(members, ", ") << "\n";
+  }
+  // GPUs not bound as the pool needs (docs/placement.md "VFIO binding").
+  for (const auto& gpu : info.gpus()) {
+    if (gpu.binding_problem().empty()) continue;
+    std::cout << "gpu " << gpu.index() << " not handed out: " << gpu.binding_problem() << "\n";
   }
 }
 

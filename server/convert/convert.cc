@@ -126,6 +126,8 @@ v1::Pool ToProto(const core::NodePool& pool) {
   out.set_min_size(pool.min_size);
   out.set_max_size(pool.max_size);
   out.set_allow_unsafe_iommu(pool.allow_unsafe_iommu);
+  out.set_gpu_binding(pool.gpu_binding == core::GpuBinding::kVfio ? v1::GPU_BINDING_VFIO
+                                                                  : v1::GPU_BINDING_HOST);
   return out;
 }
 
@@ -139,6 +141,8 @@ core::NodePool FromProto(const v1::Pool& pool) {
   out.min_size = pool.min_size();
   out.max_size = pool.max_size();
   out.allow_unsafe_iommu = pool.allow_unsafe_iommu();
+  out.gpu_binding =
+      pool.gpu_binding() == v1::GPU_BINDING_VFIO ? core::GpuBinding::kVfio : core::GpuBinding::kHost;
   return out;
 }
 
@@ -200,7 +204,9 @@ v1::NodeInfo ToProto(const core::NodeInfo& node) {
       m->set_pci_address(member.address);
       m->set_pci_class(member.pci_class);
       m->set_vendor(member.vendor);
+      if (member.driver) m->set_driver(*member.driver);
     }
+    if (gpu.driver) g->set_driver(*gpu.driver);
     g->set_health_reason(gpu.health_reason);
     if (gpu.unhealthy_since != absl::InfinitePast()) {
       *g->mutable_unhealthy_since() = TimestampOf(gpu.unhealthy_since);
@@ -278,8 +284,11 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
     gpu.healthy = g.health() != v1::GPU_HEALTH_UNHEALTHY;
     gpu.iommu_group = g.iommu_group();
     for (const auto& m : g.iommu_group_members()) {
-      gpu.iommu_group_members.push_back({m.pci_address(), m.pci_class(), m.vendor()});
+      core::PciDevice member{m.pci_address(), m.pci_class(), m.vendor()};
+      if (m.has_driver()) member.driver = m.driver();
+      gpu.iommu_group_members.push_back(std::move(member));
     }
+    if (g.has_driver()) gpu.driver = g.driver();
     gpu.health_reason = g.health_reason();
     if (g.has_unhealthy_since()) gpu.unhealthy_since = TimeOf(g.unhealthy_since());
     if (g.has_reported_healthy_since()) gpu.reported_healthy_since = TimeOf(g.reported_healthy_since());

@@ -5,10 +5,14 @@
 namespace wsched::core {
 
 DriverReadiness EvaluateDriver(const std::vector<DriverPolicyEntry>& policy, const NodeInfo& node,
-                               const DriverHistory& history) {
+                               const DriverHistory& history, GpuBinding binding) {
   DriverReadiness result;
   if (node.gpus.empty()) {
     result.detail = "no GPUs";
+    return result;
+  }
+  if (binding == GpuBinding::kVfio) {
+    result.detail = "GPUs pass through to VMs (gpu_binding vfio); the host needs no NVIDIA driver";
     return result;
   }
   result.requirement =

@@ -8,6 +8,7 @@
 
 #include "server/core/driver_policy.h"
 #include "server/core/node.h"
+#include "server/core/pool.h"
 
 namespace wsched::core {
 
@@ -27,8 +28,12 @@ struct DriverReadiness {
   std::optional<DriverRequirement> requirement;
 };
 
+// `binding` is the node's pool's: GPUs bound to vfio-pci pass through to VMs,
+// whose guests load their own driver, so the host of a vfio pool needs none
+// (kNotNeeded, like a node without GPUs).
 DriverReadiness EvaluateDriver(const std::vector<DriverPolicyEntry>& policy, const NodeInfo& node,
-                               const DriverHistory& history);
+                               const DriverHistory& history,
+                               GpuBinding binding = GpuBinding::kHost);
 
 // The history after a (re-)registration or heartbeat that reports `node`:
 // a first registration with the wanted driver loaded counts as verified.

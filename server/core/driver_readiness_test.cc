@@ -55,5 +55,15 @@ TEST(DriverReadiness, MissingDriverFailedInstallAndNoPolicy) {
   EXPECT_EQ(EvaluateDriver(Policy(), cpu, {}).state, DriverState::kNotNeeded);
 }
 
+// GPUs on vfio-pci go to VMs, whose guests load the driver: the host of a
+// vfio pool needs none, whatever the policy says for its kernel.
+TEST(DriverReadiness, VfioPoolNeedsNoHostDriver) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "");
+  DriverReadiness readiness = EvaluateDriver(Policy(), node, {}, GpuBinding::kVfio);
+  EXPECT_EQ(readiness.state, DriverState::kNotNeeded);
+  EXPECT_THAT(readiness.detail, ::testing::HasSubstr("gpu_binding vfio"));
+  EXPECT_EQ(EvaluateDriver(Policy(), node, {}, GpuBinding::kHost).state, DriverState::kNeedsDriver);
+}
+
 }  // namespace
 }  // namespace wsched::core

@@ -97,6 +97,8 @@ std::string Explain(InfeasibleReason reason, const WorkspaceClass& cls, const No
       return absl::StrCat("gpu_model \"", node.gpu_model, "\" is not in models [",
                           absl::StrJoin(cls.gpu.models, ", "), "]");
     case InfeasibleReason::kTooManyGpus: return TooManyGpusMessage(cls, node);
+    case InfeasibleReason::kGpuBinding:
+      return "has gpu_binding vfio: its GPUs are bound to vfio-pci and go to vm classes only";
     case InfeasibleReason::kCpuClassOnGpuPool:
       return CpuClassOnGpuPoolMessage(cls, catalog_pools);
     case InfeasibleReason::kCpu:
@@ -123,6 +125,7 @@ const char* InfeasibleReasonName(InfeasibleReason reason) {
     case InfeasibleReason::kNoGpus: return "no_gpus";
     case InfeasibleReason::kGpuModel: return "gpu_model";
     case InfeasibleReason::kTooManyGpus: return "too_many_gpus";
+    case InfeasibleReason::kGpuBinding: return "gpu_binding";
     case InfeasibleReason::kCpuClassOnGpuPool: return "cpu_class_on_gpu_pool";
     case InfeasibleReason::kCpu: return "cpu";
     case InfeasibleReason::kMemory: return "memory";
@@ -140,6 +143,9 @@ std::optional<InfeasibleReason> FirstInfeasibility(const WorkspaceClass& cls, co
     if (!pool.is_gpu()) return InfeasibleReason::kNoGpus;
     if (!ModelAccepted(cls, pool.shape)) return InfeasibleReason::kGpuModel;
     if (TooManyGpus(cls, pool.shape)) return InfeasibleReason::kTooManyGpus;
+    if (cls.gpu.isolation == Isolation::kContainer && pool.gpu_binding == GpuBinding::kVfio) {
+      return InfeasibleReason::kGpuBinding;
+    }
   } else if (pool.is_gpu() && !CpuClassAsksForGpuPools(cls, catalog_pools)) {
     return InfeasibleReason::kCpuClassOnGpuPool;
   }

@@ -29,6 +29,7 @@ enum class InfeasibleReason {
   kNoGpus,             // a GPU class, a pool without GPUs
   kGpuModel,           // the pool's GPU model is not among the class's models
   kTooManyGpus,        // more GPUs than one node has (a workspace's GPUs share a node)
+  kGpuBinding,         // a container GPU class, a pool whose GPUs are bound to vfio-pci
   kCpuClassOnGpuPool,  // a CPU class whose pool_selector does not ask for GPU pools
   kCpu,                // one node's CPU < the class's CPU request
   kMemory,
@@ -59,7 +60,8 @@ struct PoolVerdict {
 //  2. every pool_selector label is on the pool;
 //  3. a GPU class needs a GPU pool whose gpu_model is in `gpu.models` (any
 //     when empty) with at least `gpu.count` GPUs per node, and never more
-//     than kMaxGpusPerWorkspace;
+//     than kMaxGpusPerWorkspace; a container GPU class never uses a pool with
+//     gpu_binding vfio (its GPUs are bound to vfio-pci, for VMs only);
 //  4. a CPU class uses a GPU pool only when its pool_selector is non-empty
 //     and matches no CPU pool: it named GPU pools on purpose. A selector
 //     that happens to match both kinds keeps CPU work on the CPU pools, so

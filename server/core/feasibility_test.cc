@@ -304,3 +304,26 @@ TEST(Feasibility, FeasibleHasNoMessage) {
 
 }  // namespace
 }  // namespace wsched::core
+
+namespace wsched::core {
+namespace {
+
+// A pool whose GPUs are bound to vfio-pci serves VMs only: a container
+// class would get a GPU without an NVIDIA device node.
+TEST(Feasibility, ContainerClassNeverUsesAVfioPool) {
+  std::vector<NodePool> pools = {GpuPool("gpu-vm", {}, 8)};
+  pools[0].gpu_binding = GpuBinding::kVfio;
+  const WorkspaceClass container = GpuClass("gpu-1x", 1);
+  const PoolVerdict verdict = CanEverHold(container, pools[0], pools);
+  EXPECT_EQ(verdict, Infeasible(InfeasibleReason::kGpuBinding,
+                                "has gpu_binding vfio: its GPUs are bound to vfio-pci and go to "
+                                "vm classes only"));
+  ExpectEveryCallerAgrees(container, pools, verdict);
+
+  WorkspaceClass vm = GpuClass("gpu-1x-vm", 1);
+  vm.gpu.isolation = Isolation::kVm;
+  ExpectEveryCallerAgrees(vm, pools, {});
+}
+
+}  // namespace
+}  // namespace wsched::core

@@ -22,6 +22,8 @@ std::string ClassPrefix(const std::string& pci_class) {
 
 }  // namespace
 
+bool IsPciBridgeClass(const std::string& pci_class) { return ClassPrefix(pci_class) == "0x0604"; }
+
 std::string PciClassName(const std::string& pci_class) {
   std::string prefix = ClassPrefix(pci_class);
   if (prefix == "0x0604") return "PCI bridge";

@@ -18,6 +18,10 @@ struct PassthroughSafety {
 // Anything else (USB, network, another tenant's device) makes it unsafe.
 PassthroughSafety ClassifyPassthrough(const Gpu& gpu);
 
+// True for a PCI bridge ("0x0604xx"): bridges stay on the host (pcieport)
+// and never go to a VM, so VFIO binding and passthrough leave them alone.
+bool IsPciBridgeClass(const std::string& pci_class);
+
 // Human name of a PCI class code ("USB controller"), for reasons.
 std::string PciClassName(const std::string& pci_class);
 

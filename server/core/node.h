@@ -21,6 +21,10 @@ struct PciDevice {
   std::string address;    // "0000:3b:00.1"
   std::string pci_class;  // "0x040300"
   std::string vendor;     // "0x10de"
+  // The kernel driver it is bound to ("snd_hda_intel", "vfio-pci"); "" when
+  // bound to none; nullopt when the agent does not say (agents before VFIO
+  // binding, docs/agent.md "VFIO binding").
+  std::optional<std::string> driver;
   friend bool operator==(const PciDevice&, const PciDevice&) = default;
 };
 
@@ -44,6 +48,10 @@ struct Gpu {
   // The qualified CDI name the node's spec gives this GPU
   // ("wsched.io/gpu=GPU-..."); empty on a node without CDI information.
   std::string cdi_device;
+  // The kernel driver the GPU itself is bound to ("nvidia", "vfio-pci"); ""
+  // when none; nullopt when the agent does not say. An agent that reports
+  // drivers sets this and every member's (core/vfio_binding.h).
+  std::optional<std::string> driver;
   friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 

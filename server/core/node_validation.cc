@@ -130,7 +130,9 @@ absl::Status ValidateNodeInfo(const NodeInfo& node, absl::string_view prefix) {
       // Shown to operators and stored: bounded like every reported string.
       CheckText(errors, member_at + ".pci_class", member.pci_class, 16, false);
       CheckText(errors, member_at + ".vendor", member.vendor, 16, false);
+      if (member.driver) CheckText(errors, member_at + ".driver", *member.driver, 64, false);
     }
+    if (gpu.driver) CheckText(errors, at + ".driver", *gpu.driver, 64, false);
   }
   if (node.control_devices.size() > kMaxControlDevices) {
     errors.Add(field("control_devices"), absl::StrCat("at most ", kMaxControlDevices));

@@ -91,6 +91,15 @@ struct ScaleDownSettings {
   friend bool operator==(const ScaleDownSettings&, const ScaleDownSettings&) = default;
 };
 
+// Which driver a pool's GPUs are bound to on the host (docs/catalog.md
+// "Pools"): the NVIDIA driver for containers, or vfio-pci for VMs. The agent
+// of a vfio pool binds each GPU's IOMMU group itself (docs/agent.md "VFIO
+// binding"); placement hands out only GPUs bound as the pool needs.
+enum class GpuBinding {
+  kHost,  // The host's driver (nvidia); container classes.
+  kVfio,  // vfio-pci, the GPU and its whole IOMMU group; vm classes.
+};
+
 struct NodePool {
   std::string id;  // DNS label.
   std::map<std::string, std::string> labels;
@@ -104,6 +113,7 @@ struct NodePool {
   WarmBuffer warm_buffer;
   // Let VM classes take GPUs whose IOMMU group holds foreign devices.
   bool allow_unsafe_iommu = false;
+  GpuBinding gpu_binding = GpuBinding::kHost;
   int64_t version = 0;  // Etag; bumped by the store when an apply changes the spec.
 
   bool is_gpu() const { return shape.gpus_per_node > 0; }

@@ -49,6 +49,7 @@ void ToProto(const scheduler::NodeView& view, v1::Node* out) {
     auto* gpu = out->mutable_info()->mutable_gpus(i);
     gpu->set_passthrough_safe(view.gpus[i].passthrough_safe);
     gpu->set_passthrough_unsafe_reason(view.gpus[i].passthrough_unsafe_reason);
+    gpu->set_binding_problem(view.gpus[i].binding_problem);
     gpu->set_held_by_workspace(view.gpus[i].held_by);
   }
   out->set_state(ToProto(node.state));

@@ -42,7 +42,7 @@ google::protobuf::Timestamp TimestampOf(absl::Time t) {
 }
 
 static_assert(v1::PendingReasonCode_MAX ==
-                  static_cast<int>(placement::PendingCode::kScaleUpNotYetRequested) + 1,
+                  static_cast<int>(placement::PendingCode::kGpusNotBound) + 1,
               "v1.PendingReasonCode and placement::PendingCode must list the same codes");
 
 // What a watcher is told again when it changes: the layer and what it names,

@@ -124,6 +124,7 @@ absl::Status CheckNodeProto(const v1::NodeInfo& node) {
     WSCHED_CHECK(CheckEnum<v1::GpuHealth>(gpu.health(), v1::GpuHealth_IsValid, at + ".health"));
     WSCHED_CHECK(CheckEchoed(gpu.passthrough_unsafe_reason(), at + ".passthrough_unsafe_reason"));
     WSCHED_CHECK(CheckEchoed(gpu.held_by_workspace(), at + ".held_by_workspace"));
+    WSCHED_CHECK(CheckEchoed(gpu.binding_problem(), at + ".binding_problem"));
     WSCHED_CHECK(CheckText(gpu.health_reason(), at + ".health_reason", 256));
   }
   if (node.control_devices_size() <= core::kMaxControlDevices) {

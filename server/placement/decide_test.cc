@@ -224,6 +224,34 @@ TEST_F(DecideTest, AllowUnsafeIommuPoolLetsVmTakeUnsafeGroups) {
   EXPECT_EQ(Fill(GpuClass("vm-1", 1, {"h100"}, core::Isolation::kVm)), 8);
 }
 
+// A VM is answered only for groups whose endpoints are all on vfio-pci (as
+// the agent reports them); a container never gets a GPU on vfio-pci.
+TEST_F(DecideTest, VmClassGetsOnlyGroupsBoundToVfioPci) {
+  pools_[1].gpu_binding = core::GpuBinding::kVfio;
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  testing::ReportDrivers(node, "vfio-pci");
+  node.gpus[0].driver = "nvidia";                                 // The GPU itself.
+  node.gpus[1].iommu_group_members[0].driver = "snd_hda_intel";   // Its audio function.
+  node.gpus[2].iommu_group_members[0].driver = "";                // Unbound.
+  node.gpus[3].iommu_group_members[1].driver = "";                // A bridge: left alone.
+  AddNode(node);
+  EXPECT_THAT(snapshot_.FindNode("g1")->gpus[1].vm_binding_problem,
+              HasSubstr("member 0000:19:00.1 is bound to snd_hda_intel, not vfio-pci"));
+
+  core::WorkspaceClass vm = GpuClass("vm-1", 1, {"h100"}, core::Isolation::kVm);
+  EXPECT_EQ(Fill(vm), 5);
+  for (int i : {0, 1, 2}) EXPECT_TRUE(snapshot_.FindNode("g1")->gpus[i].holder.empty()) << i;
+}
+
+TEST_F(DecideTest, ContainerClassNeverGetsAGpuOnVfioPci) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  testing::ReportDrivers(node, "nvidia");
+  node.gpus[6].driver = "vfio-pci";
+  AddNode(node);
+  EXPECT_EQ(Fill(GpuClass("gpu-1", 1)), 7);
+  EXPECT_TRUE(snapshot_.FindNode("g1")->gpus[6].holder.empty());
+}
+
 TEST_F(DecideTest, VmClassTakesSharedGroupsWhole) {
   // GPUs 0 and 1 share IOMMU group 40 (with their audio functions).
   core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");

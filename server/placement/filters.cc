@@ -24,7 +24,8 @@ bool Feasible(const core::WorkspaceClass& cls, const core::NodePool& pool,
 bool NodeAcceptsWork(core::NodeState state, core::DriverState driver_state, bool has_gpus) {
   if (state != core::NodeState::kReady) return false;
   if (driver_state == core::DriverState::kReady) return true;
-  return !has_gpus && driver_state == core::DriverState::kNotNeeded;
+  // Not needed: no GPUs, or GPUs that pass through to VMs (gpu_binding vfio).
+  return driver_state == core::DriverState::kNotNeeded;
 }
 
 PoolPlan PlanPools(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools) {

@@ -14,7 +14,8 @@
 namespace wsched::placement {
 
 // A node takes new workspaces only when it is ready and its driver is ready
-// for its running kernel; a node without GPUs needs no driver (kNotNeeded).
+// for its running kernel; a node without GPUs, or whose GPUs pass through to
+// VMs (gpu_binding vfio), needs no driver (kNotNeeded).
 // The rule is the same for CPU classes: a GPU node waiting for its driver
 // installer is about to be worked on, so it takes nothing new.
 bool NodeAcceptsWork(core::NodeState state, core::DriverState driver_state, bool has_gpus);

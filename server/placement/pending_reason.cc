@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "server/core/vfio_binding.h"
 #include "server/placement/filters.h"
 #include "server/placement/resources.h"
 
@@ -40,10 +41,11 @@ int Nearness(PendingCode code) {
     case PendingCode::kScaleUpNotYetRequested: return 4;
     case PendingCode::kPoolBackingOff: return 5;
     case PendingCode::kIommuUnsafe: return 6;
-    case PendingCode::kGpusUnhealthy: return 7;
-    case PendingCode::kDriverInstallFailed: return 8;
-    case PendingCode::kPoolAtMaxSize: return 9;
-    default: return 10;  // Not per pool.
+    case PendingCode::kGpusNotBound: return 7;
+    case PendingCode::kGpusUnhealthy: return 8;
+    case PendingCode::kDriverInstallFailed: return 9;
+    case PendingCode::kPoolAtMaxSize: return 10;
+    default: return 11;  // Not per pool.
   }
 }
 
@@ -53,6 +55,7 @@ struct Supply {
   const SnapshotNode* node = nullptr;  // Null: a node not registered yet.
   Resources free;
   GpuCounts gpus{};         // Free healthy GPUs, per view.
+  GpuCounts gpus_any_binding{};  // Same, counting GPUs not bound as the view needs.
   int gpus_any_health = 0;  // Free GPUs, healthy or not.
   int unhealthy_free = 0;   // Of those, unhealthy (as the node reports them).
 };
@@ -84,7 +87,12 @@ std::string FirstUnhealthyCause(const SnapshotNode& node) {
 }
 
 Supply SupplyOf(const SnapshotNode& node) {
-  return {&node, node.free, node.free_gpus, FreeGpusIgnoringHealth(node), FreeUnhealthyGpus(node)};
+  GpuCounts any_binding{};
+  for (int v = 0; v < kGpuViews; ++v) {
+    any_binding[v] = node.CountFreeGpus(static_cast<GpuView>(v), /*ignore_binding=*/true);
+  }
+  return {&node, node.free, node.free_gpus, any_binding, FreeGpusIgnoringHealth(node),
+          FreeUnhealthyGpus(node)};
 }
 
 // A node of the pool's shape; a zero in the shape is "not stated" and
@@ -96,6 +104,7 @@ Supply NewNodeOf(const core::NodeShape& shape) {
   supply.free = {stated(shape.cpu_millis), stated(shape.memory_bytes),
                  stated(shape.ephemeral_storage_bytes), stated(shape.disk_bytes)};
   supply.gpus.fill(shape.gpus_per_node);
+  supply.gpus_any_binding.fill(shape.gpus_per_node);
   supply.gpus_any_health = shape.gpus_per_node;
   return supply;
 }
@@ -105,6 +114,7 @@ Supply NewNodeOf(const core::NodeShape& shape) {
 enum Shelf : int {
   kFree,          // Ready nodes: holds it now.
   kUnsafe,        // Ready nodes, counting IOMMU-unsafe groups (VM classes).
+  kUnbound,       // Ready nodes, counting GPUs not bound as the class needs.
   kUnhealthy,     // Ready nodes, counting unhealthy GPUs.
   kInstalling,    // Ready nodes waiting for their driver.
   kFailed,        // Ready nodes whose driver install failed.
@@ -117,6 +127,7 @@ enum Shelf : int {
 // What one pool offers the queue: its nodes by shelf, in snapshot order
 // (kUnsafe and kUnhealthy look at the ready nodes), and the nodes the
 // scaler asked for or may still ask for, made as the queue needs them.
+// (kUnbound looks at the ready nodes too.)
 struct PoolSupply {
   const core::NodePool* pool = nullptr;
   PoolScalingView scaling;
@@ -126,7 +137,7 @@ struct PoolSupply {
   int requested_left = 0, headroom_left = 0;  // Nodes not made yet.
 
   std::deque<Supply>& On(int shelf) {
-    return shelves[shelf == kUnsafe || shelf == kUnhealthy ? kFree : shelf];
+    return shelves[shelf == kUnsafe || shelf == kUnbound || shelf == kUnhealthy ? kFree : shelf];
   }
 };
 
@@ -154,6 +165,7 @@ bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, i
   switch (shelf) {
     case kUnsafe:
       return view == GpuView::kVmSafe && s.gpus[static_cast<int>(GpuView::kVmAny)] >= need;
+    case kUnbound: return s.gpus_any_binding[static_cast<int>(view)] >= need;
     case kUnhealthy: return s.unhealthy_free > 0 && s.gpus_any_health >= need;
     case kProvisioning: return true;  // What it will have free is not known yet.
     default: return s.gpus[static_cast<int>(view)] >= need;
@@ -163,6 +175,7 @@ bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, i
 void Take(Supply& s, const Resources& request, int need) {
   s.free -= request;
   for (int& free : s.gpus) free = std::max(0, free - need);
+  for (int& free : s.gpus_any_binding) free = std::max(0, free - need);
   s.gpus_any_health = std::max(0, s.gpus_any_health - need);
 }
 
@@ -300,6 +313,16 @@ bool QueueSimulation::Room(const core::WorkspaceClass& cls, PoolSupply& pool, Ca
                             " does not set allow_unsafe_iommu)");
     return true;
   }
+  if (Supply* s = First(cls, pool, kUnbound)) {
+    AtNode(PendingCode::kGpusNotBound, *s, c);
+    const GpuView view = ViewFor(cls, *pool.pool);
+    r.detail = absl::StrCat("node ", r.node, " has ", Gpus(cls.gpu.count), " free, but not bound as ",
+                            view == GpuView::kContainer ? "a container" : "a VM", " needs (pool ",
+                            pool.pool->id, " has gpu_binding ",
+                            core::GpuBindingName(pool.pool->gpu_binding), "): ",
+                            s->node->FirstBindingProblem(view));
+    return true;
+  }
   if (Supply* s = First(cls, pool, kUnhealthy)) {
     AtNode(PendingCode::kGpusUnhealthy, *s, c);
     const int unhealthy = s->unhealthy_free;
@@ -428,6 +451,7 @@ const char* PendingCodeName(PendingCode code) {
     case PendingCode::kPoolAtMaxSize: return "pool_at_max_size";
     case PendingCode::kScaleUpRequested: return "scale_up_requested";
     case PendingCode::kScaleUpNotYetRequested: return "scale_up_not_yet_requested";
+    case PendingCode::kGpusNotBound: return "gpus_not_bound";
   }
   return "unknown";
 }

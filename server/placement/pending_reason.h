@@ -4,6 +4,7 @@
 //   org GPU quota -> class policy -> no pool (the workspace's own limits)
 //   queued behind others                     (room exists now)
 //   free GPUs only in IOMMU-unsafe groups    (room exists, not for a VM)
+//   free GPUs not bound as needed            (room exists, wrong driver)
 //   free GPUs unhealthy                      (room exists, broken)
 //   a node's driver installing / failed      (a node exists, not ready)
 //   a node provisioning                      (a node is coming)
@@ -48,7 +49,9 @@
 
 namespace wsched::placement {
 
-// Ordered nearest first; the order is the walk's (see above).
+// Ordered nearest first; the order is the walk's (see above), except for
+// codes added later, which go last to keep their API numbers (see Nearness
+// in pending_reason.cc for where each sits).
 enum class PendingCode {
   kOrgGpuQuota,
   kClassPolicy,
@@ -65,6 +68,11 @@ enum class PendingCode {
   kPoolAtMaxSize,
   kScaleUpRequested,
   kScaleUpNotYetRequested,
+  // Free GPUs that would hold it are not bound as the class needs: for a
+  // VM, a member of the group is not on vfio-pci; for a container, the GPU
+  // is on vfio-pci (core/vfio_binding.h). Sits between kIommuUnsafe and
+  // kGpusUnhealthy.
+  kGpusNotBound,
 };
 
 // "org_gpu_quota", "queued", ... (stable: API enum and metrics labels).

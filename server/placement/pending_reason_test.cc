@@ -15,6 +15,7 @@ using ::testing::Not;
 using testing::FakeGpuNode;
 using testing::GpuClass;
 using testing::GpuPool;
+using testing::ReportDrivers;
 
 const absl::Time kNow = absl::FromUnixSeconds(1800000000);
 
@@ -111,6 +112,35 @@ TEST_F(PendingReasonTest, IommuUnsafeForVmClass) {
   EXPECT_EQ(reason.code, PendingCode::kIommuUnsafe);
   EXPECT_EQ(reason.node, "g1");
   EXPECT_THAT(reason.detail, HasSubstr("allow_unsafe_iommu"));
+}
+
+// A VM needs the whole group on vfio-pci: the reason names the member that
+// is not and its driver.
+TEST_F(PendingReasonTest, GpusNotBoundForVmClassNameTheMemberAndItsDriver) {
+  cls_ = GpuClass("vm-1x", 1, {"h100"}, core::Isolation::kVm);
+  pools_[0].gpu_binding = core::GpuBinding::kVfio;
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  ReportDrivers(node, "vfio-pci");
+  for (auto& gpu : node.gpus) gpu.iommu_group_members[0].driver = "snd_hda_intel";
+  AddNode(node);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kGpusNotBound);
+  EXPECT_EQ(reason.node, "g1");
+  EXPECT_EQ(reason.detail,
+            "node g1 has 1 GPU free, but not bound as a VM needs (pool gpu-h100 has gpu_binding "
+            "vfio): GPU 0000:18:00.0: group 40 member 0000:18:00.1 is bound to snd_hda_intel, "
+            "not vfio-pci");
+  EXPECT_STREQ(PendingCodeName(reason.code), "gpus_not_bound");
+}
+
+TEST_F(PendingReasonTest, GpusOnVfioPciAreNotForContainers) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  ReportDrivers(node, "vfio-pci");
+  AddNode(node);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kGpusNotBound);
+  EXPECT_THAT(reason.detail, HasSubstr("GPU 0000:18:00.0 is bound to vfio-pci, which a container "
+                                       "cannot use"));
 }
 
 TEST_F(PendingReasonTest, UnhealthyGpus) {

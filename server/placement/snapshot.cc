@@ -6,6 +6,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/vfio_binding.h"
 #include "server/placement/filters.h"
 
 namespace wsched::placement {
@@ -21,11 +22,17 @@ bool SnapshotNode::GpuUsable(int pos) const {
   return gpus[pos].holder.empty() && info.gpus[pos].healthy;
 }
 
-bool SnapshotNode::UnitUsable(const IommuUnit& unit, GpuView view) const {
-  // VMs take whole groups: every GPU in it free and healthy, and safe unless
-  // the pool allows unsafe groups.
+bool SnapshotNode::BoundFor(int pos, GpuView view) const {
+  return view == GpuView::kContainer ? gpus[pos].container_binding_problem.empty()
+                                     : gpus[pos].vm_binding_problem.empty();
+}
+
+bool SnapshotNode::UnitUsable(const IommuUnit& unit, GpuView view, bool ignore_binding) const {
+  // VMs take whole groups: every GPU in it free and healthy, bound to
+  // vfio-pci with its group, and safe unless the pool allows unsafe groups.
   return std::all_of(unit.positions.begin(), unit.positions.end(), [&](int pos) {
-    return GpuUsable(pos) && (view == GpuView::kVmAny || gpus[pos].passthrough_safe);
+    return GpuUsable(pos) && (view == GpuView::kVmAny || gpus[pos].passthrough_safe) &&
+           (ignore_binding || BoundFor(pos, view));
   });
 }
 
@@ -34,7 +41,9 @@ std::vector<GpuUnit> SnapshotNode::FreeUnits(GpuView view) const {
   if (view == GpuView::kContainer) {
     // Containers share nothing through the IOMMU: each GPU goes on its own.
     for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
-      if (GpuUsable(pos)) units.push_back({{info.gpus[pos].index}, info.gpus[pos].numa_node});
+      if (GpuUsable(pos) && BoundFor(pos, view)) {
+        units.push_back({{info.gpus[pos].index}, info.gpus[pos].numa_node});
+      }
     }
     return units;
   }
@@ -48,16 +57,27 @@ std::vector<GpuUnit> SnapshotNode::FreeUnits(GpuView view) const {
   return units;
 }
 
-int SnapshotNode::CountFreeGpus(GpuView view) const {
+int SnapshotNode::CountFreeGpus(GpuView view, bool ignore_binding) const {
   int count = 0;
   if (view == GpuView::kContainer) {
-    for (size_t pos = 0; pos < info.gpus.size(); ++pos) count += GpuUsable(pos) ? 1 : 0;
+    for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
+      count += GpuUsable(pos) && (ignore_binding || BoundFor(pos, view)) ? 1 : 0;
+    }
     return count;
   }
   for (const IommuUnit& unit : iommu_units) {
-    if (UnitUsable(unit, view)) count += static_cast<int>(unit.positions.size());
+    if (UnitUsable(unit, view, ignore_binding)) count += static_cast<int>(unit.positions.size());
   }
   return count;
+}
+
+std::string SnapshotNode::FirstBindingProblem(GpuView view) const {
+  for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
+    if (!GpuUsable(pos) || BoundFor(pos, view)) continue;
+    return view == GpuView::kContainer ? gpus[pos].container_binding_problem
+                                       : gpus[pos].vm_binding_problem;
+  }
+  return "";
 }
 
 Snapshot::Snapshot() : ids_(std::make_shared<NodeIds>()) {}
@@ -146,6 +166,9 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     node.gpus[pos].passthrough_safe = iommu.gpus[pos].safe;
     node.gpus[pos].passthrough_reason = std::move(iommu.gpus[pos].reason);
     node.gpus[pos].iommu_unit = iommu.gpus[pos].unit;
+    node.gpus[pos].vm_binding_problem = core::VmBindingProblem(info.gpus[pos]).value_or("");
+    node.gpus[pos].container_binding_problem =
+        core::ContainerBindingProblem(info.gpus[pos]).value_or("");
   }
   // Holds are facts from the store; lay them onto the new picture. They are
   // disjoint (Hold checked that), so nothing can collide here. A GPU index

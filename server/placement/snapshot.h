@@ -45,6 +45,11 @@ struct SnapshotGpu {
   bool passthrough_safe = false;
   std::string passthrough_reason;  // Shown to operators; empty when safe.
   int iommu_unit = -1;             // Into SnapshotNode::iommu_units; -1: IOMMU off.
+  // From core/vfio_binding.h when the node was added: why the GPU cannot go
+  // to a VM (its group is not all on vfio-pci) or to a container (it is on
+  // vfio-pci). Empty when it can, or the agent does not report drivers.
+  std::string vm_binding_problem;
+  std::string container_binding_problem;
 };
 
 struct SnapshotNode {
@@ -66,11 +71,17 @@ struct SnapshotNode {
   // The free GPUs in `view`, grouped the way they must be handed out.
   std::vector<GpuUnit> FreeUnits(GpuView view) const;
   // How many GPUs FreeUnits(view) holds, without building it (hot on hold/release).
-  int CountFreeGpus(GpuView view) const;
+  // `ignore_binding`: counting GPUs not bound as the view needs too (for the
+  // pending reason that names the binding).
+  int CountFreeGpus(GpuView view, bool ignore_binding = false) const;
+  // Why the first free healthy GPU that `view` cannot take for its binding
+  // is out; empty when none.
+  std::string FirstBindingProblem(GpuView view) const;
 
  private:
   bool GpuUsable(int pos) const;
-  bool UnitUsable(const IommuUnit& unit, GpuView view) const;
+  bool BoundFor(int pos, GpuView view) const;
+  bool UnitUsable(const IommuUnit& unit, GpuView view, bool ignore_binding = false) const;
 };
 
 struct HoldRecord {

@@ -198,7 +198,11 @@ TEST_F(SnapshotTest, CpuNodeNeedsNoDriver) {
   ASSERT_TRUE(
       snapshot_.UpsertNode(FakeCpuNode("c1", "cpu"), kReady, core::DriverState::kNotNeeded).ok());
   EXPECT_TRUE(snapshot_.FindNode("c1")->schedulable);
+  // A GPU node is told "not needed" only when its GPUs pass through to VMs
+  // (gpu_binding vfio): its guests load the driver, the host takes work.
   ASSERT_TRUE(snapshot_.SetDriverState("g1", core::DriverState::kNotNeeded).ok());
+  EXPECT_TRUE(snapshot_.FindNode("g1")->schedulable);
+  ASSERT_TRUE(snapshot_.SetDriverState("g1", core::DriverState::kNeedsDriver).ok());
   EXPECT_FALSE(snapshot_.FindNode("g1")->schedulable);
 }
 

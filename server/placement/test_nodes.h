@@ -57,6 +57,17 @@ inline core::NodeInfo FakeGpuNode(const std::string& name, const std::string& po
   return node;
 }
 
+// Reports the drivers of every GPU and group member of `node` as its agent
+// would: the GPUs and their functions on `driver`, bridges on pcieport.
+inline void ReportDrivers(core::NodeInfo& node, const std::string& driver) {
+  for (core::Gpu& gpu : node.gpus) {
+    gpu.driver = driver;
+    for (core::PciDevice& member : gpu.iommu_group_members) {
+      member.driver = member.pci_class.rfind("0x0604", 0) == 0 ? "pcieport" : driver;
+    }
+  }
+}
+
 // A CPU node: 64 CPU, 256Gi memory, no GPUs.
 inline core::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool) {
   core::NodeInfo node;

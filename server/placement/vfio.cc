@@ -5,6 +5,7 @@
 #include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/validation.h"
+#include "server/core/vfio_binding.h"
 #include "server/placement/iommu_units.h"
 
 namespace wsched::placement {
@@ -58,6 +59,13 @@ absl::StatusOr<VfioSpec> BuildVfioSpec(const core::NodeInfo& node,
       return absl::FailedPreconditionError(absl::StrCat(
           "GPU ", gpu.index, " on node ", node.name, " is unsafe for passthrough: ",
           verdict.reason, " (pool ", pool.id, " does not set allow_unsafe_iommu)"));
+    }
+    // VFIO takes a group only when every endpoint in it is on vfio-pci; a
+    // VM handed anything less fails to start (docs/placement.md "VFIO binding").
+    if (std::optional<std::string> problem = core::VmBindingProblem(gpu)) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("GPU ", gpu.index, " on node ", node.name, " is not bound for a VM: ",
+                       *problem));
     }
     if (absl::Status status = CheckAddress(gpu.pci_address); !status.ok()) return status;
     groups.insert(gpu.iommu_group);

@@ -30,7 +30,9 @@ struct VfioSpec {
 // Builds the spec for `gpu_indices` on `node` of `pool`. FailedPrecondition:
 // a GPU without an IOMMU group; a group only partly requested (a group goes
 // to one VM whole); a group with foreign devices (USB, network, ...) unless
-// pool.allow_unsafe_iommu — the error carries the reason. NotFound: a GPU
+// pool.allow_unsafe_iommu — the error carries the reason; a group whose
+// members are reported bound to anything but vfio-pci (core/vfio_binding.h),
+// naming the member and its driver. NotFound: a GPU
 // the node lacks. InvalidArgument: a malformed PCI address or a node of
 // another pool.
 absl::StatusOr<VfioSpec> BuildVfioSpec(const core::NodeInfo& node,

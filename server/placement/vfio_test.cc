@@ -41,6 +41,20 @@ TEST(BuildVfioSpec, RefusesAnUnsafeGroupUnlessThePoolAllowsIt) {
   EXPECT_THAT(spec->pci_addresses, ElementsAre("0000:00:14.0", "0000:18:00.0", "0000:18:00.1"));
 }
 
+TEST(BuildVfioSpec, RefusesAGroupNotBoundToVfioPciNamingTheMember) {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
+  testing::ReportDrivers(node, "vfio-pci");
+  core::NodePool pool = GpuPool("gpu-h100", "h100");
+  pool.gpu_binding = core::GpuBinding::kVfio;
+  ASSERT_TRUE(BuildVfioSpec(node, {3}, pool).ok());
+
+  node.gpus[3].iommu_group_members[0].driver = "snd_hda_intel";
+  absl::Status refused = BuildVfioSpec(node, {3}, pool).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("GPU 0000:1b:00.0: group 43 member 0000:1b:00.1 is "
+                                           "bound to snd_hda_intel, not vfio-pci"));
+}
+
 TEST(BuildVfioSpec, SharedGroupGoesWholeAndIsListedOnce) {
   core::NodeInfo node = FakeGpuNode("g1", "gpu-h100");
   node.gpus[1].iommu_group = 40;

@@ -36,6 +36,11 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   auto nodes = Family("wsched_nodes", "Nodes by pool and state.", MetricType::Gauge);
   auto gpus = Family("wsched_gpus", "GPUs by pool, model and status (total, held, unhealthy).",
                      MetricType::Gauge);
+  auto not_bound = Family("wsched_gpus_not_bound",
+                          "GPUs not handed out because they are not bound as their pool's "
+                          "gpu_binding needs (a vfio pool: a member of the IOMMU group not on "
+                          "vfio-pci; a host pool: the GPU on vfio-pci), by pool and model.",
+                          MetricType::Gauge);
   auto driver = Family("wsched_driver_not_ready_nodes",
                        "GPU nodes whose driver does not match the policy, by pool and reason.",
                        MetricType::Gauge);
@@ -75,6 +80,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   std::map<std::pair<std::string, std::string>, int> node_counts;
   std::map<std::tuple<std::string, std::string, std::string>, int> gpu_counts;
   std::map<std::pair<std::string, std::string>, int> driver_counts;
+  std::map<std::pair<std::string, std::string>, int> not_bound_counts;  // By pool, model.
   // One immutable view for the whole scrape: no lock held while walking it.
   const std::shared_ptr<const ClusterView> view = scheduler_->View();
   {
@@ -90,6 +96,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
         for (const char* status : {"total", "held", "unhealthy"}) {
           gpu_counts[{pool.id, pool.shape.gpu_model, status}] += 0;
         }
+        not_bound_counts[{pool.id, pool.shape.gpu_model}] += 0;
       }
     }
     // Every configured pool shows up, even at zero nodes (scale-to-zero).
@@ -106,16 +113,23 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
       // above (drivers report longer names, e.g. "NVIDIA H100 80GB HBM3").
       const core::NodePool* declared = catalog.FindPool(pool);
       const bool pool_model = declared != nullptr && declared->is_gpu();
+      const bool vfio = declared != nullptr && declared->gpu_binding == core::GpuBinding::kVfio;
       size_t i = 0;
       while (i < node.info.gpus.size()) {
         // A run of GPUs under one model label: the whole node, mostly.
         const std::string& model = pool_model ? declared->shape.gpu_model : node.info.gpus[i].model;
-        int total = 0, held = 0, unhealthy = 0;
+        int total = 0, held = 0, unhealthy = 0, unbound = 0;
         for (; i < node.info.gpus.size() && (pool_model || node.info.gpus[i].model == model); ++i) {
           total++;
           held += !node.gpus[i].holder.empty();
           unhealthy += !node.info.gpus[i].healthy;
+          // As the pool needs, whatever class would come: the snapshot
+          // judged both ways when the node was reported.
+          unbound += !(vfio ? node.gpus[i].vm_binding_problem
+                            : node.gpus[i].container_binding_problem)
+                          .empty();
         }
+        if (unbound > 0) not_bound_counts[{pool, model}] += unbound;
         gpu_counts[{pool, model, "total"}] += total;
         if (held > 0) gpu_counts[{pool, model, "held"}] += held;
         if (unhealthy > 0) gpu_counts[{pool, model, "unhealthy"}] += unhealthy;
@@ -129,6 +143,9 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   }
   for (const auto& [key, count] : driver_counts) {
     Add(driver, {{"pool", key.first}, {"reason", key.second}}, count);
+  }
+  for (const auto& [key, count] : not_bound_counts) {
+    Add(not_bound, {{"pool", key.first}, {"model", key.second}}, count);
   }
 
   // The scheduler's clock, which stamped when each entry was queued.
@@ -177,7 +194,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   auto decisions = Family("wsched_queue_decisions_total",
                           "Pending workspaces a queue drain decided again.", MetricType::Counter);
   Add(decisions, {}, static_cast<double>(scheduler_->QueueDecisions()));
-  return {nodes,        gpus,         driver, pending,    oldest,  util,     util_gpus, used,
+  return {nodes,        gpus,         not_bound, driver, pending, oldest, util, util_gpus, used,
           held_seconds, busy_seconds, idle,   idle_stops, tracked, decisions};
 }
 

@@ -7,6 +7,7 @@
 #include "server/core/error_reason.h"
 #include "server/core/node_validation.h"
 #include "server/log/log.h"
+#include "server/core/vfio_binding.h"
 #include "server/placement/iommu_units.h"
 #include "server/scheduler/gpu_health.h"
 #include "server/scheduler/node_inventory.h"
@@ -26,9 +27,15 @@ absl::Status BootstrapNodeExists(const std::string& name, const std::string& pri
 }
 
 // Re-evaluates the driver from the policy after any change of the report.
+// The node's pool's GPU binding; host for a pool the catalog lost.
+core::GpuBinding BindingOf(const core::Catalog& catalog, const core::NodeInfo& node) {
+  const core::NodePool* pool = catalog.FindPool(node.pool);
+  return pool != nullptr ? pool->gpu_binding : core::GpuBinding::kHost;
+}
+
 void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
-  core::DriverReadiness readiness =
-      core::EvaluateDriver(catalog.driver_policy, node.info, node.driver_history);
+  core::DriverReadiness readiness = core::EvaluateDriver(
+      catalog.driver_policy, node.info, node.driver_history, BindingOf(catalog, node.info));
   node.driver_state = readiness.state;
   node.driver_detail = readiness.detail;
 }
@@ -171,12 +178,14 @@ NodeView NodeInventory::ViewOf(const store::StoredNode& node, const ClusterView&
   view.node = node;
   placement::NodeIommu iommu = placement::AnalyzeIommu(node.info);
   const placement::SnapshotNode* mirrored = cluster.snapshot.FindNode(node.info.name);
+  const core::GpuBinding binding = BindingOf(*cluster.catalog, node.info);
   for (size_t i = 0; i < node.info.gpus.size(); ++i) {
     NodeView::GpuView gpu;
     if (i < iommu.gpus.size()) {
       gpu.passthrough_safe = iommu.gpus[i].safe;
       gpu.passthrough_unsafe_reason = iommu.gpus[i].reason;
     }
+    gpu.binding_problem = core::PoolBindingProblem(node.info.gpus[i], binding).value_or("");
     if (mirrored != nullptr && i < mirrored->gpus.size()) gpu.held_by = mirrored->gpus[i].holder;
     view.gpus.push_back(std::move(gpu));
   }
@@ -498,8 +507,8 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
   std::vector<std::pair<std::string, std::optional<DriverWork>>> entries;
   for (const auto& view : *nodes) {
     const core::NodeInfo& info = view.node.info;
-    core::DriverReadiness readiness =
-        core::EvaluateDriver(catalog.driver_policy, info, view.node.driver_history);
+    core::DriverReadiness readiness = core::EvaluateDriver(
+        catalog.driver_policy, info, view.node.driver_history, BindingOf(catalog, info));
     if (readiness.state == core::DriverState::kNoPolicy) {
       entries.emplace_back(info.name, std::nullopt);
     } else if (readiness.state == core::DriverState::kNeedsDriver ||

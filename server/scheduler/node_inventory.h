@@ -40,6 +40,9 @@ struct NodeView {
   struct GpuView {
     bool passthrough_safe = false;
     std::string passthrough_unsafe_reason;
+    // Why it is not handed out as its pool's gpu_binding needs
+    // (core/vfio_binding.h); empty when bound as needed or not reported.
+    std::string binding_problem;
     std::string held_by;  // Workspace id; empty when free.
   };
   std::vector<GpuView> gpus;  // Parallel to node.info.gpus.

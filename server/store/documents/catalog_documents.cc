@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/vfio_binding.h"
 #include "server/store/documents/device_node.h"
 #include "server/store/documents/documents.h"
 #include "server/store/documents/enums.h"
@@ -191,6 +192,10 @@ std::string EncodePool(const core::NodePool& pool) {
       {"scale_down_delay_after_add_seconds", absl::ToInt64Seconds(pool.scale_down.delay_after_add)},
       {"max_node_provision_time_seconds", absl::ToInt64Seconds(pool.max_node_provision_time)},
       {"warm_buffer", WarmBufferJson(pool.warm_buffer)}};
+  // Written only when set, so documents of pools from before it read the same.
+  if (pool.gpu_binding != core::GpuBinding::kHost) {
+    j["gpu_binding"] = core::GpuBindingName(pool.gpu_binding);
+  }
   if (!pool.scale_down.schedule.empty()) {
     j["scale_down_schedule"] = ScaleDownScheduleJson(pool.scale_down.schedule);
   }
@@ -216,6 +221,14 @@ absl::StatusOr<core::NodePool> DecodePool(absl::string_view json, const Origin& 
   pool.min_size = p.Int("min_size");
   pool.max_size = p.Int("max_size");
   pool.allow_unsafe_iommu = p.Bool("allow_unsafe_iommu");
+  if (p.Has("gpu_binding")) {
+    const std::string binding = p.String("gpu_binding");
+    if (auto parsed = core::ParseGpuBinding(binding)) {
+      pool.gpu_binding = *parsed;
+    } else {
+      decoding.Fail(p.PathOf("gpu_binding"), "must be \"host\" or \"vfio\"");
+    }
+  }
   pool.scale_down.unneeded =
       absl::Seconds(Seconds(p, "scale_down_unneeded_seconds", kDefaultScaleDownSeconds));
   pool.scale_down.delay_after_add =

@@ -51,6 +51,7 @@ core::NodePool RichPool() {
   p.max_node_provision_time = absl::Seconds(1200);
   p.warm_buffer = {2, "+01:00", {{{{}, 1320, 360}, 0}, {{{absl::Weekday::monday}, 480, 1080}, 3}}};
   p.allow_unsafe_iommu = true;
+  p.gpu_binding = core::GpuBinding::kVfio;
   return p;
 }
 
@@ -75,7 +76,10 @@ core::NodeInfo RichNode() {
   g.memory_bytes = 85899345920;
   g.numa_node = 0;
   g.iommu_group = 12;
-  g.iommu_group_members = {{"0000:07:00.1", "0x040300", "0x10de"}};
+  g.iommu_group_members = {{"0000:07:00.1", "0x040300", "0x10de", "vfio-pci"},
+                           {"0000:07:00.2", "0x0c0330", "0x10de", ""},
+                           {"0000:06:00.0", "0x060400", "0x10b5"}};
+  g.driver = "vfio-pci";
   g.health_reason = "XID 79";
   g.unhealthy_since = absl::FromUnixMicros(1764600000123456);
   g.reported_healthy_since = absl::FromUnixMicros(1764600300000000);
@@ -87,6 +91,7 @@ core::NodeInfo RichNode() {
   h.numa_node = -1;
   h.iommu_group = -1;
   h.iommu_group_members.clear();
+  h.driver.reset();  // An agent that does not report drivers.
   h.reported_healthy_since = absl::InfinitePast();
   n.gpus = {g, h};
   n.control_devices = {{"/dev/nvidiactl", 'c', 195, 255, "rw"}};
@@ -253,6 +258,9 @@ TEST(DocumentsTest, VersionOneNodesDecode) {
   ASSERT_TRUE(c.ok()) << c.status();
   core::NodeInfo want = RichNode();
   want.pool = "pool-c";
+  // Version one knew no drivers: not reported.
+  want.gpus[0].driver.reset();
+  want.gpus[0].iommu_group_members = {{"0000:07:00.1", "0x040300", "0x10de"}};
   want.gpus[0].health_reason = want.gpus[1].health_reason = "XID 79: fell off the bus";
   want.control_devices.push_back({"/dev/nvidia-uvm", 'c', 511, 0, "rwm"});
   want.gpus[1].cdi_device = "nvidia.com/gpu=1";

@@ -22,7 +22,9 @@ const EnumNames& HealthNames() {
 nlohmann::json GpuJson(const core::Gpu& gpu) {
   nlohmann::json members = nlohmann::json::array();
   for (const auto& m : gpu.iommu_group_members) {
-    members.push_back({{"pci_address", m.address}, {"pci_class", m.pci_class}, {"vendor", m.vendor}});
+    nlohmann::json member = {{"pci_address", m.address}, {"pci_class", m.pci_class}, {"vendor", m.vendor}};
+    if (m.driver) member["driver"] = *m.driver;  // Absent: not reported.
+    members.push_back(std::move(member));
   }
   nlohmann::json j = {{"index", gpu.index},
                       {"uuid", gpu.uuid},
@@ -35,6 +37,7 @@ nlohmann::json GpuJson(const core::Gpu& gpu) {
                       {"iommu_group_members", members},
                       {"health_reason", gpu.health_reason},
                       {"cdi_device", gpu.cdi_device}};
+  if (gpu.driver) j["driver"] = *gpu.driver;
   if (gpu.unhealthy_since != absl::InfinitePast()) j["unhealthy_since"] = Rfc3339(gpu.unhealthy_since);
   if (gpu.reported_healthy_since != absl::InfinitePast()) {
     j["reported_healthy_since"] = Rfc3339(gpu.reported_healthy_since);
@@ -53,8 +56,11 @@ core::Gpu ReadGpu(Fields& g) {
   gpu.healthy = g.Enum("health", HealthNames()) != static_cast<int>(Health::kUnhealthy);
   gpu.iommu_group = g.Int("iommu_group");
   for (Fields& m : g.Objects("iommu_group_members")) {
-    gpu.iommu_group_members.push_back({m.String("pci_address"), m.String("pci_class"), m.String("vendor")});
+    core::PciDevice member{m.String("pci_address"), m.String("pci_class"), m.String("vendor")};
+    if (m.Has("driver")) member.driver = m.String("driver");
+    gpu.iommu_group_members.push_back(std::move(member));
   }
+  if (g.Has("driver")) gpu.driver = g.String("driver");
   gpu.health_reason = g.String("health_reason");
   if (auto since = g.Time("unhealthy_since")) gpu.unhealthy_since = *since;
   if (auto since = g.Time("reported_healthy_since")) gpu.reported_healthy_since = *since;
