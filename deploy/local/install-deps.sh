@@ -24,6 +24,8 @@ PACKAGES=(
   unzip
   # systemd-analyze (the systemd_units test); installing it starts nothing.
   systemd
+  # pg_hang_drop cuts the test primary off with two port-scoped DROP rules.
+  iptables
 )
 
 missing=()
