@@ -29,6 +29,9 @@ EDGES = {
     "server/grpc/placement_forwarder.cc": "measures a forwarded call's latency",
     "server/scaling/exec_actuator.cc": "measures an actuator command's run time",
     "server/store/commit_batcher.cc": "measures a batch's queueing and commit latency",
+    "server/store/call_watchdog.cc": "bounds a real socket's wait on the database",
+    "server/store/change_feed.cc": "paces the listener's ping of a real connection",
+    "server/store/database.cc": "how long the real writer has failed to commit, for health",
     # To take core::WallClock() when the composition root leaves grpc/ (issue 32).
     "server/grpc/server.cc": "the composition root hands the wall clock to the health "
                              "reporter and the rate limiter",
