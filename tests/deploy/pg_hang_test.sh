@@ -73,9 +73,8 @@ drop_rules() {
     iptables -w "$1" INPUT -p tcp --sport "$P1" -m comment --comment "$TAG" -j DROP
 }
 
-as_pg() {
-  if [[ $(id -u) -eq 0 ]]; then runuser -u "$PG_USER" -- "$@"; else "$@"; fi
-}
+# shellcheck source=../support/pg_sync_pair.sh
+source "$SRC/tests/support/pg_sync_pair.sh"
 
 fail() {
   echo "pg_hang_test: FAIL: $*" >&2
@@ -120,45 +119,10 @@ case $MODE in
     ;;
   *) fail "setup: HANG_MODE must be stop or drop, not $MODE" ;;
 esac
-for tool in psql curl "$PG_BIN/pg_basebackup" "$PG_BIN/pg_ctl"; do
-  command -v "$tool" >/dev/null || fail "setup: $tool is not installed (deploy/local/install-deps.sh)"
-done
-for port in "$P1" "$P2"; do
-  if "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$port"; then
-    fail "setup: something already serves PostgreSQL on port $port (set WSCHED_HANG_PG_PORT)"
-  fi
-done
+pg_pair_check_setup WSCHED_HANG_PG_PORT curl
 
-psql_at() { psql -X -qtA -v ON_ERROR_STOP=1 "postgresql://postgres@127.0.0.1:$1/${3:-postgres}" -c "$2"; }
-
-# await WHAT SECONDS COMMAND...: until COMMAND succeeds (polled every 50 ms).
-await() {
-  local what=$1 limit=$2 deadline=$((SECONDS + $2))
-  shift 2
-  until "$@" >/dev/null 2>&1; do
-    [[ $SECONDS -lt $deadline ]] || fail "$what: not within $limit s"
-    sleep 0.05
-  done
-}
-
-# --- a primary and its synchronous standby (as pg_failover_test.sh) ----------------
-PG_EXTRA_OPTS="-c fsync=off -c wal_level=replica -c max_wal_senders=4 \
--c synchronous_standby_names=standby1 -c synchronous_commit=on" \
-  "$SRC/deploy/local/pg.sh" start "$PRIMARY" "$P1" >/dev/null
-mkdir -p "$STANDBY"
-[[ $(id -u) -eq 0 ]] && chown "$PG_USER" "$STANDBY"
-chmod 700 "$STANDBY"
-as_pg "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$P1" -U postgres -D "$STANDBY" -R -X stream \
-  >"$WORK/basebackup.log" 2>&1 || { cat "$WORK/basebackup.log" >&2; fail "pg_basebackup"; }
-echo "primary_conninfo = 'host=127.0.0.1 port=$P1 user=postgres application_name=standby1'" |
-  as_pg tee -a "$STANDBY/postgresql.auto.conf" >/dev/null
-PG_EXTRA_OPTS="-c fsync=off" "$SRC/deploy/local/pg.sh" start "$STANDBY" "$P2" >/dev/null
-streaming() {
-  [[ $(psql_at "$P1" "SELECT count(*) FROM pg_stat_replication
-    WHERE application_name = 'standby1' AND state = 'streaming' AND sync_state = 'sync'") == 1 ]]
-}
-await "standby1 streaming as the synchronous standby" 60 streaming
-psql_at "$P1" "CREATE DATABASE $DB" >/dev/null
+# --- a primary and its synchronous standby ------------------------------------------
+pg_pair_start
 
 # --- two replicas on the multi-host URL, at their default bounds -----------------------
 cat >"$WORK/tokens.yaml" <<EOF
