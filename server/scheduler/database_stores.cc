@@ -27,6 +27,27 @@ absl::StatusOr<PlacementInputs> DatabasePlacementStore::ReadInputs(const PlaceRe
   return in;
 }
 
+absl::StatusOr<StoredSettings> DatabasePlacementStore::ReadSettings(const std::string& project_id,
+                                                                   const std::string& org_id,
+                                                                   bool count_org_gpus) {
+  StoredSettings read;
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading settings",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto project = unit.settings().LoadProject(project_id, &read.project_version);
+    if (!project.ok()) return project.status();
+    read.project = std::move(*project);
+    auto org = unit.settings().LoadOrg(org_id, &read.org_version);
+    if (!org.ok()) return org.status();
+    read.org = std::move(*org);
+    if (count_org_gpus && read.org.gpu_quota >= 0) {
+      read.org_gpus_held = unit.workspaces().OrgGpusHeld(org_id);
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return read;
+}
+
 absl::StatusOr<std::optional<store::WorkspaceRow>> DatabasePlacementStore::LoadWorkspace(
     const std::string& id) {
   std::optional<store::WorkspaceRow> row;
@@ -39,6 +60,20 @@ absl::StatusOr<std::optional<store::WorkspaceRow>> DatabasePlacementStore::LoadW
   });
   if (!status.ok()) return status;
   return row;
+}
+
+absl::StatusOr<std::vector<core::Workspace>> DatabasePlacementStore::ListWorkspaces(
+    const store::WorkspaceFilter& filter, const std::string& after, int limit) {
+  std::vector<core::Workspace> stored;
+  absl::Status status = store::UnitOfWork::Run(*db_, "listing workspaces",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto loaded = unit.workspaces().List(filter, after, limit);
+    if (!loaded.ok()) return loaded.status();
+    stored = std::move(*loaded);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return stored;
 }
 
 absl::StatusOr<StateStore::Rows> DatabaseStateStore::Load(bool catalog,

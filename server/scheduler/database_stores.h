@@ -15,7 +15,13 @@ class DatabasePlacementStore : public PlacementStore {
                          store::CommitBatcher::Observer observer)
       : db_(db), batcher_(db, options, std::move(observer)) {}
   absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) override;
+  absl::StatusOr<StoredSettings> ReadSettings(const std::string& project_id,
+                                              const std::string& org_id,
+                                              bool count_org_gpus) override;
   absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override;
+  absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(const store::WorkspaceFilter& filter,
+                                                              const std::string& after,
+                                                              int limit) override;
   store::WriteOutcome Write(store::WorkspaceWrite write) override { return batcher_.Run(std::move(write)); }
   std::vector<store::WriteOutcome> WriteAll(std::vector<store::WorkspaceWrite> writes) override {
     return batcher_.RunAll(std::move(writes));

@@ -93,6 +93,19 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     }
     Publish("other", std::move(changes));
   }
+  // An admin or project owner changed settings (store/settings_repository.h).
+  void SetProjectSettings(core::ProjectSettings settings) {
+    absl::MutexLock lock(&mu_);
+    const std::string key = absl::StrCat("project:", settings.project_id);
+    projects_[settings.project_id] = std::move(settings);
+    Publish("other", {{store::Entity::kSettings, key, ++versions_}});
+  }
+  void SetOrgSettings(core::OrgSettings settings) {
+    absl::MutexLock lock(&mu_);
+    const std::string key = absl::StrCat("org:", settings.org_id);
+    orgs_[settings.org_id] = std::move(settings);
+    Publish("other", {{store::Entity::kSettings, key, ++versions_}});
+  }
   store::WorkspaceRow Row(const std::string& id) {
     absl::MutexLock lock(&mu_);
     return rows_[id];
@@ -113,9 +126,36 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     PlacementInputs in;
     if (auto it = rows_.find(request.workspace_id); it != rows_.end()) in.existing = it->second;
     in.catalog_generation = generation_;
-    in.project.project_id = request.project_id;
-    in.org.org_id = request.org_id;
+    StoredSettings settings = SettingsLocked(request.project_id, request.org_id);
+    in.project = std::move(settings.project);
+    in.org = std::move(settings.org);
+    in.org_gpus = settings.org_gpus_held;
     return in;
+  }
+  absl::StatusOr<StoredSettings> ReadSettings(const std::string& project_id,
+                                              const std::string& org_id,
+                                              bool count_org_gpus) override {
+    absl::MutexLock lock(&mu_);
+    ++settings_reads;
+    StoredSettings settings = SettingsLocked(project_id, org_id);
+    if (!count_org_gpus) settings.org_gpus_held = 0;
+    return settings;
+  }
+  int settings_reads = 0;
+  absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(const store::WorkspaceFilter& filter,
+                                                              const std::string& after,
+                                                              int limit) override {
+    absl::MutexLock lock(&mu_);
+    std::vector<core::Workspace> listed;
+    for (auto it = rows_.upper_bound(after); it != rows_.end(); ++it) {
+      if (static_cast<int>(listed.size()) >= limit) break;
+      const core::Workspace& w = it->second.workspace;
+      if (!filter.node.empty() && w.node_name != filter.node) continue;
+      if (!filter.pool.empty() && w.pool != filter.pool) continue;
+      if (!filter.state.empty() && filter.state != core::WorkspaceStateName(w.state)) continue;
+      listed.push_back(w);
+    }
+    return listed;
   }
   absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) override {
     absl::MutexLock lock(&mu_);
@@ -239,6 +279,28 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     int64_t seq = log_.empty() ? 1 : log_.back().seq + 1;
     log_.push_back({seq, replica, absl::UnixEpoch(), std::move(changes)});
   }
+  // As store/settings_repository.h: what is not stored reads as the
+  // defaults; the org's GPUs are those its unreleased workspaces hold.
+  StoredSettings SettingsLocked(const std::string& project_id, const std::string& org_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    StoredSettings settings;
+    settings.project.project_id = project_id;
+    settings.org.org_id = org_id;
+    if (auto it = projects_.find(project_id); it != projects_.end()) {
+      settings.project = it->second;
+      settings.project_version = 1;
+    }
+    if (auto it = orgs_.find(org_id); it != orgs_.end()) {
+      settings.org = it->second;
+      settings.org_version = 1;
+    }
+    for (const auto& [id, row] : rows_) {
+      if (row.workspace.org_id == org_id && !row.released) {
+        settings.org_gpus_held += static_cast<int64_t>(row.workspace.gpu_uuids.size());
+      }
+    }
+    return settings;
+  }
   // The version guard of store/workspace_repository.h.
   absl::Status GuardLocked(const std::string& id, store::DecidedFrom from)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -286,6 +348,8 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
   std::map<std::string, store::WorkspaceRow> rows_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, std::string> holds_ ABSL_GUARDED_BY(mu_);  // GPU uuid -> workspace.
   std::vector<store::ChangeRecord> log_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, core::ProjectSettings> projects_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, core::OrgSettings> orgs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace wsched::scheduler::testing

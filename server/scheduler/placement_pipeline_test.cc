@@ -330,5 +330,61 @@ TEST_F(PlacementPipelineTest, ADrainAfterAStopTriesOnlyTheWorkThatMayUseThatPool
   EXPECT_EQ(scheduler_->QueueDecisions(), settled + 5);
 }
 
+// The workspace's own limits (placement/pending_reason.h: quota, then
+// policy) are judged by the settings as stored now, read through the
+// store seam: a change made on another replica shows in the next answer.
+TEST_F(PlacementPipelineTest, APendingWorkspaceOverItsOrgsQuotaSaysSo) {
+  Start(/*gpus_per_node=*/1);
+  ASSERT_EQ(Place("holder")->workspace.state, core::WorkspaceState::kPlaced);
+  ASSERT_EQ(Place("waiting")->workspace.state, core::WorkspaceState::kPending);
+  core::OrgSettings org;
+  org.org_id = "o";
+  org.gpu_quota = 1;
+  db_.SetOrgSettings(org);
+
+  auto view = scheduler_->GetWorkspace("waiting");
+  ASSERT_TRUE(view.ok()) << view.status();
+  ASSERT_TRUE(view->pending.has_value());
+  EXPECT_EQ(view->pending->code, placement::PendingCode::kOrgGpuQuota);
+  EXPECT_EQ(view->pending->quota.held, 1);
+  EXPECT_EQ(view->pending->quota.quota, 1);
+  EXPECT_EQ(view->workspace.pending_reason, view->pending->detail);
+
+  // A new request over the quota is refused, not queued.
+  auto refused = Place("over");
+  EXPECT_TRUE(absl::IsResourceExhausted(refused.status())) << refused.status();
+  EXPECT_EQ(db_.Row("over").version, 0) << "a refused request wrote a record";
+}
+
+TEST_F(PlacementPipelineTest, APendingWorkspaceWhoseClassTheProjectDeniedStaysQueuedAndSaysSo) {
+  Start(/*gpus_per_node=*/1);
+  ASSERT_EQ(Place("holder")->workspace.state, core::WorkspaceState::kPlaced);
+  ASSERT_EQ(Place("waiting")->workspace.state, core::WorkspaceState::kPending);
+  core::ProjectSettings denied;
+  denied.project_id = "p";
+  denied.org_id = "o";
+  denied.denied_classes = {"gpu-1x"};
+  db_.SetProjectSettings(denied);
+
+  auto view = scheduler_->GetWorkspace("waiting");
+  ASSERT_TRUE(view.ok()) << view.status();
+  ASSERT_TRUE(view->pending.has_value());
+  EXPECT_EQ(view->pending->code, placement::PendingCode::kClassPolicy);
+  EXPECT_THAT(view->pending->detail, ::testing::HasSubstr("gpu-1x"));
+
+  // The GPU frees, but the queue keeps the denied class off it...
+  ASSERT_TRUE(scheduler_->StopWorkspace("holder").ok());
+  ASSERT_TRUE(scheduler_->CatchUp().ok());  // The settings entry reaches this replica.
+  scheduler_->DrainPending();
+  EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kPending);
+
+  // ...until the project allows it again.
+  denied.denied_classes.clear();
+  db_.SetProjectSettings(denied);
+  ASSERT_TRUE(scheduler_->CatchUp().ok());
+  scheduler_->DrainPending();
+  EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kPlaced);
+}
+
 }  // namespace
 }  // namespace wsched::scheduler

@@ -22,7 +22,6 @@
 #include "server/placement/time_to_gpu.h"
 #include "server/scheduler/device_spec.h"
 #include "server/scheduler/scheduler.h"
-#include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -130,22 +129,12 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
 absl::StatusOr<CachedSettings> Scheduler::ReadSettings(const std::string& project_id,
                                                        const std::string& org_id,
                                                        int64_t* org_gpus_held) {
-  if (db_ == nullptr) return absl::FailedPreconditionError("no database");
-  CachedSettings read;
-  absl::Status status = store::UnitOfWork::Run(*db_, "reading settings",
-                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    auto project = unit.settings().LoadProject(project_id, &read.project_version);
-    if (!project.ok()) return project.status();
-    read.project = std::move(*project);
-    auto org = unit.settings().LoadOrg(org_id, &read.org_version);
-    if (!org.ok()) return org.status();
-    read.org = std::move(*org);
-    if (org_gpus_held != nullptr && read.org.gpu_quota >= 0) {
-      *org_gpus_held = unit.workspaces().OrgGpusHeld(org_id);
-    }
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<StoredSettings> stored =
+      placement_->ReadSettings(project_id, org_id, org_gpus_held != nullptr);
+  if (!stored.ok()) return stored.status();
+  if (org_gpus_held != nullptr) *org_gpus_held = stored->org_gpus_held;
+  CachedSettings read{std::move(stored->project), stored->project_version, std::move(stored->org),
+                      stored->org_version};
   settings_.Put(read);
   return read;
 }
@@ -485,18 +474,12 @@ absl::StatusOr<WorkspaceView> Scheduler::RefreshWorkspace(const std::string& id,
 
 absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
     const store::WorkspaceFilter& filter, const core::PageRequest& page) {
-  std::vector<core::Workspace> stored;
-  absl::Status status = store::UnitOfWork::Run(*db_, "listing workspaces",
-                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    auto loaded = unit.workspaces().List(filter, page.after, page.size + 1);
-    if (!loaded.ok()) return loaded.status();
-    stored = std::move(*loaded);
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<std::vector<core::Workspace>> stored =
+      placement_->ListWorkspaces(filter, page.after, page.size + 1);
+  if (!stored.ok()) return stored.status();
   std::vector<WorkspaceView> views;
   LimitsMemo limits;
-  for (const auto& w : stored) {
+  for (const auto& w : *stored) {
     auto view = ViewOfStored({w, 0, false}, &limits);
     if (!view.ok()) return view.status();
     views.push_back(std::move(*view));

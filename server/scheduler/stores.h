@@ -37,12 +37,30 @@ struct PlacementInputs {
   int64_t catalog_generation = 0;
 };
 
+// A project's and an org's settings as stored now (what pending reasons
+// and the queue's policy check judge by).
+struct StoredSettings {
+  core::ProjectSettings project;
+  int64_t project_version = 0;  // Of the settings rows; 0: none stored.
+  core::OrgSettings org;
+  int64_t org_version = 0;
+  int64_t org_gpus_held = 0;  // Counted only when asked for and the org has a GPU quota.
+};
+
 class PlacementStore {
  public:
   virtual ~PlacementStore() = default;
   // The slow path: what a placement needs that this replica does not know.
   virtual absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) = 0;
+  // One read of both settings rows (and, with `count_org_gpus`, the GPUs
+  // the org holds now).
+  virtual absl::StatusOr<StoredSettings> ReadSettings(const std::string& project_id,
+                                                      const std::string& org_id,
+                                                      bool count_org_gpus) = 0;
   virtual absl::StatusOr<std::optional<store::WorkspaceRow>> LoadWorkspace(const std::string& id) = 0;
+  // Up to `limit` stored workspaces matching `filter`, by id after `after`.
+  virtual absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(
+      const store::WorkspaceFilter& filter, const std::string& after, int limit) = 0;
   // Group-committed with whatever else is being written, under every guard
   // of store/write_batch.h: ABORTED when the record is not the one the
   // decision saw, a GPU is held, the node refuses, or the catalog or
