@@ -9,9 +9,12 @@
 // NodeInventory registers nodes, takes heartbeats and admin states against
 // this class's mirror; ClusterView is the immutable copy readers walk;
 // WatchHub wakes watchers. This class's methods are grouped by concern:
-// placing.cc (place, stop, pending), replica_state.cc (applying deltas and
-// reloads, the mirror the inventory reads), scheduler.cc (start-up,
-// background loop, watch, views).
+// place_attempt.cc (PlaceWorkspace: one attempt and its retry driver),
+// decision_commit.cc (decide -> hold -> build -> commit -> mirror, shared by
+// Place and the drain), queue_drain.cc (the pending queue's drain),
+// workspace_views.cc (stop, get, list, pending reasons), replica_state.cc
+// (applying deltas and reloads, the mirror the inventory reads),
+// scheduler.cc (start-up, background loop, watch, views).
 #ifndef WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 
@@ -22,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <variant>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -143,7 +147,7 @@ class Scheduler {
   const NodeInventory& inventory() const { return *inventory_; }
   const SchedulerOptions& options() const { return options_; }
 
-  // ---- placement (placing.cc) ----
+  // ---- placement (place_attempt.cc, queue_drain.cc, workspace_views.cc) ----
   absl::StatusOr<WorkspaceView> Place(const PlaceRequest& request);
   // Stops the workspace; a placed one leaves its usage record with
   // `reason` (kStopped for StopWorkspace, kIdle for the idle-GPU policy;
@@ -282,7 +286,7 @@ class Scheduler {
   class InventoryMirror;
   NodeInventory::Mirror::Node MirroredNode(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
   void DrainPool(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
-  // placing.cc: why a pending workspace of `cls` waits, on this replica's
+  // workspace_views.cc: why a pending workspace of `cls` waits, on this replica's
   // snapshot and the scaler's view of each pool.
   struct PendingLimits {
     std::optional<placement::QuotaFigures> quota;
@@ -312,29 +316,72 @@ class Scheduler {
   // The node's held GPUs, by UUID: workspace, class and version.
   GpuHolders HoldersLocked(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // placing.cc
+  // place_attempt.cc: PlaceWorkspace as attempts run by a bounded driver.
+  // What the call carries from one attempt to the next.
+  struct PlaceProgress {
+    bool read = false;       // Read the inputs from the database, not memory.
+    bool confirmed = false;  // Caught up with the feed: negative answers may stand.
+    std::string class_label = "unresolved";  // For the placement metric.
+  };
+  // The call ends with this answer (`outcome` labels the metric).
+  struct PlaceAnswer {
+    absl::StatusOr<WorkspaceView> result;
+    absl::string_view outcome;
+  };
+  // Another attempt, after what this one asks for.
+  struct PlaceRetry {
+    bool read = false;      // The next attempt reads from the database.
+    bool catch_up = false;  // Apply what other replicas committed first...
+    bool confirms = false;  // ...which confirms this call's negative answers.
+    bool spread_out = false;  // Pause a moment (a lost race).
+    std::optional<int64_t> wait_past_version;  // Wait for another request for the id.
+  };
+  using PlaceNext = std::variant<PlaceAnswer, PlaceRetry>;
+  PlaceNext AttemptPlace(const PlaceRequest& request, PlaceProgress& progress);
+  // Saves a workspace nothing can hold now as pending (the queue's tail).
+  PlaceNext SavePending(core::Workspace w, const core::WorkspaceClass& cls,
+                        store::WorkspaceWrite write);
   // What a placement decides with: from memory on the hot path (a workspace
   // this replica never saw, cached settings), else (`read`) from the database.
   absl::StatusOr<PlacementInputs> InputsFor(const PlaceRequest& request, bool read);
+
+  // decision_commit.cc: the steps every placement shares (Place, the drain).
+  // A decision that placed, held tentatively, with the record and the
+  // guarded write that commit it.
+  struct HeldPlacement {
+    core::Workspace workspace;
+    placement::Placed placed;
+    store::WorkspaceWrite write;
+  };
+  // Builds the record (device answer included) for `held`, a decision that
+  // placed; releases its hold when that fails.
+  absl::StatusOr<HeldPlacement> BuildHeld(const core::WorkspaceClass& cls, const HeldDecision& held,
+                                          core::Workspace workspace, store::WorkspaceWrite write)
+      ABSL_LOCKS_EXCLUDED(mu_);
+  // Commits them together; mirrors each that landed, releases the hold of
+  // each that did not (keeping off its node after a lost race). Outcomes in
+  // the order given.
+  std::vector<store::WriteOutcome> CommitHeld(std::vector<HeldPlacement>& held)
+      ABSL_LOCKS_EXCLUDED(mu_);
+
+  // workspace_views.cc
   // `limits_memo`, when given, keeps the settings read for each
   // (project, org, class) across the rows of one listing: one read each.
   using LimitsMemo = std::map<std::string, PendingLimits>;
   absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row,
                                              LimitsMemo* limits_memo = nullptr);
-  // A queue placement decided and held tentatively, waiting for its commit.
-  struct QueuePlacement {
-    core::Workspace workspace;
-    placement::Placed placed;
-    store::WorkspaceWrite write;
-  };
+
+  // queue_drain.cc
   // Decides for the queued workspace and holds what it chose; nullopt when
   // it stays pending (no room, policy, class gone, placed or stopped meanwhile).
-  absl::StatusOr<std::optional<QueuePlacement>> PrepareQueuePlacement(const std::string& workspace_id);
-  // Mirrors a committed queue placement, or releases its hold and records
-  // why it did not land.
-  absl::Status FinishQueuePlacement(QueuePlacement& prepared, const store::WriteOutcome& committed);
-  // Commits `batch` together through the group commit, then finishes each.
-  void CommitQueuePlacements(std::vector<QueuePlacement>& batch);
+  absl::StatusOr<std::optional<HeldPlacement>> PrepareQueuePlacement(const std::string& workspace_id);
+  // Commits `batch` together (CommitHeld), then notes what each outcome
+  // means for the queue.
+  void CommitQueuePlacements(std::vector<HeldPlacement>& batch);
+  // The queued workspace's pools that would hold it, or why its commit was
+  // refused (unchanged when it left the queue).
+  void NotePendingPools(const std::string& id, std::vector<std::string> pools) ABSL_LOCKS_EXCLUDED(mu_);
+  void NotePendingReason(const std::string& id, std::string reason) ABSL_LOCKS_EXCLUDED(mu_);
   // `expected_version` 0: whatever the record's version (a stop always
   // wins); otherwise only that version, once (ABORTED when it moved on).
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id,
