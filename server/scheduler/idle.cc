@@ -22,30 +22,17 @@ void Scheduler::WireIdleMonitor() {
 absl::flat_hash_map<std::string, IdleMonitor::Actions::Known> Scheduler::IdleActions::KnownOf(
     const std::vector<std::string>& ids) {
   absl::flat_hash_map<std::string, Known> known;
-  absl::MutexLock lock(&scheduler_->mu_);
-  for (const std::string& id : ids) {
-    auto version = scheduler_->versions_.find(id);
-    // Placed and holding here: a pending workspace holds no GPU, a lost one
-    // is not judged (its node is silent).
-    const placement::HoldRecord* hold = scheduler_->snapshot_.FindHold(id);
-    if (version == scheduler_->versions_.end() || hold == nullptr ||
-        scheduler_->tentative_.contains(id)) {
-      continue;
-    }
-    Known& k = known[id];
-    k.version = version->second;
-    if (auto mark = scheduler_->idle_marks_.find(id); mark != scheduler_->idle_marks_.end()) {
-      k.mark = mark->second;
-    }
+  for (auto& [id, placed] : scheduler_->mirror_->PlacedOf(ids)) {
+    known[id] = {placed.version, std::move(placed.idle)};
   }
   return known;
 }
 
 absl::StatusOr<int64_t> Scheduler::IdleActions::Mark(const std::string& workspace, int64_t version,
                                                      const std::optional<core::IdleMark>& mark) {
-  if (scheduler_->db_ == nullptr) return absl::FailedPreconditionError("no database to mark in");
+  if (scheduler_->stores_.db == nullptr) return absl::FailedPreconditionError("no database to mark in");
   std::optional<int64_t> written;
-  absl::Status status = store::UnitOfWork::Run(*scheduler_->db_, "marking workspace idle",
+  absl::Status status = store::UnitOfWork::Run(*scheduler_->stores_.db, "marking workspace idle",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     written = unit.workspaces().SetIdleMark(workspace, version, mark);
     if (!written) {

@@ -84,7 +84,7 @@ Scheduler::PlaceNext Scheduler::AttemptPlace(const PlaceRequest& request, PlaceP
     }
     return PlaceRetry{.read = true};
   }
-  auto [catalog, generation] = CatalogNow();
+  auto [catalog, generation] = mirror_->CatalogNow();
   if (in->catalog_generation > generation) return confirm;  // Decide with the newest catalog.
 
   std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
@@ -106,11 +106,8 @@ Scheduler::PlaceNext Scheduler::AttemptPlace(const PlaceRequest& request, PlaceP
                        "refused"};
   }
   core::Workspace w = NewRecord(request, *cls, *resolution);
-  HeldDecision held = DecideAndHold(*cls, *catalog, w.id);
-  if (held.id_busy) {
-    absl::MutexLock lock(&mu_);
-    return PlaceRetry{.read = true, .wait_past_version = KnownVersionLocked(w.id)};
-  }
+  ReplicaMirror::HeldDecision held = mirror_->DecideAndHold(*cls, *catalog, w.id);
+  if (held.id_busy) return PlaceRetry{.read = true, .wait_past_version = mirror_->KnownVersion(w.id)};
   const placement::Decision& decision = held.decision;
   // Nodes or capacity added on another replica may not have reached us.
   if (!std::holds_alternative<placement::Placed>(decision) && !progress.confirmed) return confirm;
@@ -157,12 +154,12 @@ Scheduler::PlaceNext Scheduler::SavePending(core::Workspace w, const core::Works
   if (auto reason = ExplainPending(cls.id, 0, std::move(scaling), {})) w.pending_reason = reason->detail;
   write.kind = store::WorkspaceWrite::Kind::kSavePending;
   write.workspace = w;
-  store::WriteOutcome saved = placement_->Write(std::move(write));
+  store::WriteOutcome saved = stores_.placement->Write(std::move(write));
   // Something changed meanwhile: read, retry.
   if (absl::IsAborted(saved.status)) return PlaceRetry{.read = true, .catch_up = true};
   if (!saved.status.ok()) return PlaceAnswer{saved.status, "error"};
   w.created_at = clock_();
-  MirrorCommitted(w, saved.version, /*released=*/false);
+  mirror_->Apply({w, saved.version, /*released=*/false});
   log::Info("workspace pending", {{"workspace", w.id}, {"class", w.class_id},
                                   {"reason", w.pending_reason}});
   return PlaceAnswer{ViewOfStored({w, saved.version, false}), "pending"};
@@ -171,13 +168,8 @@ Scheduler::PlaceNext Scheduler::SavePending(core::Workspace w, const core::Works
 absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request, bool read) {
   if (!read) {
     std::optional<CachedSettings> cached = settings_.Get(request.project_id, request.org_id);
-    bool known;
-    int64_t generation;
-    {
-      absl::MutexLock lock(&mu_);
-      known = KnownVersionLocked(request.workspace_id) > 0;
-      generation = catalog_generation_;
-    }
+    const bool known = mirror_->KnownVersion(request.workspace_id) > 0;
+    const int64_t generation = mirror_->CatalogNow().second;
     // The hot path: a workspace this replica has never seen (new, as far as
     // it can tell: if not, the commit's guard says so and the next attempt
     // reads), cached settings, no GPU quota to count.
@@ -191,7 +183,7 @@ absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request
       return in;
     }
   }
-  absl::StatusOr<PlacementInputs> in = placement_->ReadInputs(request);
+  absl::StatusOr<PlacementInputs> in = stores_.placement->ReadInputs(request);
   if (in.ok() && !(in->existing && core::IsActive(in->existing->workspace))) {
     settings_.Put({in->project, in->project_version, in->org, in->org_version});
   }

@@ -4,8 +4,6 @@
 // told why it waits.
 #include <variant>
 
-#include "absl/algorithm/container.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/scheduler/scheduler.h"
@@ -21,28 +19,14 @@ constexpr size_t kDrainBatch = 64;
 }  // namespace
 
 void Scheduler::DrainPending(DrainScope scope) {
-  // The pools asked for stay in drain_pools_ (a set of pool names), for the
-  // day this replica becomes the placer; its first full drain comes within
+  // The pools asked for stay in the requests, for the day this replica
+  // becomes the placer; its first full drain comes within
   // --refresh_interval of that.
   if (options_.drains_queue && !options_.drains_queue()) return;
   absl::MutexLock drain_lock(&drain_mu_);  // One drain at a time.
-  std::vector<std::string> ids;
-  {
-    absl::MutexLock lock(&mu_);
-    const bool everything = scope == DrainScope::kEverything || drain_everything_;
-    absl::flat_hash_set<std::string> pools;
-    pools.swap(drain_pools_);
-    drain_everything_ = false;
-    // Only work that may use a pool whose capacity came back: while half the
-    // fleet is lost, the GPU queue is not re-decided at every CPU stop.
-    for (const auto* entry : pending_.Ordered()) {
-      if (everything || absl::c_any_of(entry->pools, [&](const std::string& pool) {
-            return pools.contains(pool);
-          })) {
-        ids.push_back(entry->workspace);
-      }
-    }
-  }
+  DrainRequests::Scope asked = drains_.Take();
+  asked.everything |= scope == DrainScope::kEverything;
+  const std::vector<std::string> ids = mirror_->Queued(asked);
   if (ids.empty()) return;  // Nothing to try: the reasons stand.
   // Decided in queue order, each holding what it chose so the next one
   // decides on what is left, then committed a batch at a time: a drain
@@ -64,82 +48,48 @@ void Scheduler::DrainPending(DrainScope scope) {
   if (stopping()) return;
   // What is left waits: each is told what stops it, in queue order, in one
   // pass (placement/pending_reason.h).
-  ScalingViews scaling = scaling_views_ ? scaling_views_() : ScalingViews();
-  absl::MutexLock lock(&mu_);
   placement::PendingContext ctx;
-  ctx.pools = &catalog_->pools;
-  ctx.snapshot = &snapshot_;
-  ctx.driver_policy = &catalog_->driver_policy;
-  ctx.scaling = std::move(scaling);
+  ctx.scaling = scaling_views_ ? scaling_views_() : ScalingViews();
   ctx.now = clock_();
-  std::vector<placement::PendingEntry> entries;
-  std::vector<const core::WorkspaceClass*> classes;
-  for (const placement::PendingEntry* entry : pending_.Ordered()) {
-    entries.push_back(*entry);
-    classes.push_back(catalog_->FindClass(entry->class_id));
-  }
-  std::vector<placement::PendingReason> reasons = placement::ExplainQueue(ctx, classes);
-  for (size_t i = 0; i < entries.size(); ++i) {
-    entries[i].reason = std::move(reasons[i].detail);
-    pending_.Upsert(std::move(entries[i]));
-  }
+  mirror_->ExplainQueue(std::move(ctx));
 }
 
 absl::StatusOr<std::optional<Scheduler::HeldPlacement>> Scheduler::PrepareQueuePlacement(
     const std::string& id) {
-  std::optional<placement::PendingEntry> entry;
-  std::shared_ptr<const core::Catalog> catalog;
-  int64_t generation = 0;
-  int64_t version = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    if (const placement::PendingEntry* found = pending_.Find(id)) entry = *found;
-    catalog = catalog_;
-    generation = catalog_generation_;
-    version = KnownVersionLocked(id);
-  }
-  if (!entry) return std::nullopt;  // Placed or stopped meanwhile.
+  std::optional<ReplicaMirror::QueuedWorkspace> queued = mirror_->FindQueued(id);
+  if (!queued) return std::nullopt;  // Placed or stopped meanwhile.
+  const placement::PendingEntry& entry = queued->entry;
   // A class the project's or org's policy forbids since it was queued stays
   // pending (its reason says so) until allowed again or stopped.
-  if (std::optional<CachedSettings> cached = SettingsFor(entry->project, entry->org)) {
-    if (core::ForbiddingRule(entry->class_id, cached->project, cached->org)) return std::nullopt;
+  if (std::optional<CachedSettings> cached = SettingsFor(entry.project, entry.org)) {
+    if (core::ForbiddingRule(entry.class_id, cached->project, cached->org)) return std::nullopt;
   }
-  const core::WorkspaceClass* cls = catalog->FindClass(entry->class_id);
+  const core::WorkspaceClass* cls = queued->catalog->FindClass(entry.class_id);
   if (cls == nullptr) return std::nullopt;  // Class gone: stays pending, visible.
-  HeldDecision held = DecideAndHold(*cls, *catalog, id);
+  ReplicaMirror::HeldDecision held = mirror_->DecideAndHold(*cls, *queued->catalog, id);
   if (auto* not_now = std::get_if<placement::NotNow>(&held.decision)) {
     // Its reason is set once the whole queue was tried (DrainPending).
-    NotePendingPools(id, not_now->pools);
+    mirror_->NoteQueuedPools(id, not_now->pools);
     return std::nullopt;
   }
   // Never (the catalog changed; stays visible), or the id held already.
   if (!std::holds_alternative<placement::Placed>(held.decision) || held.id_busy) return std::nullopt;
   core::Workspace w;
   w.id = id;
-  w.org_id = entry->org;
-  w.project_id = entry->project;
-  w.class_id = entry->class_id;
-  w.priority = entry->priority;
-  w.created_at = entry->since;
+  w.org_id = entry.org;
+  w.project_id = entry.project;
+  w.class_id = entry.class_id;
+  w.priority = entry.priority;
+  w.created_at = entry.since;
   // The queue placement lands only on the pending record it was decided
   // for: a stop (or any change) since then bumps the version and wins.
   store::WorkspaceWrite write;
   write.kind = store::WorkspaceWrite::Kind::kQueuePlace;
-  write.from = {version, /*pending=*/true};
-  write.catalog_generation = generation;
+  write.from = {queued->version, /*pending=*/true};
+  write.catalog_generation = queued->catalog_generation;
   absl::StatusOr<HeldPlacement> built = BuildHeld(*cls, held, std::move(w), std::move(write));
   if (!built.ok()) return built.status();
   return std::optional<HeldPlacement>(*std::move(built));
-}
-
-void Scheduler::NotePendingPools(const std::string& id, std::vector<std::string> pools) {
-  absl::MutexLock lock(&mu_);
-  const placement::PendingEntry* entry = pending_.Find(id);
-  if (entry == nullptr) return;
-  placement::PendingEntry updated = *entry;
-  updated.pools = std::move(pools);
-  pending_.Upsert(std::move(updated));
-  StateChangedLocked();
 }
 
 void Scheduler::CommitQueuePlacements(std::vector<HeldPlacement>& batch) {
@@ -152,7 +102,7 @@ void Scheduler::CommitQueuePlacements(std::vector<HeldPlacement>& batch) {
       log::Info("pending workspace placed", {{"workspace", w.id}, {"node", w.node_name}});
       metrics_->ObservePlacement(w.class_id, "placed_from_queue", absl::ZeroDuration());
     } else if (absl::IsResourceExhausted(status)) {
-      NotePendingReason(w.id, std::string(status.message()));
+      mirror_->NoteQueuedReason(w.id, std::string(status.message()));
     } else if (absl::IsAborted(status)) {
       follower_->Notify();  // Stopped or changed elsewhere: the feed says how.
     } else if (!absl::IsUnavailable(status)) {
@@ -161,15 +111,6 @@ void Scheduler::CommitQueuePlacements(std::vector<HeldPlacement>& batch) {
     }
   }
   batch.clear();
-}
-
-void Scheduler::NotePendingReason(const std::string& id, std::string reason) {
-  absl::MutexLock lock(&mu_);
-  const placement::PendingEntry* entry = pending_.Find(id);
-  if (entry == nullptr) return;
-  placement::PendingEntry updated = *entry;
-  updated.reason = std::move(reason);
-  pending_.Upsert(std::move(updated));
 }
 
 }  // namespace wsched::scheduler

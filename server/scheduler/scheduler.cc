@@ -9,7 +9,7 @@
 #include "server/placement/resources.h"
 #include "server/scheduler/database_stores.h"
 #include "server/scheduler/idle_actions.h"
-#include "server/scheduler/replica_state.h"
+#include "server/scheduler/mirror_feed_sink.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
 
@@ -59,32 +59,56 @@ Scheduler::Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db,
   owned_ = std::move(owned);
 }
 
+namespace {
+
+// The inventory's window on the replica (node_inventory.h).
+class InventoryWindow : public NodeInventory::Mirror {
+ public:
+  InventoryWindow(Scheduler* scheduler, DrainRequests* drains)
+      : scheduler_(scheduler), drains_(drains) {}
+  // The mirror is made after the inventory (it charges the inventory's
+  // usage accounting), so the window reaches it through its owner.
+  std::shared_ptr<const core::Catalog> CurrentCatalog() const override {
+    return scheduler_->CurrentCatalog();
+  }
+  std::shared_ptr<const ClusterView> View() const override { return scheduler_->View(); }
+  Node MirroredNode(const std::string& name) const override {
+    ReplicaMirror::Node mirrored = scheduler_->mirror().MirroredNode(name);
+    return {std::move(mirrored.stored), std::move(mirrored.holders), mirrored.state_since};
+  }
+  absl::Status CatchUp() override { return scheduler_->CatchUp(); }
+  void DrainEverything() override { drains_->Everything(); }
+  void DrainPool(const std::string& pool) override { drains_->Pool(pool); }
+
+ private:
+  Scheduler* const scheduler_;
+  DrainRequests* const drains_;
+};
+
+}  // namespace
+
 Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
                      Clock clock)
-    : db_(stores.db),
-      placement_(stores.placement),
-      state_(stores.state),
-      feed_source_(stores.feed),
-      metrics_(metrics),
-      options_(options),
-      clock_(std::move(clock)),
-      ended_(options.ended_window) {
-  inventory_mirror_ = std::make_unique<InventoryMirror>(this);
+    : stores_(stores), metrics_(metrics), options_(options), clock_(std::move(clock)) {
+  inventory_window_ = std::make_unique<InventoryWindow>(this, &drains_);
   inventory_ = std::make_unique<NodeInventory>(
-      db_, inventory_mirror_.get(), metrics,
+      stores_.db, inventory_window_.get(), metrics,
       NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
+  mirror_ = std::make_unique<ReplicaMirror>(
+      ReplicaMirror::Listeners{&watches_, &settings_, &inventory_->usage(), &drains_},
+      options.ended_window, clock_);
   WireIdleMonitor();
-  feed_sink_ = std::make_unique<StateSink>(this);
-  follower_ = std::make_unique<FeedFollower>(feed_source_, feed_sink_.get(), metrics, clock_);
+  feed_sink_ = std::make_unique<MirrorFeedSink>(stores_.state, mirror_.get(), inventory_.get());
+  follower_ = std::make_unique<FeedFollower>(stores_.feed, feed_sink_.get(), metrics, clock_);
 }
 
 Scheduler::~Scheduler() { Stop(); }
 
 absl::Status Scheduler::Start() {
-  if (db_ == nullptr) return absl::FailedPreconditionError("a scheduler without a database cannot run");
+  if (stores_.db == nullptr) return absl::FailedPreconditionError("a scheduler without a database cannot run");
   // Listen first, then load: an entry committed in between is read from the
   // log after the load, not missed.
-  listener_ = std::make_unique<store::ChangeListener>(db_->url(), db_->bounds().probe,
+  listener_ = std::make_unique<store::ChangeListener>(stores_.db->url(), stores_.db->bounds().probe,
                                                      [this] { follower_->Notify(); });
   (void)listener_->WaitUntilListening(absl::Seconds(5));
   if (absl::Status loaded = follower_->CatchUp(); !loaded.ok()) return loaded;
@@ -98,11 +122,8 @@ absl::Status Scheduler::Start() {
 }
 
 void Scheduler::Stop() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (stopping_) return;
-    stopping_ = true;
-  }
+  if (drains_.stopping()) return;
+  drains_.Stop();
   watches_.Stop();
   idle_->Stop();  // Its writes go through the store and the mirror.
   if (loop_.joinable()) loop_.join();
@@ -111,10 +132,7 @@ void Scheduler::Stop() {
   inventory_->liveness().StopFlushing();
 }
 
-bool Scheduler::stopping() const {
-  absl::MutexLock lock(&mu_);
-  return stopping_;
-}
+bool Scheduler::stopping() const { return drains_.stopping(); }
 
 absl::Status Scheduler::CatchUp() { return follower_->CatchUp(); }
 
@@ -122,31 +140,10 @@ absl::Status Scheduler::ReloadCatalog() {
   // The apply published a catalog entry; catching up applies it (and
   // anything committed before it).
   absl::Status caught_up = CatchUp();
-  KickDrain();  // New pools or classes may let pending work fit.
+  drains_.Everything();  // New pools or classes may let pending work fit.
   return caught_up;
 }
 
-
-void Scheduler::KickDrain() {
-  absl::MutexLock lock(&mu_);
-  DrainEverythingLocked();
-}
-
-void Scheduler::DrainEverythingLocked() {
-  drain_everything_ = true;
-  drain_requested_ = true;
-}
-
-void Scheduler::DrainPoolLocked(const std::string& pool) {
-  drain_pools_.insert(pool);
-  drain_requested_ = true;
-}
-
-void Scheduler::DrainPoolOfNodeLocked(const std::string& node) {
-  if (const placement::SnapshotNode* mirrored = snapshot_.FindNode(node)) {
-    DrainPoolLocked(mirrored->info.pool);
-  }
-}
 
 void Scheduler::Loop() {
   // The first check waits one full timeout: when no replica served for a
@@ -159,20 +156,9 @@ void Scheduler::Loop() {
   const absl::Duration lost_period =
       std::max(absl::Milliseconds(200), options_.node_lost_after / 4);
   while (true) {
-    bool drain = false;
-    {
-      absl::MutexLock lock(&mu_);
-      auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-        return stopping_ || drain_requested_;
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), absl::Milliseconds(100));
-      if (stopping_) return;
-      drain = drain_requested_;
-      drain_requested_ = false;
-      const size_t ended_before = ended_.size();
-      ended_.Expire(clock_());  // Also when nothing ends for a while.
-      if (ended_.size() != ended_before) StateChangedLocked();
-    }
+    const bool drain = drains_.Await(absl::Milliseconds(100));
+    if (drains_.stopping()) return;
+    mirror_->ExpireEnded();
     const absl::Time now = clock_();
     if (now >= next_lost_check) {
       next_lost_check = now + lost_period;
@@ -182,7 +168,7 @@ void Scheduler::Loop() {
     }
     if (now >= next_prune) {
       next_prune = now + absl::Minutes(1);
-      absl::Status pruned = store::UnitOfWork::Run(*db_, "pruning the change log",
+      absl::Status pruned = store::UnitOfWork::Run(*stores_.db, "pruning the change log",
                                                    [&](store::UnitOfWork& unit) -> absl::Status {
         unit.change_log().Prune(options_.feed_retention);
         return absl::OkStatus();
@@ -200,41 +186,8 @@ void Scheduler::Loop() {
 
 int64_t Scheduler::WaitForChange(const std::string& workspace_id, int64_t after,
                                  absl::Duration timeout) {
-  return watches_.Wait(workspace_id, after, timeout, [&] {
-    absl::MutexLock lock(&mu_);
-    return KnownVersionLocked(workspace_id);
-  });
+  return watches_.Wait(workspace_id, after, timeout,
+                       [&] { return mirror_->KnownVersion(workspace_id); });
 }
-
-std::shared_ptr<const ClusterView> Scheduler::View() const {
-  return views_.Get(state_generation_.load(), [this] {
-    absl::MutexLock lock(&mu_);
-    return CopyViewLocked();
-  });
-}
-
-std::shared_ptr<const ClusterView> Scheduler::CopyViewLocked() const {
-  auto view = std::make_shared<ClusterView>();
-  view->generation = state_generation_.load();
-  view->snapshot = snapshot_.NodesOnly();
-  view->catalog = catalog_;
-  for (const auto* entry : pending_.Ordered()) {
-    view->pending.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
-  }
-  TrackedWorkspaces& tracked = view->tracked;
-  tracked.live = versions_.size();
-  tracked.recently_ended = ended_.size();
-  tracked.classes = class_of_workspace_.size();
-  tracked.pending = pending_.size();
-  tracked.holds = snapshot_.hold_count();
-  tracked.tentative = tentative_.size();
-  return view;
-}
-
-std::shared_ptr<const core::Catalog> Scheduler::CurrentCatalog() const {
-  absl::MutexLock lock(&mu_);
-  return catalog_;
-}
-
 
 }  // namespace wsched::scheduler

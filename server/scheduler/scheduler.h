@@ -1,20 +1,19 @@
-// The stateful heart of one replica: the in-memory snapshot the placement
-// engine decides on, the catalog it decides with, the pending queue, and the
-// watchers of workspace changes. PostgreSQL stays the arbiter: every change
-// is committed first (or raced for, and retried) and mirrored here after,
-// guarded by the version it was decided from.
+// One replica's placement service: it wires the parts that own the
+// replica's state and runs the placement pipeline over them. PostgreSQL
+// stays the arbiter: every change is committed first (or raced for, and
+// retried) and mirrored after, guarded by the version it was decided from.
 //
-// The parts around it own their state (docs/architecture.md, "Who owns
-// what"): FeedFollower reads the change log and hands deltas to this class;
-// NodeInventory registers nodes, takes heartbeats and admin states against
-// this class's mirror; ClusterView is the immutable copy readers walk;
-// WatchHub wakes watchers. This class's methods are grouped by concern:
-// place_attempt.cc (PlaceWorkspace: one attempt and its retry driver),
-// decision_commit.cc (decide -> hold -> build -> commit -> mirror, shared by
-// Place and the drain), queue_drain.cc (the pending queue's drain),
-// workspace_views.cc (stop, get, list, pending reasons), replica_state.cc
-// (applying deltas and reloads, the mirror the inventory reads),
-// scheduler.cc (start-up, background loop, watch, views).
+// The parts (docs/architecture.md, "Who owns what"): ReplicaMirror holds
+// what a decision reads (snapshot, catalog, queue, versions) under the one
+// lock a decision needs; MirrorFeedSink and FeedFollower keep it current
+// from the change log; NodeInventory registers nodes and takes heartbeats;
+// DrainRequests says what the next queue drain tries; WatchHub wakes
+// watchers; IdleMonitor runs the idle-GPU policy. This class has no lock of
+// its own over state: its files are place_attempt.cc (PlaceWorkspace: one
+// attempt and its bounded retry driver), decision_commit.cc (decide ->
+// hold -> build -> commit -> mirror, shared by Place and the queue drain),
+// queue_drain.cc, workspace_views.cc (stop, get, list, pending reasons),
+// idle.cc and scheduler.cc (start-up, the background loop, watches).
 #ifndef WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_H_
 
@@ -46,7 +45,9 @@
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/idle_monitor.h"
 #include "server/scheduler/node_inventory.h"
+#include "server/scheduler/drain_requests.h"
 #include "server/scheduler/recently_ended.h"
+#include "server/scheduler/replica_mirror.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
 #include "server/scheduler/watch_hub.h"
@@ -194,9 +195,11 @@ class Scheduler {
   // ---- read-only views for metrics, scaling and listings ----
   // The newest immutable view of this replica's state (cluster_view.h):
   // walk it as long as needed, no lock held.
-  std::shared_ptr<const ClusterView> View() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<const ClusterView> View() const { return mirror_->View(); }
   // The catalog decisions use now (replaced whole, never changed in place).
-  std::shared_ptr<const core::Catalog> CurrentCatalog() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::shared_ptr<const core::Catalog> CurrentCatalog() const { return mirror_->CatalogNow().first; }
+  // What this replica mirrors of the database (replica_mirror.h).
+  const ReplicaMirror& mirror() const { return *mirror_; }
   using PendingDemand = scheduler::PendingDemand;
   std::vector<PendingDemand> Pending() const { return View()->pending; }
   using TrackedWorkspaces = scheduler::TrackedWorkspaces;
@@ -208,113 +211,12 @@ class Scheduler {
   void SetScalingViews(std::function<ScalingViews()> fn) { scaling_views_ = std::move(fn); }
 
  private:
-  class StateSink;
   struct OwnedStores;  // The database stores of the first constructor.
   Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db, metrics::Metrics* metrics,
             SchedulerOptions options);
 
   // scheduler.cc
   void Loop();
-  void KickDrain();  // Everything, soon.
-  // The next drain tries the workspaces that may use `pool` (kWhatChanged).
-  void DrainPoolLocked(const std::string& pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DrainPoolOfNodeLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void DrainEverythingLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Every change of what a ClusterView copies calls this, so the next
-  // View() copies again.
-  void StateChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { state_generation_++; }
-  std::shared_ptr<const ClusterView> CopyViewLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  // replica_state.cc: the replica's state as the feed describes it.
-  absl::Status ApplyRecords(const std::vector<store::ChangeRecord>& records);
-  absl::StatusOr<int64_t> ReloadState();
-  // The locked halves of the two: they return the nodes that left, whose
-  // usage is forgotten after the lock (UsageAccounting's own lock).
-  std::vector<std::string> ApplyRowsLocked(StateStore::Rows& rows,
-                                           absl::flat_hash_map<std::string, int64_t>& named_nodes)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  std::vector<std::string> ReplaceStateLocked(StateStore::Everything& all)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Each mirrors a stored row when it is newer than what this replica knows
-  // (versions never repeat), so local mirrors and feed deltas may arrive in
-  // any order. True when applied.
-  bool ApplyWorkspaceLocked(const store::WorkspaceRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The newest version of the workspace this replica knows: live or
-  // recently ended; 0 when it keeps none.
-  int64_t KnownVersionLocked(const std::string& id) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool ApplyNodeLocked(const store::StoredNode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases uncommitted holds on these GPUs; true when there were any.
-  bool EvictTentativeHoldersLocked(const std::string& node, const std::vector<int>& gpu_indices)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool ForgetNodeLocked(const std::string& name, int64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ApplyCatalogLocked(core::Catalog catalog, int64_t generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  placement::PendingEntry PendingEntryFor(const core::Workspace& w) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Pools that can ever hold the class (the one feasibility rule,
-  // core/feasibility.h), in catalog order.
-  std::vector<std::string> PoolsFor(const std::string& class_id) const
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A hold taken for a decision before its commit; released only if the
-  // commit fails and no newer picture of the workspace replaced it.
-  absl::Status HoldTentatively(absl::string_view workspace, absl::string_view node,
-                               std::vector<int> gpu_indices, const placement::Resources& resources)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void ReleaseTentative(const std::string& workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The catalog decisions use now, with its generation (one read of both).
-  std::pair<std::shared_ptr<const core::Catalog>, int64_t> CatalogNow() const
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // A decision and, when it places, the tentative hold on what it chose plus
-  // the node and pool the answer is built from. `id_busy`: the id already
-  // holds tentatively (a concurrent request for it): nothing was held.
-  struct HeldDecision {
-    placement::Decision decision;
-    core::NodeInfo node;
-    core::NodePool pool;
-    bool id_busy = false;
-  };
-  HeldDecision DecideAndHold(const core::WorkspaceClass& cls, const core::Catalog& catalog,
-                             const std::string& workspace) ABSL_LOCKS_EXCLUDED(mu_);
-  // Decide, keeping off nodes recently lost to another replica.
-  placement::Decision DecideLocked(const core::WorkspaceClass& cls, const core::Catalog& catalog)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void MarkContended(const std::string& node);
-  void MarkContendedLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Mirrors a row this replica just committed.
-  void MirrorCommitted(const core::Workspace& workspace, int64_t version, bool released);
-
-  // replica_state.cc: the mirror as the inventory reads it.
-  class InventoryMirror;
-  NodeInventory::Mirror::Node MirroredNode(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
-  void DrainPool(const std::string& pool) ABSL_LOCKS_EXCLUDED(mu_);
-  // workspace_views.cc: why a pending workspace of `cls` waits, on this replica's
-  // snapshot and the scaler's view of each pool.
-  struct PendingLimits {
-    std::optional<placement::QuotaFigures> quota;
-    std::optional<std::string> policy_denial;
-  };
-  // The org quota and class policy as they apply to a pending workspace now
-  // (reads the org's GPU count when it has a quota).
-  PendingLimits LimitsOf(const core::Workspace& w) ABSL_LOCKS_EXCLUDED(mu_);
-  // Reads a project's and org's settings (and, with a quota and
-  // `org_gpus_held`, the org's held GPUs) and caches the settings.
-  absl::StatusOr<CachedSettings> ReadSettings(const std::string& project_id,
-                                              const std::string& org_id, int64_t* org_gpus_held)
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // Cached settings, else read from the database and cached; nullopt when
-  // unreadable.
-  std::optional<CachedSettings> SettingsFor(const std::string& project_id,
-                                            const std::string& org_id) ABSL_LOCKS_EXCLUDED(mu_);
-  // Why a workspace of `class_id` at `queue_position` (0: not queued) waits,
-  // on the newest ClusterView and without the placement lock: the queue's
-  // simulation walks every node (about 1 ms at 10,000, placement_benchmark
-  // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
-  // nullopt when the view's catalog has no such class.
-  std::optional<placement::PendingReason> ExplainPending(const std::string& class_id,
-                                                         int queue_position, ScalingViews scaling,
-                                                         const PendingLimits& limits) const
-      ABSL_LOCKS_EXCLUDED(mu_);
-  // The node's held GPUs, by UUID: workspace, class and version.
-  GpuHolders HoldersLocked(const std::string& node) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // place_attempt.cc: PlaceWorkspace as attempts run by a bounded driver.
   // What the call carries from one attempt to the next.
@@ -330,9 +232,9 @@ class Scheduler {
   };
   // Another attempt, after what this one asks for.
   struct PlaceRetry {
-    bool read = false;      // The next attempt reads from the database.
-    bool catch_up = false;  // Apply what other replicas committed first...
-    bool confirms = false;  // ...which confirms this call's negative answers.
+    bool read = false;        // The next attempt reads from the database.
+    bool catch_up = false;    // Apply what other replicas committed first...
+    bool confirms = false;    // ...which confirms this call's negative answers.
     bool spread_out = false;  // Pause a moment (a lost race).
     std::optional<int64_t> wait_past_version;  // Wait for another request for the id.
   };
@@ -355,21 +257,13 @@ class Scheduler {
   };
   // Builds the record (device answer included) for `held`, a decision that
   // placed; releases its hold when that fails.
-  absl::StatusOr<HeldPlacement> BuildHeld(const core::WorkspaceClass& cls, const HeldDecision& held,
-                                          core::Workspace workspace, store::WorkspaceWrite write)
-      ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<HeldPlacement> BuildHeld(const core::WorkspaceClass& cls,
+                                          const ReplicaMirror::HeldDecision& held,
+                                          core::Workspace workspace, store::WorkspaceWrite write);
   // Commits them together; mirrors each that landed, releases the hold of
   // each that did not (keeping off its node after a lost race). Outcomes in
   // the order given.
-  std::vector<store::WriteOutcome> CommitHeld(std::vector<HeldPlacement>& held)
-      ABSL_LOCKS_EXCLUDED(mu_);
-
-  // workspace_views.cc
-  // `limits_memo`, when given, keeps the settings read for each
-  // (project, org, class) across the rows of one listing: one read each.
-  using LimitsMemo = std::map<std::string, PendingLimits>;
-  absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row,
-                                             LimitsMemo* limits_memo = nullptr);
+  std::vector<store::WriteOutcome> CommitHeld(std::vector<HeldPlacement>& held);
 
   // queue_drain.cc
   // Decides for the queued workspace and holds what it chose; nullopt when
@@ -378,99 +272,69 @@ class Scheduler {
   // Commits `batch` together (CommitHeld), then notes what each outcome
   // means for the queue.
   void CommitQueuePlacements(std::vector<HeldPlacement>& batch);
-  // The queued workspace's pools that would hold it, or why its commit was
-  // refused (unchanged when it left the queue).
-  void NotePendingPools(const std::string& id, std::vector<std::string> pools) ABSL_LOCKS_EXCLUDED(mu_);
-  void NotePendingReason(const std::string& id, std::string reason) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // workspace_views.cc: why a pending workspace waits.
+  struct PendingLimits {
+    std::optional<placement::QuotaFigures> quota;
+    std::optional<std::string> policy_denial;
+  };
+  // The org quota and class policy as they apply to a pending workspace now
+  // (reads the org's GPU count when it has a quota).
+  PendingLimits LimitsOf(const core::Workspace& w);
+  // Reads a project's and org's settings (and, with a quota and
+  // `org_gpus_held`, the org's held GPUs) and caches the settings.
+  absl::StatusOr<CachedSettings> ReadSettings(const std::string& project_id,
+                                              const std::string& org_id, int64_t* org_gpus_held);
+  // Cached settings, else read from the database and cached; nullopt when
+  // unreadable.
+  std::optional<CachedSettings> SettingsFor(const std::string& project_id,
+                                            const std::string& org_id);
+  // Why a workspace of `class_id` at `queue_position` (0: not queued) waits,
+  // on the newest ClusterView and without the mirror's lock: the queue's
+  // simulation walks every node (about 1 ms at 10,000, placement_benchmark
+  // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
+  // nullopt when the view's catalog has no such class.
+  std::optional<placement::PendingReason> ExplainPending(const std::string& class_id,
+                                                         int queue_position, ScalingViews scaling,
+                                                         const PendingLimits& limits) const;
+  // `limits_memo`, when given, keeps the settings read for each
+  // (project, org, class) across the rows of one listing: one read each.
+  using LimitsMemo = std::map<std::string, PendingLimits>;
+  absl::StatusOr<WorkspaceView> ViewOfStored(const store::WorkspaceRow& row,
+                                             LimitsMemo* limits_memo = nullptr);
   // `expected_version` 0: whatever the record's version (a stop always
   // wins); otherwise only that version, once (ABORTED when it moved on).
   absl::StatusOr<store::WorkspaceRow> StopAndMirror(const std::string& id,
                                                     core::EndReason reason = core::EndReason::kStopped,
                                                     int64_t expected_version = 0);
 
+  // idle.cc
+  class IdleActions;  // idle_actions.h
+  void WireIdleMonitor();  // From the constructor.
+
   std::unique_ptr<OwnedStores> owned_;
-  store::Database* const db_;
-  PlacementStore* const placement_;
-  StateStore* const state_;
-  FeedSource* const feed_source_;
+  const SchedulerStores stores_;
   metrics::Metrics* const metrics_;
   const SchedulerOptions options_;
   const Clock clock_;
-
-  // Lock order: mu_ is taken inside the lock of a view's one copy (views_,
-  // View), of a drain (drain_mu_) and of a catch-up (follower_: the feed
-  // sink applies under mu_). Under mu_ the mirror tells the watch hub (a
-  // workspace's new version), the settings cache (a feed entry, a reload)
-  // and the GPU usage accounting (a placement that ended); their locks take
-  // no other. Clang checks the order wherever one function takes two of
-  // these locks (tests/lint/thread_safety.py).
-  mutable absl::Mutex mu_ ABSL_ACQUIRED_AFTER(views_.mutex(), drain_mu_, follower_->mutex())
-      ABSL_ACQUIRED_BEFORE(watches_.mutex(), settings_.mutex(), inventory_->gpu_usage().mutex());
-  // Bumped under mu_ by StateChangedLocked; read without it by View().
-  std::atomic<uint64_t> state_generation_{1};
-  mutable ClusterViewCache views_;
-  placement::Snapshot snapshot_ ABSL_GUARDED_BY(mu_);
-  // Replaced, never changed in place: a decision keeps the one it began with.
-  std::shared_ptr<const core::Catalog> catalog_ ABSL_GUARDED_BY(mu_) =
-      std::make_shared<const core::Catalog>();
-  int64_t catalog_generation_ ABSL_GUARDED_BY(mu_) = -1;
-  placement::PendingQueue pending_ ABSL_GUARDED_BY(mu_);
-  // Stored version of every live workspace (pending, placed, lost and still
-  // holding); also what watchers wait on. A workspace that ends leaves it
-  // for ended_, so memory follows what is live, not what ever ran.
-  absl::flat_hash_map<std::string, int64_t> versions_ ABSL_GUARDED_BY(mu_);
-  RecentlyEnded ended_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<std::string> tentative_ ABSL_GUARDED_BY(mu_);
-  // Nodes this replica just lost a commit race on, until when: decisions
-  // keep off them while other nodes fit (placement::DecideAvoiding).
-  absl::flat_hash_map<std::string, absl::Time> contended_ ABSL_GUARDED_BY(mu_);
-  // Other replicas that wrote workspaces lately (seen in the feed), with
-  // when: while they place, each packs its own share of the nodes
-  // (placement/node_ownership.h).
-  absl::flat_hash_map<std::string, absl::Time> peers_ ABSL_GUARDED_BY(mu_);
-  // The inventory as stored (heartbeats compare against it), and the
-  // version of every node seen, removed ones included.
-  // Each entry is replaced, never changed in place, so a heartbeat compares
-  // against its node without the lock.
-  absl::flat_hash_map<std::string, std::shared_ptr<const store::StoredNode>> nodes_
-      ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
-  // Class of every live workspace: what GPU usage is charged to.
-  absl::flat_hash_map<std::string, std::string> class_of_workspace_ ABSL_GUARDED_BY(mu_);
-  // The idle mark of every live workspace that has one (idle_monitor.h).
-  absl::flat_hash_map<std::string, core::IdleMark> idle_marks_ ABSL_GUARDED_BY(mu_);
-  // placed_at of every workspace placed now: held GPU time is charged from
-  // it, and its end (stopped, lost, removed) is told to the GPU usage
-  // accounting when the mirror sees it go.
-  absl::flat_hash_map<std::string, absl::Time> placed_at_ ABSL_GUARDED_BY(mu_);
-  // Tells the accounting that the placement of `row`'s workspace ended
-  // when it is no longer the one placed now.
-  void NotePlacementLocked(const store::WorkspaceRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  bool drain_requested_ ABSL_GUARDED_BY(mu_) = false;
-  // What the next drain tries (DrainScope::kWhatChanged).
-  bool drain_everything_ ABSL_GUARDED_BY(mu_) = true;
-  absl::flat_hash_set<std::string> drain_pools_ ABSL_GUARDED_BY(mu_);
-  std::atomic<int64_t> queue_decisions_{0};
-  absl::Mutex drain_mu_;  // One drain at a time.
-
-  // Watchers of workspaces, woken per id by ApplyWorkspaceLocked (its own
-  // lock, taken under mu_, never the reverse).
+  // Each part below has its own lock; the order they nest in is declared
+  // on ReplicaMirror's (replica_mirror.h).
+  DrainRequests drains_;
   WatchHub watches_;
+  SettingsCache settings_;
+  std::unique_ptr<NodeInventory::Mirror> inventory_window_;
+  std::unique_ptr<NodeInventory> inventory_;
+  std::unique_ptr<ReplicaMirror> mirror_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;
-  SettingsCache settings_;
-  std::unique_ptr<InventoryMirror> inventory_mirror_;
-  std::unique_ptr<NodeInventory> inventory_;
   // After the inventory: its heartbeats feed the monitor, which goes first.
-  class IdleActions;  // idle_actions.h
-  void WireIdleMonitor();  // idle.cc; from the constructor.
   std::unique_ptr<IdleActions> idle_actions_;
   std::unique_ptr<IdleMonitor> idle_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
   std::function<ScalingViews()> scaling_views_;
+  absl::Mutex drain_mu_ ABSL_ACQUIRED_BEFORE(mirror_->mutex());  // One drain at a time.
+  std::atomic<int64_t> queue_decisions_{0};
 };
 
 }  // namespace wsched::scheduler

@@ -43,10 +43,7 @@ absl::StatusOr<WorkspaceView> Scheduler::ViewOfStored(const store::WorkspaceRow&
     scaling[pool].median_start = figure.median;
     scaling[pool].start_samples = figure.samples;
   }
-  {
-    absl::MutexLock lock(&mu_);
-    view.queue_position = pending_.Position(row.workspace.id);
-  }
+  view.queue_position = mirror_->QueuePosition(row.workspace.id);
   view.pending = ExplainPending(row.workspace.class_id, view.queue_position, std::move(scaling), limits);
   if (!view.pending) return view;  // Class gone: the stored reason stays.
   view.workspace.pending_reason = view.pending->detail;
@@ -72,7 +69,7 @@ absl::StatusOr<CachedSettings> Scheduler::ReadSettings(const std::string& projec
                                                        const std::string& org_id,
                                                        int64_t* org_gpus_held) {
   absl::StatusOr<StoredSettings> stored =
-      placement_->ReadSettings(project_id, org_id, org_gpus_held != nullptr);
+      stores_.placement->ReadSettings(project_id, org_id, org_gpus_held != nullptr);
   if (!stored.ok()) return stored.status();
   if (org_gpus_held != nullptr) *org_gpus_held = stored->org_gpus_held;
   CachedSettings read{std::move(stored->project), stored->project_version, std::move(stored->org),
@@ -146,15 +143,14 @@ absl::StatusOr<store::WorkspaceRow> Scheduler::StopAndMirror(const std::string& 
   stop.workspace.id = id;
   stop.end_reason = reason;
   stop.from.version = expected_version;
-  store::WriteOutcome after = placement_->Write(stop);
+  store::WriteOutcome after = stores_.placement->Write(stop);
   // A guarded stop that finds a newer record must not be repeated on it.
   const int attempts = expected_version != 0 ? 1 : options_.place_attempts;
   for (int attempt = 1; absl::IsAborted(after.status) && attempt < attempts; ++attempt) {
-    after = placement_->Write(stop);
+    after = stores_.placement->Write(stop);
   }
   if (!after.status.ok()) return after.status;
-  absl::MutexLock lock(&mu_);
-  ApplyWorkspaceLocked(*after.row);  // Notes the pool its capacity returned to.
+  mirror_->Apply(*after.row);  // Notes the pool its capacity returned to.
   return *after.row;
 }
 
@@ -166,7 +162,7 @@ absl::StatusOr<WorkspaceView> Scheduler::StopWorkspace(const std::string& id,
 }
 
 absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
-  absl::StatusOr<std::optional<store::WorkspaceRow>> stored = placement_->LoadWorkspace(id);
+  absl::StatusOr<std::optional<store::WorkspaceRow>> stored = stores_.placement->LoadWorkspace(id);
   if (!stored.ok()) return stored.status();
   if (!*stored) return core::NotFoundError(core::ErrorReason::kWorkspaceNotFound, "workspace", id);
   return ViewOfStored(**stored);
@@ -175,11 +171,7 @@ absl::StatusOr<WorkspaceView> Scheduler::GetWorkspace(const std::string& id) {
 absl::StatusOr<WorkspaceView> Scheduler::RefreshWorkspace(const std::string& id,
                                                           const WorkspaceView* last) {
   if (last != nullptr && last->workspace.id == id) {
-    int64_t known;
-    {
-      absl::MutexLock lock(&mu_);
-      known = KnownVersionLocked(id);
-    }
+    const int64_t known = mirror_->KnownVersion(id);
     if (known <= last->version) return ViewOfStored({last->workspace, last->version, false});
   }
   return GetWorkspace(id);
@@ -188,7 +180,7 @@ absl::StatusOr<WorkspaceView> Scheduler::RefreshWorkspace(const std::string& id,
 absl::StatusOr<core::Page<WorkspaceView>> Scheduler::ListWorkspaces(
     const store::WorkspaceFilter& filter, const core::PageRequest& page) {
   absl::StatusOr<std::vector<core::Workspace>> stored =
-      placement_->ListWorkspaces(filter, page.after, page.size + 1);
+      stores_.placement->ListWorkspaces(filter, page.after, page.size + 1);
   if (!stored.ok()) return stored.status();
   std::vector<WorkspaceView> views;
   LimitsMemo limits;

@@ -1,0 +1,35 @@
+#include "server/scheduler/mirror_feed_sink.h"
+
+namespace wsched::scheduler {
+
+absl::Status MirrorFeedSink::Apply(const std::vector<store::ChangeRecord>& records) {
+  ReplicaMirror::ReadPlan plan = mirror_->Plan(records);
+  // Its own lock, never taken under the mirror's; on error the entries come again.
+  if (absl::Status refreshed = inventory_->credentials().Refresh(plan.credential_nodes);
+      !refreshed.ok()) {
+    return refreshed;
+  }
+  if (!plan.catalog && plan.nodes.empty() && plan.workspaces.empty()) return absl::OkStatus();
+  std::vector<std::string> node_names;
+  for (const auto& [name, version] : plan.nodes) node_names.push_back(name);
+  absl::StatusOr<StateStore::Rows> rows = state_->Load(plan.catalog, node_names, plan.workspaces);
+  if (!rows.ok()) return rows.status();
+  // After the mirror's lock, only to keep it short: the accounting's lock
+  // may be taken under it, never the reverse.
+  for (const auto& name : mirror_->ApplyRows(*rows, plan)) inventory_->usage().ForgetNode(name);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> MirrorFeedSink::Reload() {
+  absl::StatusOr<StateStore::Everything> all = state_->LoadAll();
+  if (!all.ok()) return all.status();
+  // Read after the snapshot: a change between the two is in the feed
+  // after the snapshot's position, and refreshing it again is harmless.
+  if (absl::Status reloaded = inventory_->credentials().ReloadAll(); !reloaded.ok()) {
+    return reloaded;
+  }
+  for (const auto& name : mirror_->Replace(*all)) inventory_->usage().ForgetNode(name);
+  return all->position;
+}
+
+}  // namespace wsched::scheduler
