@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -332,6 +333,48 @@ void Snapshot::ForEachNode(const std::function<void(const SnapshotNode&)>& visit
   for (const auto& node : nodes_) {
     if (node != nullptr) visit(*node);
   }
+}
+
+absl::Status Snapshot::CheckInvariants() const {
+  absl::flat_hash_map<std::string, Resources> held_by_node;
+  for (const auto& [workspace, hold] : holds_) {
+    const SnapshotNode* node = FindNode(hold.node);
+    if (node == nullptr) continue;  // Kept for a node that comes back (holds_by_node_).
+    held_by_node[hold.node] += hold.resources;
+    for (int index : hold.gpu_indices) {
+      const int pos = node->PositionOf(index);
+      if (pos < 0 || node->gpus[pos].holder != workspace) {
+        return absl::InternalError(absl::StrCat("hold of ", workspace, " names GPU ", index, " on node ",
+                                                hold.node, ", which it does not hold"));
+      }
+    }
+  }
+  for (const auto& node : nodes_) {
+    if (node == nullptr) continue;
+    const std::string& name = node->info.name;
+    for (size_t pos = 0; pos < node->gpus.size(); ++pos) {
+      const std::string& holder = node->gpus[pos].holder;
+      if (holder.empty()) continue;
+      const HoldRecord* hold = FindHold(holder);
+      const int index = pos < node->info.gpus.size() ? node->info.gpus[pos].index : -1;
+      if (hold == nullptr || hold->node != name ||
+          !std::binary_search(hold->gpu_indices.begin(), hold->gpu_indices.end(), index)) {
+        return absl::InternalError(absl::StrCat("GPU ", index, " on node ", name, " names holder ",
+                                                holder, ", whose hold does not name it"));
+      }
+    }
+    const Resources& held = node->held;
+    if (held.cpu_millis < 0 || held.memory_bytes < 0 || held.ephemeral_storage_bytes < 0 ||
+        held.disk_bytes < 0) {
+      return absl::InternalError(absl::StrCat("node ", name, " holds less than nothing"));
+    }
+    if (!(held == held_by_node[name])) {
+      return absl::InternalError(absl::StrCat("node ", name, " holds ", held.cpu_millis,
+                                              " mCPU, but its holds add up to ",
+                                              held_by_node[name].cpu_millis));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace wsched::placement

@@ -137,6 +137,12 @@ class Snapshot {
   // Visits every node (any state), in no particular order.
   void ForEachNode(const std::function<void(const SnapshotNode&)>& visit) const;
   size_t hold_count() const { return holds_.size(); }
+  // The rules every change keeps: a GPU's holder holds it (its hold names
+  // the node and the GPU), every GPU a hold names is held by it, and a
+  // node's held resources are the sum of its holds and never below zero.
+  // (Free capacity may be: a node that shrank keeps what it holds.) The
+  // first rule broken, or OK. Walks every node: for tests and debug builds.
+  absl::Status CheckInvariants() const;
 
   // Schedulable nodes of a pool by free capacity; nullptr when the pool has
   // no node at all. The ids it yields resolve with node().

@@ -72,6 +72,22 @@ TEST_F(SnapshotTest, HoldAndReleaseAreIdempotent) {
   EXPECT_EQ(snapshot_.hold_count(), 0u);
 }
 
+TEST_F(SnapshotTest, HoldsSurviveTheirNodeLeavingAndComingBackWithTheRulesKept) {
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g2", "gpu"), kReady, kDriverReady).ok());
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {0, 1}, Small()).ok());
+  ASSERT_TRUE(snapshot_.Hold("w2", "g2", {5}, Small()).ok());
+  EXPECT_TRUE(snapshot_.CheckInvariants().ok()) << snapshot_.CheckInvariants();
+  ASSERT_TRUE(snapshot_.RemoveNode("g1"));
+  EXPECT_TRUE(snapshot_.CheckInvariants().ok()) << snapshot_.CheckInvariants();
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu"), kReady, kDriverReady).ok());
+  EXPECT_TRUE(snapshot_.CheckInvariants().ok()) << snapshot_.CheckInvariants();
+  EXPECT_EQ(snapshot_.FindNode("g1")->gpus[0].holder, "w1");
+  ASSERT_TRUE(snapshot_.Release("w1").has_value());
+  ASSERT_TRUE(snapshot_.Release("w2").has_value());
+  EXPECT_TRUE(snapshot_.CheckInvariants().ok()) << snapshot_.CheckInvariants();
+  EXPECT_EQ(snapshot_.FindNode("g1")->held, Resources());
+}
+
 TEST_F(SnapshotTest, RefusesInconsistentHolds) {
   ASSERT_TRUE(snapshot_.Hold("w1", "g1", {0}, Small()).ok());
   absl::Status taken = snapshot_.Hold("w2", "g1", {1, 0}, Small());

@@ -12,7 +12,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
-#include "server/core/usage.h"
+#include "server/core/idle_policy.h"
 #include "server/store/types.h"
 
 namespace wsched::scheduler {

@@ -5,7 +5,9 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "absl/container/flat_hash_set.h"
 #include "server/log/log.h"
+#include "server/placement/queue_pass.h"
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::scheduler {
@@ -28,19 +30,30 @@ void Scheduler::DrainPending(DrainScope scope) {
   asked.everything |= scope == DrainScope::kEverything;
   const std::vector<std::string> ids = mirror_->Queued(asked);
   if (ids.empty()) return;  // Nothing to try: the reasons stand.
+  absl::flat_hash_set<std::string> classes;
+  std::vector<std::optional<ReplicaMirror::QueuedWorkspace>> queued;
+  for (const std::string& id : ids) {
+    queued.push_back(DecidableQueued(id));
+    if (queued.back()) classes.insert(queued.back()->entry.class_id);
+  }
   // Decided in queue order, each holding what it chose so the next one
-  // decides on what is left, then committed a batch at a time: a drain
-  // that places many workspaces costs a few commits, not one each.
+  // decides on what is left (placement/queue_pass.h), then committed a
+  // batch at a time: a drain that places many workspaces costs a few
+  // commits, not one each.
+  placement::QueuePass pass(std::move(classes));
   std::vector<HeldPlacement> batch;
-  for (const auto& id : ids) {
-    if (stopping()) break;
+  for (size_t i = 0; i < queued.size() && !pass.Done() && !stopping(); ++i) {
+    if (!queued[i] || !pass.ShouldDecide(queued[i]->entry.class_id)) continue;
     queue_decisions_++;
-    absl::StatusOr<std::optional<HeldPlacement>> prepared = PrepareQueuePlacement(id);
-    if (!prepared.ok()) {
-      log::Warning("pending workspace not placed", {{"workspace", id},
-                                                   {"error", std::string(prepared.status().message())}});
-    } else if (prepared->has_value()) {
-      batch.push_back(**std::move(prepared));
+    absl::StatusOr<QueueDecision> decided = DecideQueued(*queued[i]);
+    if (!decided.ok()) {
+      log::Warning("pending workspace not placed", {{"workspace", ids[i]},
+                                                   {"error", std::string(decided.status().message())}});
+      continue;
+    }
+    pass.Decided(queued[i]->entry.class_id, decided->decision);
+    if (decided->held) {
+      batch.push_back(*std::move(decided->held));
       if (batch.size() >= kDrainBatch) CommitQueuePlacements(batch);
     }
   }
@@ -54,8 +67,7 @@ void Scheduler::DrainPending(DrainScope scope) {
   mirror_->ExplainQueue(std::move(ctx));
 }
 
-absl::StatusOr<std::optional<Scheduler::HeldPlacement>> Scheduler::PrepareQueuePlacement(
-    const std::string& id) {
+std::optional<ReplicaMirror::QueuedWorkspace> Scheduler::DecidableQueued(const std::string& id) {
   std::optional<ReplicaMirror::QueuedWorkspace> queued = mirror_->FindQueued(id);
   if (!queued) return std::nullopt;  // Placed or stopped meanwhile.
   const placement::PendingEntry& entry = queued->entry;
@@ -64,16 +76,26 @@ absl::StatusOr<std::optional<Scheduler::HeldPlacement>> Scheduler::PrepareQueueP
   if (std::optional<CachedSettings> cached = SettingsFor(entry.project, entry.org)) {
     if (core::ForbiddingRule(entry.class_id, cached->project, cached->org)) return std::nullopt;
   }
-  const core::WorkspaceClass* cls = queued->catalog->FindClass(entry.class_id);
-  if (cls == nullptr) return std::nullopt;  // Class gone: stays pending, visible.
-  ReplicaMirror::HeldDecision held = mirror_->DecideAndHold(*cls, *queued->catalog, id);
+  // Class gone: stays pending, visible.
+  if (queued->catalog->FindClass(entry.class_id) == nullptr) return std::nullopt;
+  return queued;
+}
+
+absl::StatusOr<Scheduler::QueueDecision> Scheduler::DecideQueued(
+    const ReplicaMirror::QueuedWorkspace& queued) {
+  const placement::PendingEntry& entry = queued.entry;
+  const std::string& id = entry.workspace;
+  const core::WorkspaceClass* cls = queued.catalog->FindClass(entry.class_id);
+  ReplicaMirror::HeldDecision held = mirror_->DecideAndHold(*cls, *queued.catalog, id);
   if (auto* not_now = std::get_if<placement::NotNow>(&held.decision)) {
     // Its reason is set once the whole queue was tried (DrainPending).
     mirror_->NoteQueuedPools(id, not_now->pools);
-    return std::nullopt;
+    return QueueDecision{held.decision};
   }
   // Never (the catalog changed; stays visible), or the id held already.
-  if (!std::holds_alternative<placement::Placed>(held.decision) || held.id_busy) return std::nullopt;
+  if (!std::holds_alternative<placement::Placed>(held.decision) || held.id_busy) {
+    return QueueDecision{held.decision};
+  }
   core::Workspace w;
   w.id = id;
   w.org_id = entry.org;
@@ -85,11 +107,11 @@ absl::StatusOr<std::optional<Scheduler::HeldPlacement>> Scheduler::PrepareQueueP
   // for: a stop (or any change) since then bumps the version and wins.
   store::WorkspaceWrite write;
   write.kind = store::WorkspaceWrite::Kind::kQueuePlace;
-  write.from = {queued->version, /*pending=*/true};
-  write.catalog_generation = queued->catalog_generation;
+  write.from = {queued.version, /*pending=*/true};
+  write.catalog_generation = queued.catalog_generation;
   absl::StatusOr<HeldPlacement> built = BuildHeld(*cls, held, std::move(w), std::move(write));
   if (!built.ok()) return built.status();
-  return std::optional<HeldPlacement>(*std::move(built));
+  return QueueDecision{held.decision, *std::move(built)};
 }
 
 void Scheduler::CommitQueuePlacements(std::vector<HeldPlacement>& batch) {

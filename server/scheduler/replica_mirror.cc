@@ -465,4 +465,20 @@ absl::flat_hash_map<std::string, ReplicaMirror::Placed> ReplicaMirror::PlacedOf(
   return placed;
 }
 
+absl::Status ReplicaMirror::CheckInvariants() const {
+  absl::MutexLock lock(&mu_);
+  if (absl::Status snapshot = snapshot_.CheckInvariants(); !snapshot.ok()) return snapshot;
+  for (const std::string& id : tentative_) {
+    if (snapshot_.FindHold(id) == nullptr) {
+      return absl::InternalError(absl::StrCat("decision in flight for ", id, " holds nothing"));
+    }
+  }
+  if (snapshot_.hold_count() > versions_.size() + tentative_.size()) {
+    return absl::InternalError(absl::StrCat(snapshot_.hold_count(), " holds for ", versions_.size(),
+                                            " live workspaces and ", tentative_.size(),
+                                            " decisions in flight"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace wsched::scheduler

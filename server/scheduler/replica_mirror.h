@@ -142,6 +142,11 @@ class ReplicaMirror {
   absl::flat_hash_map<std::string, Placed> PlacedOf(const std::vector<std::string>& ids) const
       ABSL_LOCKS_EXCLUDED(mu_);
 
+  // The snapshot's rules (placement::Snapshot::CheckInvariants), and every
+  // hold belongs to a live workspace or a decision in flight. Walks
+  // everything: tests call it after each scenario.
+  absl::Status CheckInvariants() const ABSL_LOCKS_EXCLUDED(mu_);
+
   const absl::Mutex& mutex() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
 
  private:

@@ -266,9 +266,16 @@ class Scheduler {
   std::vector<store::WriteOutcome> CommitHeld(std::vector<HeldPlacement>& held);
 
   // queue_drain.cc
-  // Decides for the queued workspace and holds what it chose; nullopt when
-  // it stays pending (no room, policy, class gone, placed or stopped meanwhile).
-  absl::StatusOr<std::optional<HeldPlacement>> PrepareQueuePlacement(const std::string& workspace_id);
+  // The queued workspace, when a drain may decide for it now: nullopt when
+  // it left the queue, its class is gone, or a policy holds it back.
+  std::optional<ReplicaMirror::QueuedWorkspace> DecidableQueued(const std::string& workspace_id);
+  // Decides for it and, when that places, holds what it chose and builds
+  // the commit (`held`).
+  struct QueueDecision {
+    placement::Decision decision;
+    std::optional<HeldPlacement> held;
+  };
+  absl::StatusOr<QueueDecision> DecideQueued(const ReplicaMirror::QueuedWorkspace& queued);
   // Commits `batch` together (CommitHeld), then notes what each outcome
   // means for the queue.
   void CommitQueuePlacements(std::vector<HeldPlacement>& batch);

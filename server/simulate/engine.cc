@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
+#include "server/placement/queue_pass.h"
 #include "server/placement/snapshot.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/schedule.h"
@@ -347,34 +348,25 @@ void Engine::RemoveDemand(const core::WorkspaceClass* cls) {
 }
 
 void Engine::Drain(const std::string* pool, absl::Time now) {
-  // Decided in queue order, each holding what it chose, as the server's
-  // drain does; only work that may use `pool` (all of it when null).
-  absl::flat_hash_set<const core::WorkspaceClass*> classes;
+  // The server's pass (placement/queue_pass.h): in queue order, each
+  // holding what it chose; only work that may use `pool` (all of it when
+  // null). The queue is read in its order (as the server's drain reads it);
+  // what was placed leaves it afterwards.
+  absl::flat_hash_set<std::string> classes;
   for (size_t i = 0; i < demand_.size(); ++i) {
     const std::vector<std::string>& pools = demand_[i].pools;
     if (pool == nullptr || std::find(pools.begin(), pools.end(), *pool) != pools.end()) {
-      classes.insert(demand_class_[i]);
+      classes.insert(demand_class_[i]->id);
     }
   }
-  if (classes.empty()) return;
-  // Holds only take room away: a class that did not fit earlier in this
-  // drain does not fit later in it either (the same NotNow, whose pools are
-  // the class's), so once no class fits the rest need not be decided. The
-  // queue is read in its order at the start (as the server's drain reads
-  // it); what was placed leaves it afterwards.
-  absl::flat_hash_set<const core::WorkspaceClass*> not_now;
-  for (const core::WorkspaceClass* cls : classes) {
-    if (!std::holds_alternative<placement::Placed>(
-            placement::Decide(*cls, catalog_.pools, snapshot_))) {
-      not_now.insert(cls);
-    }
-  }
-  if (not_now.size() == classes.size()) return;
+  placement::QueuePass pass(std::move(classes));
   std::vector<size_t> placed;
   queue_.ForEachOrdered([&](const placement::PendingEntry& entry) {
+    if (pass.Done()) return false;
     Live& w = live_[IndexOf(entry.workspace)];
-    if (!classes.contains(w.cls) || not_now.contains(w.cls)) return true;
+    if (!pass.ShouldDecide(w.cls->id)) return true;
     placement::Decision decision = placement::Decide(*w.cls, catalog_.pools, snapshot_);
+    pass.Decided(w.cls->id, decision);
     if (auto* decided = std::get_if<placement::Placed>(&decision)) {
       if (w.pool < pools_.size()) {
         SimPool& waited_on = pools_[w.pool];
@@ -383,10 +375,8 @@ void Engine::Drain(const std::string* pool, absl::Time now) {
       RemoveDemand(w.cls);
       Place(w, *decided, now);
       placed.push_back(IndexOf(entry.workspace));
-    } else if (std::holds_alternative<placement::NotNow>(decision)) {
-      not_now.insert(w.cls);
     }
-    return not_now.size() < classes.size();
+    return true;
   });
   for (size_t index : placed) queue_.Remove(live_[index].id);
 }
