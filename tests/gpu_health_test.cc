@@ -14,7 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/catalog/load.h"
-#include "server/grpc/catalog_applier.h"
+#include "server/app/catalog_applier.h"
 #include "server/grpc/inventory_service.h"
 #include "server/grpc/live_authenticator.h"
 #include "server/grpc/placement_service.h"
@@ -269,7 +269,7 @@ class GpuHealthClockTest : public ::testing::Test {
     ASSERT_TRUE(db.ok()) << db.status();
     database_ = *std::move(db);
     ASSERT_TRUE(store::ApplyEmbeddedMigrations(*database_).ok());
-    auto applied = grpc_api::ApplyCheckedCatalog(
+    auto applied = app::ApplyCheckedCatalog(
         *database_, catalog::CheckCatalogPath(testing::SourcePath("classes/saas.yaml")), false);
     ASSERT_TRUE(applied.ok()) << applied.status();
 

@@ -47,7 +47,7 @@ bool FromTransport(const grpc::Status& status) {
 
 }  // namespace
 
-PlacementForwarder::PlacementForwarder(PlacerElection* election, ClientTlsOptions peer_tls,
+PlacementForwarder::PlacementForwarder(app::PlacerElection* election, ClientTlsOptions peer_tls,
                                        metrics::Metrics* metrics)
     : election_(election), peer_tls_(std::move(peer_tls)), metrics_(metrics) {}
 
@@ -55,7 +55,7 @@ std::optional<std::string> PlacementForwarder::TargetFor(const grpc::ServerConte
   const auto& metadata = context.client_metadata();
   if (metadata.count(kForwardedByHeader) > 0) return std::nullopt;
   if (metadata.count("authorization") == 0) return std::nullopt;
-  PlacerView placer = election_->Current();
+  app::PlacerView placer = election_->Current();
   if (placer.self || placer.address.empty()) return std::nullopt;
   return placer.address;
 }

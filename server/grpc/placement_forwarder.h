@@ -19,7 +19,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "server/grpc/channel_credentials.h"
-#include "server/grpc/placer_election.h"
+#include "server/app/placer_election.h"
 #include "server/metrics/metrics.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
@@ -33,7 +33,7 @@ class PlacementForwarder {
  public:
   // `peer_tls`: how this replica reaches the others (plaintext when the
   // server itself serves plaintext).
-  PlacementForwarder(PlacerElection* election, ClientTlsOptions peer_tls,
+  PlacementForwarder(app::PlacerElection* election, ClientTlsOptions peer_tls,
                      metrics::Metrics* metrics);
 
   // The placer's address when this call is to go there: another replica
@@ -67,7 +67,7 @@ class PlacementForwarder {
                Done done);
   absl::StatusOr<std::shared_ptr<v1::PlacementService::Stub>> StubFor(const std::string& target);
 
-  PlacerElection* const election_;
+  app::PlacerElection* const election_;
   const ClientTlsOptions peer_tls_;
   metrics::Metrics* const metrics_;
   absl::Mutex mu_;

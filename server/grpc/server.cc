@@ -20,7 +20,7 @@
 #include "server/grpc/tls_server.h"
 #include "server/grpc/metrics_interceptor.h"
 #include "server/grpc/placement_forwarder.h"
-#include "server/grpc/placer_election.h"
+#include "server/app/placer_election.h"
 #include "server/grpc/reflection_v1.h"
 #include "server/grpc/services.h"
 #include "server/log/log.h"
@@ -192,12 +192,12 @@ absl::Status RunServer(const ServerOptions& options) {
   context.metrics = &metrics;
   context.max_request_bytes = options.max_receive_message_bytes;
   context.catalog_rules.min_idle_for = options.min_idle_for;
-  std::unique_ptr<PlacerElection> placer;
+  std::unique_ptr<app::PlacerElection> placer;
   std::unique_ptr<PlacementForwarder> forwarder;
   if (!options.advertise_host.empty()) {
-    placer = std::make_unique<PlacerElection>(
+    placer = std::make_unique<app::PlacerElection>(
         (*db)->url(),
-        PlacerElectionOptions{.interval = options.placer_poll_interval, .lease = lease}, &metrics);
+        app::PlacerElectionOptions{.interval = options.placer_poll_interval, .lease = lease}, &metrics);
     forwarder = std::make_unique<PlacementForwarder>(placer.get(), PeerTls(options), &metrics);
     context.forwarder = forwarder.get();
   }

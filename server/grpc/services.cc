@@ -3,7 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/catalog/load.h"
 #include "server/grpc/audit_service.h"
-#include "server/grpc/catalog_applier.h"
+#include "server/app/catalog_applier.h"
 #include "server/grpc/class_service.h"
 #include "server/grpc/inventory_service.h"
 #include "server/grpc/placement_service.h"
@@ -31,10 +31,13 @@ namespace {
 struct Services::Impl {
   Impl(std::unique_ptr<scheduler::Scheduler> owned,
        std::unique_ptr<scheduler::ScalingController> owned_controller,
-       const ServiceContext& context)
+       const ServiceContext& shared)
       : scheduler(std::move(owned)),
         controller(std::move(owned_controller)),
-        context(context),
+        class_operations(shared.db, shared.catalog_rules, shared.metrics,
+                         [s = scheduler.get()] { (void)s->ReloadCatalog(); }),
+        settings_operations(shared.db),
+        context(WithOperations(shared, &class_operations, &settings_operations)),
         classes(context),
         settings(context),
         inventory(context),
@@ -43,8 +46,16 @@ struct Services::Impl {
         audit(context),
         usage(context),
         cluster_metrics(std::make_shared<scheduler::ClusterMetrics>(scheduler.get())) {}
+  static ServiceContext WithOperations(ServiceContext context, app::ClassOperations* classes,
+                                       app::SettingsOperations* settings) {
+    context.classes = classes;
+    context.settings = settings;
+    return context;
+  }
   std::unique_ptr<scheduler::Scheduler> scheduler;
   std::unique_ptr<scheduler::ScalingController> controller;
+  app::ClassOperations class_operations;
+  app::SettingsOperations settings_operations;
   ServiceContext context;
   std::string catalog_path;
   ClassServiceImpl classes;
@@ -104,7 +115,7 @@ absl::Status Services::ReloadCatalog() {
   if (impl_->catalog_path.empty()) {
     return absl::FailedPreconditionError("no --catalog file to reload");
   }
-  auto result = ApplyCheckedCatalog(*impl_->context.db,
+  auto result = app::ApplyCheckedCatalog(*impl_->context.db,
                                     catalog::CheckCatalogPath(impl_->catalog_path, impl_->context.catalog_rules),
                                     false);
   impl_->context.metrics->CatalogApplied(result.ok(), /*from_reload=*/true);

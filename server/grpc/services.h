@@ -10,6 +10,8 @@
 #include <prometheus/collectable.h>
 
 #include "absl/status/statusor.h"
+#include "server/app/class_operations.h"
+#include "server/app/settings_operations.h"
 #include "server/catalog/diagnostics.h"
 #include "server/grpc/concurrency_limiter.h"
 #include "server/grpc/live_authenticator.h"
@@ -43,6 +45,10 @@ struct ServiceContext {
   // Sends placements and stops to the placer; null: this replica places
   // every call it receives (no --advertise_host).
   PlacementForwarder* forwarder = nullptr;
+  // The application rules the handlers call (server/app/); set by
+  // Services::Create.
+  app::ClassOperations* classes = nullptr;
+  app::SettingsOperations* settings = nullptr;
 };
 
 class Services {

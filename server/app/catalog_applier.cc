@@ -1,11 +1,11 @@
-#include "server/grpc/catalog_applier.h"
+#include "server/app/catalog_applier.h"
 
 #include "absl/strings/str_cat.h"
 #include "server/catalog/validate.h"
 #include "server/core/error_reason.h"
 #include "server/store/unit_of_work.h"
 
-namespace wsched::grpc_api {
+namespace wsched::app {
 namespace {
 
 absl::Status CheckPoolVersions(const core::Catalog& current,
@@ -56,4 +56,4 @@ absl::StatusOr<ApplyResult> ApplyCheckedCatalog(
   return result;
 }
 
-}  // namespace wsched::grpc_api
+}  // namespace wsched::app

@@ -1,7 +1,7 @@
 // Applies a checked catalog to the store atomically: the one path shared by
 // the ApplyCatalog RPC, the catalog file at start-up and SIGHUP reloads.
-#ifndef WSCHED_SERVER_GRPC_CATALOG_APPLIER_H_
-#define WSCHED_SERVER_GRPC_CATALOG_APPLIER_H_
+#ifndef WSCHED_SERVER_APP_CATALOG_APPLIER_H_
+#define WSCHED_SERVER_APP_CATALOG_APPLIER_H_
 
 #include <cstdint>
 #include <map>
@@ -13,7 +13,7 @@
 #include "server/catalog/diff.h"
 #include "server/store/database.h"
 
-namespace wsched::grpc_api {
+namespace wsched::app {
 
 struct ApplyResult {
   std::vector<catalog::CatalogChange> changes;
@@ -32,6 +32,6 @@ absl::StatusOr<ApplyResult> ApplyCheckedCatalog(
     store::Database& db, const catalog::CatalogCheck& check, bool dry_run,
     const std::map<std::string, int64_t>& expected_pool_versions = {});
 
-}  // namespace wsched::grpc_api
+}  // namespace wsched::app
 
-#endif  // WSCHED_SERVER_GRPC_CATALOG_APPLIER_H_
+#endif  // WSCHED_SERVER_APP_CATALOG_APPLIER_H_

@@ -1,9 +1,9 @@
-#include "server/grpc/placer_election.h"
+#include "server/app/placer_election.h"
 
 #include "server/log/log.h"
 #include "server/store/change_feed.h"
 
-namespace wsched::grpc_api {
+namespace wsched::app {
 
 PlacerElection::PlacerElection(std::string database_url, PlacerElectionOptions options,
                                metrics::Metrics* metrics)
@@ -98,4 +98,4 @@ void PlacerElection::Publish(PlacerView view) {
   }
 }
 
-}  // namespace wsched::grpc_api
+}  // namespace wsched::app

@@ -3,8 +3,8 @@
 // lock (store/placer_lock.h): the one that holds it decides and commits
 // placements and stops; the others learn its address and forward those
 // calls to it (placement_forwarder.h).
-#ifndef WSCHED_SERVER_GRPC_PLACER_ELECTION_H_
-#define WSCHED_SERVER_GRPC_PLACER_ELECTION_H_
+#ifndef WSCHED_SERVER_APP_PLACER_ELECTION_H_
+#define WSCHED_SERVER_APP_PLACER_ELECTION_H_
 
 #include <string>
 #include <thread>
@@ -15,7 +15,7 @@
 #include "server/metrics/metrics.h"
 #include "server/store/placer_lock.h"
 
-namespace wsched::grpc_api {
+namespace wsched::app {
 
 struct PlacerView {
   bool self = false;     // This replica holds the placement lock.
@@ -70,6 +70,6 @@ class PlacerElection {
   std::thread thread_;
 };
 
-}  // namespace wsched::grpc_api
+}  // namespace wsched::app
 
-#endif  // WSCHED_SERVER_GRPC_PLACER_ELECTION_H_
+#endif  // WSCHED_SERVER_APP_PLACER_ELECTION_H_

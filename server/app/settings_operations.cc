@@ -1,0 +1,139 @@
+#include "server/app/settings_operations.h"
+
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
+#include "server/store/unit_of_work.h"
+
+namespace wsched::app {
+namespace {
+
+// Classes a setting refers to must exist; a default must also be choosable.
+absl::Status CheckClassReferences(const core::Catalog& catalog, const std::string& default_class,
+                                  const std::vector<std::string>& listed,
+                                  const std::string& list_field) {
+  if (!default_class.empty()) {
+    const core::WorkspaceClass* cls = catalog.FindClass(default_class);
+    if (cls == nullptr) {
+      return core::InvalidFieldError("settings.default_class",
+                                     absl::StrCat("class ", default_class, " does not exist"));
+    }
+    if (cls->deprecated) {
+      return core::InvalidFieldError(
+          "settings.default_class",
+          absl::StrCat("class ", default_class, " is deprecated and cannot be a default"));
+    }
+  }
+  for (size_t i = 0; i < listed.size(); ++i) {
+    if (catalog.FindClass(listed[i]) == nullptr) {
+      return core::InvalidFieldError(absl::StrCat(list_field, "[", i, "]"),
+                                     absl::StrCat("class ", listed[i], " does not exist"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InOtherOrg(const core::ProjectSettings& settings, const std::string& stored_org) {
+  return core::ReasonError(
+      absl::StrCat("settings.org_id: project ", settings.project_id, " belongs to org ", stored_org),
+      {.reason = core::ErrorReason::kProjectInOtherOrg,
+       .metadata = {{"project", settings.project_id},
+                    {"org", settings.org_id},
+                    {"stored_org", stored_org},
+                    {"required_roles", "admin"}}});
+}
+
+}  // namespace
+
+absl::StatusOr<Versioned<core::ProjectSettings>> SettingsOperations::GetProject(
+    const std::string& project_id) const {
+  Versioned<core::ProjectSettings> read;
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading project settings",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto settings = unit.settings().LoadProject(project_id, &read.version);
+    if (!settings.ok()) return settings.status();
+    read.settings = *std::move(settings);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return read;
+}
+
+absl::StatusOr<Versioned<core::ProjectSettings>> SettingsOperations::SetProject(
+    const core::ProjectSettings& settings, int64_t expected_version, bool may_move_org) {
+  Versioned<core::ProjectSettings> saved{settings};
+  // Read, checked and saved in one transaction; the save itself is guarded
+  // by expected_version (settings_repository.h).
+  absl::Status status = store::UnitOfWork::Run(*db_, "saving project settings",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto stored = unit.settings().LoadProject(settings.project_id);
+    if (!stored.ok()) return stored.status();
+    // A project belongs to one org; only an admin may move it.
+    if (!stored->org_id.empty() && stored->org_id != settings.org_id && !may_move_org) {
+      return InOtherOrg(settings, stored->org_id);
+    }
+    auto catalog = unit.catalog().Load();
+    if (!catalog.ok()) return catalog.status();
+    if (absl::Status s = CheckClassReferences(*catalog, settings.default_class,
+                                              settings.denied_classes, "settings.denied_classes");
+        !s.ok()) {
+      return s;
+    }
+    return unit.settings().SaveProject(saved.settings, expected_version, &saved.version);
+  });
+  if (!status.ok()) return status;
+  return saved;
+}
+
+absl::StatusOr<Versioned<core::OrgSettings>> SettingsOperations::GetOrg(
+    const std::string& org_id) const {
+  Versioned<core::OrgSettings> read;
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading org settings",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto settings = unit.settings().LoadOrg(org_id, &read.version);
+    if (!settings.ok()) return settings.status();
+    read.settings = *std::move(settings);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return read;
+}
+
+absl::StatusOr<Versioned<core::OrgSettings>> SettingsOperations::SetOrg(
+    const core::OrgSettings& settings, int64_t expected_version) {
+  Versioned<core::OrgSettings> saved{settings};
+  absl::Status status = store::UnitOfWork::Run(*db_, "saving org settings",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto catalog = unit.catalog().Load();
+    if (!catalog.ok()) return catalog.status();
+    if (absl::Status s = CheckClassReferences(*catalog, settings.default_class,
+                                              settings.allowed_classes, "settings.allowed_classes");
+        !s.ok()) {
+      return s;
+    }
+    return unit.settings().SaveOrg(saved.settings, expected_version, &saved.version);
+  });
+  if (!status.ok()) return status;
+  return saved;
+}
+
+absl::StatusOr<core::ClassResolution> SettingsOperations::Resolve(
+    const core::ClassRequest& request) const {
+  absl::StatusOr<core::ClassResolution> resolution;
+  absl::Status status = store::UnitOfWork::Run(*db_, "resolving class",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    auto catalog = unit.catalog().Load();
+    if (!catalog.ok()) return catalog.status();
+    auto project = unit.settings().LoadProject(request.project_id);
+    if (!project.ok()) return project.status();
+    auto org = unit.settings().LoadOrg(request.org_id);
+    if (!org.ok()) return org.status();
+    resolution = core::ResolveClass(request, *catalog, *project, *org);
+    return resolution.status();
+  });
+  if (!status.ok()) return status;
+  return resolution;
+}
+
+}  // namespace wsched::app
