@@ -1,4 +1,4 @@
-// wsched-server: flags in, RunServer out. All wiring lives in server/grpc.
+// wsched-server: flags in, RunServer out. All wiring lives in server/app (server.h).
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,56 +16,59 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/grpc/server.h"
+#include "server/app/server.h"
 #include "server/log/log.h"
 
-ABSL_FLAG(std::string, listen, "127.0.0.1:50051", "gRPC listen address (port 0 = any free port)");
+// Every default is ServerOptions' (app/server.h), written once there.
+const wsched::app::ServerOptions kDefaults;
+
+ABSL_FLAG(std::string, listen, kDefaults.listen, "gRPC listen address (port 0 = any free port)");
 ABSL_FLAG(std::string, database_url, "",
           "PostgreSQL URL, e.g. postgresql://wsched@127.0.0.1:5432/wsched; with a password, "
           "prefer --database_url_file or --fromenv=database_url (argv is world-readable)");
 ABSL_FLAG(std::string, database_url_file, "",
           "file holding the PostgreSQL URL (surrounding whitespace ignored), e.g. a systemd "
           "credential: ${CREDENTIALS_DIRECTORY}/database-url; instead of --database_url");
-ABSL_FLAG(std::string, metrics_listen, "127.0.0.1:9464",
+ABSL_FLAG(std::string, metrics_listen, kDefaults.metrics_listen,
           "Prometheus /metrics address; empty disables it");
 ABSL_FLAG(std::string, catalog, "", "catalog YAML file or directory; applied at start and on SIGHUP");
 ABSL_FLAG(std::string, auth_tokens_file, "",
           "YAML file mapping bearer-token hashes and client-certificate identities to roles; "
           "re-read on SIGHUP and when it changes");
-ABSL_FLAG(bool, require_hashed_tokens, false,
+ABSL_FLAG(bool, require_hashed_tokens, kDefaults.require_hashed_tokens,
           "refuse clear-text token: entries in the tokens file (default: warn about them)");
-ABSL_FLAG(bool, allow_shared_agent_credentials, false,
+ABSL_FLAG(bool, allow_shared_agent_credentials, kDefaults.allow_shared_agent_credentials,
           "accept agent entries in the tokens file that speak for every node of their pools "
           "(weaker: one stolen credential can report for any of those nodes); by default each "
           "agent credential names its node, is an identity pattern with {node}, or is a "
           "bootstrap token");
-ABSL_FLAG(absl::Duration, auth_reload_interval, absl::Seconds(5),
+ABSL_FLAG(absl::Duration, auth_reload_interval, kDefaults.auth_reload_interval,
           "how often the tokens file is checked for changes; 0 = only on SIGHUP");
 ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain to serve TLS with (with --tls_key)");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle for client certificates (mutual TLS); their identities map to roles "
           "through the identities: list of the tokens file");
-ABSL_FLAG(bool, tls_require_client_cert, false,
+ABSL_FLAG(bool, tls_require_client_cert, kDefaults.tls.require_client_cert,
           "with --tls_client_ca: refuse connections without a client certificate");
-ABSL_FLAG(absl::Duration, tls_reload_interval, absl::Minutes(1),
+ABSL_FLAG(absl::Duration, tls_reload_interval, kDefaults.tls.reload_interval,
           "how often the TLS certificate, key and client CA files are re-read");
-ABSL_FLAG(int, max_receive_message_size, 4 << 20,
+ABSL_FLAG(int, max_receive_message_size, kDefaults.max_receive_message_bytes,
           "largest request in bytes; larger ones fail with RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, max_concurrent_calls_per_principal, 64,
+ABSL_FLAG(int, max_concurrent_calls_per_principal, kDefaults.max_concurrent_calls_per_principal,
           "in-flight calls one agent or project-owner principal may have; 0 = unlimited");
 ABSL_FLAG(std::vector<std::string>, rate_limits, {},
           "calls per second per principal by role, comma-separated ROLE=RATE/BURST (RATE 0 = "
           "unlimited; BURST defaults to RATE); a principal gets its most generous role's limit. "
           "Roles not named keep their defaults: control-plane=0, agent=5000/10000, "
           "admin=1000/2000, project-owner=50/200, actuator=50/200");
-ABSL_FLAG(bool, allow_unauthenticated, false, "development only: every caller is admin");
+ABSL_FLAG(bool, allow_unauthenticated, kDefaults.allow_unauthenticated, "development only: every caller is admin");
 ABSL_FLAG(std::string, port_file, "", "write the bound gRPC port to this file");
 ABSL_FLAG(std::string, advertise_host, "",
           "host or IP the other replicas reach this one on (with the bound gRPC port): the "
           "replica holding the placement lock places, the others forward placements and stops "
           "to it (docs/architecture.md); empty: this replica places every call it receives");
-ABSL_FLAG(absl::Duration, placer_poll_interval, absl::Milliseconds(200),
+ABSL_FLAG(absl::Duration, placer_poll_interval, kDefaults.placer_poll_interval,
           "how often the placement lock is polled: the longest a vanished placer stays placer");
 ABSL_FLAG(std::string, peer_tls_ca, "",
           "with TLS and --advertise_host: CA of the replicas' serving certificates (empty: the "
@@ -73,64 +76,64 @@ ABSL_FLAG(std::string, peer_tls_ca, "",
 ABSL_FLAG(std::string, peer_tls_server_name, "",
           "with TLS and --advertise_host: name the replicas' certificates are verified against "
           "(empty: the advertised host)");
-ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "how long in-flight RPCs may run after SIGTERM");
-ABSL_FLAG(int, database_connections, 8, "PostgreSQL connections kept open");
-ABSL_FLAG(absl::Duration, database_call_timeout, absl::Seconds(5),
+ABSL_FLAG(int, database_connections, kDefaults.database_connections, "PostgreSQL connections kept open");
+ABSL_FLAG(absl::Duration, database_call_timeout, kDefaults.database_call_timeout,
           "the longest one transaction of a call, or one group-commit batch, waits on "
           "PostgreSQL: past it the connection is abandoned and the call answers UNAVAILABLE "
           "(DATABASE_UNAVAILABLE); also the sessions' statement_timeout");
-ABSL_FLAG(absl::Duration, database_sweep_timeout, absl::Minutes(5),
+ABSL_FLAG(absl::Duration, database_sweep_timeout, kDefaults.database_sweep_timeout,
           "the same bound for one batch of a retention sweep, and for the migrations at start");
-ABSL_FLAG(absl::Duration, database_probe_timeout, absl::Seconds(1),
+ABSL_FLAG(absl::Duration, database_probe_timeout, kDefaults.database_probe_timeout,
           "the bound of the health check's query and of each probe of a lock session (scaling "
           "leader, placer)");
-ABSL_FLAG(absl::Duration, leader_lease, absl::Seconds(6),
+ABSL_FLAG(absl::Duration, leader_lease, kDefaults.leader_lease,
           "the scaling leader's and the placer's lease: a replica acts on its lock only within "
           "half of it after its session last answered; PostgreSQL ends a session silent for "
           "all of it");
-ABSL_FLAG(absl::Duration, commit_wait, absl::ZeroDuration(),
+ABSL_FLAG(absl::Duration, commit_wait, kDefaults.commit_wait,
           "how long a group commit's first write may wait for company when the writer is idle "
           "(0: batches form only from writes that arrive during a commit)");
-ABSL_FLAG(absl::Duration, feed_gap, absl::Milliseconds(10),
+ABSL_FLAG(absl::Duration, feed_gap, kDefaults.feed_gap,
           "the least time between two background reads of the change log: other replicas' "
           "commits in between are read together, and this replica's view of them lags by "
           "up to this much more (0: read on every notification)");
-ABSL_FLAG(absl::Duration, heartbeat_interval, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, heartbeat_interval, kDefaults.heartbeat_interval,
           "heartbeat interval the server asks node agents to use");
-ABSL_FLAG(absl::Duration, node_lost_after, absl::Seconds(60),
+ABSL_FLAG(absl::Duration, node_lost_after, kDefaults.node_lost_after,
           "a node without heartbeats for this long is marked lost");
-ABSL_FLAG(absl::Duration, gpu_healthy_for, absl::Minutes(10),
+ABSL_FLAG(absl::Duration, gpu_healthy_for, kDefaults.gpu_healthy_for,
           "an unhealthy GPU returns to service once its agent has reported it healthy for "
           "this long (or an admin runs wschedctl clear-gpu-health)");
-ABSL_FLAG(absl::Duration, min_idle_for, absl::Minutes(1),
+ABSL_FLAG(absl::Duration, min_idle_for, kDefaults.min_idle_for,
           "the shortest idle `for` a class's idle-GPU policy may give (docs/catalog.md "
           "\"Idle GPUs\")");
 ABSL_FLAG(std::vector<std::string>, actuator_command, {},
           "exec actuator: command and arguments, comma-separated (no shell); it gets "
           "WSCHED_POOL, WSCHED_TARGET_SIZE, WSCHED_NODES_TO_REMOVE, ... (deploy/actuators)");
-ABSL_FLAG(absl::Duration, actuator_timeout, absl::Minutes(5), "exec actuator: time limit per run");
-ABSL_FLAG(absl::Duration, scaling_batching_window, absl::Seconds(2),
+ABSL_FLAG(absl::Duration, actuator_timeout, kDefaults.actuator_timeout, "exec actuator: time limit per run");
+ABSL_FLAG(absl::Duration, scaling_batching_window, kDefaults.scaling_batching_window,
           "how long pending work waits to be batched into one scale-up");
-ABSL_FLAG(absl::Duration, default_node_start_time, absl::Minutes(5),
+ABSL_FLAG(absl::Duration, default_node_start_time, kDefaults.default_node_start_time,
           "time-to-GPU estimate for pools without measured node start times");
-ABSL_FLAG(absl::Duration, default_driver_install_time, absl::Minutes(10),
+ABSL_FLAG(absl::Duration, default_driver_install_time, kDefaults.default_driver_install_time,
           "time-to-GPU estimate of a driver install on a kernel without measured installs");
 
-ABSL_FLAG(absl::Duration, stopped_workspace_retention, absl::Hours(168),
+ABSL_FLAG(absl::Duration, stopped_workspace_retention, kDefaults.stopped_workspace_retention,
           "stopped workspaces are deleted this long after they stopped (0 = kept forever)");
-ABSL_FLAG(absl::Duration, stopped_workspace_sweep_interval, absl::Minutes(1),
+ABSL_FLAG(absl::Duration, stopped_workspace_sweep_interval, kDefaults.stopped_workspace_sweep_interval,
           "how often the scaling leader deletes stopped workspaces past the retention");
-ABSL_FLAG(absl::Duration, audit_retention, absl::Hours(24 * 90),
+ABSL_FLAG(absl::Duration, audit_retention, kDefaults.audit_retention,
           "audit records (wschedctl audit) are deleted this long after they were written, by "
           "the same sweep as stopped workspaces (0 = kept forever)");
-ABSL_FLAG(absl::Duration, usage_retention, absl::Hours(24 * 400),
+ABSL_FLAG(absl::Duration, usage_retention, kDefaults.usage_retention,
           "usage records (the billing ledger: wschedctl usage) are deleted this long after the "
           "placement ended, by the same sweep as stopped workspaces (0 = kept forever)");
-ABSL_FLAG(absl::Duration, health_check_interval, absl::Seconds(1),
+ABSL_FLAG(absl::Duration, health_check_interval, kDefaults.health_check_interval,
           "how often grpc.health.v1 is re-checked (database reachable, migrations complete, "
           "change feed followed)");
-ABSL_FLAG(absl::Duration, health_max_feed_lag, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, health_max_feed_lag, kDefaults.health_max_feed_lag,
           "health reports NOT_SERVING while this replica has not caught up with the change "
           "feed for longer than this");
 
@@ -165,7 +168,7 @@ int main(int argc, char** argv) {
   // time instead (clang -Wthread-safety, tests/lint/thread_safety.py).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(argc, argv);
-  wsched::grpc_api::ServerOptions options;
+  wsched::app::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   absl::StatusOr<std::string> database_url = DatabaseUrl();
   if (!database_url.ok()) {
@@ -273,7 +276,7 @@ int main(int argc, char** argv) {
     wsched::log::Error("--health_check_interval and --health_max_feed_lag must be positive");
     return 1;
   }
-  absl::Status status = wsched::grpc_api::RunServer(options);
+  absl::Status status = wsched::app::RunServer(options);
   if (!status.ok()) {
     wsched::log::Error("wsched-server cannot run", {{"error", std::string(status.message())}});
     return 1;

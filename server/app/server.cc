@@ -1,4 +1,4 @@
-#include "server/grpc/server.h"
+#include "server/app/server.h"
 
 #include <algorithm>
 #include <csignal>
@@ -31,8 +31,27 @@
 #include "server/store/migrations.h"
 #include "server/store/schema_probe.h"
 
-namespace wsched::grpc_api {
+namespace wsched::app {
 namespace {
+
+// The transport's parts this root wires.
+using grpc_api::CheckMethodTableCovers;
+using grpc_api::ClientTlsOptions;
+using grpc_api::ConcurrencyLimiter;
+using grpc_api::DescribeCertificate;
+using grpc_api::HealthProbes;
+using grpc_api::HealthReporter;
+using grpc_api::HealthReporterOptions;
+using grpc_api::LiveAuthenticator;
+using grpc_api::MetricsInterceptorFactory;
+using grpc_api::PlacementForwarder;
+using grpc_api::RateLimiter;
+using grpc_api::ReflectionV1Service;
+using grpc_api::Role;
+using grpc_api::RoleName;
+using grpc_api::ServiceContext;
+using grpc_api::Services;
+using grpc_api::TokenDigest;
 
 absl::StatusOr<std::unique_ptr<LiveAuthenticator>> LoadAuth(const ServerOptions& options) {
   if (!options.auth_tokens_file.empty()) {
@@ -297,4 +316,4 @@ absl::Status RunServer(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
-}  // namespace wsched::grpc_api
+}  // namespace wsched::app

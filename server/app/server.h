@@ -1,6 +1,8 @@
-// Assembles and runs wsched-server: store, services, metrics, signals.
-#ifndef WSCHED_SERVER_GRPC_SERVER_H_
-#define WSCHED_SERVER_GRPC_SERVER_H_
+// The composition root of wsched-server: its options (every flag's
+// default is written here, or in the options of the part it configures,
+// once) and the wiring of store, scheduler, services, metrics and signals.
+#ifndef WSCHED_SERVER_APP_SERVER_H_
+#define WSCHED_SERVER_APP_SERVER_H_
 
 #include <string>
 #include <vector>
@@ -9,10 +11,14 @@
 #include "absl/time/time.h"
 #include "server/grpc/rate_limiter.h"
 #include "server/grpc/tls_server.h"
+#include "server/scheduler/scheduler_options.h"
 
-namespace wsched::grpc_api {
+namespace wsched::app {
 
 struct ServerOptions {
+  // The scheduler's own defaults, where a flag sets one of its options.
+  static inline const scheduler::SchedulerOptions kScheduler{};
+
   std::string listen = "127.0.0.1:50051";
   std::string database_url;
   std::string metrics_listen = "127.0.0.1:9464";  // Empty: no metrics endpoint.
@@ -26,13 +32,13 @@ struct ServerOptions {
   absl::Duration auth_reload_interval = absl::Seconds(5);
   bool allow_unauthenticated = false;
   // Plaintext when tls.cert_path is empty.
-  TlsServerOptions tls;
+  grpc_api::TlsServerOptions tls;
   // Larger requests are refused with RESOURCE_EXHAUSTED, MESSAGE_TOO_LARGE.
   int max_receive_message_bytes = 4 << 20;
   // In-flight calls per agent or project-owner principal; 0: unlimited.
   int max_concurrent_calls_per_principal = 64;
   // Calls per second per principal, by role (rate_limiter.h).
-  RateLimits rate_limits = DefaultRateLimits();
+  grpc_api::RateLimits rate_limits = grpc_api::DefaultRateLimits();
   // One placer, many front doors (docs/architecture.md): the host or IP
   // the other replicas reach this one on (with the bound gRPC port). Empty:
   // this replica takes no part and places every call it receives.
@@ -56,22 +62,22 @@ struct ServerOptions {
   // The scaling leader's and the placer's lease (store/lock_lease.h,
   // docs/architecture.md "Leases").
   absl::Duration leader_lease = absl::Seconds(6);
-  absl::Duration heartbeat_interval = absl::Seconds(10);  // Told to agents.
-  absl::Duration node_lost_after = absl::Seconds(60);     // No heartbeat: lost.
+  absl::Duration heartbeat_interval = kScheduler.heartbeat_interval;  // Told to agents.
+  absl::Duration node_lost_after = kScheduler.node_lost_after;  // No heartbeat: lost.
   // An unhealthy GPU returns to service after reporting healthy this long.
-  absl::Duration gpu_healthy_for = absl::Minutes(10);
+  absl::Duration gpu_healthy_for = kScheduler.gpu_healthy_for;
   // The shortest idle `for` a class's idle-GPU policy may give.
   absl::Duration min_idle_for = absl::Minutes(1);
-  absl::Duration commit_wait = absl::ZeroDuration();  // store::CommitBatcher::Options::max_wait.
-  absl::Duration feed_gap = absl::Milliseconds(10);   // scheduler::SchedulerOptions::feed_gap.
+  absl::Duration commit_wait = kScheduler.max_commit_wait;  // store::CommitBatcher::Options::max_wait.
+  absl::Duration feed_gap = kScheduler.feed_gap;
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);
   absl::Duration scaling_batching_window = absl::Seconds(2);
   // Used for "time to GPU" until a pool has measured node start times.
-  absl::Duration default_node_start_time = absl::Minutes(5);
+  absl::Duration default_node_start_time = kScheduler.default_node_start;
   // Used until a pool has measured driver installs on a kernel.
-  absl::Duration default_driver_install_time = absl::Minutes(10);
+  absl::Duration default_driver_install_time = kScheduler.default_driver_install;
   // Stopped workspace rows are deleted this long after they stopped; zero
   // keeps them. The scaling leader sweeps every sweep interval.
   absl::Duration stopped_workspace_retention = absl::Hours(168);
@@ -93,6 +99,6 @@ struct ServerOptions {
 // an unusable database, before serving anything.
 absl::Status RunServer(const ServerOptions& options);
 
-}  // namespace wsched::grpc_api
+}  // namespace wsched::app
 
-#endif  // WSCHED_SERVER_GRPC_SERVER_H_
+#endif  // WSCHED_SERVER_APP_SERVER_H_
