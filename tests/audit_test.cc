@@ -5,6 +5,7 @@
 // and time and pages newest first; only admins may read it.
 #include <chrono>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "gmock/gmock.h"
@@ -194,6 +195,14 @@ TEST_F(AuditTest, FiltersByPrincipalObjectAndTimeAndPagesNewestFirst) {
   v1::ListAuditRecordsResponse response;
   EXPECT_EQ(audit_->ListAuditRecords(As(testing::kAdminToken).get(), other, &response).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+
+  // A time protobuf cannot hold is the caller's field, not the database's error.
+  v1::ListAuditRecordsRequest out_of_range;
+  out_of_range.mutable_start_time()->set_seconds(std::numeric_limits<int64_t>::min());
+  grpc::Status refused =
+      audit_->ListAuditRecords(As(testing::kAdminToken).get(), out_of_range, &response);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(refused.error_message(), ::testing::HasSubstr("start_time"));
 }
 
 TEST_F(AuditTest, RecordsPastTheRetentionAreDeletedByTheSweep) {

@@ -88,6 +88,28 @@ absl::Status CheckDevices(const RepeatedPtrField<v1::DeviceNode>& devices, const
   return absl::OkStatus();
 }
 
+// A Timestamp protobuf can hold: 0001-01-01 .. 9999-12-31, nanos
+// 0..999999999. Outside it the database refuses the value late, as an
+// internal error, instead of the caller's field.
+absl::Status CheckProtoTimestamp(const google::protobuf::Timestamp& t, const std::string& field) {
+  using google::protobuf::util::TimeUtil;
+  if (t.seconds() < TimeUtil::kTimestampMinSeconds || t.seconds() > TimeUtil::kTimestampMaxSeconds ||
+      t.nanos() < 0 || t.nanos() > 999'999'999) {
+    return Invalid(field, "must be a time between 0001-01-01 and 9999-12-31");
+  }
+  return absl::OkStatus();
+}
+
+// A Duration protobuf can hold (about 10,000 years), and not negative.
+absl::Status CheckProtoDuration(const google::protobuf::Duration& d, const std::string& field) {
+  using google::protobuf::util::TimeUtil;
+  if (d.seconds() < 0 || d.nanos() < 0 || d.seconds() > TimeUtil::kDurationMaxSeconds ||
+      d.nanos() > 999'999'999) {
+    return Invalid(field, "must be a duration between 0 and 315576000000s");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckClass(const v1::WorkspaceClass& cls) {
   WSCHED_CHECK(CheckClassId(cls.id(), "class.id"));
   WSCHED_CHECK(CheckText(cls.display_name(), "class.display_name", catalog::kMaxDisplayNameBytes));
@@ -111,6 +133,10 @@ absl::Status CheckClass(const v1::WorkspaceClass& cls) {
   for (const auto& [key, value] : cls.pool_selector()) {
     WSCHED_CHECK(CheckText(key, "class.pool_selector key", 253));
     WSCHED_CHECK(CheckText(value, absl::StrCat("class.pool_selector[", key, "]"), 63));
+  }
+  if (cls.has_idle()) {
+    WSCHED_CHECK(CheckProtoDuration(cls.idle().idle_for(), "class.idle.idle_for"));
+    WSCHED_CHECK(CheckProtoDuration(cls.idle().warn_before(), "class.idle.warn_before"));
   }
   return absl::OkStatus();
 }
@@ -362,7 +388,15 @@ absl::Status ValidateRequest(const v1::ActuatorReport& request) {
 
 absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request) {
   WSCHED_CHECK(CheckText(request.principal(), "principal", 255));
-  return CheckText(request.object(), "object", 512);
+  WSCHED_CHECK(CheckText(request.object(), "object", 512));
+  if (request.has_start_time()) WSCHED_CHECK(CheckProtoTimestamp(request.start_time(), "start_time"));
+  if (request.has_end_time()) WSCHED_CHECK(CheckProtoTimestamp(request.end_time(), "end_time"));
+  if (request.has_start_time() && request.has_end_time() &&
+      google::protobuf::util::TimeUtil::TimestampToMicroseconds(request.end_time()) <=
+          google::protobuf::util::TimeUtil::TimestampToMicroseconds(request.start_time())) {
+    return Invalid("end_time", "must be after start_time");
+  }
+  return absl::OkStatus();
 }
 
 // --- UsageService ---------------------------------------------------------------

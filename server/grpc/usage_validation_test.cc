@@ -3,6 +3,8 @@
 // zone that is a name, not an arbitrary string.
 #include <google/protobuf/util/time_util.h>
 
+#include <limits>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/grpc/request_validation.h"
@@ -81,6 +83,40 @@ TEST(UsageValidation, TheTimeZoneIsANameAndTheIdsAreBounded) {
   request = ADay();
   request.set_class_id("Not_A_Label");
   EXPECT_THAT(Refusal(request), HasSubstr("class_id"));
+}
+
+// Every RPC that takes a Timestamp or a Duration refuses what protobuf
+// cannot hold, naming the field, before anything reaches the database.
+TEST(TimeValidation, TheAuditRangeMustBeTimesThatExistAndEndAfterItStarts) {
+  v1::ListAuditRecordsRequest request;
+  request.mutable_start_time()->set_seconds(std::numeric_limits<int64_t>::min());
+  absl::Status status = ValidateRequest(request);
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(status.message(), HasSubstr("start_time: must be a time between 0001-01-01 and 9999-12-31"));
+
+  request.mutable_start_time()->set_seconds(1'792'620'000);
+  request.mutable_end_time()->set_seconds(TimeUtil::kTimestampMaxSeconds + 1);
+  EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("end_time: must be a time"));
+  request.mutable_end_time()->set_seconds(1'792'620'000);
+  EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("end_time: must be after start_time"));
+  request.mutable_end_time()->set_seconds(1'792'620'001);
+  EXPECT_TRUE(ValidateRequest(request).ok());
+  request.mutable_start_time()->set_nanos(-1);
+  EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("start_time: must be a time"));
+}
+
+TEST(TimeValidation, AClassIdlePolicyTakesOnlyDurationsProtobufCanHold) {
+  v1::UpdateClassRequest request;
+  v1::WorkspaceClass& cls = *request.mutable_class_();
+  cls.set_id("gpu-1x");
+  cls.mutable_idle()->mutable_idle_for()->set_seconds(TimeUtil::kDurationMaxSeconds + 1);
+  EXPECT_THAT(ValidateRequest(request).message(),
+              HasSubstr("class.idle.idle_for: must be a duration between 0 and 315576000000s"));
+  cls.mutable_idle()->mutable_idle_for()->set_seconds(-60);
+  EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("class.idle.idle_for: must be a duration"));
+  cls.mutable_idle()->mutable_idle_for()->set_seconds(1800);
+  cls.mutable_idle()->mutable_warn_before()->set_nanos(-5);
+  EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("class.idle.warn_before: must be a duration"));
 }
 
 }  // namespace
