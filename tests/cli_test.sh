@@ -312,6 +312,8 @@ check "usage summary needs a range" 2 "--since and --until" "$ADMIN" usage summa
 check "usage bad bucket exits 2" 2 "--bucket" "$ADMIN" usage summary --since=1h --until=now \
   --bucket=week
 check "usage bad time exits 2" 2 "--until must be" "$ADMIN" usage list --until=tomorrow
+check "usage refuses a zone abbreviation" 2 "an Area/Location name" "$ADMIN" usage summary \
+  --since=1h --until=now --time-zone=CET
 check "csv is only for usage" 2 "only wschedctl usage" "$ADMIN" get pools -o csv
 check "usage is not for agents" 1 "PERMISSION_DENIED" "$AGENT_TOKEN" usage list
 

@@ -15,6 +15,7 @@
 #include "server/cli/paging.h"
 #include "server/cli/structured_output.h"
 #include "server/cli/usage_format.h"
+#include "server/core/usage.h"
 #include "wsched/v1/usage.grpc.pb.h"
 
 namespace wsched::cli {
@@ -62,6 +63,11 @@ struct Query {
 absl::StatusOr<Query> QueryOf(const Options& options) {
   Query query;
   const std::string zone = options.time_zone.empty() ? "UTC" : options.time_zone;
+  // The server refuses the same names (core/usage.h), so the times this
+  // prints are in the calendar the summary's buckets follow.
+  if (std::optional<std::string> problem = core::TimeZoneNameProblem(zone)) {
+    return absl::InvalidArgumentError(absl::StrCat("--time-zone: ", *problem));
+  }
   if (!absl::LoadTimeZone(zone, &query.zone)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--time-zone: \"", zone, "\" is not a time zone this machine knows (an IANA name such as "

@@ -1,5 +1,7 @@
 #include "server/core/usage.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace wsched::core {
 
 const char* EndReasonName(EndReason reason) {
@@ -50,6 +52,24 @@ std::optional<UsageBucket> ParseUsageBucket(absl::string_view name) {
   for (UsageBucket bucket :
        {UsageBucket::kNone, UsageBucket::kHour, UsageBucket::kDay, UsageBucket::kMonth}) {
     if (name == UsageBucketName(bucket)) return bucket;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> TimeZoneNameProblem(absl::string_view name) {
+  if (name == "UTC") return std::nullopt;
+  if (name.size() > 64 || name.empty() ||
+      name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/_+-") !=
+          absl::string_view::npos) {
+    return "must be an IANA time zone name such as \"Europe/Berlin\" (at most 64 letters, digits, "
+           "'/', '_', '+', '-')";
+  }
+  const size_t slash = name.find('/');
+  if (slash == absl::string_view::npos || slash == 0 || slash + 1 == name.size()) {
+    return absl::StrCat("\"", name,
+                        "\" is an abbreviation or a legacy name, which the database reads as a fixed "
+                        "offset or a POSIX rule; give an Area/Location name such as \"Europe/Berlin\", "
+                        "or \"UTC\"");
   }
   return std::nullopt;
 }

@@ -43,6 +43,15 @@ const char* UsageBucketName(UsageBucket bucket);  // "none", "hour", "day", "mon
 std::optional<UsageGroup> ParseUsageGroup(absl::string_view name);
 std::optional<UsageBucket> ParseUsageBucket(absl::string_view name);
 
+// Why `name` is not a time zone a usage summary takes, or nullopt. Only
+// "UTC" and Area/Location names ("Europe/Berlin", "America/New_York",
+// "Etc/GMT+3") are: PostgreSQL reads an abbreviation ("CET", "EST") as a
+// fixed offset without summer time, and a bare legacy name ("EST5EDT") as
+// a POSIX rule, so a July day's buckets would be an hour off the local
+// calendar. Whether a name is known is the database's (or the machine's)
+// check.
+std::optional<std::string> TimeZoneNameProblem(absl::string_view name);
+
 // What the ledger answers with (store/usage.h has the queries). Times are
 // the database's, to the microsecond. Every figure is a resource amount
 // (GPUs, CPU millicores, memory bytes) times an exact duration in

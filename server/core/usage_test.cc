@@ -33,5 +33,19 @@ TEST(UsageNamesTest, GroupsAndBucketsParseBackFromTheirNames) {
   EXPECT_EQ(ParseUsageBucket("week"), std::nullopt);
 }
 
+TEST(TimeZoneNameTest, OnlyUtcAndAreaLocationNamesAreTaken) {
+  for (const char* taken : {"UTC", "Europe/Berlin", "America/Argentina/Buenos_Aires", "Etc/GMT+3"}) {
+    EXPECT_EQ(TimeZoneNameProblem(taken), std::nullopt) << taken;
+  }
+  for (const char* refused : {"CET", "EST", "MST", "EST5EDT", "GMT", "Japan"}) {
+    std::optional<std::string> problem = TimeZoneNameProblem(refused);
+    ASSERT_TRUE(problem.has_value()) << refused;
+    EXPECT_NE(problem->find("Area/Location"), std::string::npos) << *problem;
+  }
+  EXPECT_TRUE(TimeZoneNameProblem("UTC+3").has_value());
+  EXPECT_TRUE(TimeZoneNameProblem("Europe/").has_value());
+  EXPECT_TRUE(TimeZoneNameProblem("").has_value());
+}
+
 }  // namespace
 }  // namespace wsched::core

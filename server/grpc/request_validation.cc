@@ -18,6 +18,7 @@
 #include "server/core/error_reason.h"
 #include "server/core/node_validation.h"
 #include "server/core/settings.h"
+#include "server/core/usage.h"
 #include "server/core/validation.h"
 #include "server/grpc/request_checks.h"
 
@@ -430,13 +431,12 @@ absl::Status CheckUsageFilter(const Request& request) {
   return absl::OkStatus();
 }
 
-// An IANA zone name's characters ("America/Argentina/Buenos_Aires",
-// "Etc/GMT+3"); whether the database knows it is the handler's check.
+// An Area/Location name or UTC (core::TimeZoneNameProblem); whether the
+// database knows it is the handler's check.
 absl::Status CheckTimeZoneName(const std::string& zone) {
-  if (zone.size() > 64 || zone.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-                                                 "0123456789/_+-") != std::string::npos) {
-    return Invalid("time_zone", "must be an IANA time zone name such as \"Europe/Berlin\" "
-                                "(at most 64 letters, digits, '/', '_', '+', '-')");
+  if (zone.empty()) return absl::OkStatus();  // UTC.
+  if (std::optional<std::string> problem = core::TimeZoneNameProblem(zone)) {
+    return Invalid("time_zone", *problem);
   }
   return absl::OkStatus();
 }

@@ -77,6 +77,12 @@ TEST(UsageValidation, TheTimeZoneIsANameAndTheIdsAreBounded) {
   EXPECT_THAT(Refusal(request), HasSubstr("time_zone: must be an IANA time zone name"));
   request.set_time_zone(std::string(65, 'A'));
   EXPECT_THAT(Refusal(request), HasSubstr("time_zone"));
+  // Abbreviations read as fixed offsets, an hour off in summer: refused.
+  for (const char* abbreviation : {"CET", "EST"}) {
+    request.set_time_zone(abbreviation);
+    EXPECT_THAT(Refusal(request), HasSubstr("time_zone: \"" + std::string(abbreviation) +
+                                            "\" is an abbreviation"));
+  }
   request = ADay();
   request.set_org_id("has space");
   EXPECT_THAT(Refusal(request), HasSubstr("org_id"));
