@@ -137,6 +137,9 @@ check "help get" 0 "wschedctl get RESOURCE [NAME]" "" help get
 also "help get lists resources" "workspaces"
 check "describe --help" 0 "wschedctl describe RESOURCE NAME" "" describe --help
 check "place -h names its flags" 0 "--priority=N" "" place -h
+check "help simulate gives the real defaults" 0 "node start time (5m, the server's default)" "" \
+  help simulate
+also "help simulate: no driver install by default" "(0: the node image has the driver)"
 check "help unknown command exits 2" 2 "unknown command" "" help frobnicate
 # completion: a script bash accepts, naming the commands.
 rc=0
