@@ -98,4 +98,6 @@ void PlacerElection::Publish(PlacerView view) {
   }
 }
 
+const std::string& PlacerElection::Self() { return store::ReplicaId(); }
+
 }  // namespace wsched::app

@@ -51,6 +51,8 @@ class PlacerElection {
   PlacerView Current() const;
   // A forward could not reach the placer: poll now, not at the next interval.
   void Recheck();
+  // This replica's id (store::ReplicaId()), as forwards name their sender.
+  static const std::string& Self();
 
  private:
   void Run();

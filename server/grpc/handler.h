@@ -14,7 +14,7 @@
 #include "server/grpc/audit.h"
 #include "server/grpc/auth.h"
 #include "server/grpc/request_validation.h"
-#include "server/grpc/services.h"
+#include "server/grpc/service_context.h"
 #include "server/grpc/status.h"
 
 namespace wsched::grpc_api {

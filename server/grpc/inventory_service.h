@@ -2,7 +2,7 @@
 #ifndef WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_
 #define WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_
 
-#include "server/grpc/services.h"
+#include "server/grpc/service_context.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 
 namespace wsched::grpc_api {

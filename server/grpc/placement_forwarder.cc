@@ -3,7 +3,6 @@
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
 #include "server/grpc/status.h"
-#include "server/store/change_feed.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -89,7 +88,7 @@ void PlacementForwarder::Forward(const char* method, AsyncCall<Request> call,
       forwarded->AddMetadata("authorization", std::string(value.data(), value.size()));
     }
   }
-  forwarded->AddMetadata(kForwardedByHeader, store::ReplicaId());
+  forwarded->AddMetadata(kForwardedByHeader, app::PlacerElection::Self());
   grpc::ClientContext* raw = forwarded.get();
   v1::PlacementService::Stub& placer = **stub;
   // The completion owns the client context and the stub until the call

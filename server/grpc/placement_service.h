@@ -4,7 +4,7 @@
 
 #include "server/grpc/blocking_pool.h"
 #include "server/grpc/placement_forwarder.h"
-#include "server/grpc/services.h"
+#include "server/grpc/service_context.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched::grpc_api {

@@ -2,7 +2,7 @@
 #ifndef WSCHED_SERVER_GRPC_SETTINGS_SERVICE_H_
 #define WSCHED_SERVER_GRPC_SETTINGS_SERVICE_H_
 
-#include "server/grpc/services.h"
+#include "server/grpc/service_context.h"
 #include "wsched/v1/settings.grpc.pb.h"
 
 namespace wsched::grpc_api {

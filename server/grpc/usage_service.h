@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/synchronization/mutex.h"
 #include "server/grpc/principal.h"
-#include "server/grpc/services.h"
+#include "server/grpc/service_context.h"
 #include "server/store/usage.h"
 #include "wsched/v1/usage.grpc.pb.h"
 
