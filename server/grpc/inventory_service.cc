@@ -38,6 +38,7 @@ v1::DriverState ToProto(core::DriverState state) {
     case core::DriverState::kNeedsDriver: return v1::DRIVER_STATE_NEEDS_DRIVER;
     case core::DriverState::kInstallFailed: return v1::DRIVER_STATE_INSTALL_FAILED;
     case core::DriverState::kNoPolicy: return v1::DRIVER_STATE_NO_POLICY;
+    case core::DriverState::kInstalling: return v1::DRIVER_STATE_INSTALLING;
   }
   return v1::DRIVER_STATE_UNSPECIFIED;
 }
