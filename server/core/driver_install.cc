@@ -18,6 +18,22 @@ std::optional<DriverInstall> ParseDriverInstall(absl::string_view name) {
   return std::nullopt;
 }
 
+const char* DriverCacheName(DriverCache cache) {
+  switch (cache) {
+    case DriverCache::kUnknown: return "";
+    case DriverCache::kHit: return "hit";
+    case DriverCache::kMiss: return "miss";
+  }
+  return "";
+}
+
+std::optional<DriverCache> ParseDriverCache(absl::string_view name) {
+  for (DriverCache cache : {DriverCache::kUnknown, DriverCache::kHit, DriverCache::kMiss}) {
+    if (name == DriverCacheName(cache)) return cache;
+  }
+  return std::nullopt;
+}
+
 bool AgentRunsDriverInstall(DriverInstall face, DriverState state) {
   if (face != DriverInstall::kNode) return false;
   return state == DriverState::kNeedsDriver || state == DriverState::kInstalling ||

@@ -11,6 +11,15 @@
 
 namespace wsched::core {
 
+// Whether an installer found its build in the driver cache (keyed by
+// driver, kernel and OS), as it reports it (docs/agent.md "The installer
+// contract"): install times are kept apart by it.
+enum class DriverCache { kUnknown, kHit, kMiss };
+
+// "", "hit", "miss".
+const char* DriverCacheName(DriverCache cache);
+std::optional<DriverCache> ParseDriverCache(absl::string_view name);
+
 // "manual", "node", "cluster" (the catalog's driver_install values).
 const char* DriverInstallName(DriverInstall face);
 std::optional<DriverInstall> ParseDriverInstall(absl::string_view name);

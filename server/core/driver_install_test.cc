@@ -13,6 +13,13 @@ TEST(DriverInstall, NamesRoundTrip) {
   EXPECT_EQ(ParseDriverInstall(""), std::nullopt);
 }
 
+TEST(DriverCache, NamesRoundTrip) {
+  for (DriverCache cache : {DriverCache::kUnknown, DriverCache::kHit, DriverCache::kMiss}) {
+    EXPECT_EQ(ParseDriverCache(DriverCacheName(cache)), cache);
+  }
+  EXPECT_EQ(ParseDriverCache("HIT"), std::nullopt);
+}
+
 TEST(DriverInstall, OnlyANodePoolsAgentRunsTheInstall) {
   EXPECT_FALSE(AgentRunsDriverInstall(DriverInstall::kManual, DriverState::kNeedsDriver));
   EXPECT_FALSE(AgentRunsDriverInstall(DriverInstall::kCluster, DriverState::kNeedsDriver));

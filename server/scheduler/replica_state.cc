@@ -179,7 +179,8 @@ std::vector<std::string> Scheduler::ReplaceStateLocked(StateStore::Everything& a
   for (const auto& node : all.nodes) {
     node_versions_[node.info.name] = node.version;
     nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
-    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, node.registered_at);
+    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, node.registered_at,
+                               node.driver_history.failure);
   }
   for (const auto& row : all.active) {
     // A reload may go back to an older picture than a local mirror: the
@@ -294,7 +295,8 @@ bool Scheduler::ApplyNodeLocked(const store::StoredNode& node) {
     }
   }
   nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
-  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, since);
+  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, since,
+                             node.driver_history.failure);
   return true;
 }
 
