@@ -2,6 +2,7 @@
 // PostgreSQL: registration, driver readiness, the IOMMU rule, lost nodes,
 // input validation, cordon/drain, and the inventory metrics.
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <optional>
 #include <sstream>
@@ -26,6 +27,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr int64_t kGi = int64_t{1} << 30;
 constexpr int64_t kTi = int64_t{1} << 40;
@@ -97,9 +99,9 @@ using testing::MetricValue;
 
 class InventoryTest : public ::testing::Test {
  protected:
-  void StartServer(std::vector<std::string> flags = {}, bool metrics = false) {
-    testing::ServerConfig config{db_.url(), testing::SourcePath("classes/saas.yaml"),
-                                 std::move(flags)};
+  void StartServer(std::vector<std::string> flags = {}, bool metrics = false,
+                   std::string catalog = testing::SourcePath("classes/saas.yaml")) {
+    testing::ServerConfig config{db_.url(), std::move(catalog), std::move(flags)};
     config.metrics = metrics;
     server_ = std::make_unique<testing::ServerProcess>(config);
     ASSERT_TRUE(server_->started());
@@ -349,6 +351,128 @@ TEST_F(InventoryTest, KernelChangeNeedsTheInstallerUntilItReportsSuccess) {
   // Unknown node: NOT_FOUND.
   EXPECT_EQ(ReportInstall("h100-zz", kNewKernel, true, &reported).error_code(),
             grpc::StatusCode::NOT_FOUND);
+}
+
+// classes/saas.yaml with the gpu-h100 pool's agents running driver installs.
+std::string CatalogWithNodeInstalls() {
+  std::ifstream in(testing::SourcePath("classes/saas.yaml"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string pool = "  - id: gpu-h100\n";
+  yaml.insert(yaml.find(pool) + pool.size(), "    driver_install: node\n");
+  const std::string path = ::testing::TempDir() + "/inventory-test-node-installs.yaml";
+  std::ofstream(path) << yaml;
+  return path;
+}
+
+// The agent's side of a `node` pool's installs (docs/agent.md "Driver
+// installs"): answers hand the job out, reports move the node through
+// installing and install_failed (with the log tail) to ready, and the
+// job's measured time is kept by cache.
+TEST_F(InventoryTest, ANodePoolsAgentIsHandedItsInstallAndReportsIt) {
+  StartServer({}, false, CatalogWithNodeInstalls());
+  v1::RegisterNodeResponse registered;
+  ASSERT_TRUE(Register(H100Node("h100-a"), &registered).ok());
+  EXPECT_FALSE(registered.has_driver_work());  // Ready: nothing to install.
+
+  v1::HeartbeatRequest rebooted;
+  rebooted.set_node_name("h100-a");
+  rebooted.set_kernel_version(kNewKernel);
+  v1::HeartbeatResponse answer;
+  ASSERT_TRUE(Heartbeat(rebooted, &answer).ok());
+  ASSERT_TRUE(answer.has_driver_work());
+  EXPECT_EQ(answer.driver_work().node_name(), "h100-a");
+  EXPECT_EQ(answer.driver_work().kernel_version(), kNewKernel);
+  EXPECT_EQ(answer.driver_work().driver_version(), kDriver);
+  EXPECT_EQ(answer.driver_work().installer_image(),
+            "registry.example.com/nvidia/driver:550-5.15.0-94-generic-ubuntu22.04");
+
+  auto report = [&](v1::DriverInstallOutcome outcome, const std::string& log_tail,
+                    v1::Node* node) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAgentToken);
+    v1::ReportDriverInstallRequest request;
+    request.set_node_name("h100-a");
+    request.set_kernel_version(kNewKernel);
+    request.set_outcome(outcome);
+    request.set_detail(outcome == v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED ? kDriver : "exit status 3");
+    request.set_log_tail(log_tail);
+    if (outcome != v1::DRIVER_INSTALL_OUTCOME_STARTED) {
+      request.mutable_duration()->set_seconds(42);
+      request.set_cache(v1::DRIVER_CACHE_HIT);
+    }
+    return inventory_->ReportDriverInstall(&context, request, node);
+  };
+  v1::Node node;
+  ASSERT_TRUE(report(v1::DRIVER_INSTALL_OUTCOME_STARTED, "", &node).ok());
+  EXPECT_EQ(node.driver_state(), v1::DRIVER_STATE_INSTALLING);
+  v1::Workspace workspace;
+  ASSERT_TRUE(Place("ws-installing", "gpu-1x", &workspace).ok());
+  EXPECT_EQ(workspace.state(), v1::WORKSPACE_STATE_PENDING);
+  EXPECT_THAT(workspace.pending_reason(), HasSubstr("waiting for the driver install on node h100-a"));
+
+  ASSERT_TRUE(report(v1::DRIVER_INSTALL_OUTCOME_FAILED, "cc: not found | make: *** Error 1", &node).ok());
+  EXPECT_EQ(node.driver_state(), v1::DRIVER_STATE_INSTALL_FAILED);
+  EXPECT_THAT(node.driver_detail(),
+              HasSubstr("failed: exit status 3; log tail: cc: not found | make: *** Error 1"));
+  // (gpu-1x may also take an A100, whose pool could scale up: its pending
+  // reason names that pool now; tests/runtime/driver_install_test.sh checks
+  // the log tail in a pending reason.)
+  ASSERT_TRUE(Heartbeat(rebooted, &answer).ok());
+  EXPECT_TRUE(answer.has_driver_work());  // The agent retries with backoff.
+
+  ASSERT_TRUE(report(v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED, "", &node).ok());
+  EXPECT_EQ(node.driver_state(), v1::DRIVER_STATE_READY);
+  EXPECT_THAT(node.driver_detail(), Not(HasSubstr("log tail")));
+  ASSERT_TRUE(Heartbeat(rebooted, &answer).ok());
+  EXPECT_FALSE(answer.has_driver_work());
+  const v1::Pool pool = FindPool("gpu-h100");
+  EXPECT_EQ(pool.driver_install(), v1::DRIVER_INSTALL_NODE);
+  ASSERT_EQ(pool.timings().driver_installs_size(), 1);
+  EXPECT_EQ(pool.timings().driver_installs(0).kernel_version(), kNewKernel);
+  EXPECT_EQ(pool.timings().driver_installs(0).cache(), v1::DRIVER_CACHE_HIT);
+  EXPECT_EQ(pool.timings().driver_installs(0).median().seconds(), 42);
+  ASSERT_TRUE(Eventually([&] {
+    return GetWorkspace("ws-installing").state() == v1::WORKSPACE_STATE_PLACED;
+  })) << GetWorkspace("ws-installing").DebugString();
+
+  // A manual pool's agent is handed nothing.
+  v1::NodeInfo a100 = H100Node("a100-a");
+  a100.set_pool("gpu-a100");
+  a100.set_driver_version("");
+  ASSERT_TRUE(Register(a100, &registered).ok());
+  EXPECT_EQ(registered.node().driver_state(), v1::DRIVER_STATE_NEEDS_DRIVER);
+  EXPECT_FALSE(registered.has_driver_work());
+}
+
+TEST_F(InventoryTest, BadDriverInstallReportsAreRefusedWithTheField) {
+  StartServer();
+  ASSERT_TRUE(Register(H100Node("h100-a")).ok());
+  auto refusal = [&](const std::function<void(v1::ReportDriverInstallRequest&)>& edit) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::ReportDriverInstallRequest request;
+    request.set_node_name("h100-a");
+    request.set_kernel_version(kKernel);
+    edit(request);
+    v1::Node node;
+    grpc::Status status = inventory_->ReportDriverInstall(&context, request, &node);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    return status.error_message();
+  };
+  EXPECT_THAT(refusal([](auto& r) { r.set_log_tail("line one\nline two"); }),
+              HasSubstr("log_tail: at most 2048 printable characters"));
+  EXPECT_THAT(refusal([](auto& r) {
+                r.set_outcome(v1::DRIVER_INSTALL_OUTCOME_STARTED);
+                r.mutable_duration()->set_seconds(5);
+              }),
+              HasSubstr("duration: must be unset when outcome is STARTED"));
+  EXPECT_THAT(refusal([](auto& r) { r.mutable_duration()->set_seconds(-1); }),
+              HasSubstr("duration: must be between 0 and 7 days"));
+  EXPECT_THAT(refusal([](auto& r) { r.set_cache(static_cast<v1::DriverCache>(9)); }),
+              HasSubstr("cache: must be a DriverCache"));
+  EXPECT_EQ(FindNode("h100-a")->driver_state(), v1::DRIVER_STATE_READY);  // Nothing changed.
 }
 
 TEST_F(InventoryTest, NodeWithoutDriverPolicyIsReportedNotGuessed) {

@@ -123,6 +123,18 @@ class Caller {
     if (out != nullptr) *out = response;
     return status;
   }
+  grpc::Status ReportInstall(const std::string& node, const std::string& kernel,
+                             v1::DriverInstallOutcome outcome) const {
+    v1::ReportDriverInstallRequest request;
+    request.set_node_name(node);
+    request.set_kernel_version(kernel);
+    request.set_outcome(outcome);
+    request.set_detail("exit status 1");
+    request.set_log_tail("make: *** [nvidia.ko] Error 1");
+    v1::Node response;
+    auto context = Context();
+    return stub_->ReportDriverInstall(context.get(), request, &response);
+  }
   grpc::Status RemoveNode(const std::string& node) const {
     v1::NodeNameRequest request;
     request.set_node_name(node);
@@ -164,12 +176,18 @@ void ExpectBoundToItsNode(const Caller& mine, const std::string& own, const std:
   status = mine.GetNode(own, &node);
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(node.info().pool(), kPool);
+  // Its own driver installs: the agent reports them itself.
+  status = mine.ReportInstall(own, node.info().kernel_version(), v1::DRIVER_INSTALL_OUTCOME_STARTED);
+  EXPECT_TRUE(status.ok()) << status.error_message();
 
   const v1::Node before = AdminView(admin, other);
   testing::FakeNodeOptions smaller;
   smaller.gpus = 2;
-  for (const grpc::Status& refused : {mine.Register(testing::FakeGpuNode(other, kPool, smaller)),
-                                      mine.Heartbeat(other, "6.1.0-evil"), mine.GetNode(other)}) {
+  for (const grpc::Status& refused :
+       {mine.Register(testing::FakeGpuNode(other, kPool, smaller)),
+        mine.Heartbeat(other, "6.1.0-evil"), mine.GetNode(other),
+        mine.ReportInstall(other, before.info().kernel_version(),
+                           v1::DRIVER_INSTALL_OUTCOME_FAILED)}) {
     EXPECT_EQ(refused.error_code(), StatusCode::PERMISSION_DENIED) << refused.error_message();
     EXPECT_EQ(Reason(refused), "NOT_THIS_NODE") << refused.error_message();
     EXPECT_THAT(refused.error_message(), HasSubstr(absl::StrCat("not for ", other)));
@@ -305,8 +323,8 @@ TEST_F(NodeIdentityTest, CertificatesAndStaticTokensSpeakForTheirNodeOnly) {
   ASSERT_TRUE(as_n2.Register(testing::FakeGpuNode("n2", kPool)).ok());
   ExpectBoundToItsNode(as_n1, "n1", "n2", admin);
 
-  // Three refusals per credential, each counted once.
-  EXPECT_EQ(Metric(server_->metrics_port(), refusals), 6.0);
+  // Four refusals per credential, each counted once.
+  EXPECT_EQ(Metric(server_->metrics_port(), refusals), 8.0);
 }
 
 TEST_F(NodeIdentityTest, TheAgentBootstrapsOnceAndThenUsesItsOwnToken) {

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/agent/log.h"
+#include "server/process/process_runner.h"
 #include "server/agent/report.h"
 #include "server/agent/rooted_fs.h"
 #include "server/core/vfio_binding.h"
@@ -28,9 +29,16 @@ bool StopSignal::stopped() const {
   return stopped_;
 }
 
+void StopSignal::Nudge() const {
+  absl::MutexLock lock(&mutex_);
+  nudged_ = true;
+}
+
 bool StopSignal::WaitFor(absl::Duration duration) const {
   absl::MutexLock lock(&mutex_);
-  mutex_.AwaitWithTimeout(absl::Condition(&stopped_), duration);
+  auto woken = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex_) { return stopped_ || nudged_; };
+  mutex_.AwaitWithTimeout(absl::Condition(&woken), duration);
+  nudged_ = false;
   return stopped_;
 }
 
@@ -41,7 +49,15 @@ Agent::Agent(AgentOptions options, InventoryClient& client, const StopSignal& st
       stop_(stop),
       interval_(options_.heartbeat_interval),
       sampler_(options_.nvidia_smi),
-      xids_(options_.xid_hold) {}
+      xids_(options_.xid_hold),
+      driver_backoff_(options_.driver_install.initial_backoff, options_.driver_install.max_backoff) {
+  DriverRunnerOptions install = options_.driver_install;
+  if (install.log_dir.empty()) install.log_dir = options_.auth.state_dir;
+  DriverInstaller::Runner runner = options_.driver_install_runner;
+  if (!runner) runner = [](const process::Command& command) { return process::RunCommand(command); };
+  installer_ = std::make_unique<DriverInstaller>(std::move(install), std::move(runner),
+                                                 [this] { stop_.Nudge(); });
+}
 
 bool Agent::SampleNvidiaSmiOnce() {
   fresh_sample_.clear();
@@ -214,6 +230,7 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
 #pragma GCC diagnostic pop
   }
   registered_ = node;
+  TakeDriverWork(response->has_driver_work(), response->driver_work());
   Log(absl::StrCat("registered node ", node.name, " in pool ", node.pool, " with ",
                    node.gpus.size(), " GPU(s); heartbeat every ", absl::FormatDuration(interval_)));
   return absl::OkStatus();
@@ -237,7 +254,79 @@ absl::Status Agent::Heartbeat(const core::NodeInfo& node) {
     return absl::Status(response.status().code(),
                         absl::StrCat("Heartbeat: ", response.status().message()));
   }
+  TakeDriverWork(response->has_driver_work(), response->driver_work());
   return absl::OkStatus();
+}
+
+void Agent::TakeDriverWork(bool has_work, const wsched::v1::DriverWork& work) {
+  if (!has_work) {
+    driver_job_.reset();
+    return;
+  }
+  DriverJob job{work.node_name(),      work.kernel_version(), work.os_id(),
+                work.os_version(),     work.driver_version(), work.installer_image()};
+  if (driver_job_ != job) {
+    Log(absl::StrCat("driver install handed out: driver ", job.driver_version, " for kernel ",
+                     job.kernel, " with ", job.image));
+  }
+  driver_job_ = std::move(job);
+}
+
+bool Agent::ReportInstall(wsched::v1::ReportDriverInstallRequest request) {
+  absl::StatusOr<wsched::v1::Node> answer = client_.ReportDriverInstall(request, auth_.bearer());
+  if (answer.ok()) return true;
+  Log(absl::StrCat("ReportDriverInstall: ", answer.status().ToString()));
+  return false;
+}
+
+void Agent::DriveDriverInstall() {
+  if (!unreported_install_) unreported_install_ = installer_->TakeFinished();
+  if (unreported_install_) {
+    const auto& [job, outcome] = *unreported_install_;
+    Log(absl::StrCat("driver install of ", job.driver_version, " for kernel ", job.kernel,
+                     outcome.succeeded ? " succeeded" : " failed: ", outcome.succeeded ? "" : outcome.detail,
+                     " in ", absl::FormatDuration(absl::Trunc(outcome.took, absl::Seconds(1))),
+                     outcome.log_path.empty() ? "" : absl::StrCat("; log in ", outcome.log_path)));
+    if (outcome.succeeded) {
+      driver_backoff_.Succeeded(job);
+    } else {
+      absl::Time next = driver_backoff_.Failed(job, absl::Now());
+      Log(absl::StrCat("driver install retried not before ", absl::FormatTime(next)));
+    }
+    wsched::v1::ReportDriverInstallRequest request;
+    request.set_node_name(job.node);
+    request.set_kernel_version(job.kernel);
+    request.set_success(outcome.succeeded);
+    request.set_outcome(outcome.succeeded ? wsched::v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED
+                                          : wsched::v1::DRIVER_INSTALL_OUTCOME_FAILED);
+    request.set_detail(outcome.detail.substr(0, 1024));
+    request.set_log_tail(outcome.log_tail);
+    if (outcome.took > absl::ZeroDuration()) {
+      request.mutable_duration()->set_seconds(absl::ToInt64Seconds(outcome.took));
+      request.mutable_duration()->set_nanos(static_cast<int32_t>(
+          absl::ToInt64Nanoseconds(outcome.took - absl::Seconds(absl::ToInt64Seconds(outcome.took)))));
+    }
+    request.set_cache(outcome.cache == core::DriverCache::kHit    ? wsched::v1::DRIVER_CACHE_HIT
+                      : outcome.cache == core::DriverCache::kMiss ? wsched::v1::DRIVER_CACHE_MISS
+                                                                  : wsched::v1::DRIVER_CACHE_UNSPECIFIED);
+    // A refusal (a kernel the node no longer runs) will not change on a
+    // retry: only an unreachable server keeps the report for the next cycle.
+    absl::StatusOr<wsched::v1::Node> answer = client_.ReportDriverInstall(request, auth_.bearer());
+    if (!answer.ok()) Log(absl::StrCat("ReportDriverInstall: ", answer.status().ToString()));
+    if (answer.ok() || !absl::IsUnavailable(answer.status())) unreported_install_.reset();
+    return;  // The next cycle rediscovers the node (a loaded driver) first.
+  }
+  if (!driver_job_ || installer_->running() || !driver_backoff_.Due(*driver_job_, absl::Now())) {
+    return;
+  }
+  wsched::v1::ReportDriverInstallRequest started;
+  started.set_node_name(driver_job_->node);
+  started.set_kernel_version(driver_job_->kernel);
+  started.set_outcome(wsched::v1::DRIVER_INSTALL_OUTCOME_STARTED);
+  started.set_detail(absl::StrCat("installing ", driver_job_->driver_version, " with ", driver_job_->image));
+  if (!ReportInstall(std::move(started))) return;
+  Log(absl::StrCat("driver install started: ", driver_job_->image));
+  installer_->Start(*driver_job_);
 }
 
 absl::Status Agent::RunOnce() {
@@ -275,8 +364,10 @@ void Agent::Run() {
     backoff = options_.initial_backoff;
     // The server forgot us: register again now, not a whole interval later.
     if (registered_before && !registered_) continue;
+    if (registered_) DriveDriverInstall();
     if (stop_.WaitFor(interval_)) break;
   }
+  installer_->Cancel();  // Not reported: the next start of the agent runs it again.
   Log("stopping");
 }
 

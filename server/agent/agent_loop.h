@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "server/agent/agent_auth.h"
 #include "server/agent/discovery.h"
+#include "server/agent/driver_runner.h"
 #include "server/agent/gpu_health_rules.h"
 #include "server/agent/inventory_client.h"
 #include "server/agent/node_cdi.h"
@@ -30,16 +31,21 @@
 namespace wsched::agent {
 
 // Set once (by the signal thread) to end the loop; waits wake up at once.
+// Nudge wakes the current (or next) wait early without stopping: a driver
+// install that ended is reported at once, not an interval later.
 class StopSignal {
  public:
   void Stop();
   bool stopped() const;
-  // Sleeps up to `duration`; true when stopped (now or during the wait).
+  void Nudge() const;
+  // Sleeps up to `duration` or until nudged; true when stopped (now or
+  // during the wait).
   bool WaitFor(absl::Duration duration) const;
 
  private:
   mutable absl::Mutex mutex_;
   bool stopped_ ABSL_GUARDED_BY(mutex_) = false;
+  mutable bool nudged_ ABSL_GUARDED_BY(mutex_) = false;
 };
 
 struct AgentOptions {
@@ -67,6 +73,11 @@ struct AgentOptions {
   std::shared_ptr<SysfsWriter> sysfs_writer;
   // Called with what is about to be registered (for --print).
   std::function<void(const core::NodeInfo&)> on_register;
+  // How the agent runs the installs its answers hand it (a pool with
+  // driver_install node; driver_runner.h). log_dir empty: the state dir.
+  DriverRunnerOptions driver_install;
+  // Runs the installer's command; null: process::RunCommand. Tests fake it.
+  DriverInstaller::Runner driver_install_runner;
 };
 
 class Agent {
@@ -102,6 +113,13 @@ class Agent {
   // goes through bootstrap where that applies).
   absl::Status Heartbeat(const core::NodeInfo& node);
   absl::Duration Jittered(absl::Duration duration);
+  // The install job an answer handed out (or none: the node needs none).
+  void TakeDriverWork(bool has_work, const wsched::v1::DriverWork& work);
+  // Reports an ended install, or starts the handed-out one when it is due
+  // (reporting its start first). Errors are logged: the next cycle retries.
+  void DriveDriverInstall();
+  // ReportDriverInstall with the agent's own credential; false on error.
+  bool ReportInstall(wsched::v1::ReportDriverInstallRequest request);
 
   const AgentOptions options_;
   InventoryClient& client_;
@@ -126,6 +144,11 @@ class Agent {
   std::vector<GroupBinding> vfio_groups_;  // This cycle's binding (vfio pools only).
   std::vector<std::string> vfio_problems_;  // Last logged, like cdi_problems_.
   absl::BitGen random_;  // Backoff jitter.
+  std::optional<DriverJob> driver_job_;  // From the last answer.
+  RetryBackoff driver_backoff_;
+  // An ended install whose report has not reached the server yet.
+  std::optional<std::pair<DriverJob, DriverInstallOutcome>> unreported_install_;
+  std::unique_ptr<DriverInstaller> installer_;  // Last: its thread uses the rest.
 };
 
 }  // namespace wsched::agent

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/agent/fake_kernel_test_util.h"
@@ -35,6 +36,7 @@ class FakeInventory : public InventoryClient {
     if (register_errors_.empty()) {
       wsched::v1::RegisterNodeResponse response;
       response.set_node_credential_issued(!request.node_token_sha256().empty());
+      if (driver_work_) *response.mutable_driver_work() = *driver_work_;
       return response;
     }
     absl::Status error = register_errors_.front();
@@ -47,10 +49,39 @@ class FakeInventory : public InventoryClient {
     absl::MutexLock lock(&mutex_);
     heartbeats_.push_back(request);
     heartbeat_bearers_.push_back(bearer);
-    if (heartbeat_answers_.empty()) return wsched::v1::HeartbeatResponse();
+    if (heartbeat_answers_.empty()) {
+      wsched::v1::HeartbeatResponse response;
+      if (driver_work_) *response.mutable_driver_work() = *driver_work_;
+      return response;
+    }
     absl::StatusOr<wsched::v1::HeartbeatResponse> answer = heartbeat_answers_.front();
     heartbeat_answers_.pop_front();
     return answer;
+  }
+
+  absl::StatusOr<wsched::v1::Node> ReportDriverInstall(
+      const wsched::v1::ReportDriverInstallRequest& request, const std::string& bearer) override {
+    absl::MutexLock lock(&mutex_);
+    install_reports_.push_back(request);
+    install_bearers_.push_back(bearer);
+    return wsched::v1::Node();
+  }
+  std::vector<wsched::v1::ReportDriverInstallRequest> install_reports() {
+    absl::MutexLock lock(&mutex_);
+    return install_reports_;
+  }
+  bool AwaitInstallReports(size_t count) {
+    absl::MutexLock lock(&mutex_);
+    auto reached = [&]() ABSL_SHARED_LOCKS_REQUIRED(mutex_) {
+      return install_reports_.size() >= count;
+    };
+    return mutex_.AwaitWithTimeout(absl::Condition(&reached), absl::Seconds(10));
+  }
+
+  // Every answer from now on hands out this install.
+  void HandOut(wsched::v1::DriverWork work) {
+    absl::MutexLock lock(&mutex_);
+    driver_work_ = std::move(work);
   }
 
   void FailRegister(absl::Status error) {
@@ -97,6 +128,9 @@ class FakeInventory : public InventoryClient {
   std::vector<wsched::v1::HeartbeatRequest> heartbeats_ ABSL_GUARDED_BY(mutex_);
   std::vector<std::string> register_bearers_ ABSL_GUARDED_BY(mutex_);
   std::vector<std::string> heartbeat_bearers_ ABSL_GUARDED_BY(mutex_);
+  std::vector<wsched::v1::ReportDriverInstallRequest> install_reports_ ABSL_GUARDED_BY(mutex_);
+  std::vector<std::string> install_bearers_ ABSL_GUARDED_BY(mutex_);
+  std::optional<wsched::v1::DriverWork> driver_work_ ABSL_GUARDED_BY(mutex_);
 };
 
 AgentOptions FastOptions(const std::string& tree) {
@@ -366,6 +400,79 @@ TEST(AgentLoopTest, RegistersAgainWhenTheServerForgotTheNode) {
   inventory.AnswerHeartbeat(absl::NotFoundError("node h100-node-1 not found"));
   RunningAgent agent(FastOptions("h100-8gpu"), inventory);
   ASSERT_TRUE(inventory.AwaitCalls(2, 2));
+}
+
+wsched::v1::DriverWork Work() {
+  wsched::v1::DriverWork work;
+  work.set_node_name("gpu-node-1");
+  work.set_kernel_version("6.1.0-18-amd64");
+  work.set_os_id("debian");
+  work.set_os_version("12");
+  work.set_driver_version("550.54.15");
+  work.set_installer_image("registry.example/driver:550-6.1.0-18-amd64-debian12");
+  return work;
+}
+
+process::Result Ran(int exit_code, std::string log) {
+  process::Result result;
+  result.exit_code = exit_code;
+  result.out.text = std::move(log);
+  result.took = absl::Seconds(42);
+  return result;
+}
+
+TEST(AgentLoopTest, RunsAHandedOutInstallAndReportsItsStartAndEnd) {
+  FakeInventory inventory;
+  inventory.HandOut(Work());
+  std::vector<std::string> commands;
+  absl::Mutex mutex;
+  AgentOptions options = FastOptions("h100-8gpu");
+  options.driver_install_runner = [&](const process::Command& command) {
+    absl::MutexLock lock(&mutex);
+    commands.push_back(absl::StrJoin(command.argv, " "));
+    return absl::StatusOr<process::Result>(Ran(0, "wsched-driver-cache: hit\ninstalled\n"));
+  };
+  RunningAgent agent(options, inventory);
+  ASSERT_TRUE(inventory.AwaitInstallReports(2));
+  const auto reports = inventory.install_reports();
+  EXPECT_EQ(reports[0].outcome(), wsched::v1::DRIVER_INSTALL_OUTCOME_STARTED);
+  EXPECT_EQ(reports[0].node_name(), "gpu-node-1");
+  EXPECT_EQ(reports[0].kernel_version(), "6.1.0-18-amd64");
+  EXPECT_EQ(reports[1].outcome(), wsched::v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED);
+  EXPECT_TRUE(reports[1].success());
+  EXPECT_EQ(reports[1].detail(), "550.54.15");
+  EXPECT_EQ(reports[1].cache(), wsched::v1::DRIVER_CACHE_HIT);
+  EXPECT_EQ(reports[1].duration().seconds(), 42);
+  EXPECT_EQ(reports[1].log_tail(), "wsched-driver-cache: hit | installed");
+  absl::MutexLock lock(&mutex);
+  ASSERT_FALSE(commands.empty());
+  EXPECT_THAT(commands[0], HasSubstr("podman run --rm --replace --name wsched-driver-install"));
+  EXPECT_THAT(commands[0], HasSubstr("-e WSCHED_DRIVER_VERSION=550.54.15"));
+}
+
+TEST(AgentLoopTest, AFailedInstallIsReportedWithItsTailAndNotRetriedBeforeItsBackoff) {
+  FakeInventory inventory;
+  inventory.HandOut(Work());
+  int runs = 0;
+  absl::Mutex mutex;
+  AgentOptions options = FastOptions("h100-8gpu");
+  options.driver_install.initial_backoff = absl::Hours(1);
+  options.driver_install_runner = [&](const process::Command&) {
+    absl::MutexLock lock(&mutex);
+    ++runs;
+    return absl::StatusOr<process::Result>(Ran(3, "building nvidia.ko\ncc: not found\n"));
+  };
+  RunningAgent agent(options, inventory);
+  ASSERT_TRUE(inventory.AwaitInstallReports(2));
+  const size_t heartbeats = inventory.heartbeats().size();
+  ASSERT_TRUE(inventory.AwaitCalls(1, heartbeats + 20));  // Many cycles later...
+  const auto reports = inventory.install_reports();
+  ASSERT_EQ(reports.size(), 2u);  // ...no second attempt.
+  EXPECT_EQ(reports[1].outcome(), wsched::v1::DRIVER_INSTALL_OUTCOME_FAILED);
+  EXPECT_EQ(reports[1].detail(), "exit status 3");
+  EXPECT_EQ(reports[1].log_tail(), "building nvidia.ko | cc: not found");
+  absl::MutexLock lock(&mutex);
+  EXPECT_EQ(runs, 1);
 }
 
 TEST(AgentLoopTest, StopEndsALongWaitAtOnce) {

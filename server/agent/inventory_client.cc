@@ -73,6 +73,16 @@ class GrpcInventoryClient final : public InventoryClient {
     return response;
   }
 
+  absl::StatusOr<wsched::v1::Node> ReportDriverInstall(
+      const wsched::v1::ReportDriverInstallRequest& request, const std::string& bearer) override {
+    grpc::ClientContext context;
+    Prepare(context, bearer);
+    wsched::v1::Node response;
+    absl::Status status = ToAbsl(stub_->ReportDriverInstall(&context, request, &response));
+    if (!status.ok()) return status;
+    return response;
+  }
+
  private:
   void Prepare(grpc::ClientContext& context, const std::string& bearer) const {
     context.set_deadline(std::chrono::system_clock::now() +

@@ -1,4 +1,4 @@
-// The two InventoryService calls the agent makes, behind an interface so the
+// The InventoryService calls the agent makes, behind an interface so the
 // register/heartbeat loop can be tested without a server. The bearer token
 // is an argument of each call, not of the client: one registration may
 // present the pool's bootstrap token and every call after it the node's
@@ -27,6 +27,9 @@ class InventoryClient {
       const wsched::v1::RegisterNodeRequest& request, const std::string& bearer) = 0;
   virtual absl::StatusOr<wsched::v1::HeartbeatResponse> Heartbeat(
       const wsched::v1::HeartbeatRequest& request, const std::string& bearer) = 0;
+  // The start or end of a driver install the agent runs (driver_runner.h).
+  virtual absl::StatusOr<wsched::v1::Node> ReportDriverInstall(
+      const wsched::v1::ReportDriverInstallRequest& request, const std::string& bearer) = 0;
 };
 
 struct GrpcClientOptions {

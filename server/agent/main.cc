@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "server/agent/agent_loop.h"
 #include "server/agent/discovery.h"
@@ -71,6 +72,20 @@ ABSL_FLAG(std::string, cdi_host_root, "/",
 ABSL_FLAG(std::string, gpu_binding, "host",
           "The pool's gpu_binding: host leaves drivers alone; vfio binds every GPU's IOMMU group "
           "(not its bridges) to vfio-pci before each report, which needs root (docs/agent.md)");
+ABSL_FLAG(std::string, driver_install_runtime, "podman",
+          "The command that runs driver installer images (a pool with driver_install node), "
+          "split at spaces, e.g. \"podman --root /var/lib/wsched-agent/containers\"");
+ABSL_FLAG(std::string, driver_cache, "/var/cache/wsched/driver",
+          "The driver cache installers keep built drivers in: a directory on this machine "
+          "(shared by the pool's nodes, e.g. NFS), mounted into the installer, or an object-store "
+          "URL passed to it as it is");
+ABSL_FLAG(absl::Duration, driver_install_timeout, absl::Minutes(30),
+          "Longest a driver install may run; its container is then killed and the install "
+          "reported failed");
+ABSL_FLAG(absl::Duration, driver_install_retry, absl::Minutes(1),
+          "Wait before a failed driver install runs again; doubles per failure up to 1h");
+ABSL_FLAG(std::vector<std::string>, driver_install_volumes, {},
+          "More volumes for the installer's container, HOST:CONTAINER[:OPTIONS], comma-separated");
 ABSL_FLAG(bool, once, false, "Discover (and register, with --server) once, then exit");
 ABSL_FLAG(bool, print, false, "Print the discovered node as JSON on stdout");
 
@@ -235,6 +250,22 @@ int main(int argc, char** argv) {
   } else {
     Log(absl::StrCat("--gpu_binding must be host or vfio, got \"", absl::GetFlag(FLAGS_gpu_binding),
                      "\""));
+    return kExitUsage;
+  }
+  options.driver_install.podman = absl::StrSplit(absl::GetFlag(FLAGS_driver_install_runtime), ' ',
+                                                 absl::SkipWhitespace());
+  options.driver_install.host_root = options.discovery.root;
+  options.driver_install.cache = absl::GetFlag(FLAGS_driver_cache);
+  options.driver_install.timeout = absl::GetFlag(FLAGS_driver_install_timeout);
+  options.driver_install.initial_backoff = absl::GetFlag(FLAGS_driver_install_retry);
+  options.driver_install.extra_volumes = absl::GetFlag(FLAGS_driver_install_volumes);
+  if (options.driver_install.podman.empty()) {
+    Log("--driver_install_runtime must name a command");
+    return kExitUsage;
+  }
+  if (options.driver_install.timeout <= absl::ZeroDuration() ||
+      options.driver_install.initial_backoff <= absl::ZeroDuration()) {
+    Log("--driver_install_timeout and --driver_install_retry must be positive");
     return kExitUsage;
   }
   const bool once = absl::GetFlag(FLAGS_once);

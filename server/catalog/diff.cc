@@ -8,6 +8,7 @@
 #include "server/catalog/idle.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
+#include "server/core/driver_install.h"
 #include "server/core/quantity.h"
 #include "server/core/vfio_binding.h"
 
@@ -108,6 +109,8 @@ std::string PoolChanges(const NodePool& a, const NodePool& b) {
   c.Compare("allow_unsafe_iommu", a.allow_unsafe_iommu, b.allow_unsafe_iommu, Bool);
   c.Compare("gpu_binding", a.gpu_binding, b.gpu_binding,
             [](core::GpuBinding binding) { return std::string(core::GpuBindingName(binding)); });
+  c.Compare("driver_install", a.driver_install, b.driver_install,
+            [](core::DriverInstall face) { return std::string(core::DriverInstallName(face)); });
   return c.Joined();
 }
 

@@ -15,6 +15,7 @@
 #include "server/catalog/units.h"
 #include "server/catalog/yaml_documents.h"
 #include "server/catalog/yaml_fields.h"
+#include "server/core/driver_install.h"
 #include "server/core/quantity.h"
 #include "server/core/vfio_binding.h"
 #include "yaml-cpp/yaml.h"
@@ -40,7 +41,8 @@ constexpr absl::string_view kPoolKeys[] = {"id",
                                            "max_node_provision_time",
                                            "warm_buffer",
                                            "allow_unsafe_iommu",
-                                           "gpu_binding"};
+                                           "gpu_binding",
+                                           "driver_install"};
 constexpr absl::string_view kNodeKeys[] = {"cpu",  "memory", "ephemeral_storage",
                                            "disk", "gpus",   "gpu_model"};
 constexpr absl::string_view kScaleDownKeys[] = {"unneeded", "delay_after_add", "schedule"};
@@ -148,6 +150,16 @@ std::optional<core::GpuBinding> ReadGpuBinding(const Field& field, Diagnostics& 
   if (!text) return std::nullopt;
   if (auto binding = core::ParseGpuBinding(*text)) return binding;
   diagnostics.ParseError(field.path, absl::StrCat("must be host or vfio, got \"", *text, "\""));
+  return std::nullopt;
+}
+
+std::optional<core::DriverInstall> ReadDriverInstall(const Field& field,
+                                                    Diagnostics& diagnostics) {
+  auto text = ReadString(field, diagnostics);
+  if (!text) return std::nullopt;
+  if (auto face = core::ParseDriverInstall(*text)) return face;
+  diagnostics.ParseError(field.path,
+                         absl::StrCat("must be manual, node or cluster, got \"", *text, "\""));
   return std::nullopt;
 }
 
@@ -279,6 +291,7 @@ core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
   SetIf(ReadWarmBuffer(fields.Get("warm_buffer"), diagnostics), pool.warm_buffer);
   SetIf(ReadBool(fields.Get("allow_unsafe_iommu"), diagnostics), pool.allow_unsafe_iommu);
   SetIf(ReadGpuBinding(fields.Get("gpu_binding"), diagnostics), pool.gpu_binding);
+  SetIf(ReadDriverInstall(fields.Get("driver_install"), diagnostics), pool.driver_install);
   return pool;
 }
 

@@ -283,6 +283,60 @@ pools:
   EXPECT_EQ(again->pools, catalog->pools);
 }
 
+TEST(CheckCatalogText, DriverInstallIsManualNodeOrCluster) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}
+  - {id: gpu-node, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_install: node}
+  - {id: gpu-bad, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_install: agent}
+)");
+  EXPECT_THAT(check.errors,
+              ElementsAre("pools[2] (gpu-bad).driver_install: must be manual, node or cluster, "
+                          "got \"agent\""));
+}
+
+TEST(CheckCatalogText, DriverInstallWithoutAHostDriverIsAWarning) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4, driver_install: node}
+  - {id: gpu-vm, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     gpu_binding: vfio, driver_install: node}
+)");
+  EXPECT_THAT(check.errors, ElementsAre());
+  EXPECT_THAT(check.warnings,
+              ::testing::IsSupersetOf(
+                  {"pools[0] (cpu).driver_install: has no effect on a pool without GPUs",
+                   "pools[1] (gpu-vm).driver_install: has no effect with gpu_binding vfio: the "
+                   "host needs no NVIDIA driver"}));
+}
+
+TEST(ParseCatalog, DriverInstallDefaultsToManualAndRoundTrips) {
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}
+  - {id: a, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4}
+  - {id: b, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_install: node}
+  - {id: c, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_install: cluster}
+)");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->pools[1].driver_install, core::DriverInstall::kManual);
+  EXPECT_EQ(catalog->pools[2].driver_install, core::DriverInstall::kNode);
+  EXPECT_EQ(catalog->pools[3].driver_install, core::DriverInstall::kCluster);
+  absl::StatusOr<core::Catalog> again = ParseCatalog(RenderCatalogYaml(*catalog));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->pools, catalog->pools);
+}
+
 TEST(CheckCatalogText, DuplicateKeysAreErrors) {
   const CatalogCheck check = CheckCatalogText(R"(
 classes:

@@ -5,6 +5,7 @@
 #include "server/catalog/idle.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
+#include "server/core/driver_install.h"
 #include "server/core/quantity.h"
 #include "server/core/vfio_binding.h"
 #include "yaml-cpp/yaml.h"
@@ -186,6 +187,10 @@ void Pool(YAML::Emitter& out, const NodePool& pool) {
   if (pool.gpu_binding != core::GpuBinding::kHost) {
     Key(out, "gpu_binding");
     out << core::GpuBindingName(pool.gpu_binding);
+  }
+  if (pool.driver_install != core::DriverInstall::kManual) {
+    Key(out, "driver_install");
+    out << core::DriverInstallName(pool.driver_install);
   }
   out << YAML::EndMap;
 }

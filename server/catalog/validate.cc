@@ -358,6 +358,13 @@ class CatalogValidator {
     if (pool.gpu_binding != core::GpuBinding::kHost && !pool.is_gpu()) {
       diagnostics_.Warning(FieldPath(path, "gpu_binding"), "has no effect on a pool without GPUs");
     }
+    if (pool.driver_install != core::DriverInstall::kManual && !pool.is_gpu()) {
+      diagnostics_.Warning(FieldPath(path, "driver_install"), "has no effect on a pool without GPUs");
+    } else if (pool.driver_install != core::DriverInstall::kManual &&
+               pool.gpu_binding == core::GpuBinding::kVfio) {
+      diagnostics_.Warning(FieldPath(path, "driver_install"),
+                           "has no effect with gpu_binding vfio: the host needs no NVIDIA driver");
+    }
   }
 
   void CheckNodeShape(absl::string_view path, const core::NodeShape& shape) {

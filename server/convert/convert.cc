@@ -62,6 +62,23 @@ core::IdlePolicy FromProto(const v1::IdlePolicy& idle) {
   return out;
 }
 
+v1::DriverInstall ToProto(core::DriverInstall face) {
+  switch (face) {
+    case core::DriverInstall::kManual: return v1::DRIVER_INSTALL_MANUAL;
+    case core::DriverInstall::kNode: return v1::DRIVER_INSTALL_NODE;
+    case core::DriverInstall::kCluster: return v1::DRIVER_INSTALL_CLUSTER;
+  }
+  return v1::DRIVER_INSTALL_MANUAL;
+}
+
+core::DriverInstall FromProto(v1::DriverInstall face) {
+  switch (face) {
+    case v1::DRIVER_INSTALL_NODE: return core::DriverInstall::kNode;
+    case v1::DRIVER_INSTALL_CLUSTER: return core::DriverInstall::kCluster;
+    default: return core::DriverInstall::kManual;
+  }
+}
+
 }  // namespace
 
 v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
@@ -128,6 +145,7 @@ v1::Pool ToProto(const core::NodePool& pool) {
   out.set_allow_unsafe_iommu(pool.allow_unsafe_iommu);
   out.set_gpu_binding(pool.gpu_binding == core::GpuBinding::kVfio ? v1::GPU_BINDING_VFIO
                                                                   : v1::GPU_BINDING_HOST);
+  out.set_driver_install(ToProto(pool.driver_install));
   return out;
 }
 
@@ -143,6 +161,7 @@ core::NodePool FromProto(const v1::Pool& pool) {
   out.allow_unsafe_iommu = pool.allow_unsafe_iommu();
   out.gpu_binding =
       pool.gpu_binding() == v1::GPU_BINDING_VFIO ? core::GpuBinding::kVfio : core::GpuBinding::kHost;
+  out.driver_install = FromProto(pool.driver_install());
   return out;
 }
 

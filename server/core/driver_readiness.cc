@@ -27,10 +27,16 @@ DriverReadiness EvaluateDriver(const std::vector<DriverPolicyEntry>& policy, con
   if (history.verified_kernel == node.kernel_version && node.driver_version == wanted) {
     result.state = DriverState::kReady;
     result.detail = absl::StrCat("driver ", wanted, " loaded for kernel ", node.kernel_version);
+  } else if (history.installing_kernel == node.kernel_version) {
+    result.state = DriverState::kInstalling;
+    result.detail = absl::StrCat("the agent installs driver ", wanted, " for kernel ",
+                                 node.kernel_version, " with ", result.requirement->installer_image);
   } else if (history.failed_kernel == node.kernel_version) {
     result.state = DriverState::kInstallFailed;
     result.detail = absl::StrCat("install of driver ", wanted, " for kernel ", node.kernel_version,
-                                 " failed; run ", result.requirement->installer_image, " again");
+                                 " failed",
+                                 history.failure.empty() ? "" : absl::StrCat(": ", history.failure),
+                                 "; run ", result.requirement->installer_image, " again");
   } else {
     result.state = DriverState::kNeedsDriver;
     result.detail = absl::StrCat(

@@ -20,6 +20,14 @@ struct DriverHistory {
   std::string verified_kernel;
   // Kernel whose last install job failed; empty when none.
   std::string failed_kernel;
+  // Kernel whose install the node's agent has started and not yet
+  // reported the end of (a `node` pool); empty when none.
+  std::string installing_kernel;
+  // What the last failed install said (its message and log tail), for
+  // operators; cleared by the next start or success.
+  std::string failure;
+
+  friend bool operator==(const DriverHistory&, const DriverHistory&) = default;
 };
 
 struct DriverReadiness {

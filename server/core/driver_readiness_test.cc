@@ -55,6 +55,34 @@ TEST(DriverReadiness, MissingDriverFailedInstallAndNoPolicy) {
   EXPECT_EQ(EvaluateDriver(Policy(), cpu, {}).state, DriverState::kNotNeeded);
 }
 
+// A node's agent installs, then reports the end: installing until then, and
+// ready only once the policy's driver is loaded for the running kernel.
+TEST(DriverReadiness, InstallingUntilTheAgentReportsTheEnd) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "");
+  DriverHistory history;
+  history.installing_kernel = "5.15.0-91-generic";
+  DriverReadiness readiness = EvaluateDriver(Policy(), node, history);
+  EXPECT_EQ(readiness.state, DriverState::kInstalling);
+  EXPECT_THAT(readiness.detail, ::testing::HasSubstr("the agent installs driver 550.54.15"));
+  history.installing_kernel.clear();
+  history.verified_kernel = "5.15.0-91-generic";  // Success reported, module not loaded yet.
+  EXPECT_EQ(EvaluateDriver(Policy(), node, history).state, DriverState::kNeedsDriver);
+  node.driver_version = "550.54.15";
+  EXPECT_EQ(EvaluateDriver(Policy(), node, history).state, DriverState::kReady);
+}
+
+TEST(DriverReadiness, AFailedInstallSaysWhatItsJobSaid) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "");
+  DriverHistory history;
+  history.failed_kernel = "5.15.0-91-generic";
+  history.failure = "exit 3: gcc: not found";
+  DriverReadiness readiness = EvaluateDriver(Policy(), node, history);
+  EXPECT_EQ(readiness.state, DriverState::kInstallFailed);
+  EXPECT_THAT(readiness.detail, ::testing::HasSubstr("failed: exit 3: gcc: not found"));
+  history.installing_kernel = "5.15.0-91-generic";  // The retry started.
+  EXPECT_EQ(EvaluateDriver(Policy(), node, history).state, DriverState::kInstalling);
+}
+
 // GPUs on vfio-pci go to VMs, whose guests load the driver: the host of a
 // vfio pool needs none, whatever the policy says for its kernel.
 TEST(DriverReadiness, VfioPoolNeedsNoHostDriver) {

@@ -36,6 +36,7 @@ const char* DriverStateName(DriverState state) {
     case DriverState::kNeedsDriver: return "needs_driver";
     case DriverState::kInstallFailed: return "install_failed";
     case DriverState::kNoPolicy: return "no_policy";
+    case DriverState::kInstalling: return "installing";
   }
   return "unknown";
 }
@@ -50,7 +51,8 @@ std::optional<NodeState> ParseNodeState(absl::string_view name) {
 
 std::optional<DriverState> ParseDriverState(absl::string_view name) {
   for (DriverState state : {DriverState::kNotNeeded, DriverState::kReady, DriverState::kNeedsDriver,
-                            DriverState::kInstallFailed, DriverState::kNoPolicy}) {
+                            DriverState::kInstallFailed, DriverState::kNoPolicy,
+                            DriverState::kInstalling}) {
     if (name == DriverStateName(state)) return state;
   }
   return std::nullopt;

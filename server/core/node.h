@@ -14,7 +14,9 @@
 namespace wsched::core {
 
 enum class NodeState { kProvisioning, kReady, kCordoned, kDraining, kLost };
-enum class DriverState { kNotNeeded, kReady, kNeedsDriver, kInstallFailed, kNoPolicy };
+// kInstalling: the node's agent runs the install job (a `node` pool,
+// docs/operations.md "Driver installs").
+enum class DriverState { kNotNeeded, kReady, kNeedsDriver, kInstallFailed, kNoPolicy, kInstalling };
 
 // Another PCI device in a GPU's IOMMU group.
 struct PciDevice {

@@ -100,6 +100,15 @@ enum class GpuBinding {
   kVfio,  // vfio-pci, the GPU and its whole IOMMU group; vm classes.
 };
 
+// Who runs a GPU node's driver installer (docs/operations.md "Driver
+// installs"): an operator by hand, the node's own agent, or the scaling
+// leader through an admin-given command per node.
+enum class DriverInstall {
+  kManual,   // An operator runs the image and reports (wschedctl driver-report).
+  kNode,     // The node's agent runs the image with podman and reports.
+  kCluster,  // The scaling leader runs a command per node.
+};
+
 struct NodePool {
   std::string id;  // DNS label.
   std::map<std::string, std::string> labels;
@@ -114,6 +123,7 @@ struct NodePool {
   // Let VM classes take GPUs whose IOMMU group holds foreign devices.
   bool allow_unsafe_iommu = false;
   GpuBinding gpu_binding = GpuBinding::kHost;
+  DriverInstall driver_install = DriverInstall::kManual;
   int64_t version = 0;  // Etag; bumped by the store when an apply changes the spec.
 
   bool is_gpu() const { return shape.gpus_per_node > 0; }

@@ -38,6 +38,7 @@ v1::DriverState ToProto(core::DriverState state) {
     case core::DriverState::kNeedsDriver: return v1::DRIVER_STATE_NEEDS_DRIVER;
     case core::DriverState::kInstallFailed: return v1::DRIVER_STATE_INSTALL_FAILED;
     case core::DriverState::kNoPolicy: return v1::DRIVER_STATE_NO_POLICY;
+    case core::DriverState::kInstalling: return v1::DRIVER_STATE_INSTALLING;
   }
   return v1::DRIVER_STATE_UNSPECIFIED;
 }
@@ -95,6 +96,15 @@ absl::Status NotYourPool(const Principal& who, const std::string& pool) {
        .metadata = {{"principal", who.name}, {"pool", pool}}});
 }
 
+v1::DriverCache ToProto(core::DriverCache cache) {
+  switch (cache) {
+    case core::DriverCache::kHit: return v1::DRIVER_CACHE_HIT;
+    case core::DriverCache::kMiss: return v1::DRIVER_CACHE_MISS;
+    case core::DriverCache::kUnknown: return v1::DRIVER_CACHE_UNSPECIFIED;
+  }
+  return v1::DRIVER_CACHE_UNSPECIFIED;
+}
+
 void TimingsToProto(const std::string& pool, const store::TimingFigures& figures,
                     const scheduler::SchedulerOptions& options, v1::PoolTimings* out) {
   if (auto it = figures.node_start.find(pool); it != figures.node_start.end()) {
@@ -102,15 +112,49 @@ void TimingsToProto(const std::string& pool, const store::TimingFigures& figures
     out->set_node_start_samples(it->second.samples);
   }
   *out->mutable_default_node_start() = ToDuration(options.default_node_start);
-  for (const auto& [key, figure] : figures.driver_install) {
-    if (key.first != pool) continue;
+  for (const auto& [key, figure] : figures.driver_install_by_cache) {
+    const auto& [of_pool, kernel, cache] = key;
+    if (of_pool != pool) continue;
     v1::KernelTiming* install = out->add_driver_installs();
-    install->set_kernel_version(key.second);
+    install->set_kernel_version(kernel);
     *install->mutable_median() = ToDuration(figure.median);
     install->set_samples(figure.samples);
+    install->set_cache(ToProto(cache));
   }
   *out->mutable_default_driver_install() = ToDuration(options.default_driver_install);
   SetDeprecatedSeconds(figures, pool, options, out);
+}
+
+scheduler::DriverInstallReport DriverInstallReportOf(const v1::ReportDriverInstallRequest& request) {
+  using Outcome = scheduler::DriverInstallReport::Outcome;
+  scheduler::DriverInstallReport report;
+  report.node = request.node_name();
+  report.kernel = request.kernel_version();
+  switch (request.outcome()) {
+    case v1::DRIVER_INSTALL_OUTCOME_STARTED: report.outcome = Outcome::kStarted; break;
+    case v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED: report.outcome = Outcome::kSucceeded; break;
+    case v1::DRIVER_INSTALL_OUTCOME_FAILED: report.outcome = Outcome::kFailed; break;
+    default: report.outcome = request.success() ? Outcome::kSucceeded : Outcome::kFailed;
+  }
+  report.detail = request.detail();
+  report.log_tail = request.log_tail();
+  if (request.has_duration()) {
+    report.took = absl::Seconds(request.duration().seconds()) +
+                  absl::Nanoseconds(request.duration().nanos());
+  }
+  report.cache = request.cache() == v1::DRIVER_CACHE_HIT    ? core::DriverCache::kHit
+                 : request.cache() == v1::DRIVER_CACHE_MISS ? core::DriverCache::kMiss
+                                                            : core::DriverCache::kUnknown;
+  return report;
+}
+
+void DriverWorkToProto(const scheduler::DriverWork& work, v1::DriverWork* out) {
+  out->set_node_name(work.node_name);
+  out->set_kernel_version(work.kernel_version);
+  out->set_os_id(work.os_id);
+  out->set_os_version(work.os_version);
+  out->set_driver_version(work.driver_version);
+  out->set_installer_image(work.installer_image);
 }
 
 // GetNode and RemoveNode share NodeNameRequest with the guarded writes but
@@ -136,6 +180,9 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
     auto view = inventory().RegisterNode(info, issue->has_value() ? &**issue : nullptr);
     if (!view.ok()) return CountedNodeIdentityRefusal(view.status(), context_.metrics);
     ToProto(*view, response->mutable_node());
+    if (auto work = inventory().AgentDriverWork(view->node)) {
+      DriverWorkToProto(*work, response->mutable_driver_work());
+    }
     response->set_node_credential_issued(issue->has_value());
     *response->mutable_heartbeat_interval() = ToDuration(context_.heartbeat_interval);
     SetDeprecatedSeconds(context_.heartbeat_interval, response);
@@ -177,6 +224,7 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     if (!result.ok()) return result.status();
     response->set_reregister(result->reregister);
     response->set_state(ToProto(result->state));
+    if (result->driver_work) DriverWorkToProto(*result->driver_work, response->mutable_driver_work());
     return absl::OkStatus();
   });
 }
@@ -295,15 +343,7 @@ grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
     if (!page.ok()) return page.status();
     auto work = inventory().ListDriverWork(*page);
     if (!work.ok()) return work.status();
-    for (const auto& item : work->work) {
-      auto* out = response->add_work();
-      out->set_node_name(item.node_name);
-      out->set_kernel_version(item.kernel_version);
-      out->set_os_id(item.os_id);
-      out->set_os_version(item.os_version);
-      out->set_driver_version(item.driver_version);
-      out->set_installer_image(item.installer_image);
-    }
+    for (const auto& item : work->work) DriverWorkToProto(item, response->add_work());
     for (const auto& name : work->nodes_without_policy) response->add_nodes_without_policy(name);
     response->set_next_page_token(work->next_page_token);
     return absl::OkStatus();
@@ -314,9 +354,20 @@ grpc::Status InventoryServiceImpl::ReportDriverInstall(
     grpc::ServerContext* context, const v1::ReportDriverInstallRequest* request,
     v1::Node* response) {
   return Handle(context_, context, kService, "ReportDriverInstall", *request,
-                [&](const Principal&) -> absl::Status {
-    auto view = inventory().ReportDriverInstall(
-        request->node_name(), request->kernel_version(), request->success(), request->detail());
+                [&](const Principal& who) -> absl::Status {
+    // An agent reports for its own node only, like its heartbeats.
+    if (absl::Status s = CheckSpeaksForNode(who, request->node_name(), "ReportDriverInstall",
+                                            context_.metrics);
+        !s.ok()) {
+      return s;
+    }
+    if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
+      auto node = inventory().GetNode(request->node_name());
+      if (node.ok() && !who.CoversPool(node->node.info.pool)) {
+        return NotYourPool(who, node->node.info.pool);
+      }
+    }
+    auto view = inventory().ReportDriverInstall(DriverInstallReportOf(*request));
     if (!view.ok()) return view.status();
     ToProto(*view, response);
     return absl::OkStatus();

@@ -305,7 +305,22 @@ absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
   if (request.kernel_version().empty() || !core::IsBoundedText(request.kernel_version(), 128)) {
     return Invalid("kernel_version", "is required (<= 128 printable characters)");
   }
-  return CheckText(request.detail(), "detail", 1024);
+  WSCHED_CHECK(CheckText(request.detail(), "detail", 1024));
+  WSCHED_CHECK(CheckText(request.log_tail(), "log_tail", 2048));
+  if (!v1::DriverInstallOutcome_IsValid(request.outcome())) {
+    return Invalid("outcome", "must be a DriverInstallOutcome");
+  }
+  if (!v1::DriverCache_IsValid(request.cache())) return Invalid("cache", "must be a DriverCache");
+  if (request.has_duration()) {
+    const auto& d = request.duration();
+    if (d.seconds() < 0 || d.nanos() < 0 || d.seconds() > 7 * 24 * 3600) {
+      return Invalid("duration", "must be between 0 and 7 days");
+    }
+    if (request.outcome() == v1::DRIVER_INSTALL_OUTCOME_STARTED) {
+      return Invalid("duration", "must be unset when outcome is STARTED");
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status ValidateRequest(const v1::RotateNodeCredentialRequest& request) {

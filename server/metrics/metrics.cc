@@ -50,6 +50,18 @@ Metrics::Metrics()
                          .Name("wsched_actuator_runs_total")
                          .Help("Runs of the exec actuator's command by pool and result (ok|failed).")
                          .Register(*registry_)),
+      driver_install_reports_(
+          prometheus::BuildCounter()
+              .Name("wsched_driver_install_reports_total")
+              .Help("Driver install jobs' reports by pool, outcome (started|succeeded|failed) and "
+                    "cache (hit|miss|unknown).")
+              .Register(*registry_)),
+      driver_install_duration_(
+          prometheus::BuildHistogram()
+              .Name("wsched_driver_install_duration_seconds")
+              .Help("Run time of successful driver install jobs as their runner measured it, by "
+                    "pool and cache (hit|miss|unknown).")
+              .Register(*registry_)),
       pending_to_scale_up_(prometheus::BuildHistogram()
                                .Name("wsched_pending_to_scale_up_seconds")
                                .Help("From the oldest pending workspace to its scale-up signal.")
@@ -247,6 +259,20 @@ void Metrics::ObservePendingToScaleUp(absl::string_view pool, absl::Duration wai
 
 void Metrics::ActuatorRun(absl::string_view pool, bool ok) {
   actuator_runs_.Add({{"pool", std::string(pool)}, {"result", ok ? "ok" : "failed"}}).Increment();
+}
+
+void Metrics::DriverInstallReported(absl::string_view pool, absl::string_view outcome,
+                                    absl::string_view cache, std::optional<absl::Duration> took) {
+  const std::string cache_label = cache.empty() ? "unknown" : std::string(cache);
+  driver_install_reports_
+      .Add({{"pool", std::string(pool)}, {"outcome", std::string(outcome)}, {"cache", cache_label}})
+      .Increment();
+  if (!took || outcome != "succeeded") return;
+  // From a cache hit (seconds) to a build from source on a slow node (an hour).
+  static const auto* buckets = new prometheus::Histogram::BucketBoundaries{
+      5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600};
+  driver_install_duration_.Add({{"pool", std::string(pool)}, {"cache", cache_label}}, *buckets)
+      .Observe(absl::ToDoubleSeconds(*took));
 }
 
 void Metrics::ObservePlacement(absl::string_view class_id, absl::string_view result,

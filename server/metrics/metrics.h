@@ -4,6 +4,7 @@
 #define WSCHED_SERVER_METRICS_METRICS_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <prometheus/counter.h>
@@ -41,6 +42,11 @@ class Metrics {
   void ObservePendingToScaleUp(absl::string_view pool, absl::Duration wait);
   // One run of the exec actuator's command (result=ok|failed).
   void ActuatorRun(absl::string_view pool, bool ok);
+  // A driver install job's start or end as reported (outcome started,
+  // succeeded or failed; cache hit, miss or "" when the job did not say),
+  // with the job's run time when its runner measured it.
+  void DriverInstallReported(absl::string_view pool, absl::string_view outcome,
+                             absl::string_view cache, std::optional<absl::Duration> took);
 
   // ---- replica synchronisation (the change feed) ----
   // How far this replica is behind the change log after a poll.
@@ -99,6 +105,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& scaling_signals_;
   prometheus::Family<prometheus::Gauge>& pool_size_;
   prometheus::Family<prometheus::Counter>& actuator_runs_;
+  prometheus::Family<prometheus::Counter>& driver_install_reports_;
+  prometheus::Family<prometheus::Histogram>& driver_install_duration_;
   prometheus::Family<prometheus::Histogram>& pending_to_scale_up_;
   prometheus::Gauge& feed_lag_entries_;
   prometheus::Gauge& feed_lag_seconds_;

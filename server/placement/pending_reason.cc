@@ -148,7 +148,8 @@ void Shelve(PoolSupply& pool, const SnapshotNode& node) {
     pool.shelves[kProvisioning].push_back(SupplyOf(node));
   } else if (node.state != core::NodeState::kReady) {
     return;  // Cordoned, draining, lost: offers nothing.
-  } else if (gpus && node.driver_state == core::DriverState::kNeedsDriver) {
+  } else if (gpus && (node.driver_state == core::DriverState::kNeedsDriver ||
+                      node.driver_state == core::DriverState::kInstalling)) {
     pool.shelves[kInstalling].push_back(SupplyOf(node));
   } else if (gpus && node.driver_state == core::DriverState::kInstallFailed) {
     pool.shelves[kFailed].push_back(SupplyOf(node));
@@ -356,6 +357,9 @@ bool QueueSimulation::NodeOnItsWay(const core::WorkspaceClass& cls, PoolSupply& 
         failed ? "the driver install failed on node " : "waiting for the driver install on node ",
         r.node, " (kernel ", r.kernel, r.image.empty() ? "" : absl::StrCat(", image ", r.image),
         ")", SinceText(r, ", since "), failed ? "; see ListDriverWork" : "");
+    if (failed && !node.install_failure.empty()) {
+      absl::StrAppend(&r.detail, ": ", node.install_failure);
+    }
     return true;
   }
   if (Supply* s = First(cls, pool, kProvisioning)) {

@@ -29,8 +29,11 @@ class PendingReasonTest : public ::testing::Test {
   }
 
   void AddNode(core::NodeInfo info, core::NodeState state = core::NodeState::kReady,
-               core::DriverState driver = core::DriverState::kReady) {
-    ASSERT_TRUE(snapshot_.UpsertNode(info, state, driver, /*state_since=*/kNow - absl::Minutes(3)).ok());
+               core::DriverState driver = core::DriverState::kReady,
+               const std::string& install_failure = "") {
+    ASSERT_TRUE(snapshot_.UpsertNode(info, state, driver, /*state_since=*/kNow - absl::Minutes(3),
+                                     install_failure)
+                    .ok());
   }
 
   // Holds GPU 0 of `node` (so 7 of 8 are free).
@@ -186,6 +189,22 @@ TEST_F(PendingReasonTest, DriverInstallFailed) {
   PendingReason reason = Explain();
   EXPECT_EQ(reason.code, PendingCode::kDriverInstallFailed);
   EXPECT_THAT(reason.detail, HasSubstr("the driver install failed on node g1"));
+}
+
+TEST_F(PendingReasonTest, AFailedInstallQuotesItsLogTail) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady,
+          core::DriverState::kInstallFailed,
+          "exit status 3; log tail: building nvidia.ko | cc: not found");
+  EXPECT_THAT(Explain().detail,
+              HasSubstr("; see ListDriverWork: exit status 3; log tail: building nvidia.ko | cc: "
+                        "not found"));
+}
+
+TEST_F(PendingReasonTest, AnAgentsRunningInstallIsWaitedFor) {
+  AddNode(FakeGpuNode("g1", "gpu-h100"), core::NodeState::kReady, core::DriverState::kInstalling);
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kDriverInstalling);
+  EXPECT_THAT(reason.detail, HasSubstr("waiting for the driver install on node g1"));
 }
 
 TEST_F(PendingReasonTest, NodeProvisioningAgainstTheMedianStartTime) {

@@ -118,7 +118,8 @@ Snapshot::PoolNodes& Snapshot::MutablePool(const std::string& pool) {
 }
 
 absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState state,
-                                  core::DriverState driver_state, absl::Time state_since) {
+                                  core::DriverState driver_state, absl::Time state_since,
+                                  const std::string& install_failure) {
   if (info.name.empty()) return absl::InvalidArgumentError("node name is empty");
   absl::flat_hash_set<int> seen;
   for (const core::Gpu& gpu : info.gpus) {
@@ -135,7 +136,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     const SnapshotNode& existing = *nodes_[id];
     // Heartbeats repeat themselves; skip the IOMMU analysis and re-indexing.
     if (existing.info == info && existing.state == state && existing.driver_state == driver_state &&
-        existing.state_since == state_since) {
+        existing.state_since == state_since && existing.install_failure == install_failure) {
       return absl::OkStatus();
     }
     Unindex(id);
@@ -160,6 +161,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
   node.state = state;
   node.driver_state = driver_state;
   node.state_since = state_since;
+  node.install_failure = install_failure;
   NodeIommu iommu = AnalyzeIommu(info);
   node.iommu_units = std::move(iommu.units);
   node.gpus.resize(info.gpus.size());

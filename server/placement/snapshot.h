@@ -59,6 +59,9 @@ struct SnapshotNode {
   // When state or driver_state became what they are, if known: pending
   // reasons that name the node say for how long ("installing for 4m").
   absl::Time state_since = absl::InfinitePast();
+  // What the last failed driver install said (its message and log tail);
+  // the pending reason of a node in install_failed quotes it.
+  std::string install_failure;
   Resources held;  // Sum of the holds on this node.
   Resources free;  // Allocatable minus held; negative when overcommitted.
   std::vector<SnapshotGpu> gpus;  // Parallel to info.gpus.
@@ -104,9 +107,12 @@ class Snapshot {
   // the node survive: GPU holders are re-applied by GPU index. Passthrough
   // safety is computed here, once per change of the node's info.
   // InvalidArgument for an empty name or duplicate GPU indices.
+  // `install_failure`: what the node's last failed driver install said
+  // (core::DriverHistory::failure), for the pending reason.
   absl::Status UpsertNode(const core::NodeInfo& info, core::NodeState state,
                           core::DriverState driver_state,
-                          absl::Time state_since = absl::InfinitePast());
+                          absl::Time state_since = absl::InfinitePast(),
+                          const std::string& install_failure = "");
   // Forgets the node. Its holds stay recorded (Release still answers them)
   // and come back into force if the node is added again. False if unknown.
   bool RemoveNode(absl::string_view name);

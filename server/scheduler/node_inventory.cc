@@ -3,6 +3,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/driver_install.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/error_reason.h"
 #include "server/core/node_validation.h"
@@ -72,8 +73,7 @@ bool SameForScheduling(const store::StoredNode& a, const store::StoredNode& b) {
   if (a.state != b.state || a.info.kernel_version != b.info.kernel_version ||
       a.info.driver_version != b.info.driver_version || a.driver_state != b.driver_state ||
       a.driver_detail != b.driver_detail ||
-      a.driver_history.verified_kernel != b.driver_history.verified_kernel ||
-      a.driver_history.failed_kernel != b.driver_history.failed_kernel ||
+      a.driver_history != b.driver_history ||
       a.info.gpus.size() != b.info.gpus.size()) {
     return false;
   }
@@ -302,6 +302,7 @@ bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult
   }
   result.state = known->state;
   result.pool = known->info.pool;
+  result.driver_work = AgentDriverWork(*known);
   // Samples stay in memory: a heartbeat that only brings new ones writes
   // nothing and copies no view (docs/architecture.md rule 2).
   usage_.Record(input.node_name, known->info.pool, SamplesOfItsGpus(input.usage, known->info),
@@ -349,6 +350,7 @@ absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInp
   if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
   result.pool = stored.info.pool;
+  result.driver_work = AgentDriverWork(stored);
   GpuHolders holders;
   {
     holders = mirror_->MirroredNode(stored.info.name).holders;
@@ -531,13 +533,64 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
   return out;
 }
 
-absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& name,
-                                                        const std::string& kernel, bool success,
-                                                        const std::string& detail) {
+std::optional<DriverWork> NodeInventory::AgentDriverWork(const store::StoredNode& node) const {
+  const std::shared_ptr<const core::Catalog> catalog = mirror_->CurrentCatalog();
+  const core::NodePool* pool = catalog->FindPool(node.info.pool);
+  if (pool == nullptr || !core::AgentRunsDriverInstall(pool->driver_install, node.driver_state)) {
+    return std::nullopt;
+  }
+  auto requirement = core::FindDriverRequirement(catalog->driver_policy, node.info.kernel_version,
+                                                 node.info.os_id, node.info.os_version);
+  if (!requirement) return std::nullopt;
+  return DriverWork{node.info.name,          node.info.kernel_version,
+                    node.info.os_id,         node.info.os_version,
+                    requirement->driver_version, requirement->installer_image};
+}
+
+namespace {
+
+// What the node's history becomes with the report.
+void RecordOutcome(const DriverInstallReport& report, core::DriverHistory& history) {
+  using Outcome = DriverInstallReport::Outcome;
+  history.installing_kernel.clear();
+  switch (report.outcome) {
+    case Outcome::kStarted:
+      history.installing_kernel = report.kernel;
+      break;
+    case Outcome::kSucceeded:
+      history.verified_kernel = report.kernel;
+      history.failed_kernel.clear();
+      history.failure.clear();
+      break;
+    case Outcome::kFailed:
+      history.failed_kernel = report.kernel;
+      history.failure = report.log_tail.empty()
+                            ? report.detail
+                            : absl::StrCat(report.detail, "; log tail: ", report.log_tail);
+      break;
+  }
+}
+
+const char* OutcomeName(DriverInstallReport::Outcome outcome) {
+  switch (outcome) {
+    case DriverInstallReport::Outcome::kStarted: return "started";
+    case DriverInstallReport::Outcome::kSucceeded: return "succeeded";
+    case DriverInstallReport::Outcome::kFailed: return "failed";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const DriverInstallReport& report) {
+  const std::string& name = report.node;
+  const std::string& kernel = report.kernel;
+  const bool success = report.outcome == DriverInstallReport::Outcome::kSucceeded;
   const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
   const core::Catalog& catalog = *current;
   // Since when the node has needed its driver, as this replica saw it: the
-  // measured install time that time-to-GPU estimates learn from.
+  // measured install time that time-to-GPU estimates learn from when the
+  // report does not carry the job's own.
   std::optional<absl::Time> needed_since;
   {
     Mirror::Node mirrored = mirror_->MirroredNode(name);
@@ -555,12 +608,6 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& n
     if (!existing.ok()) return existing.status();
     if (!existing->has_value()) return UnknownNodeError(name);
     stored = **existing;
-    sampled = success && needed_since &&
-              stored.driver_state == core::DriverState::kNeedsDriver;
-    if (sampled) {
-      unit.timings().Record(store::TimingKind::kDriverInstall, stored.info.pool, kernel,
-                                clock_() - *needed_since);
-    }
     if (stored.info.kernel_version != kernel) {
       return core::PreconditionError(
           core::ErrorReason::kStaleKernelReport, "STATE", absl::StrCat("node/", name),
@@ -568,12 +615,16 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& n
                        ", not ", kernel, "; the report is for an old kernel"),
           {{"node", name}, {"kernel", kernel}, {"node_kernel", stored.info.kernel_version}});
     }
-    if (success) {
-      stored.driver_history.verified_kernel = kernel;
-      stored.driver_history.failed_kernel.clear();
-    } else {
-      stored.driver_history.failed_kernel = kernel;
+    if (success && report.took) {
+      sampled = true;
+      unit.timings().Record(store::TimingKind::kDriverInstall, stored.info.pool, kernel,
+                            *report.took, report.cache);
+    } else if (success && needed_since && stored.driver_state == core::DriverState::kNeedsDriver) {
+      sampled = true;
+      unit.timings().Record(store::TimingKind::kDriverInstall, stored.info.pool, kernel,
+                            clock_() - *needed_since, report.cache);
     }
+    RecordOutcome(report, stored.driver_history);
     EvaluateDriverInto(catalog, stored);
     stored.version = unit.nodes().Save(stored);
     return absl::OkStatus();
@@ -581,10 +632,12 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const std::string& n
   if (!status.ok()) return status;
   if (sampled && timing_) timing_->Invalidate();
   if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
-  log::Info("driver install reported", {{"node", name}, {"kernel", kernel},
-                                        {"success", success ? "true" : "false"},
-                                        {"detail", detail},
-                                        {"driver", core::DriverStateName(stored.driver_state)}});
+  log::Info("driver install reported",
+            {{"node", name}, {"kernel", kernel}, {"outcome", OutcomeName(report.outcome)},
+             {"detail", report.detail}, {"cache", core::DriverCacheName(report.cache)},
+             {"driver", core::DriverStateName(stored.driver_state)}});
+  metrics_->DriverInstallReported(stored.info.pool, OutcomeName(report.outcome),
+                                  core::DriverCacheName(report.cache), report.took);
   mirror_->DrainEverything();
   return ViewOf(stored);
 }

@@ -21,6 +21,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
+#include "server/core/driver_install.h"
 #include "server/core/node.h"
 #include "server/core/paging.h"
 #include "server/metrics/metrics.h"
@@ -67,10 +68,16 @@ struct HeartbeatInput {
   std::vector<Usage> usage;
 };
 
+struct DriverWork {
+  std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
+};
+
 struct HeartbeatResult {
   core::NodeState state = core::NodeState::kReady;
   bool reregister = false;
   std::string pool;  // For the caller's scope check.
+  // The install the node's agent runs itself (a `node` pool), if any.
+  std::optional<DriverWork> driver_work;
 };
 
 // NOT_FOUND (NODE_NOT_FOUND) naming the node.
@@ -82,8 +89,18 @@ struct NewNodeCredential {
   std::string issued_by;     // The bootstrap principal.
 };
 
-struct DriverWork {
-  std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
+// What an install job's start or end says (ReportDriverInstall).
+struct DriverInstallReport {
+  enum class Outcome { kStarted, kSucceeded, kFailed };
+  std::string node;
+  std::string kernel;  // Must be the node's running kernel.
+  Outcome outcome = Outcome::kSucceeded;
+  std::string detail;    // The installed driver, or why the job failed.
+  std::string log_tail;  // The job's last log lines (a failure shows them).
+  // The job's own run time when its runner measured it: the install time
+  // the estimate learns (else since when the node needed its driver).
+  std::optional<absl::Duration> took;
+  core::DriverCache cache = core::DriverCache::kUnknown;
 };
 
 class NodeInventory {
@@ -153,8 +170,13 @@ class NodeInventory {
   };
   // Pages over the GPU nodes that need driver work or have no policy.
   absl::StatusOr<DriverWorkPage> ListDriverWork(const core::PageRequest& page);
-  absl::StatusOr<NodeView> ReportDriverInstall(const std::string& node, const std::string& kernel,
-                                               bool success, const std::string& detail);
+  // Records a job's start (the node is installing) or end (verified for
+  // the kernel, or failed with the detail and log tail); FAILED_PRECONDITION
+  // (STALE_KERNEL_REPORT) for a kernel the node no longer runs.
+  absl::StatusOr<NodeView> ReportDriverInstall(const DriverInstallReport& report);
+  // The install job `node`'s agent runs itself, when its pool's
+  // driver_install is `node` and it lacks its driver (core/driver_install.h).
+  std::optional<DriverWork> AgentDriverWork(const store::StoredNode& node) const;
   // Admin: returns the node's GPU `uuid` to service now.
   absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid);
   // The health of the node's GPUs as this replica knows it, by UUID (for

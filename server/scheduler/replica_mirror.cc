@@ -135,7 +135,8 @@ std::vector<std::string> ReplicaMirror::Replace(StateStore::Everything& all) {
   for (const auto& node : all.nodes) {
     node_versions_[node.info.name] = node.version;
     nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
-    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, node.registered_at);
+    (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, node.registered_at,
+                               node.driver_history.failure);
   }
   for (const auto& row : all.active) {
     // A reload may go back to an older picture than a local mirror: the
@@ -245,7 +246,8 @@ bool ReplicaMirror::ApplyNodeLocked(const store::StoredNode& node) {
     }
   }
   nodes_[node.info.name] = std::make_shared<const store::StoredNode>(node);
-  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, since);
+  (void)snapshot_.UpsertNode(node.info, node.state, node.driver_state, since,
+                             node.driver_history.failure);
   return true;
 }
 

@@ -11,7 +11,8 @@ constexpr char kNodeColumns[] =
     "n.info::text, n.state, n.driver_state, n.driver_detail, n.driver_verified_kernel, "
     "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
     "COALESCE(extract(epoch from l.last_heartbeat)::float8, 0), n.held_cpu_millis, "
-    "n.held_memory_bytes, n.version, n.name, n.info_schema";
+    "n.held_memory_bytes, n.version, n.name, n.info_schema, n.driver_installing_kernel, "
+    "n.driver_failure";
 constexpr char kFrom[] = " FROM nodes n LEFT JOIN node_liveness l ON l.name = n.name ";
 
 absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
@@ -27,7 +28,7 @@ absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   node.state = *state;
   node.driver_state = *driver;
   node.driver_detail = row[3].c_str();
-  node.driver_history = {row[4].c_str(), row[5].c_str()};
+  node.driver_history = {row[4].c_str(), row[5].c_str(), row[13].c_str(), row[14].c_str()};
   node.registered_at = absl::FromUnixMicros(static_cast<int64_t>(row[6].as<double>() * 1e6));
   node.last_heartbeat = absl::FromUnixMicros(static_cast<int64_t>(row[7].as<double>() * 1e6));
   node.held_cpu_millis = row[8].as<int64_t>();
@@ -96,21 +97,24 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
   int64_t version = txn.exec_params1(
       "INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, "
       "driver_verified_kernel, driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes, "
-      "registered_at, version, info_schema) "
+      "registered_at, version, info_schema, driver_installing_kernel, driver_failure) "
       "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), nextval('entity_versions'), "
-      "$11) ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
+      "$11, $12, $13) ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
       "info_schema = EXCLUDED.info_schema, "
       "state = EXCLUDED.state, driver_state = EXCLUDED.driver_state, "
       "driver_detail = EXCLUDED.driver_detail, "
       "driver_verified_kernel = EXCLUDED.driver_verified_kernel, "
       "driver_failed_kernel = EXCLUDED.driver_failed_kernel, "
+      "driver_installing_kernel = EXCLUDED.driver_installing_kernel, "
+      "driver_failure = EXCLUDED.driver_failure, "
       "alloc_cpu_millis = EXCLUDED.alloc_cpu_millis, "
       "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, version = EXCLUDED.version "
       "RETURNING version",
       node.info.name, node.info.pool, documents::EncodeNodeInfo(node.info),
       core::NodeStateName(node.state), core::DriverStateName(node.driver_state),
       node.driver_detail, node.driver_history.verified_kernel, node.driver_history.failed_kernel,
-      node.info.cpu_millis, node.info.memory_bytes, documents::kSchemaVersion)[0].as<int64_t>();
+      node.info.cpu_millis, node.info.memory_bytes, documents::kSchemaVersion,
+      node.driver_history.installing_kernel, node.driver_history.failure)[0].as<int64_t>();
   txn.exec_params(
       "INSERT INTO node_liveness (name, last_heartbeat) VALUES ($1, now()) "
       "ON CONFLICT (name) DO UPDATE SET last_heartbeat = now()",

@@ -13,9 +13,11 @@
 
 namespace wsched::store {
 
-// Appends one sample; negative durations (clock skew) are dropped.
+// Appends one sample; negative durations (clock skew) are dropped. `cache`
+// only for driver installs whose installer said.
 void RecordTimingSample(pqxx::work& txn, TimingKind kind, const std::string& pool,
-                        const std::string& kernel, absl::Duration took);
+                        const std::string& kernel, absl::Duration took,
+                        core::DriverCache cache = core::DriverCache::kUnknown);
 
 // The median of the most recent `recent` samples of each pool (and kernel),
 // with how many it used.

@@ -8,12 +8,14 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/core/driver_install.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
 #include "server/core/usage.h"
@@ -200,8 +202,14 @@ struct TimingFigure {
 
 struct TimingFigures {
   std::map<std::string, TimingFigure> node_start;  // By pool.
-  // By (pool, kernel).
+  // By (pool, kernel): the figure the next node's estimate uses. Once a
+  // node of the pool installed for the kernel, the driver cache holds the
+  // build, so the next install is a hit: the hit median when there is one,
+  // else the median of the reports that do not say, else of the misses.
   std::map<std::pair<std::string, std::string>, TimingFigure> driver_install;
+  // By (pool, kernel, cache): every figure, for ListPools.
+  std::map<std::tuple<std::string, std::string, core::DriverCache>, TimingFigure>
+      driver_install_by_cache;
 };
 
 }  // namespace wsched::store

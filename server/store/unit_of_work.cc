@@ -136,8 +136,8 @@ std::optional<int64_t> WorkspaceRepository::SetIdleMark(const std::string& id, i
 // ---- timings, scaling, change log
 
 void TimingRepository::Record(TimingKind kind, const std::string& pool, const std::string& kernel,
-                              absl::Duration took) {
-  RecordTimingSample(s_.txn, kind, pool, kernel, took);
+                              absl::Duration took, core::DriverCache cache) {
+  RecordTimingSample(s_.txn, kind, pool, kernel, took, cache);
 }
 
 TimingFigures TimingRepository::LoadFigures() { return LoadTimingFigures(s_.txn); }

@@ -131,7 +131,8 @@ class WorkspaceRepository {
 class TimingRepository {
  public:
   explicit TimingRepository(UnitSession& session) : s_(session) {}
-  void Record(TimingKind kind, const std::string& pool, const std::string& kernel, absl::Duration took);
+  void Record(TimingKind kind, const std::string& pool, const std::string& kernel, absl::Duration took,
+              core::DriverCache cache = core::DriverCache::kUnknown);
   TimingFigures LoadFigures();
 
  private:

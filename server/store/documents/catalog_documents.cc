@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/driver_install.h"
 #include "server/core/vfio_binding.h"
 #include "server/store/documents/device_node.h"
 #include "server/store/documents/documents.h"
@@ -196,6 +197,9 @@ std::string EncodePool(const core::NodePool& pool) {
   if (pool.gpu_binding != core::GpuBinding::kHost) {
     j["gpu_binding"] = core::GpuBindingName(pool.gpu_binding);
   }
+  if (pool.driver_install != core::DriverInstall::kManual) {
+    j["driver_install"] = core::DriverInstallName(pool.driver_install);
+  }
   if (!pool.scale_down.schedule.empty()) {
     j["scale_down_schedule"] = ScaleDownScheduleJson(pool.scale_down.schedule);
   }
@@ -227,6 +231,14 @@ absl::StatusOr<core::NodePool> DecodePool(absl::string_view json, const Origin& 
       pool.gpu_binding = *parsed;
     } else {
       decoding.Fail(p.PathOf("gpu_binding"), "must be \"host\" or \"vfio\"");
+    }
+  }
+  if (p.Has("driver_install")) {
+    const std::string face = p.String("driver_install");
+    if (auto parsed = core::ParseDriverInstall(face)) {
+      pool.driver_install = *parsed;
+    } else {
+      decoding.Fail(p.PathOf("driver_install"), "must be \"manual\", \"node\" or \"cluster\"");
     }
   }
   pool.scale_down.unneeded =

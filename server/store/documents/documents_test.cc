@@ -52,6 +52,7 @@ core::NodePool RichPool() {
   p.warm_buffer = {2, "+01:00", {{{{}, 1320, 360}, 0}, {{{absl::Weekday::monday}, 480, 1080}, 3}}};
   p.allow_unsafe_iommu = true;
   p.gpu_binding = core::GpuBinding::kVfio;
+  p.driver_install = core::DriverInstall::kCluster;
   return p;
 }
 

@@ -1,0 +1,43 @@
+#include "server/core/driver_install.h"
+
+namespace wsched::core {
+
+const char* DriverInstallName(DriverInstall face) {
+  switch (face) {
+    case DriverInstall::kManual: return "manual";
+    case DriverInstall::kNode: return "node";
+    case DriverInstall::kCluster: return "cluster";
+  }
+  return "manual";
+}
+
+std::optional<DriverInstall> ParseDriverInstall(absl::string_view name) {
+  for (DriverInstall face : {DriverInstall::kManual, DriverInstall::kNode, DriverInstall::kCluster}) {
+    if (name == DriverInstallName(face)) return face;
+  }
+  return std::nullopt;
+}
+
+const char* DriverCacheName(DriverCache cache) {
+  switch (cache) {
+    case DriverCache::kUnknown: return "";
+    case DriverCache::kHit: return "hit";
+    case DriverCache::kMiss: return "miss";
+  }
+  return "";
+}
+
+std::optional<DriverCache> ParseDriverCache(absl::string_view name) {
+  for (DriverCache cache : {DriverCache::kUnknown, DriverCache::kHit, DriverCache::kMiss}) {
+    if (name == DriverCacheName(cache)) return cache;
+  }
+  return std::nullopt;
+}
+
+bool AgentRunsDriverInstall(DriverInstall face, DriverState state) {
+  if (face != DriverInstall::kNode) return false;
+  return state == DriverState::kNeedsDriver || state == DriverState::kInstalling ||
+         state == DriverState::kInstallFailed;
+}
+
+}  // namespace wsched::core
