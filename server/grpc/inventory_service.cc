@@ -96,6 +96,22 @@ absl::Status NotYourPool(const Principal& who, const std::string& pool) {
        .metadata = {{"principal", who.name}, {"pool", pool}}});
 }
 
+// An agent speaks only for its own node (node identity) and, when its
+// credential is scoped to pools, only for nodes of those pools.
+absl::Status CheckReportsFor(const Principal& who, const std::string& node_name,
+                             const char* method, metrics::Metrics* metrics,
+                             scheduler::NodeInventory& inventory) {
+  if (absl::Status s = CheckSpeaksForNode(who, node_name, method, metrics); !s.ok()) return s;
+  // The scope check needs the node's pool: read it first for scoped agents.
+  if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
+    auto node = inventory.GetNode(node_name);
+    if (node.ok() && !who.CoversPool(node->node.info.pool)) {
+      return NotYourPool(who, node->node.info.pool);
+    }
+  }
+  return absl::OkStatus();
+}
+
 v1::DriverCache ToProto(core::DriverCache cache) {
   switch (cache) {
     case core::DriverCache::kHit: return v1::DRIVER_CACHE_HIT;
@@ -209,16 +225,10 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
       const auto& usage = request->gpu_usage(i);
       input.usage.push_back({usage.uuid(), usage.utilization_percent(), usage.memory_used_bytes()});
     }
-    if (absl::Status s = CheckSpeaksForNode(who, input.node_name, "Heartbeat", context_.metrics);
+    if (absl::Status s = CheckReportsFor(who, input.node_name, "Heartbeat", context_.metrics,
+                                         inventory());
         !s.ok()) {
       return s;
-    }
-    // Scope check needs the node's pool: read it first for scoped agents.
-    if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
-      auto node = inventory().GetNode(request->node_name());
-      if (node.ok() && !who.CoversPool(node->node.info.pool)) {
-        return NotYourPool(who, node->node.info.pool);
-      }
     }
     auto result = inventory().Heartbeat(input);
     if (!result.ok()) return result.status();
@@ -356,16 +366,10 @@ grpc::Status InventoryServiceImpl::ReportDriverInstall(
   return Handle(context_, context, kService, "ReportDriverInstall", *request,
                 [&](const Principal& who) -> absl::Status {
     // An agent reports for its own node only, like its heartbeats.
-    if (absl::Status s = CheckSpeaksForNode(who, request->node_name(), "ReportDriverInstall",
-                                            context_.metrics);
+    if (absl::Status s = CheckReportsFor(who, request->node_name(), "ReportDriverInstall",
+                                         context_.metrics, inventory());
         !s.ok()) {
       return s;
-    }
-    if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
-      auto node = inventory().GetNode(request->node_name());
-      if (node.ok() && !who.CoversPool(node->node.info.pool)) {
-        return NotYourPool(who, node->node.info.pool);
-      }
     }
     auto view = inventory().ReportDriverInstall(DriverInstallReportOf(*request));
     if (!view.ok()) return view.status();

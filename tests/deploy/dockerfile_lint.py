@@ -103,9 +103,18 @@ def effective(stage, by_name, key):
     return value
 
 
-def flag_default(source, flag):
+def flag_default(source, flag, options):
+    """A string flag's default: its literal in main.cc, or, where main.cc
+    reads it from the composition root (kDefaults.FIELD), that field's
+    initializer in app/server.h."""
     m = re.search(r'ABSL_FLAG\(std::string,\s*%s,\s*"([^"]*)"' % flag, source)
-    return m.group(1) if m else None
+    if m:
+        return m.group(1)
+    m = re.search(r'ABSL_FLAG\(std::string,\s*%s,\s*kDefaults\.(\w+)' % flag, source)
+    if not m:
+        return None
+    field = re.search(r'std::string\s+%s\s*=\s*"([^"]*)"' % m.group(1), options)
+    return field.group(1) if field else None
 
 
 def main():
@@ -171,8 +180,10 @@ def main():
     # The server image: ports of the flag defaults, entrypoint a copied binary.
     with open(os.path.join(SRC, "server/main.cc")) as f:
         main_cc = f.read()
-    want_ports = {flag_default(main_cc, "listen").rsplit(":", 1)[1],
-                  flag_default(main_cc, "metrics_listen").rsplit(":", 1)[1]}
+    with open(os.path.join(SRC, "server/app/server.h")) as f:
+        options = f.read()
+    want_ports = {flag_default(main_cc, "listen", options).rsplit(":", 1)[1],
+                  flag_default(main_cc, "metrics_listen", options).rsplit(":", 1)[1]}
     exposed = set()
     for word, args in final["instrs"]:
         if word == "EXPOSE":
