@@ -69,7 +69,10 @@ absl::StatusOr<WorkspaceView> Scheduler::Place(const PlaceRequest& request) {
 Scheduler::PlaceNext Scheduler::AttemptPlace(const PlaceRequest& request, PlaceProgress& progress) {
   // Catch up with the feed, once per call, before a negative answer.
   const PlaceRetry confirm{.catch_up = true, .confirms = true};
-  absl::StatusOr<PlacementInputs> in = InputsFor(request, progress.read);
+  // The catalog first: an apply committed while the inputs are read shows
+  // as a newer generation below, and the attempt catches up.
+  auto [catalog, generation] = mirror_->CatalogNow();
+  absl::StatusOr<PlacementInputs> in = InputsFor(request, progress.read, generation);
   if (!in.ok()) return PlaceAnswer{in.status(), "error"};
   // Idempotent: the same id answers with the same placement (or queue slot).
   if (in->existing && core::IsActive(in->existing->workspace)) {
@@ -84,7 +87,6 @@ Scheduler::PlaceNext Scheduler::AttemptPlace(const PlaceRequest& request, PlaceP
     }
     return PlaceRetry{.read = true};
   }
-  auto [catalog, generation] = mirror_->CatalogNow();
   if (in->catalog_generation > generation) return confirm;  // Decide with the newest catalog.
 
   std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
@@ -165,11 +167,11 @@ Scheduler::PlaceNext Scheduler::SavePending(core::Workspace w, const core::Works
   return PlaceAnswer{ViewOfStored({w, saved.version, false}), "pending"};
 }
 
-absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request, bool read) {
+absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request, bool read,
+                                                     int64_t catalog_generation) {
   if (!read) {
     std::optional<CachedSettings> cached = settings_.Get(request.project_id, request.org_id);
     const bool known = mirror_->KnownVersion(request.workspace_id) > 0;
-    const int64_t generation = mirror_->CatalogNow().second;
     // The hot path: a workspace this replica has never seen (new, as far as
     // it can tell: if not, the commit's guard says so and the next attempt
     // reads), cached settings, no GPU quota to count.
@@ -179,7 +181,7 @@ absl::StatusOr<PlacementInputs> Scheduler::InputsFor(const PlaceRequest& request
       in.project_version = cached->project_version;
       in.org = std::move(cached->org);
       in.org_version = cached->org_version;
-      in.catalog_generation = generation;
+      in.catalog_generation = catalog_generation;
       return in;
     }
   }

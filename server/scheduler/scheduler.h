@@ -212,8 +212,11 @@ class Scheduler {
   PlaceNext SavePending(core::Workspace w, const core::WorkspaceClass& cls,
                         store::WorkspaceWrite write);
   // What a placement decides with: from memory on the hot path (a workspace
-  // this replica never saw, cached settings), else (`read`) from the database.
-  absl::StatusOr<PlacementInputs> InputsFor(const PlaceRequest& request, bool read);
+  // this replica never saw, cached settings), else (`read`) from the
+  // database. From memory, the catalog generation is the mirror's
+  // (`catalog_generation`, read by the caller).
+  absl::StatusOr<PlacementInputs> InputsFor(const PlaceRequest& request, bool read,
+                                            int64_t catalog_generation);
 
   // decision_commit.cc: the steps every placement shares (Place, the drain).
   // A decision that placed, held tentatively, with the record and the
