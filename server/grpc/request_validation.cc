@@ -136,6 +136,8 @@ absl::Status CheckClass(const v1::WorkspaceClass& cls) {
     WSCHED_CHECK(CheckText(value, absl::StrCat("class.pool_selector[", key, "]"), 63));
   }
   if (cls.has_idle()) {
+    WSCHED_CHECK(CheckEnum<v1::IdlePolicy::Action>(cls.idle().action(), v1::IdlePolicy::Action_IsValid,
+                                                   "class.idle.action"));
     WSCHED_CHECK(CheckProtoDuration(cls.idle().idle_for(), "class.idle.idle_for"));
     WSCHED_CHECK(CheckProtoDuration(cls.idle().warn_before(), "class.idle.warn_before"));
   }

@@ -123,6 +123,10 @@ TEST(TimeValidation, AClassIdlePolicyTakesOnlyDurationsProtobufCanHold) {
   cls.mutable_idle()->mutable_idle_for()->set_seconds(1800);
   cls.mutable_idle()->mutable_warn_before()->set_nanos(-5);
   EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("class.idle.warn_before: must be a duration"));
+  cls.mutable_idle()->clear_warn_before();
+  // An action the API does not have (the fuzzer's find) is the caller's field too.
+  cls.mutable_idle()->set_action(static_cast<v1::IdlePolicy::Action>(104));
+  EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("class.idle.action"));
 }
 
 }  // namespace
