@@ -111,6 +111,10 @@ std::string PoolChanges(const NodePool& a, const NodePool& b) {
             [](core::GpuBinding binding) { return std::string(core::GpuBindingName(binding)); });
   c.Compare("driver_install", a.driver_install, b.driver_install,
             [](core::DriverInstall face) { return std::string(core::DriverInstallName(face)); });
+  c.Compare("driver_rollout.max_unavailable", a.driver_rollout.max_unavailable,
+            b.driver_rollout.max_unavailable, Int);
+  c.Compare("driver_rollout.drain_deadline", a.driver_rollout.drain_deadline,
+            b.driver_rollout.drain_deadline, FormatCatalogDuration);
   return c.Joined();
 }
 

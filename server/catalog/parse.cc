@@ -42,9 +42,11 @@ constexpr absl::string_view kPoolKeys[] = {"id",
                                            "warm_buffer",
                                            "allow_unsafe_iommu",
                                            "gpu_binding",
-                                           "driver_install"};
+                                           "driver_install",
+                                           "driver_rollout"};
 constexpr absl::string_view kNodeKeys[] = {"cpu",  "memory", "ephemeral_storage",
                                            "disk", "gpus",   "gpu_model"};
+constexpr absl::string_view kDriverRolloutKeys[] = {"max_unavailable", "drain_deadline"};
 constexpr absl::string_view kScaleDownKeys[] = {"unneeded", "delay_after_add", "schedule"};
 constexpr absl::string_view kDriverPolicyKeys[] = {
     "kernel", "os_id", "os_version", "driver_version", "driver_branch", "installer_repo"};
@@ -276,6 +278,14 @@ core::ScaleDownSettings ReadScaleDown(const Field& field, Diagnostics& diagnosti
   return settings;
 }
 
+core::DriverRollout ReadDriverRollout(const Field& field, Diagnostics& diagnostics) {
+  core::DriverRollout rollout;  // Defaults: one at a time, no deadline (core/pool.h).
+  MapFields fields(field, kDriverRolloutKeys, diagnostics);
+  SetIf(ReadSmallInt(fields.Get("max_unavailable"), diagnostics), rollout.max_unavailable);
+  SetIf(ReadWith(fields.Get("drain_deadline"), kDuration, diagnostics), rollout.drain_deadline);
+  return rollout;
+}
+
 core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
   core::NodePool pool;
   MapFields fields(element, kPoolKeys, diagnostics);
@@ -292,6 +302,7 @@ core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
   SetIf(ReadBool(fields.Get("allow_unsafe_iommu"), diagnostics), pool.allow_unsafe_iommu);
   SetIf(ReadGpuBinding(fields.Get("gpu_binding"), diagnostics), pool.gpu_binding);
   SetIf(ReadDriverInstall(fields.Get("driver_install"), diagnostics), pool.driver_install);
+  pool.driver_rollout = ReadDriverRollout(fields.Get("driver_rollout"), diagnostics);
   return pool;
 }
 

@@ -192,6 +192,15 @@ void Pool(YAML::Emitter& out, const NodePool& pool) {
     Key(out, "driver_install");
     out << core::DriverInstallName(pool.driver_install);
   }
+  if (pool.driver_rollout != core::DriverRollout{}) {
+    Key(out, "driver_rollout");
+    out << YAML::BeginMap;
+    Key(out, "max_unavailable");
+    out << pool.driver_rollout.max_unavailable;
+    Key(out, "drain_deadline");
+    out << FormatCatalogDuration(pool.driver_rollout.drain_deadline);
+    out << YAML::EndMap;
+  }
   out << YAML::EndMap;
 }
 

@@ -365,6 +365,16 @@ class CatalogValidator {
       diagnostics_.Warning(FieldPath(path, "driver_install"),
                            "has no effect with gpu_binding vfio: the host needs no NVIDIA driver");
     }
+    const std::string rollout = FieldPath(path, "driver_rollout");
+    if (pool.driver_rollout.max_unavailable < 1) {
+      Error(rollout, "max_unavailable", "must be >= 1");
+    } else if (pool.max_size > 0 && pool.driver_rollout.max_unavailable > pool.max_size) {
+      Error(rollout, "max_unavailable",
+            absl::StrCat("must be <= max_size (", pool.max_size, ")"));
+    }
+    if (pool.driver_rollout.drain_deadline < absl::ZeroDuration()) {
+      Error(rollout, "drain_deadline", "must be >= 0");
+    }
   }
 
   void CheckNodeShape(absl::string_view path, const core::NodeShape& shape) {

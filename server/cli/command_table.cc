@@ -51,6 +51,11 @@ const std::vector<CommandSpec>& AllCommands() {
                         "(= get driver-work)"}}},
       {"driver-report", "Inventory",
        {{"driver-report NODE KERNEL ok|failed [DETAIL]", "report an installer job's result"}}},
+      {"driver", "Inventory",
+       {{"driver rollout status [POOL]",
+         "driver rollouts of GPU pools: canary, nodes waiting, in flight, failed"},
+        {"driver rollout pause POOL [REASON]", "release no more nodes (also before a policy change)"},
+        {"driver rollout resume POOL", "go on releasing; a failed canary is waited for again"}}},
       {"clear-gpu-health", "Inventory",
        {{"clear-gpu-health NODE GPU_UUID", "return an unhealthy GPU to service now (admin)"}}},
 

@@ -7,6 +7,7 @@
 #include "server/cli/catalog_commands.h"
 #include "server/cli/command_table.h"
 #include "server/cli/completion.h"
+#include "server/cli/driver_rollout_command.h"
 #include "server/cli/help_text.h"
 #include "server/cli/inventory_commands.h"
 #include "server/cli/resource_commands.h"
@@ -81,6 +82,7 @@ const std::map<std::string_view, Handler>& Handlers() {
       {"node", Call<NodeCommand>},
       {"driver-work", Call<DriverWorkCommand>},
       {"driver-report", Call<DriverReportCommand>},
+      {"driver", Call<DriverCommand>},
       {"clear-gpu-health", Call<ClearGpuHealthCommand>},
       {"place", Call<PlaceCommand>},
       {"stop", Call<StopCommand>},

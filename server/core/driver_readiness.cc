@@ -37,9 +37,19 @@ DriverReadiness EvaluateDriver(const std::vector<DriverPolicyEntry>& policy, con
                                  " failed",
                                  history.failure.empty() ? "" : absl::StrCat(": ", history.failure),
                                  "; run ", result.requirement->installer_image, " again");
+  } else if (history.verified_kernel == node.kernel_version && !node.driver_version.empty() &&
+             history.released_driver != wanted) {
+    // A policy change, not a kernel change: the loaded driver still works.
+    result.state = DriverState::kOutdated;
+    result.detail = absl::StrCat("driver ", node.driver_version, " works for kernel ",
+                                 node.kernel_version, "; the policy wants ", wanted,
+                                 ": it serves until the pool's driver rollout releases it");
   } else {
     result.state = DriverState::kNeedsDriver;
     result.detail = absl::StrCat(
+        history.released_driver == wanted && history.verified_kernel == node.kernel_version
+            ? "released by the pool's driver rollout: "
+            : "",
         "kernel ", node.kernel_version, " needs driver ", wanted, " (loaded: ",
         node.driver_version.empty() ? "none" : node.driver_version, "); install with ",
         result.requirement->installer_image);

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
+
 #include "server/core/driver_policy.h"
 #include "server/core/node.h"
 #include "server/core/pool.h"
@@ -26,6 +28,13 @@ struct DriverHistory {
   // What the last failed install said (its message and log tail), for
   // operators; cleared by the next start or success.
   std::string failure;
+  // The driver the pool's rollout released this node to install while it
+  // still runs an older one that works (core/driver_rollout.h), and when:
+  // a released node takes no new work and installs once its workspaces
+  // end. Compared with the policy's driver, so a later policy change finds
+  // the node outdated again instead of released.
+  std::string released_driver;
+  absl::Time released_at = absl::InfinitePast();
 
   friend bool operator==(const DriverHistory&, const DriverHistory&) = default;
 };

@@ -83,6 +83,28 @@ TEST(DriverReadiness, AFailedInstallSaysWhatItsJobSaid) {
   EXPECT_EQ(EvaluateDriver(Policy(), node, history).state, DriverState::kInstalling);
 }
 
+// A policy change (550 -> 560) on a node whose 550 works for its kernel:
+// it serves, outdated, until the pool's rollout releases it; released, it
+// needs its driver; ready once 560 is loaded.
+TEST(DriverReadiness, APolicyChangeLeavesAWorkingNodeOutdatedUntilReleased) {
+  NodeInfo node = GpuNode("5.15.0-91-generic", "550.54.15");
+  DriverHistory history = HistoryOnReport(Policy(), node, {}, true);
+  std::vector<DriverPolicyEntry> newer = Policy();
+  newer[0].driver_version = "560.35.03";
+  DriverReadiness readiness = EvaluateDriver(newer, node, history);
+  EXPECT_EQ(readiness.state, DriverState::kOutdated);
+  EXPECT_THAT(readiness.detail, ::testing::HasSubstr("driver 550.54.15 works"));
+  history.released_driver = "560.35.03";
+  readiness = EvaluateDriver(newer, node, history);
+  EXPECT_EQ(readiness.state, DriverState::kNeedsDriver);
+  EXPECT_THAT(readiness.detail, ::testing::StartsWith("released by the pool's driver rollout"));
+  node.driver_version = "560.35.03";
+  EXPECT_EQ(EvaluateDriver(newer, node, history).state, DriverState::kReady);
+  // A release for an older policy does not count for a newer one.
+  newer[0].driver_version = "570.86.10";
+  EXPECT_EQ(EvaluateDriver(newer, node, history).state, DriverState::kOutdated);
+}
+
 // GPUs on vfio-pci go to VMs, whose guests load the driver: the host of a
 // vfio pool needs none, whatever the policy says for its kernel.
 TEST(DriverReadiness, VfioPoolNeedsNoHostDriver) {

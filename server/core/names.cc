@@ -37,6 +37,7 @@ const char* DriverStateName(DriverState state) {
     case DriverState::kInstallFailed: return "install_failed";
     case DriverState::kNoPolicy: return "no_policy";
     case DriverState::kInstalling: return "installing";
+    case DriverState::kOutdated: return "outdated";
   }
   return "unknown";
 }
@@ -52,7 +53,7 @@ std::optional<NodeState> ParseNodeState(absl::string_view name) {
 std::optional<DriverState> ParseDriverState(absl::string_view name) {
   for (DriverState state : {DriverState::kNotNeeded, DriverState::kReady, DriverState::kNeedsDriver,
                             DriverState::kInstallFailed, DriverState::kNoPolicy,
-                            DriverState::kInstalling}) {
+                            DriverState::kInstalling, DriverState::kOutdated}) {
     if (name == DriverStateName(state)) return state;
   }
   return std::nullopt;

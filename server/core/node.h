@@ -16,7 +16,18 @@ namespace wsched::core {
 enum class NodeState { kProvisioning, kReady, kCordoned, kDraining, kLost };
 // kInstalling: the node's agent runs the install job (a `node` pool,
 // docs/operations.md "Driver installs").
-enum class DriverState { kNotNeeded, kReady, kNeedsDriver, kInstallFailed, kNoPolicy, kInstalling };
+// kOutdated: the node's driver works for its kernel but the policy now wants
+// another; it keeps taking work until the pool's rollout releases it
+// (core/driver_rollout.h).
+enum class DriverState {
+  kNotNeeded,
+  kReady,
+  kNeedsDriver,
+  kInstallFailed,
+  kNoPolicy,
+  kInstalling,
+  kOutdated
+};
 
 // Another PCI device in a GPU's IOMMU group.
 struct PciDevice {

@@ -109,6 +109,19 @@ enum class DriverInstall {
   kCluster,  // The scaling leader runs a command per node.
 };
 
+// How a driver policy change rolls through a pool (docs/operations.md
+// "Driver rollouts"). A kernel change is not a rollout: that node has no
+// working driver and installs at once.
+struct DriverRollout {
+  // Nodes released to install at once; the first one of a rollout is the
+  // canary, alone until it is ready on the new driver.
+  int max_unavailable = 1;
+  // How long a released node waits for its last workspace to end before its
+  // install starts anyway; zero waits for as long as they run.
+  absl::Duration drain_deadline = absl::ZeroDuration();
+  friend bool operator==(const DriverRollout&, const DriverRollout&) = default;
+};
+
 struct NodePool {
   std::string id;  // DNS label.
   std::map<std::string, std::string> labels;
@@ -124,6 +137,7 @@ struct NodePool {
   bool allow_unsafe_iommu = false;
   GpuBinding gpu_binding = GpuBinding::kHost;
   DriverInstall driver_install = DriverInstall::kManual;
+  DriverRollout driver_rollout;
   int64_t version = 0;  // Etag; bumped by the store when an apply changes the spec.
 
   bool is_gpu() const { return shape.gpus_per_node > 0; }

@@ -98,6 +98,7 @@ const std::vector<std::string>& StateChangingMethods() {
       "/wsched.v1.InventoryService/UncordonNode",
       "/wsched.v1.InventoryService/RemoveNode",
       "/wsched.v1.InventoryService/ReportDriverInstall",
+      "/wsched.v1.InventoryService/SetDriverRolloutPaused",
       "/wsched.v1.InventoryService/ClearGpuHealth",
       "/wsched.v1.InventoryService/RotateNodeCredential",
       "/wsched.v1.InventoryService/RevokeNodeCredential",

@@ -52,6 +52,8 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.InventoryService/ListNodes", {R::kAdmin, R::kControlPlane}},
       {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/ListDriverRollouts", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/SetDriverRolloutPaused", {R::kAdmin}},
       // Agents report their own node's installs (node identity, checked by
       // the handler); admins report manual ones.
       {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin, R::kAgent}},

@@ -114,6 +114,8 @@ const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
       {"/wsched.v1.InventoryService/ListNodes", {R::kAdmin, R::kControlPlane}},
       {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/ListDriverRollouts", {R::kAdmin}},
+      {"/wsched.v1.InventoryService/SetDriverRolloutPaused", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin, R::kAgent}},
       {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RotateNodeCredential", {R::kAdmin}},

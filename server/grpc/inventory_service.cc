@@ -39,6 +39,7 @@ v1::DriverState ToProto(core::DriverState state) {
     case core::DriverState::kInstallFailed: return v1::DRIVER_STATE_INSTALL_FAILED;
     case core::DriverState::kNoPolicy: return v1::DRIVER_STATE_NO_POLICY;
     case core::DriverState::kInstalling: return v1::DRIVER_STATE_INSTALLING;
+    case core::DriverState::kOutdated: return v1::DRIVER_STATE_OUTDATED;
   }
   return v1::DRIVER_STATE_UNSPECIFIED;
 }
@@ -162,6 +163,18 @@ scheduler::DriverInstallReport DriverInstallReportOf(const v1::ReportDriverInsta
                  : request.cache() == v1::DRIVER_CACHE_MISS ? core::DriverCache::kMiss
                                                             : core::DriverCache::kUnknown;
   return report;
+}
+
+void DriverRolloutToProto(const scheduler::DriverRolloutView& view, v1::DriverRollout* out) {
+  out->set_pool(view.pool);
+  out->set_under_way(view.under_way);
+  out->set_paused(view.record.paused);
+  out->set_reason(view.record.reason);
+  out->set_canary(view.record.canary);
+  out->set_waiting_nodes(view.counts.waiting);
+  out->set_in_flight_nodes(view.counts.in_flight);
+  out->set_failed_nodes(view.counts.failed);
+  out->set_max_unavailable(view.max_unavailable);
 }
 
 void DriverWorkToProto(const scheduler::DriverWork& work, v1::DriverWork* out) {
@@ -356,6 +369,33 @@ grpc::Status InventoryServiceImpl::ListDriverWork(grpc::ServerContext* context,
     for (const auto& item : work->work) DriverWorkToProto(item, response->add_work());
     for (const auto& name : work->nodes_without_policy) response->add_nodes_without_policy(name);
     response->set_next_page_token(work->next_page_token);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::ListDriverRollouts(grpc::ServerContext* context,
+                                                      const v1::ListDriverRolloutsRequest* request,
+                                                      v1::ListDriverRolloutsResponse* response) {
+  return Handle(context_, context, kService, "ListDriverRollouts", *request,
+                [&](const Principal&) -> absl::Status {
+    auto views = inventory().ListDriverRollouts(request->pool());
+    if (!views.ok()) return views.status();
+    for (const auto& view : *views) DriverRolloutToProto(view, response->add_rollouts());
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status InventoryServiceImpl::SetDriverRolloutPaused(
+    grpc::ServerContext* context, const v1::SetDriverRolloutPausedRequest* request,
+    v1::DriverRollout* response) {
+  return Handle(context_, context, kService, "SetDriverRolloutPaused", *request,
+                [&](const Principal&) -> absl::Status {
+    const std::string reason = !request->paused()        ? ""
+                               : request->reason().empty() ? "paused by an admin"
+                                                           : request->reason();
+    auto view = inventory().SetDriverRolloutPaused(request->pool(), request->paused(), reason);
+    if (!view.ok()) return view.status();
+    DriverRolloutToProto(*view, response);
     return absl::OkStatus();
   });
 }

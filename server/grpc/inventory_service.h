@@ -29,6 +29,12 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
                          v1::ListNodesResponse* response) override;
   grpc::Status ListPools(grpc::ServerContext* context, const v1::ListPoolsRequest* request,
                          v1::ListPoolsResponse* response) override;
+  grpc::Status ListDriverRollouts(grpc::ServerContext* context,
+                                  const v1::ListDriverRolloutsRequest* request,
+                                  v1::ListDriverRolloutsResponse* response) override;
+  grpc::Status SetDriverRolloutPaused(grpc::ServerContext* context,
+                                      const v1::SetDriverRolloutPausedRequest* request,
+                                      v1::DriverRollout* response) override;
   grpc::Status ListDriverWork(grpc::ServerContext* context,
                               const v1::ListDriverWorkRequest* request,
                               v1::ListDriverWorkResponse* response) override;

@@ -302,6 +302,18 @@ absl::Status ValidateRequest(const v1::ListNodesRequest& request) {
 absl::Status ValidateRequest(const v1::ListPoolsRequest&) { return absl::OkStatus(); }
 absl::Status ValidateRequest(const v1::ListDriverWorkRequest&) { return absl::OkStatus(); }
 
+absl::Status ValidateRequest(const v1::ListDriverRolloutsRequest& request) {
+  return request.pool().empty() ? absl::OkStatus() : CheckPoolId(request.pool(), "pool");
+}
+
+absl::Status ValidateRequest(const v1::SetDriverRolloutPausedRequest& request) {
+  WSCHED_CHECK(CheckPoolId(request.pool(), "pool"));
+  if (!request.paused() && !request.reason().empty()) {
+    return Invalid("reason", "must be empty when resuming (paused false)");
+  }
+  return CheckText(request.reason(), "reason", 512);
+}
+
 absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
   WSCHED_CHECK(CheckNodeName(request.node_name(), "node_name"));
   if (request.kernel_version().empty() || !core::IsBoundedText(request.kernel_version(), 128)) {
@@ -508,7 +520,8 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
       For<v1::ResolveClassRequest>(), For<v1::RegisterNodeRequest>(),
       For<v1::HeartbeatRequest>(), For<v1::NodeNameRequest>(), For<v1::ListNodesRequest>(),
       For<v1::ListPoolsRequest>(), For<v1::ListDriverWorkRequest>(),
-      For<v1::ReportDriverInstallRequest>(), For<v1::ClearGpuHealthRequest>(),
+      For<v1::ReportDriverInstallRequest>(), For<v1::ListDriverRolloutsRequest>(),
+      For<v1::SetDriverRolloutPausedRequest>(), For<v1::ClearGpuHealthRequest>(),
       For<v1::RotateNodeCredentialRequest>(), For<v1::RevokeNodeCredentialRequest>(),
       For<v1::PlaceWorkspaceRequest>(),
       For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),

@@ -48,6 +48,8 @@ absl::Status ValidateRequest(const v1::ListNodesRequest& request);
 absl::Status ValidateRequest(const v1::ListPoolsRequest& request);
 absl::Status ValidateRequest(const v1::ListDriverWorkRequest& request);
 absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request);
+absl::Status ValidateRequest(const v1::ListDriverRolloutsRequest& request);
+absl::Status ValidateRequest(const v1::SetDriverRolloutPausedRequest& request);
 absl::Status ValidateRequest(const v1::ClearGpuHealthRequest& request);
 absl::Status ValidateRequest(const v1::RotateNodeCredentialRequest& request);
 absl::Status ValidateRequest(const v1::RevokeNodeCredentialRequest& request);

@@ -62,6 +62,19 @@ Metrics::Metrics()
               .Help("Run time of successful driver install jobs as their runner measured it, by "
                     "pool and cache (hit|miss|unknown).")
               .Register(*registry_)),
+      driver_rollout_nodes_(
+          prometheus::BuildGauge()
+              .Name("wsched_driver_rollout_nodes")
+              .Help("GPU nodes in their pool's driver rollout by phase: waiting (outdated, not "
+                    "released), in_flight (released, not ready), failed (of in_flight, the last "
+                    "install failed). Set by the scaling leader.")
+              .Register(*registry_)),
+      driver_rollout_paused_(
+          prometheus::BuildGauge()
+              .Name("wsched_driver_rollout_paused")
+              .Help("1 while a pool's driver rollout is paused (by an admin or a failed canary). "
+                    "Set by the scaling leader.")
+              .Register(*registry_)),
       pending_to_scale_up_(prometheus::BuildHistogram()
                                .Name("wsched_pending_to_scale_up_seconds")
                                .Help("From the oldest pending workspace to its scale-up signal.")
@@ -259,6 +272,15 @@ void Metrics::ObservePendingToScaleUp(absl::string_view pool, absl::Duration wai
 
 void Metrics::ActuatorRun(absl::string_view pool, bool ok) {
   actuator_runs_.Add({{"pool", std::string(pool)}, {"result", ok ? "ok" : "failed"}}).Increment();
+}
+
+void Metrics::DriverRolloutObserved(absl::string_view pool, int waiting, int in_flight,
+                                    int failed, bool paused) {
+  const std::string name(pool);
+  driver_rollout_nodes_.Add({{"pool", name}, {"phase", "waiting"}}).Set(waiting);
+  driver_rollout_nodes_.Add({{"pool", name}, {"phase", "in_flight"}}).Set(in_flight);
+  driver_rollout_nodes_.Add({{"pool", name}, {"phase", "failed"}}).Set(failed);
+  driver_rollout_paused_.Add({{"pool", name}}).Set(paused ? 1 : 0);
 }
 
 void Metrics::DriverInstallReported(absl::string_view pool, absl::string_view outcome,

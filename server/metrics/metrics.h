@@ -92,6 +92,11 @@ class Metrics {
   void ObserveCommitBatch(int writes, int statements, int round_trips, absl::Duration duration,
                           absl::Duration oldest_wait, bool committed);
 
+  // A pool's driver rollout as the scaling leader last stepped it: nodes
+  // by phase (waiting|in_flight|failed) and whether it is paused.
+  void DriverRolloutObserved(absl::string_view pool, int waiting, int in_flight, int failed,
+                             bool paused);
+
   // Text exposition of everything (for tests and `wschedctl`).
   std::string Scrape() const;
 
@@ -107,6 +112,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& actuator_runs_;
   prometheus::Family<prometheus::Counter>& driver_install_reports_;
   prometheus::Family<prometheus::Histogram>& driver_install_duration_;
+  prometheus::Family<prometheus::Gauge>& driver_rollout_nodes_;
+  prometheus::Family<prometheus::Gauge>& driver_rollout_paused_;
   prometheus::Family<prometheus::Histogram>& pending_to_scale_up_;
   prometheus::Gauge& feed_lag_entries_;
   prometheus::Gauge& feed_lag_seconds_;

@@ -23,7 +23,11 @@ bool Feasible(const core::WorkspaceClass& cls, const core::NodePool& pool,
 
 bool NodeAcceptsWork(core::NodeState state, core::DriverState driver_state, bool has_gpus) {
   if (state != core::NodeState::kReady) return false;
-  if (driver_state == core::DriverState::kReady) return true;
+  // An outdated driver still works: the node serves until its rollout
+  // releases it (core/driver_rollout.h).
+  if (driver_state == core::DriverState::kReady || driver_state == core::DriverState::kOutdated) {
+    return true;
+  }
   // Not needed: no GPUs, or GPUs that pass through to VMs (gpu_binding vfio).
   return driver_state == core::DriverState::kNotNeeded;
 }

@@ -27,20 +27,6 @@ absl::Status BootstrapNodeExists(const std::string& name, const std::string& pri
        .metadata = {{"principal", principal}, {"node", name}}});
 }
 
-// Re-evaluates the driver from the policy after any change of the report.
-// The node's pool's GPU binding; host for a pool the catalog lost.
-core::GpuBinding BindingOf(const core::Catalog& catalog, const core::NodeInfo& node) {
-  const core::NodePool* pool = catalog.FindPool(node.pool);
-  return pool != nullptr ? pool->gpu_binding : core::GpuBinding::kHost;
-}
-
-void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
-  core::DriverReadiness readiness = core::EvaluateDriver(
-      catalog.driver_policy, node.info, node.driver_history, BindingOf(catalog, node.info));
-  node.driver_state = readiness.state;
-  node.driver_detail = readiness.detail;
-}
-
 // The node as a heartbeat received at `now` leaves it (the lost -> ready
 // return aside).
 store::StoredNode AfterHeartbeat(const store::StoredNode& before, const HeartbeatInput& input,
@@ -130,6 +116,23 @@ const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
 }
 
 }  // namespace
+
+namespace {
+
+// The node's pool's GPU binding; host for a pool the catalog lost.
+core::GpuBinding BindingOf(const core::Catalog& catalog, const core::NodeInfo& node) {
+  const core::NodePool* pool = catalog.FindPool(node.pool);
+  return pool != nullptr ? pool->gpu_binding : core::GpuBinding::kHost;
+}
+
+}  // namespace
+
+void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node) {
+  core::DriverReadiness readiness = core::EvaluateDriver(
+      catalog.driver_policy, node.info, node.driver_history, BindingOf(catalog, node.info));
+  node.driver_state = readiness.state;
+  node.driver_detail = readiness.detail;
+}
 
 absl::Status UnknownNodeError(const std::string& name) {
   return core::NotFoundError(core::ErrorReason::kNodeNotFound, "node", name,
@@ -499,6 +502,21 @@ absl::StatusOr<std::vector<PoolView>> NodeInventory::ListPools() {
   return pools;
 }
 
+namespace {
+
+// A node a rollout released lists as work only once its workspaces ended
+// (or its pool's drain deadline passed): an operator installing by hand
+// follows the same rule as the agents.
+bool InstallMayStartOn(const core::Catalog& catalog, const NodeView& view,
+                       const core::DriverReadiness& readiness, absl::Time now) {
+  const core::NodePool* pool = catalog.FindPool(view.node.info.pool);
+  return core::InstallMayStart(view.node.driver_history, view.node.info,
+                               readiness.requirement->driver_version, view.workspace_count,
+                               pool != nullptr ? pool->driver_rollout : core::DriverRollout{}, now);
+}
+
+}  // namespace
+
 absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
     const core::PageRequest& page) {
   auto nodes = AllNodes();
@@ -513,8 +531,9 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
         catalog.driver_policy, info, view.node.driver_history, BindingOf(catalog, info));
     if (readiness.state == core::DriverState::kNoPolicy) {
       entries.emplace_back(info.name, std::nullopt);
-    } else if (readiness.state == core::DriverState::kNeedsDriver ||
-               readiness.state == core::DriverState::kInstallFailed) {
+    } else if ((readiness.state == core::DriverState::kNeedsDriver ||
+                readiness.state == core::DriverState::kInstallFailed) &&
+               InstallMayStartOn(catalog, view, readiness, clock_())) {
       entries.emplace_back(info.name, DriverWork{info.name, info.kernel_version, info.os_id,
                                                  info.os_version,
                                                  readiness.requirement->driver_version,
@@ -542,6 +561,12 @@ std::optional<DriverWork> NodeInventory::AgentDriverWork(const store::StoredNode
   auto requirement = core::FindDriverRequirement(catalog->driver_policy, node.info.kernel_version,
                                                  node.info.os_id, node.info.os_version);
   if (!requirement) return std::nullopt;
+  // Released by a rollout: not while workspaces still run on the old driver.
+  const int busy = mirror_->MirroredNode(node.info.name).holds_work ? 1 : 0;
+  if (!core::InstallMayStart(node.driver_history, node.info, requirement->driver_version, busy,
+                             pool->driver_rollout, clock_())) {
+    return std::nullopt;
+  }
   return DriverWork{node.info.name,          node.info.kernel_version,
                     node.info.os_id,         node.info.os_version,
                     requirement->driver_version, requirement->installer_image};

@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/driver_install.h"
+#include "server/core/driver_rollout.h"
 #include "server/core/node.h"
 #include "server/core/paging.h"
 #include "server/metrics/metrics.h"
@@ -80,6 +81,10 @@ struct HeartbeatResult {
   std::optional<DriverWork> driver_work;
 };
 
+// Re-evaluates the node's driver state and detail from the policy and its
+// history, after any change of either.
+void EvaluateDriverInto(const core::Catalog& catalog, store::StoredNode& node);
+
 // NOT_FOUND (NODE_NOT_FOUND) naming the node.
 absl::Status UnknownNodeError(const std::string& name);
 
@@ -103,6 +108,15 @@ struct DriverInstallReport {
   core::DriverCache cache = core::DriverCache::kUnknown;
 };
 
+// A pool's driver rollout as operators see it (core/driver_rollout.h).
+struct DriverRolloutView {
+  std::string pool;
+  core::RolloutRecord record;  // Empty when none is kept.
+  bool under_way = false;      // A record is kept (a rollout runs or is paused).
+  core::RolloutCounts counts;
+  int max_unavailable = 1;
+};
+
 class NodeInventory {
  public:
   using Clock = std::function<absl::Time()>;
@@ -119,6 +133,9 @@ class NodeInventory {
       GpuHolders holders;
       // Since when the node is in its state, as this replica saw it.
       std::optional<absl::Time> state_since;
+      // Some workspace holds resources here (placed, or lost and not yet
+      // released): a node a driver rollout released waits for it to end.
+      bool holds_work = false;
     };
     virtual Node MirroredNode(const std::string& name) const = 0;
     // Applies every change committed before the call: read your writes.
@@ -177,6 +194,18 @@ class NodeInventory {
   // The install job `node`'s agent runs itself, when its pool's
   // driver_install is `node` and it lacks its driver (core/driver_install.h).
   std::optional<DriverWork> AgentDriverWork(const store::StoredNode& node) const;
+  // Driver rollouts (node_inventory_rollouts.cc, docs/operations.md
+  // "Driver rollouts"). The scaling leader steps every GPU pool's rollout:
+  // releases what the plan says, keeps or drops the record; it returns the
+  // pools' views for the metrics.
+  absl::StatusOr<std::vector<DriverRolloutView>> StepDriverRollouts();
+  // Every GPU pool's rollout, or `pool`'s alone (NOT_FOUND for an unknown pool).
+  absl::StatusOr<std::vector<DriverRolloutView>> ListDriverRollouts(const std::string& pool);
+  // Admin: pauses (with `reason`) or resumes a GPU pool's rollout. A pause
+  // before a policy change keeps the change from starting one.
+  absl::StatusOr<DriverRolloutView> SetDriverRolloutPaused(const std::string& pool, bool paused,
+                                                           const std::string& reason);
+
   // Admin: returns the node's GPU `uuid` to service now.
   absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid);
   // The health of the node's GPUs as this replica knows it, by UUID (for
@@ -205,6 +234,15 @@ class NodeInventory {
   NodeView ViewOf(const store::StoredNode& node) const;
   std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
                                 const std::map<std::string, int>& workspaces);
+  // The rollout as the plan sees `pool` in `nodes` (views of every node).
+  std::vector<core::RolloutNode> RolloutNodesOf(const std::string& pool,
+                                                const std::vector<NodeView>& nodes) const;
+  // Writes one planned step of `pool`'s rollout; false when the kept record
+  // changed since `planned_from` (an admin paused or resumed): the next
+  // step plans again.
+  absl::StatusOr<bool> ApplyRolloutStep(const std::string& pool,
+                                        const std::optional<core::RolloutRecord>& planned_from,
+                                        const core::RolloutStep& step);
   // Every node, unpaged: for pool counts and driver work.
   absl::StatusOr<std::vector<NodeView>> AllNodes();
   // The heartbeat's liveness-only path; false when the node row must change.

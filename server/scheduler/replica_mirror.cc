@@ -442,12 +442,14 @@ ReplicaMirror::Node ReplicaMirror::MirroredNode(const std::string& name) const {
   const placement::SnapshotNode* mirrored = snapshot_.FindNode(name);
   if (mirrored == nullptr) return out;
   out.state_since = mirrored->state_since;
+  out.holds_work = mirrored->held.cpu_millis > 0 || mirrored->held.memory_bytes > 0;
   for (size_t i = 0; i < mirrored->gpus.size() && i < mirrored->info.gpus.size(); ++i) {
     const std::string& holder = mirrored->gpus[i].holder;
     if (holder.empty()) continue;
     out.holders[mirrored->info.gpus[i].uuid] = {holder, facts_.ClassOf(holder),
                                                 KnownIn(versions_, holder), facts_.PlacedAt(holder)};
   }
+  out.holds_work = out.holds_work || !out.holders.empty();
   return out;
 }
 

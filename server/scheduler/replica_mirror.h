@@ -132,6 +132,7 @@ class ReplicaMirror {
     std::shared_ptr<const store::StoredNode> stored;  // Null when not mirrored.
     GpuHolders holders;  // By GPU UUID: workspace, class and version.
     std::optional<absl::Time> state_since;
+    bool holds_work = false;  // Some workspace holds CPU, memory or GPUs here.
   };
   Node MirroredNode(const std::string& name) const ABSL_LOCKS_EXCLUDED(mu_);
   // Of these workspaces, those placed and holding here: version and idle mark.

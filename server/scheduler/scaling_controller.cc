@@ -1,5 +1,6 @@
 #include "server/scheduler/scaling_controller.h"
 
+#include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -139,12 +140,27 @@ void ScalingController::Loop() {
     leading_now_ = lead;
     if (leading_) {
       LeadTick(now);
+      if (lead_ticks_++ % std::max(options_.driver_rollout_every_ticks, 1) == 0) {
+        StepDriverRollouts();
+      }
     } else if (now >= next_follow) {
       next_follow = now + absl::Seconds(1);
       FollowTick();
     }
     absl::MutexLock lock(&mu_);
     mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.tick);
+  }
+}
+
+void ScalingController::StepDriverRollouts() {
+  auto views = scheduler_->inventory().StepDriverRollouts();
+  if (!views.ok()) {
+    log::Warning("cannot step driver rollouts", {{"error", std::string(views.status().message())}});
+    return;
+  }
+  for (const DriverRolloutView& view : *views) {
+    metrics_->DriverRolloutObserved(view.pool, view.counts.waiting, view.counts.in_flight,
+                                    view.counts.failed, view.record.paused);
   }
 }
 

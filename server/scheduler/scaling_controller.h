@@ -45,6 +45,9 @@ struct ScalingControllerOptions {
   // Exec actuator: argv of the admin's command; empty = gRPC stream only.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);
+  // Driver rollouts (core/driver_rollout.h) step every this many leader
+  // ticks: a rollout moves at the pace of installs (minutes), not placements.
+  int driver_rollout_every_ticks = 8;
   // Deleting stopped workspace rows, which only the leader does.
   RetentionOptions retention;
   // The leader lock's lease (store/lock_lease.h); it is probed every tick.
@@ -85,6 +88,7 @@ class ScalingController {
   void Loop();
   void LeadTick(absl::Time now);
   void FollowTick();
+  void StepDriverRollouts();
   void BecomeLeader();
   std::vector<scaling::PoolObservation> Observe(absl::Time now);
   void Publish(const std::string& pool, const scaling::PoolSignal& signal, absl::Time now);
@@ -106,6 +110,7 @@ class ScalingController {
   // By pool: the previous leader's last generation, which this one continues.
   std::map<std::string, int64_t> generation_base_;
   int64_t last_report_id_ = 0;
+  int64_t lead_ticks_ = 0;
 
   mutable absl::Mutex mu_;
   std::map<std::string, scaling::PoolSignal> published_ ABSL_GUARDED_BY(mu_);

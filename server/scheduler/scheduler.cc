@@ -74,7 +74,8 @@ class InventoryWindow : public NodeInventory::Mirror {
   std::shared_ptr<const ClusterView> View() const override { return scheduler_->View(); }
   Node MirroredNode(const std::string& name) const override {
     ReplicaMirror::Node mirrored = scheduler_->mirror().MirroredNode(name);
-    return {std::move(mirrored.stored), std::move(mirrored.holders), mirrored.state_since};
+    return {std::move(mirrored.stored), std::move(mirrored.holders), mirrored.state_since,
+            mirrored.holds_work};
   }
   absl::Status CatchUp() override { return scheduler_->CatchUp(); }
   void DrainEverything() override { drains_->Everything(); }

@@ -1,6 +1,9 @@
 #include "server/store/node_repository.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "server/store/documents/documents.h"
 #include "server/store/usage_repository.h"
 
@@ -12,7 +15,15 @@ constexpr char kNodeColumns[] =
     "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
     "COALESCE(extract(epoch from l.last_heartbeat)::float8, 0), n.held_cpu_millis, "
     "n.held_memory_bytes, n.version, n.name, n.info_schema, n.driver_installing_kernel, "
-    "n.driver_failure";
+    "n.driver_failure, n.driver_released, "
+    "COALESCE(extract(epoch from n.driver_released_at)::float8, 'NaN'::float8)";
+// Seconds since the epoch as text; "" (stored as NULL) when the node was
+// never released.
+std::string ReleasedAtSeconds(const core::DriverHistory& history) {
+  if (history.released_at == absl::InfinitePast()) return "";
+  return absl::StrFormat("%.6f", absl::ToDoubleSeconds(history.released_at - absl::UnixEpoch()));
+}
+
 constexpr char kFrom[] = " FROM nodes n LEFT JOIN node_liveness l ON l.name = n.name ";
 
 absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
@@ -28,7 +39,15 @@ absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   node.state = *state;
   node.driver_state = *driver;
   node.driver_detail = row[3].c_str();
-  node.driver_history = {row[4].c_str(), row[5].c_str(), row[13].c_str(), row[14].c_str()};
+  node.driver_history.verified_kernel = row[4].c_str();
+  node.driver_history.failed_kernel = row[5].c_str();
+  node.driver_history.installing_kernel = row[13].c_str();
+  node.driver_history.failure = row[14].c_str();
+  node.driver_history.released_driver = row[15].c_str();
+  const double released_at = row[16].as<double>();
+  if (!std::isnan(released_at)) {
+    node.driver_history.released_at = absl::FromUnixMicros(static_cast<int64_t>(released_at * 1e6));
+  }
   node.registered_at = absl::FromUnixMicros(static_cast<int64_t>(row[6].as<double>() * 1e6));
   node.last_heartbeat = absl::FromUnixMicros(static_cast<int64_t>(row[7].as<double>() * 1e6));
   node.held_cpu_millis = row[8].as<int64_t>();
@@ -97,9 +116,10 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
   int64_t version = txn.exec_params1(
       "INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, "
       "driver_verified_kernel, driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes, "
-      "registered_at, version, info_schema, driver_installing_kernel, driver_failure) "
+      "registered_at, version, info_schema, driver_installing_kernel, driver_failure, "
+      "driver_released, driver_released_at) "
       "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), nextval('entity_versions'), "
-      "$11, $12, $13) ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
+      "$11, $12, $13, $14, to_timestamp(NULLIF($15, '')::float8)) ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
       "info_schema = EXCLUDED.info_schema, "
       "state = EXCLUDED.state, driver_state = EXCLUDED.driver_state, "
       "driver_detail = EXCLUDED.driver_detail, "
@@ -107,6 +127,8 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
       "driver_failed_kernel = EXCLUDED.driver_failed_kernel, "
       "driver_installing_kernel = EXCLUDED.driver_installing_kernel, "
       "driver_failure = EXCLUDED.driver_failure, "
+      "driver_released = EXCLUDED.driver_released, "
+      "driver_released_at = EXCLUDED.driver_released_at, "
       "alloc_cpu_millis = EXCLUDED.alloc_cpu_millis, "
       "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, version = EXCLUDED.version "
       "RETURNING version",
@@ -114,7 +136,8 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
       core::NodeStateName(node.state), core::DriverStateName(node.driver_state),
       node.driver_detail, node.driver_history.verified_kernel, node.driver_history.failed_kernel,
       node.info.cpu_millis, node.info.memory_bytes, documents::kSchemaVersion,
-      node.driver_history.installing_kernel, node.driver_history.failure)[0].as<int64_t>();
+      node.driver_history.installing_kernel, node.driver_history.failure,
+      node.driver_history.released_driver, ReleasedAtSeconds(node.driver_history))[0].as<int64_t>();
   txn.exec_params(
       "INSERT INTO node_liveness (name, last_heartbeat) VALUES ($1, now()) "
       "ON CONFLICT (name) DO UPDATE SET last_heartbeat = now()",
@@ -231,6 +254,40 @@ std::vector<std::pair<std::string, std::string>> GpuHolders(pqxx::work& txn,
                          "SELECT gpu_uuid, workspace_id FROM gpu_holds WHERE node_name = $1", node);
   for (const auto& row : rows) holders.emplace_back(row[0].c_str(), row[1].c_str());
   return holders;
+}
+
+std::vector<DriverRolloutRow> LoadDriverRollouts(pqxx::work& txn, const std::string& pool,
+                                                 bool for_update) {
+  std::vector<DriverRolloutRow> out;
+  for (const auto& row : txn.exec_params(
+           absl::StrCat("SELECT pool, canary, paused, reason, canary_failure_seen, "
+                        "extract(epoch from updated_at)::float8 FROM driver_rollouts "
+                        "WHERE $1 = '' OR pool = $1 ORDER BY pool",
+                        for_update ? " FOR UPDATE" : ""),
+           pool)) {
+    DriverRolloutRow rollout;
+    rollout.pool = row[0].c_str();
+    rollout.record.canary = row[1].c_str();
+    rollout.record.paused = row[2].as<bool>();
+    rollout.record.reason = row[3].c_str();
+    rollout.record.canary_failure_seen = row[4].as<bool>();
+    rollout.updated_at = absl::FromUnixMicros(static_cast<int64_t>(row[5].as<double>() * 1e6));
+    out.push_back(std::move(rollout));
+  }
+  return out;
+}
+
+void SaveDriverRollout(pqxx::work& txn, const std::string& pool, const core::RolloutRecord& record) {
+  txn.exec_params(
+      "INSERT INTO driver_rollouts (pool, canary, paused, reason, canary_failure_seen, updated_at) "
+      "VALUES ($1, $2, $3, $4, $5, now()) ON CONFLICT (pool) DO UPDATE SET "
+      "canary = EXCLUDED.canary, paused = EXCLUDED.paused, reason = EXCLUDED.reason, "
+      "canary_failure_seen = EXCLUDED.canary_failure_seen, updated_at = now()",
+      pool, record.canary, record.paused, record.reason, record.canary_failure_seen);
+}
+
+bool DeleteDriverRollout(pqxx::work& txn, const std::string& pool) {
+  return txn.exec_params("DELETE FROM driver_rollouts WHERE pool = $1", pool).affected_rows() > 0;
 }
 
 }  // namespace wsched::store

@@ -62,6 +62,14 @@ std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, Ch
 // placed, or lost and not yet released. Nodes without any are absent.
 std::map<std::string, int> WorkspaceCountsOnNodes(pqxx::work& txn, const std::vector<std::string>& nodes);
 
+// Driver rollouts under way, by pool (driver_rollouts).
+// `pool` "" for all; `for_update` locks the pool's row until the unit ends.
+std::vector<DriverRolloutRow> LoadDriverRollouts(pqxx::work& txn, const std::string& pool,
+                                                 bool for_update);
+void SaveDriverRollout(pqxx::work& txn, const std::string& pool, const core::RolloutRecord& record);
+// False when the pool had none.
+bool DeleteDriverRollout(pqxx::work& txn, const std::string& pool);
+
 // GPU UUID -> holding workspace id, for every held GPU of `node` ("" = all).
 std::vector<std::pair<std::string, std::string>> GpuHolders(pqxx::work& txn,
                                                             const std::string& node = "");

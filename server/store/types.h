@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/core/driver_install.h"
+#include "server/core/driver_rollout.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
 #include "server/core/usage.h"
@@ -77,6 +78,13 @@ struct StoredNode {
   int64_t held_cpu_millis = 0;
   int64_t held_memory_bytes = 0;
   int64_t version = 0;  // Changes with everything above but liveness and holds.
+};
+
+// A pool's driver rollout under way (core/driver_rollout.h).
+struct DriverRolloutRow {
+  std::string pool;
+  core::RolloutRecord record;
+  absl::Time updated_at;
 };
 
 // ---- node credentials (node_credential_repository.h)

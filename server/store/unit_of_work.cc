@@ -101,6 +101,18 @@ std::map<std::string, int> NodeRepository::WorkspaceCounts(const std::vector<std
   return WorkspaceCountsOnNodes(s_.txn, nodes);
 }
 
+std::vector<DriverRolloutRow> NodeRepository::LoadRollouts(const std::string& pool, bool for_update) {
+  return LoadDriverRollouts(s_.txn, pool, for_update);
+}
+
+void NodeRepository::SaveRollout(const std::string& pool, const core::RolloutRecord& record) {
+  SaveDriverRollout(s_.txn, pool, record);
+}
+
+bool NodeRepository::DeleteRollout(const std::string& pool) {
+  return DeleteDriverRollout(s_.txn, pool);
+}
+
 // ---- workspaces
 
 absl::StatusOr<std::optional<WorkspaceRow>> WorkspaceRepository::Load(const std::string& id) {

@@ -100,6 +100,11 @@ class NodeRepository {
   // alike: placed, or lost and not yet released. Nodes without any are
   // absent.
   std::map<std::string, int> WorkspaceCounts(const std::vector<std::string>& nodes = {});
+  // Driver rollouts under way (core/driver_rollout.h), by pool.
+  // `pool` "" for all; `for_update` locks the pool's row until the unit ends.
+  std::vector<DriverRolloutRow> LoadRollouts(const std::string& pool = "", bool for_update = false);
+  void SaveRollout(const std::string& pool, const core::RolloutRecord& record);
+  bool DeleteRollout(const std::string& pool);
 
  private:
   UnitSession& s_;

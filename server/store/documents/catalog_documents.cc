@@ -200,6 +200,11 @@ std::string EncodePool(const core::NodePool& pool) {
   if (pool.driver_install != core::DriverInstall::kManual) {
     j["driver_install"] = core::DriverInstallName(pool.driver_install);
   }
+  if (pool.driver_rollout != core::DriverRollout{}) {
+    j["driver_rollout"] = {
+        {"max_unavailable", pool.driver_rollout.max_unavailable},
+        {"drain_deadline_seconds", absl::ToInt64Seconds(pool.driver_rollout.drain_deadline)}};
+  }
   if (!pool.scale_down.schedule.empty()) {
     j["scale_down_schedule"] = ScaleDownScheduleJson(pool.scale_down.schedule);
   }
@@ -240,6 +245,10 @@ absl::StatusOr<core::NodePool> DecodePool(absl::string_view json, const Origin& 
     } else {
       decoding.Fail(p.PathOf("driver_install"), "must be \"manual\", \"node\" or \"cluster\"");
     }
+  }
+  if (std::optional<Fields> r = p.Object("driver_rollout")) {
+    pool.driver_rollout.max_unavailable = r->Int("max_unavailable");
+    pool.driver_rollout.drain_deadline = absl::Seconds(r->Int64("drain_deadline_seconds"));
   }
   pool.scale_down.unneeded =
       absl::Seconds(Seconds(p, "scale_down_unneeded_seconds", kDefaultScaleDownSeconds));
