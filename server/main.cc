@@ -113,6 +113,16 @@ ABSL_FLAG(std::vector<std::string>, actuator_command, {},
           "exec actuator: command and arguments, comma-separated (no shell); it gets "
           "WSCHED_POOL, WSCHED_TARGET_SIZE, WSCHED_NODES_TO_REMOVE, ... (deploy/actuators)");
 ABSL_FLAG(absl::Duration, actuator_timeout, kDefaults.actuator_timeout, "exec actuator: time limit per run");
+ABSL_FLAG(std::vector<std::string>, driver_install_command, {},
+          "driver installs of `driver_install: cluster` pools: command and arguments, "
+          "comma-separated (no shell), run by the scaling leader once per node with the "
+          "installer contract's WSCHED_* environment (deploy/actuators/"
+          "driver-install-kubernetes-job.sh); empty: such pools are handled as manual");
+ABSL_FLAG(absl::Duration, driver_install_timeout, kDefaults.driver_install_timeout,
+          "driver installs of cluster pools: time limit per run (WSCHED_TIMEOUT_SECONDS)");
+ABSL_FLAG(std::string, driver_install_cache, kDefaults.driver_install_cache,
+          "driver installs of cluster pools: WSCHED_DRIVER_CACHE, the build cache on the "
+          "nodes (a directory) or an object-store URL");
 ABSL_FLAG(absl::Duration, scaling_batching_window, kDefaults.scaling_batching_window,
           "how long pending work waits to be batched into one scale-up");
 ABSL_FLAG(absl::Duration, default_node_start_time, kDefaults.default_node_start_time,
@@ -248,6 +258,9 @@ int main(int argc, char** argv) {
   }
   options.actuator_command = absl::GetFlag(FLAGS_actuator_command);
   options.actuator_timeout = absl::GetFlag(FLAGS_actuator_timeout);
+  options.driver_install_command = absl::GetFlag(FLAGS_driver_install_command);
+  options.driver_install_timeout = absl::GetFlag(FLAGS_driver_install_timeout);
+  options.driver_install_cache = absl::GetFlag(FLAGS_driver_install_cache);
   options.scaling_batching_window = absl::GetFlag(FLAGS_scaling_batching_window);
   options.default_node_start_time = absl::GetFlag(FLAGS_default_node_start_time);
   options.default_driver_install_time = absl::GetFlag(FLAGS_default_driver_install_time);

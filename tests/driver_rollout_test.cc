@@ -4,10 +4,12 @@
 // canary first, then at most max_unavailable nodes at a time, never
 // installing on a node while it holds a workspace; a failed canary stops
 // it with the alert's metric set until an admin resumes it.
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -36,7 +38,7 @@ constexpr int64_t kGi = int64_t{1} << 30;
 
 // One pool of 2-GPU nodes whose agents install drivers themselves; a class
 // that takes a whole node, so each workspace holds exactly one node.
-std::string Catalog(const std::string& driver) {
+std::string Catalog(const std::string& driver, const std::string& face = "node") {
   return absl::StrReplaceAll(R"(classes:
   - id: gpu-node
     display_name: A whole GPU node
@@ -50,7 +52,7 @@ pools:
     node: {cpu: 16, memory: 64Gi, gpus: 2, gpu_model: L4}
     min_size: 0
     max_size: 4
-    driver_install: node
+    driver_install: FACE
     driver_rollout: {max_unavailable: 2}
 driver_policy:
   - kernel: 6.1.0-18-amd64
@@ -59,7 +61,7 @@ driver_policy:
     driver_version: DRIVER
     driver_branch: "DRIVER_BRANCH"
     installer_repo: registry.example.com/nvidia/driver
-)", {{"DRIVER_BRANCH", driver.substr(0, 3)}, {"DRIVER", driver}});
+)", {{"DRIVER_BRANCH", driver.substr(0, 3)}, {"DRIVER", driver}, {"FACE", face}});
 }
 
 v1::NodeInfo GpuNode(const std::string& name) {
@@ -87,10 +89,12 @@ v1::NodeInfo GpuNode(const std::string& name) {
 
 class DriverRolloutTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { Start(Catalog(kOld, face_), {}); }
+
+  void Start(const std::string& catalog, std::vector<std::string> flags) {
     catalog_path_ = ::testing::TempDir() + "/driver-rollout-test.yaml";
-    std::ofstream(catalog_path_) << Catalog(kOld);
-    testing::ServerConfig config{db_.url(), catalog_path_, {}};
+    std::ofstream(catalog_path_) << catalog;
+    testing::ServerConfig config{db_.url(), catalog_path_, std::move(flags)};
     config.metrics = true;
     server_ = std::make_unique<testing::ServerProcess>(config);
     ASSERT_TRUE(server_->started());
@@ -176,7 +180,7 @@ class DriverRolloutTest : public ::testing::Test {
     grpc::ClientContext context;
     testing::Authorize(context, testing::kAdminToken);
     v1::ApplyCatalogRequest request;
-    request.set_yaml(Catalog(driver));
+    request.set_yaml(Catalog(driver, face_));
     v1::ApplyCatalogResponse response;
     grpc::Status status = classes_->ApplyCatalog(&context, request, &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
@@ -238,6 +242,7 @@ class DriverRolloutTest : public ::testing::Test {
   }
 
   testing::TestDatabase db_;
+  std::string face_ = "node";  // The pool's driver_install.
   std::string catalog_path_;
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
@@ -344,6 +349,75 @@ TEST_F(DriverRolloutTest, AFailedCanaryStopsTheRolloutUntilAnAdminResumes) {
   ASSERT_TRUE(testing::Eventually([&] { return Rollout().in_flight_nodes() == 0; }, 30));
   EXPECT_EQ(NodesIn(v1::DRIVER_STATE_OUTDATED).size(), 1u);
   EXPECT_TRUE(Rollout().paused());
+}
+
+// The cluster face: the scaling leader runs the admin's command per node
+// (here a script standing in for deploy/actuators/
+// driver-install-kubernetes-job.sh) with the installer contract's
+// environment, records its start and end, and the node is ready once its
+// agent reports the driver loaded. A failing command is install_failed
+// with its output's tail, which stops the rollout.
+class ClusterDriverInstallTest : public DriverRolloutTest {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/cluster-installs";
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    const std::string script = dir_ + "/install.sh";
+    std::ofstream(script) << "#!/bin/sh\n"
+                          << "env | grep '^WSCHED_' | sort > \"" << dir_ << "/$WSCHED_NODE.env\"\n"
+                          << "if [ -e \"" << dir_ << "/fail\" ]; then\n"
+                          << "  echo 'nvidia-installer: cc: not found'; exit 4\n"
+                          << "fi\n"
+                          << "echo 'wsched-driver-cache: hit'\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    face_ = "cluster";
+    Start(Catalog(kOld, face_),
+          {"--driver_install_command=" + script, "--driver_install_cache=/srv/driver-cache"});
+  }
+
+  std::string Env(const std::string& node) {
+    std::ifstream in(dir_ + "/" + node + ".env");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ClusterDriverInstallTest, TheLeaderRunsTheCommandPerNodeAndRecordsItsOutcome) {
+  ApplyPolicy(kNew);
+  HeartbeatAll();
+  ASSERT_TRUE(testing::Eventually([&] { return !Rollout().canary().empty(); }, 30));
+  const std::string canary = Rollout().canary();
+  // Run and recorded: verified for the kernel, ready once the agent reports 560.
+  ASSERT_TRUE(testing::Eventually([&] { return !Env(canary).empty(); }, 30)) << server_->Log();
+  const std::string env = Env(canary);
+  EXPECT_THAT(env, HasSubstr(absl::StrCat("WSCHED_NODE=", canary, "\n")));
+  EXPECT_THAT(env, HasSubstr(absl::StrCat("WSCHED_KERNEL=", kKernel, "\n")));
+  EXPECT_THAT(env, HasSubstr("WSCHED_OS=debian12\n"));
+  EXPECT_THAT(env, HasSubstr(absl::StrCat("WSCHED_DRIVER_VERSION=", kNew, "\n")));
+  EXPECT_THAT(env, HasSubstr(
+      "WSCHED_IMAGE=registry.example.com/nvidia/driver:560-6.1.0-18-amd64-debian12\n"));
+  EXPECT_THAT(env, HasSubstr("WSCHED_DRIVER_CACHE=/srv/driver-cache\n"));
+  EXPECT_THAT(env, HasSubstr("WSCHED_TIMEOUT_SECONDS=1800\n"));
+  ASSERT_TRUE(testing::Eventually([&] {
+    return Metric("wsched_driver_install_reports_total",
+                  {"pool=\"gpu\"", "outcome=\"succeeded\"", "cache=\"hit\""}) == 1;
+  }, 30));
+  EXPECT_EQ(Node(canary).driver_state(), v1::DRIVER_STATE_NEEDS_DRIVER);  // Not loaded yet.
+  EXPECT_FALSE(Heartbeat(canary, kNew).has_value());
+  EXPECT_EQ(Node(canary).driver_state(), v1::DRIVER_STATE_READY);
+
+  // The next ones fail: install_failed with the output's tail.
+  std::ofstream(dir_ + "/fail") << "";
+  ASSERT_TRUE(testing::Eventually(
+      [&] { return NodesIn(v1::DRIVER_STATE_INSTALL_FAILED).size() == 2; }, 30));
+  const std::string failed = NodesIn(v1::DRIVER_STATE_INSTALL_FAILED).at(0);
+  EXPECT_THAT(Node(failed).driver_detail(), HasSubstr("exit status 4"));
+  EXPECT_THAT(Node(failed).driver_detail(), HasSubstr("nvidia-installer: cc: not found"));
+  EXPECT_EQ(NodesIn(v1::DRIVER_STATE_OUTDATED).size(), 1u);  // At most two at a time.
 }
 
 TEST_F(DriverRolloutTest, BadRolloutRequestsNameTheField) {

@@ -234,6 +234,9 @@ absl::Status RunServer(const ServerOptions& options) {
   scaling_options.lease = lease;
   scaling_options.actuator_command = options.actuator_command;
   scaling_options.actuator_timeout = options.actuator_timeout;
+  scaling_options.cluster_installs = {options.driver_install_command,
+                                      options.driver_install_timeout,
+                                      options.driver_install_cache};
   scaling_options.scaler.batching_window = options.scaling_batching_window;
   scaling_options.scaler.default_time_to_ready = options.default_node_start_time;
   scaling_options.retention.retention = options.stopped_workspace_retention;

@@ -73,6 +73,12 @@ struct ServerOptions {
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);
+  // The `cluster` face of driver installs (scheduler/cluster_driver_installs.h):
+  // the command run per node (argv, no shell; empty = none), its time limit
+  // and the cache it is handed (WSCHED_DRIVER_CACHE).
+  std::vector<std::string> driver_install_command;
+  absl::Duration driver_install_timeout = absl::Minutes(30);
+  std::string driver_install_cache = "/var/cache/wsched/driver";
   absl::Duration scaling_batching_window = absl::Seconds(2);
   // Used for "time to GPU" until a pool has measured node start times.
   absl::Duration default_node_start_time = kScheduler.default_node_start;

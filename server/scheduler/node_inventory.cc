@@ -537,7 +537,8 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
       entries.emplace_back(info.name, DriverWork{info.name, info.kernel_version, info.os_id,
                                                  info.os_version,
                                                  readiness.requirement->driver_version,
-                                                 readiness.requirement->installer_image});
+                                                 readiness.requirement->installer_image,
+                                                 info.pool});
     }
   }
   DriverWorkPage out;
@@ -569,7 +570,8 @@ std::optional<DriverWork> NodeInventory::AgentDriverWork(const store::StoredNode
   }
   return DriverWork{node.info.name,          node.info.kernel_version,
                     node.info.os_id,         node.info.os_version,
-                    requirement->driver_version, requirement->installer_image};
+                    requirement->driver_version, requirement->installer_image,
+                    node.info.pool};
 }
 
 namespace {

@@ -71,6 +71,7 @@ struct HeartbeatInput {
 
 struct DriverWork {
   std::string node_name, kernel_version, os_id, os_version, driver_version, installer_image;
+  std::string pool;
 };
 
 struct HeartbeatResult {
@@ -217,6 +218,9 @@ class NodeInventory {
   absl::flat_hash_map<std::string, GpuHealthNow> GpuHealthOn(const std::string& node) const;
   // Marks nodes without recent heartbeats lost (also run by a loop).
   absl::Status DetectLostNodes();
+
+  // The catalog the inventory judges drivers with (the mirror's).
+  std::shared_ptr<const core::Catalog> Catalog() const { return mirror_->CurrentCatalog(); }
 
   // The agents' GPU samples and the GPU time charged from them.
   const UsageAccounting& gpu_usage() const { return usage_; }

@@ -61,6 +61,10 @@ absl::Status ScalingController::Start() {
     if (!created.ok()) return created.status();
     actuator_ = std::move(*created);
   }
+  auto installs = ClusterDriverInstalls::Create(&scheduler_->inventory(), options_.cluster_installs,
+                                               scheduler_->clock());
+  if (!installs.ok()) return installs.status();
+  cluster_installs_ = std::move(*installs);
   loop_ = std::thread([this] { Loop(); });
   retention_->Start();
   return absl::OkStatus();
@@ -75,6 +79,7 @@ void ScalingController::Stop() {
   retention_->Stop();
   if (loop_.joinable()) loop_.join();
   if (actuator_) actuator_->Stop();
+  if (cluster_installs_) cluster_installs_->Stop();
   leader_lock_.Release();
 }
 
@@ -141,7 +146,7 @@ void ScalingController::Loop() {
     if (leading_) {
       LeadTick(now);
       if (lead_ticks_++ % std::max(options_.driver_rollout_every_ticks, 1) == 0) {
-        StepDriverRollouts();
+        StepDrivers();
       }
     } else if (now >= next_follow) {
       next_follow = now + absl::Seconds(1);
@@ -152,15 +157,20 @@ void ScalingController::Loop() {
   }
 }
 
-void ScalingController::StepDriverRollouts() {
+void ScalingController::StepDrivers() {
   auto views = scheduler_->inventory().StepDriverRollouts();
   if (!views.ok()) {
     log::Warning("cannot step driver rollouts", {{"error", std::string(views.status().message())}});
-    return;
+  } else {
+    for (const DriverRolloutView& view : *views) {
+      metrics_->DriverRolloutObserved(view.pool, view.counts.waiting, view.counts.in_flight,
+                                      view.counts.failed, view.record.paused);
+    }
   }
-  for (const DriverRolloutView& view : *views) {
-    metrics_->DriverRolloutObserved(view.pool, view.counts.waiting, view.counts.in_flight,
-                                    view.counts.failed, view.record.paused);
+  if (cluster_installs_ == nullptr) return;
+  if (absl::Status stepped = cluster_installs_->Step(); !stepped.ok()) {
+    log::Warning("cannot offer cluster driver installs",
+                 {{"error", std::string(stepped.message())}});
   }
 }
 

@@ -24,6 +24,7 @@
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/pool_scaler.h"
 #include "server/scaling/scaling_signal.h"
+#include "server/scheduler/cluster_driver_installs.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
@@ -45,7 +46,9 @@ struct ScalingControllerOptions {
   // Exec actuator: argv of the admin's command; empty = gRPC stream only.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);
-  // Driver rollouts (core/driver_rollout.h) step every this many leader
+  // The `cluster` face of driver installs; no command: none.
+  ClusterDriverInstallOptions cluster_installs;
+  // Driver rollouts (core/driver_rollout.h) and cluster installs step every this many leader
   // ticks: a rollout moves at the pace of installs (minutes), not placements.
   int driver_rollout_every_ticks = 8;
   // Deleting stopped workspace rows, which only the leader does.
@@ -88,7 +91,8 @@ class ScalingController {
   void Loop();
   void LeadTick(absl::Time now);
   void FollowTick();
-  void StepDriverRollouts();
+  // Driver rollouts, then the cluster face's installs (the leader's).
+  void StepDrivers();
   void BecomeLeader();
   std::vector<scaling::PoolObservation> Observe(absl::Time now);
   void Publish(const std::string& pool, const scaling::PoolSignal& signal, absl::Time now);
@@ -100,6 +104,7 @@ class ScalingController {
   const ScalingControllerOptions options_;
   store::LeaderLock leader_lock_;
   std::unique_ptr<scaling::ExecActuator> actuator_;
+  std::unique_ptr<ClusterDriverInstalls> cluster_installs_;  // Null without a command.
 
   // Loop-thread state (only the loop thread touches it).
   bool leading_ = false;
