@@ -299,6 +299,43 @@ pools:
                           "got \"agent\""));
 }
 
+TEST(CheckCatalogText, DriverRolloutNamesEachBadField) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}
+  - {id: gpu-a, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_rollout: {max_unavailable: 0, drain_deadline: -5m}}
+  - {id: gpu-b, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_rollout: {max_unavailable: 9, canary: true}}
+)");
+  EXPECT_THAT(check.errors,
+              ::testing::IsSupersetOf(
+                  {"pools[1] (gpu-a).driver_rollout.max_unavailable: must be >= 1",
+                   "pools[2] (gpu-b).driver_rollout.max_unavailable: must be <= max_size (4)"}));
+  EXPECT_THAT(::testing::PrintToString(check.errors), ::testing::HasSubstr("drain_deadline"));
+  EXPECT_THAT(::testing::PrintToString(check.errors), ::testing::HasSubstr("canary"));
+}
+
+TEST(ParseCatalog, DriverRolloutDefaultsAndRoundTrips) {
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 4}
+  - {id: a, node: {cpu: 16, memory: 64Gi, gpus: 8, gpu_model: H100}, max_size: 4,
+     driver_rollout: {max_unavailable: 2, drain_deadline: 2h}}
+)");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->pools[0].driver_rollout, core::DriverRollout{});
+  EXPECT_EQ(catalog->pools[1].driver_rollout.max_unavailable, 2);
+  EXPECT_EQ(catalog->pools[1].driver_rollout.drain_deadline, absl::Hours(2));
+  absl::StatusOr<core::Catalog> again = ParseCatalog(RenderCatalogYaml(*catalog));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->pools, catalog->pools);
+}
+
 TEST(CheckCatalogText, DriverInstallWithoutAHostDriverIsAWarning) {
   const CatalogCheck check = CheckCatalogText(R"(
 classes:
