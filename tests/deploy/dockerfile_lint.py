@@ -205,6 +205,8 @@ def main():
                 image_files.update(os.path.join(dest, os.path.basename(x)) for x in sources)
     check("/usr/local/lib/wsched/actuators/kubernetes-cluster-autoscaler.sh" in image_files,
           "the image holds the cluster-autoscaler actuator the Helm chart runs")
+    check("/usr/local/lib/wsched/actuators/driver-install-kubernetes-job.sh" in image_files,
+          "the image holds the driver install Job command the Helm chart runs")
     check("kubernetes-client" in apt_packages(by_name.get("runtime", final)),
           "the runtime installs kubernetes-client (kubectl) for that actuator")
 

@@ -26,6 +26,16 @@ for unit in wsched-server wsched-agent; do
 done
 out=$(systemd-analyze verify "$work/wsched-server.service" "$work/wsched-agent.service" 2>&1) ||
   fail "systemd-analyze verify: $out"
+# The agent with its drop-ins (wsched-agent.service.d beside it is read too).
+mkdir -p "$work/with-dropins/wsched-agent.service.d"
+cp "$work/wsched-agent.service" "$work/with-dropins/"
+for conf in "$src"/deploy/systemd/wsched-agent.service.d/*.conf; do
+  sed -e "s#/usr/local/bin/wsched-agent#$agent#g" "$conf" \
+    >"$work/with-dropins/wsched-agent.service.d/$(basename "$conf")"
+done
+dropin_out=$(systemd-analyze verify "$work/with-dropins/wsched-agent.service" 2>&1) ||
+  fail "systemd-analyze verify with the drop-ins: $dropin_out"
+out+=$'\n'$dropin_out
 # verify exits 0 on some warnings; any line about our units is one to fix.
 if grep -q "wsched-" <<<"$out"; then fail "systemd-analyze verify warns: $out"; fi
 

@@ -35,8 +35,15 @@ add_test(NAME api_docs COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/ap
   ${PROJECT_SOURCE_DIR})
 add_test(NAME flags_docs COMMAND ${WSCHED_DEPLOY_PYTHON} ${WSCHED_DEPLOY_TESTS}/flags_docs_test.py
   ${PROJECT_SOURCE_DIR})
+# The cluster face's example (deploy/actuators/driver-install-kubernetes-job.sh):
+# its Job for sample environments through `kubectl create --dry-run=client`
+# (kubectl v1.30 from deploy/local/install-deps.sh; discovery from a stub
+# API server on 127.0.0.1, --validate=false), every field checked; and runs
+# with a stand-in kubectl playing a Job that completes, fails or hangs.
+add_test(NAME driver_install_job COMMAND ${WSCHED_DEPLOY_PYTHON}
+  ${WSCHED_DEPLOY_TESTS}/driver_install_job_test.py ${PROJECT_SOURCE_DIR})
 set_tests_properties(chart_render dockerfile_lint observability_rules api_docs flags_docs
-  PROPERTIES LABELS deploy)
+  driver_install_job PROPERTIES LABELS deploy)
 
 add_test(NAME metrics_live COMMAND ${CMAKE_COMMAND} -E env
   WSCHED_TEST_PG_PORT=${TEST_PG_PORT} WSCHED_PYTHON=${WSCHED_DEPLOY_PYTHON}
