@@ -14,7 +14,6 @@
 namespace wsched::agent {
 namespace {
 
-constexpr absl::string_view kCacheReportPrefix = "wsched-driver-cache:";
 // The podman client outlives its container's --timeout by this much before
 // the agent kills the client's process group itself.
 constexpr absl::Duration kClientGrace = absl::Minutes(1);
@@ -89,18 +88,6 @@ std::vector<std::string> PodmanRunArgv(const DriverRunnerOptions& options, const
   return argv;
 }
 
-core::DriverCache CacheReportIn(absl::string_view log) {
-  core::DriverCache cache = core::DriverCache::kUnknown;
-  for (absl::string_view line : absl::StrSplit(log, '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (!absl::ConsumePrefix(&line, kCacheReportPrefix)) continue;
-    line = absl::StripAsciiWhitespace(line);
-    if (line == "hit") cache = core::DriverCache::kHit;
-    if (line == "miss") cache = core::DriverCache::kMiss;
-  }
-  return cache;
-}
-
 std::string LogTail(absl::string_view log, int lines, size_t max_bytes) {
   std::vector<std::string> kept;
   for (absl::string_view line : absl::StrSplit(log, '\n')) {
@@ -123,7 +110,7 @@ DriverInstallOutcome OutcomeOf(const DriverJob& job, const absl::StatusOr<proces
   const std::string& log = run->out.text;
   outcome.took = run->took;
   outcome.log_tail = LogTail(log);
-  outcome.cache = CacheReportIn(log);
+  outcome.cache = core::DriverCacheReportIn(log);
   // podman's --timeout kills the container: the client exits non-zero at
   // about the timeout; the agent's own deadline is later (kClientGrace).
   const bool timed_out = run->timed_out || (!run->succeeded() && run->took >= timeout);

@@ -79,9 +79,6 @@ std::vector<std::pair<std::string, std::string>> ContractEnvironment(
 // [-v CACHE:/var/cache/wsched-driver] [-v EXTRA...] -e NAME=VALUE... IMAGE.
 std::vector<std::string> PodmanRunArgv(const DriverRunnerOptions& options, const DriverJob& job);
 
-// The installer's cache report: the last line "wsched-driver-cache: hit" or
-// "wsched-driver-cache: miss" in its output; kUnknown when it wrote none.
-core::DriverCache CacheReportIn(absl::string_view log);
 
 // The last `lines` non-empty lines of `log`, joined by " | ", with control
 // characters replaced, at most `max_bytes` (the end kept): what the report

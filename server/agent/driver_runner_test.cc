@@ -73,12 +73,12 @@ TEST(ContractEnvironment, AnObjectStoreCacheIsPassedAsItIsAndNotMounted) {
 }
 
 TEST(CacheReportIn, TheLastReportLineWins) {
-  EXPECT_EQ(CacheReportIn("building\n"), core::DriverCache::kUnknown);
-  EXPECT_EQ(CacheReportIn("wsched-driver-cache: miss\nbuilt\n"), core::DriverCache::kMiss);
-  EXPECT_EQ(CacheReportIn("wsched-driver-cache: miss\n  wsched-driver-cache: hit \n"),
+  EXPECT_EQ(core::DriverCacheReportIn("building\n"), core::DriverCache::kUnknown);
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: miss\nbuilt\n"), core::DriverCache::kMiss);
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: miss\n  wsched-driver-cache: hit \n"),
             core::DriverCache::kHit);
-  EXPECT_EQ(CacheReportIn("wsched-driver-cache: maybe\n"), core::DriverCache::kUnknown);
-  EXPECT_EQ(CacheReportIn("echo wsched-driver-cache: hit\n"), core::DriverCache::kUnknown);
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: maybe\n"), core::DriverCache::kUnknown);
+  EXPECT_EQ(core::DriverCacheReportIn("echo wsched-driver-cache: hit\n"), core::DriverCache::kUnknown);
 }
 
 TEST(LogTail, TheLastLinesPrintableAndBounded) {

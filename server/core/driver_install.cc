@@ -1,5 +1,8 @@
 #include "server/core/driver_install.h"
 
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
 namespace wsched::core {
 
 const char* DriverInstallName(DriverInstall face) {
@@ -32,6 +35,19 @@ std::optional<DriverCache> ParseDriverCache(absl::string_view name) {
     if (name == DriverCacheName(cache)) return cache;
   }
   return std::nullopt;
+}
+
+DriverCache DriverCacheReportIn(absl::string_view output) {
+  constexpr absl::string_view kCacheReportPrefix = "wsched-driver-cache:";
+  DriverCache cache = DriverCache::kUnknown;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!absl::ConsumePrefix(&line, kCacheReportPrefix)) continue;
+    line = absl::StripAsciiWhitespace(line);
+    if (line == "hit") cache = DriverCache::kHit;
+    if (line == "miss") cache = DriverCache::kMiss;
+  }
+  return cache;
 }
 
 bool AgentRunsDriverInstall(DriverInstall face, DriverState state) {

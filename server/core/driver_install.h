@@ -20,6 +20,11 @@ enum class DriverCache { kUnknown, kHit, kMiss };
 const char* DriverCacheName(DriverCache cache);
 std::optional<DriverCache> ParseDriverCache(absl::string_view name);
 
+// What an installer's output says of the cache: its last line
+// `wsched-driver-cache: hit` or `... miss` (docs/agent.md "The installer
+// contract"); kUnknown when it says neither. Read by both faces' runners.
+DriverCache DriverCacheReportIn(absl::string_view output);
+
 // "manual", "node", "cluster" (the catalog's driver_install values).
 const char* DriverInstallName(DriverInstall face);
 std::optional<DriverInstall> ParseDriverInstall(absl::string_view name);

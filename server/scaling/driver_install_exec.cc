@@ -14,7 +14,6 @@
 namespace wsched::scaling {
 namespace {
 
-constexpr absl::string_view kCacheReportPrefix = "wsched-driver-cache:";
 
 // WSCHED_TIMEOUT_SECONDS: whole seconds, rounded up, at least 1.
 int64_t TimeoutSeconds(absl::Duration timeout) {
@@ -78,18 +77,6 @@ process::Command BuildDriverInstallInvocation(const DriverInstallExecOptions& op
   spec.keep = process::Keep::kTail;
   spec.merge_stderr = true;
   return spec;
-}
-
-core::DriverCache DriverCacheReportIn(absl::string_view output) {
-  core::DriverCache cache = core::DriverCache::kUnknown;
-  for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    line = absl::StripAsciiWhitespace(line);
-    if (!absl::ConsumePrefix(&line, kCacheReportPrefix)) continue;
-    line = absl::StripAsciiWhitespace(line);
-    if (line == "hit") cache = core::DriverCache::kHit;
-    if (line == "miss") cache = core::DriverCache::kMiss;
-  }
-  return cache;
 }
 
 absl::StatusOr<std::unique_ptr<DriverInstallExec>> DriverInstallExec::Create(
@@ -251,7 +238,7 @@ DriverInstallOutcome DriverInstallExec::Run(const DriverInstallJob& job) {
   }
   const std::string& output = result->out.text;
   outcome.took = result->took;
-  outcome.cache = DriverCacheReportIn(output);
+  outcome.cache = core::DriverCacheReportIn(output);
   outcome.log_tail = TailOf(output, kDriverInstallLogTailBytes);
   if (result->succeeded()) {
     outcome.succeeded = true;

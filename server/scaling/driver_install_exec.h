@@ -146,11 +146,6 @@ struct DriverInstallExecStats {
 process::Command BuildDriverInstallInvocation(const DriverInstallExecOptions& options,
                                               const DriverInstallJob& job);
 
-// The installer's cache report in `output`: the last line that reads
-// "wsched-driver-cache: hit" or "wsched-driver-cache: miss" (surrounding
-// whitespace ignored); kUnknown when there is none.
-core::DriverCache DriverCacheReportIn(absl::string_view output);
-
 class DriverInstallExec {
  public:
   // Validates the options and starts the worker threads.

@@ -198,16 +198,16 @@ TEST(BuildDriverInstallInvocationTest, ExtraEnvFirstThenTheContractWhichWins) {
 }
 
 TEST(DriverCacheReportInTest, TheLastHitOrMissLineWins) {
-  EXPECT_EQ(DriverCacheReportIn(""), core::DriverCache::kUnknown);
-  EXPECT_EQ(DriverCacheReportIn("building\nloaded\n"), core::DriverCache::kUnknown);
-  EXPECT_EQ(DriverCacheReportIn("wsched-driver-cache: hit\n"), core::DriverCache::kHit);
-  EXPECT_EQ(DriverCacheReportIn("wsched-driver-cache: miss\nbuilt"), core::DriverCache::kMiss);
-  EXPECT_EQ(DriverCacheReportIn("wsched-driver-cache: miss\n  wsched-driver-cache: hit \r\n"),
+  EXPECT_EQ(core::DriverCacheReportIn(""), core::DriverCache::kUnknown);
+  EXPECT_EQ(core::DriverCacheReportIn("building\nloaded\n"), core::DriverCache::kUnknown);
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: hit\n"), core::DriverCache::kHit);
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: miss\nbuilt"), core::DriverCache::kMiss);
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: miss\n  wsched-driver-cache: hit \r\n"),
             core::DriverCache::kHit);
   // Not a report: another value, or the line quoted inside another.
-  EXPECT_EQ(DriverCacheReportIn("wsched-driver-cache: hit\nwsched-driver-cache: maybe\n"),
+  EXPECT_EQ(core::DriverCacheReportIn("wsched-driver-cache: hit\nwsched-driver-cache: maybe\n"),
             core::DriverCache::kHit);
-  EXPECT_EQ(DriverCacheReportIn("+ echo wsched-driver-cache: hit\n"), core::DriverCache::kUnknown);
+  EXPECT_EQ(core::DriverCacheReportIn("+ echo wsched-driver-cache: hit\n"), core::DriverCache::kUnknown);
 }
 
 TEST(DriverInstallExecTest, CommandSeesTheContractEnvironmentAndReportsTheCacheHit) {
