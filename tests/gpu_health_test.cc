@@ -287,7 +287,6 @@ class GpuHealthClockTest : public ::testing::Test {
 
     auth_ = grpc_api::LiveAuthenticator::AllowAll();
     grpc_api::ServiceContext context;
-    context.db = database_.get();
     context.auth = auth_.get();
     context.metrics = &metrics_;
     context.scheduler = scheduler_.get();

@@ -14,13 +14,14 @@
 #include <prometheus/exposer.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/app/application.h"
+#include "server/app/placer_election.h"
 #include "server/grpc/concurrency_limiter.h"
 #include "server/grpc/health_reporter.h"
 #include "server/grpc/live_authenticator.h"
 #include "server/grpc/tls_server.h"
 #include "server/grpc/metrics_interceptor.h"
 #include "server/grpc/placement_forwarder.h"
-#include "server/app/placer_election.h"
 #include "server/grpc/reflection_v1.h"
 #include "server/grpc/services.h"
 #include "server/log/log.h"
@@ -109,10 +110,11 @@ std::vector<std::string> ServedNames(const Services& services) {
 std::unique_ptr<HealthReporter> StartHealthReporter(const ServerOptions& options,
                                                     grpc::Server& server, store::Database& db,
                                                     const Services& services,
+                                                    Application& application,
                                                     metrics::Metrics& metrics) {
   HealthProbes probes{
       .schema_version = [&db] { return store::ReadSchemaVersion(db); },
-      .feed_caught_up_at = [&services] { return services.FeedCaughtUpAt(); },
+      .feed_caught_up_at = [&application] { return application.scheduler().FeedCaughtUpAt(); },
       .last_abandoned_call = [] { return store::CallWatchdog::Global().last_abandoned(); },
       .writer_failing_since = [&db] { return db.writer_failing_since(); }};
   HealthReporterOptions health_options{.services = services.Names(),
@@ -200,7 +202,6 @@ absl::Status RunServer(const ServerOptions& options) {
   }
 
   ServiceContext context;
-  context.db = db->get();
   context.auth = auth->get();
   ConcurrencyLimiter limiter(options.max_concurrent_calls_per_principal);
   context.limiter = &limiter;
@@ -210,7 +211,6 @@ absl::Status RunServer(const ServerOptions& options) {
   context.rate_limiter = &rate_limiter;
   context.metrics = &metrics;
   context.max_request_bytes = options.max_receive_message_bytes;
-  context.catalog_rules.min_idle_for = options.min_idle_for;
   std::unique_ptr<app::PlacerElection> placer;
   std::unique_ptr<PlacementForwarder> forwarder;
   if (!options.advertise_host.empty()) {
@@ -243,21 +243,31 @@ absl::Status RunServer(const ServerOptions& options) {
   scaling_options.retention.sweep_interval = options.stopped_workspace_sweep_interval;
   scaling_options.retention.audit_retention = options.audit_retention;
   scaling_options.retention.usage_retention = options.usage_retention;
-  auto services =
-      Services::Create(context, options.catalog_path, scheduler_options, scaling_options);
-  if (!services.ok()) return services.status();
-  if (exposer) exposer->RegisterCollectable((*services)->cluster_metrics());
-  // Node tokens live in the store the services opened; before any call.
-  (*auth)->SetNodeTokens([services = services->get()](const TokenDigest& digest) {
+  ApplicationOptions application_options{.catalog_path = options.catalog_path,
+                                         .scheduler = scheduler_options,
+                                         .scaling = scaling_options};
+  application_options.catalog_rules.min_idle_for = options.min_idle_for;
+  auto application = Application::Create(db->get(), &metrics, std::move(application_options));
+  if (!application.ok()) return application.status();
+  if (exposer) exposer->RegisterCollectable((*application)->cluster_metrics());
+  context.scheduler = &(*application)->scheduler();
+  context.heartbeat_interval = scheduler_options.heartbeat_interval;
+  context.classes = &(*application)->classes();
+  context.settings = &(*application)->settings();
+  context.usage = &(*application)->usage();
+  context.audit = &(*application)->audit();
+  auto services = std::make_unique<Services>(context, &(*application)->scaling());
+  // Node tokens live in the store the application opened; before any call.
+  (*auth)->SetNodeTokens([services = services.get()](const TokenDigest& digest) {
     return services->FindNodeToken(digest);
   });
-  if (absl::Status covered = CheckMethodTableCovers((*services)->Names()); !covered.ok()) {
+  if (absl::Status covered = CheckMethodTableCovers(services->Names()); !covered.ok()) {
     return covered;
   }
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  ReflectionV1Service reflection_v1(ServedNames(**services));
+  ReflectionV1Service reflection_v1(ServedNames(*services));
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(options.listen, *credentials, &port);
@@ -270,7 +280,7 @@ absl::Status RunServer(const ServerOptions& options) {
   // gRPC's own RESOURCE_EXHAUSTED, without details.
   builder.SetMaxReceiveMessageSize(static_cast<int>(
       std::min<int64_t>(2 * int64_t{options.max_receive_message_bytes}, INT32_MAX)));
-  (*services)->RegisterAll(builder);
+  services->RegisterAll(builder);
   builder.RegisterService(&reflection_v1);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(std::make_unique<MetricsInterceptorFactory>(&metrics));
@@ -280,7 +290,7 @@ absl::Status RunServer(const ServerOptions& options) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
   std::unique_ptr<HealthReporter> health =
-      StartHealthReporter(options, *server, **db, **services, metrics);
+      StartHealthReporter(options, *server, **db, *services, **application, metrics);
   if (placer != nullptr) placer->Start(absl::StrCat(options.advertise_host, ":", port));
   if (!options.port_file.empty()) {
     std::ofstream(options.port_file) << port << "\n";
@@ -294,7 +304,7 @@ absl::Status RunServer(const ServerOptions& options) {
       // The tokens file logs its own outcome; a bad one keeps the old one.
       (void)(*auth)->Reload();
       if (options.catalog_path.empty()) continue;
-      absl::Status reloaded = (*services)->ReloadCatalog();
+      absl::Status reloaded = (*application)->ReloadCatalog();
       if (!reloaded.ok()) {
         log::Error("catalog reload rejected; the running catalog stays",
                    {{"error", std::string(reloaded.message())}});
@@ -311,7 +321,7 @@ absl::Status RunServer(const ServerOptions& options) {
   // during the grace period are still served.
   if (placer != nullptr) placer->Stop();
   server->GetHealthCheckService()->Shutdown();
-  (*services)->Shutdown();
+  (*application)->Stop();
   server->Shutdown(std::chrono::system_clock::now() +
                    absl::ToChronoMicroseconds(options.shutdown_grace));
   server->Wait();

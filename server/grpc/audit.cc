@@ -1,6 +1,7 @@
 #include "server/grpc/audit.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <google/protobuf/descriptor.h>
@@ -8,8 +9,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "server/log/log.h"
-#include "server/store/unit_of_work.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -112,10 +111,10 @@ bool Audited(const std::string& method, const Principal& who) {
   return std::find(methods.begin(), methods.end(), method) != methods.end();
 }
 
-store::AuditRecord AuditRecordOf(const Principal& who, const std::string& method,
-                                 const google::protobuf::Message& request,
-                                 const absl::Status& outcome) {
-  store::AuditRecord record;
+core::AuditRecord AuditRecordOf(const Principal& who, const std::string& method,
+                                const google::protobuf::Message& request,
+                                const absl::Status& outcome) {
+  core::AuditRecord record;
   record.principal = who.name;
   record.credential = who.credential;
   record.method = method;
@@ -124,20 +123,6 @@ store::AuditRecord AuditRecordOf(const Principal& who, const std::string& method
   record.code = absl::StatusCodeToString(outcome.code());
   record.message = std::string(outcome.message().substr(0, 1000));
   return record;
-}
-
-void WriteAudit(store::Database& db, const store::AuditRecord& record) {
-  absl::Status written = store::UnitOfWork::Run(db, "writing an audit record",
-                                                [&](store::UnitOfWork& unit) -> absl::Status {
-    unit.audit().Append(record);
-    return absl::OkStatus();
-  });
-  if (!written.ok()) {
-    log::Error("audit record not written",
-               {{"principal", record.principal}, {"method", record.method},
-                {"object", record.object}, {"code", record.code},
-                {"error", std::string(written.message())}});
-  }
 }
 
 }  // namespace wsched::grpc_api

@@ -1,8 +1,10 @@
 // The audit trail: every state-changing call of an admin or project owner
-// leaves one record (store/audit.h) of who made it, with which credential,
+// leaves one record (core/audit.h) of who made it, with which credential,
 // what it named and how it ended. Written from the handler wrapper
 // (handler.h), so no service can forget it, after the call's own
-// transaction: a refused or failed call is recorded too.
+// transaction: a refused or failed call is recorded too. What a record
+// holds is read here, from the request message; the application appends
+// it (app/audit_operations.h).
 #ifndef WSCHED_SERVER_GRPC_AUDIT_H_
 #define WSCHED_SERVER_GRPC_AUDIT_H_
 
@@ -12,9 +14,8 @@
 #include <google/protobuf/message.h>
 
 #include "absl/status/status.h"
+#include "server/core/audit.h"
 #include "server/grpc/principal.h"
-#include "server/store/audit.h"
-#include "server/store/database.h"
 
 namespace wsched::grpc_api {
 
@@ -29,13 +30,9 @@ bool Audited(const std::string& method, const Principal& who);
 // The record of one call. Key fields are the request's identifying scalars
 // (ids, names, versions, dry_run), top level and one message deep
 // ("settings.project_id"); never free text or documents (a catalog's YAML).
-store::AuditRecord AuditRecordOf(const Principal& who, const std::string& method,
-                                 const google::protobuf::Message& request,
-                                 const absl::Status& outcome);
-
-// Appends the record in a transaction of its own. A failure is logged, not
-// returned: the call's answer is already decided.
-void WriteAudit(store::Database& db, const store::AuditRecord& record);
+core::AuditRecord AuditRecordOf(const Principal& who, const std::string& method,
+                                const google::protobuf::Message& request,
+                                const absl::Status& outcome);
 
 }  // namespace wsched::grpc_api
 

@@ -59,8 +59,8 @@ grpc::Status Handle(const ServiceContext& services, grpc::ServerContextBase* con
   } else if (outcome = ValidateRequest(request); outcome.ok()) {
     outcome = body(*principal);
   }
-  if (services.db != nullptr && Audited(full_method, *principal)) {
-    WriteAudit(*services.db, AuditRecordOf(*principal, full_method, request, outcome));
+  if (services.audit != nullptr && Audited(full_method, *principal)) {
+    services.audit->Record(AuditRecordOf(*principal, full_method, request, outcome));
   }
   return ToGrpc(outcome);
 }

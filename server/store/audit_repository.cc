@@ -11,7 +11,7 @@ int64_t ToMicros(absl::Time t) { return absl::ToUnixMicros(t); }
 
 }  // namespace
 
-void InsertAuditRecord(pqxx::work& txn, const AuditRecord& record) {
+void InsertAuditRecord(pqxx::work& txn, const core::AuditRecord& record) {
   nlohmann::json fields = nlohmann::json::object();
   for (const auto& [key, value] : record.fields) fields[key] = value;
   txn.exec_params(
@@ -21,11 +21,11 @@ void InsertAuditRecord(pqxx::work& txn, const AuditRecord& record) {
       record.code, record.message);
 }
 
-std::vector<AuditRecord> ListAuditRecords(pqxx::work& txn, const AuditFilter& filter,
+std::vector<core::AuditRecord> ListAuditRecords(pqxx::work& txn, const AuditFilter& filter,
                                           int64_t before_id, int limit) {
   // An object filter ending in "/" is a type: starts_with, else equality.
   const bool by_type = !filter.object.empty() && filter.object.back() == '/';
-  std::vector<AuditRecord> out;
+  std::vector<core::AuditRecord> out;
   for (const auto& row : txn.exec_params(
            "SELECT id, (extract(epoch FROM at) * 1000000)::bigint, principal, credential, method, "
            "object, fields::text, code, message FROM audit_records "
@@ -38,7 +38,7 @@ std::vector<AuditRecord> ListAuditRecords(pqxx::work& txn, const AuditFilter& fi
            before_id, filter.principal, filter.object, by_type, filter.since.has_value(),
            filter.since ? ToMicros(*filter.since) : int64_t{0}, filter.before.has_value(),
            filter.before ? ToMicros(*filter.before) : int64_t{0}, limit)) {
-    AuditRecord record;
+    core::AuditRecord record;
     record.id = row[0].as<int64_t>();
     record.at = absl::FromUnixMicros(row[1].as<int64_t>());
     record.principal = row[2].c_str();

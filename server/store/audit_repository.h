@@ -12,11 +12,11 @@
 
 namespace wsched::store {
 
-void InsertAuditRecord(pqxx::work& txn, const AuditRecord& record);
+void InsertAuditRecord(pqxx::work& txn, const core::AuditRecord& record);
 
 // Newest first: records with id < before_id (0: from the newest), at most
 // `limit`.
-std::vector<AuditRecord> ListAuditRecords(pqxx::work& txn, const AuditFilter& filter,
+std::vector<core::AuditRecord> ListAuditRecords(pqxx::work& txn, const AuditFilter& filter,
                                           int64_t before_id, int limit);
 
 // Deletes up to `limit` of the oldest records older than `retention`;

@@ -178,8 +178,8 @@ int64_t ChangeLogRepository::Head() { return FeedHead(s_.txn); }
 int64_t ChangeLogRepository::Prune(absl::Duration keep_for) { return PruneChangeLog(s_.txn, keep_for); }
 
 // ---- audit
-void AuditRepository::Append(const AuditRecord& record) { InsertAuditRecord(s_.txn, record); }
-std::vector<AuditRecord> AuditRepository::List(const AuditFilter& filter, int64_t before_id, int limit) {
+void AuditRepository::Append(const core::AuditRecord& record) { InsertAuditRecord(s_.txn, record); }
+std::vector<core::AuditRecord> AuditRepository::List(const AuditFilter& filter, int64_t before_id, int limit) {
   return ListAuditRecords(s_.txn, filter, before_id, limit);
 }
 int64_t AuditRepository::DeleteOlderThan(absl::Duration retention, int limit) {

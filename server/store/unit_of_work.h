@@ -158,14 +158,15 @@ class ScalingRepository {
   UnitSession& s_;
 };
 
-// Who changed what (audit_repository.h): appended by the gRPC layer after
-// every state-changing admin or project-owner call, listed by admins.
+// Who changed what (audit_repository.h): appended after every
+// state-changing admin or project-owner call and listed by admins, both
+// through app/audit_operations.h.
 class AuditRepository {
  public:
   explicit AuditRepository(UnitSession& session) : s_(session) {}
-  void Append(const AuditRecord& record);
+  void Append(const core::AuditRecord& record);
   // Newest first, ids below `before_id` (0: from the newest).
-  std::vector<AuditRecord> List(const AuditFilter& filter, int64_t before_id, int limit);
+  std::vector<core::AuditRecord> List(const AuditFilter& filter, int64_t before_id, int limit);
   // At most `limit` of the oldest records older than `retention`.
   int64_t DeleteOlderThan(absl::Duration retention, int limit);
 
@@ -173,7 +174,7 @@ class AuditRepository {
   UnitSession& s_;
 };
 
-// The usage ledger (usage_repository.h): read by UsageService, swept by
+// The usage ledger (usage_repository.h): read by app/usage_operations.h, swept by
 // --usage_retention. Its records are written by the transactions that end
 // placements, not through here.
 class UsageRepository {

@@ -9,8 +9,9 @@ the scheduler reaching into the transport would tie decisions to the API.
   tests/lint/include_layers.py SOURCE_DIR
 
 Reads every .h and .cc under the folders named in ALLOWED and fails listing
-each `#include "server/<folder>/..."` of a folder not allowed there. Tests
-(*_test.cc) are left out: a test may check a rule against its callers.
+each `#include "server/<folder>/..."` of a folder not allowed there, with
+why where WHY says it. Tests (*_test.cc) are left out: a test may check a
+rule against its callers.
 """
 import os
 import re
@@ -37,16 +38,22 @@ ALLOWED = {
     # Application rules and the composition root (app/server.cc wires the
     # transport, hence grpc).
     "server/app": {"app", "scheduler", "catalog", "store", "metrics", "log", "core", "grpc"},
-    # The transport. It still reaches the store for audit and usage
-    # (docs/architecture.md, "Layout"), until those rules move to app/.
-    "server/grpc": {"grpc", "app", "scheduler", "convert", "catalog", "store", "metrics", "log",
-                    "core"},
+    # The transport: decode, authorize, call app/ and the scheduler, encode.
+    "server/grpc": {"grpc", "app", "scheduler", "convert", "catalog", "metrics", "log", "core"},
     # The clients: the agent and wschedctl speak the API through grpc/'s
     # client parts.
     "server/agent": {"agent", "grpc", "convert", "process", "core"},
     "server/cli": {"cli", "grpc", "simulate", "catalog", "core"},
 }
-INCLUDE = re.compile(r'^\s*#\s*include\s+"server/([a-z_]+)/', re.MULTILINE)
+# (folder, included folder) -> why that include is refused, for the
+# boundaries someone is most likely to cross on purpose.
+WHY = {
+    ("server/grpc", "store"):
+        "the transport reaches PostgreSQL only through server/app/ (a rule, a "
+        "transaction, a query: an operation in app/ that the handler calls) or the "
+        "scheduler; store types stay below app/ (docs/architecture.md, \"Layout\")",
+}
+INCLUDE = re.compile(r'^\s*#\s*include\s*["<]server/([a-z_]+)/', re.MULTILINE)
 
 
 def violations(root):
@@ -59,11 +66,14 @@ def violations(root):
                 with open(path, encoding="utf-8") as f:
                     text = f.read()
                 for match in INCLUDE.finditer(text):
-                    if match.group(1) not in allowed:
+                    included = match.group(1)
+                    if included not in allowed:
                         line = text.count("\n", 0, match.start()) + 1
+                        why = WHY.get((folder, included)) or (
+                            f"{folder} may include only "
+                            + ", ".join(f"server/{a}/" for a in sorted(allowed)))
                         yield (f"{os.path.relpath(path, root)}:{line}: includes server/"
-                               f"{match.group(1)}/, but {folder} may include only "
-                               + ", ".join(f"server/{a}/" for a in sorted(allowed)))
+                               f"{included}/, but {why}")
 
 
 def main():
