@@ -199,7 +199,7 @@ TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
       }
     }
   }
-  EXPECT_EQ(checked, 33 * 5 * 2);
+  EXPECT_EQ(checked, 35 * 5 * 2);
 }
 
 TEST(Authenticator, UnknownCallersAreUnauthenticated) {
