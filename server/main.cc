@@ -16,11 +16,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "server/app/server.h"
+#include "server/root/server.h"
 #include "server/log/log.h"
 
-// Every default is ServerOptions' (app/server.h), written once there.
-const wsched::app::ServerOptions kDefaults;
+// Every default is ServerOptions' (root/server.h), written once there.
+const wsched::root::ServerOptions kDefaults;
 
 ABSL_FLAG(std::string, listen, kDefaults.listen, "gRPC listen address (port 0 = any free port)");
 ABSL_FLAG(std::string, database_url, "",
@@ -178,7 +178,7 @@ int main(int argc, char** argv) {
   // time instead (clang -Wthread-safety, tests/lint/thread_safety.py).
   absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   absl::ParseCommandLine(argc, argv);
-  wsched::app::ServerOptions options;
+  wsched::root::ServerOptions options;
   options.listen = absl::GetFlag(FLAGS_listen);
   absl::StatusOr<std::string> database_url = DatabaseUrl();
   if (!database_url.ok()) {
@@ -289,7 +289,7 @@ int main(int argc, char** argv) {
     wsched::log::Error("--health_check_interval and --health_max_feed_lag must be positive");
     return 1;
   }
-  absl::Status status = wsched::app::RunServer(options);
+  absl::Status status = wsched::root::RunServer(options);
   if (!status.ok()) {
     wsched::log::Error("wsched-server cannot run", {{"error", std::string(status.message())}});
     return 1;

@@ -1,6 +1,6 @@
 // What every gRPC service handler shares: the parts it authorizes with and
 // the application it calls. Long-lived, not owned; built by the
-// composition root (app/server.cc, app/application.h).
+// composition root (root/server.cc, app/application.h).
 #ifndef WSCHED_SERVER_GRPC_SERVICE_CONTEXT_H_
 #define WSCHED_SERVER_GRPC_SERVICE_CONTEXT_H_
 

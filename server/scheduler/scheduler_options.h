@@ -1,6 +1,6 @@
 // What a replica's scheduler is told (scheduler.h): its timers, the group
 // commit's limits and the defaults of its estimates. wsched-server's flags
-// take their defaults from here (app/server.h), so each is written once.
+// take their defaults from here (root/server.h), so each is written once.
 #ifndef WSCHED_SERVER_SCHEDULER_SCHEDULER_OPTIONS_H_
 #define WSCHED_SERVER_SCHEDULER_SCHEDULER_OPTIONS_H_
 

@@ -106,7 +106,7 @@ def effective(stage, by_name, key):
 def flag_default(source, flag, options):
     """A string flag's default: its literal in main.cc, or, where main.cc
     reads it from the composition root (kDefaults.FIELD), that field's
-    initializer in app/server.h."""
+    initializer in root/server.h."""
     m = re.search(r'ABSL_FLAG\(std::string,\s*%s,\s*"([^"]*)"' % flag, source)
     if m:
         return m.group(1)
@@ -180,7 +180,7 @@ def main():
     # The server image: ports of the flag defaults, entrypoint a copied binary.
     with open(os.path.join(SRC, "server/main.cc")) as f:
         main_cc = f.read()
-    with open(os.path.join(SRC, "server/app/server.h")) as f:
+    with open(os.path.join(SRC, "server/root/server.h")) as f:
         options = f.read()
     want_ports = {flag_default(main_cc, "listen", options).rsplit(":", 1)[1],
                   flag_default(main_cc, "metrics_listen", options).rsplit(":", 1)[1]}

@@ -33,7 +33,7 @@ EDGES = {
     "server/store/change_feed.cc": "paces the listener's ping of a real connection",
     "server/store/database.cc": "how long the real writer has failed to commit, for health",
     # To take core::WallClock() when the composition root leaves grpc/ (issue 32).
-    "server/app/server.cc": "the composition root hands the wall clock to the health "
+    "server/root/server.cc": "the composition root hands the wall clock to the health "
                              "reporter and the rate limiter",
 }
 NOW = re.compile(r"\babsl::Now\s*\(")

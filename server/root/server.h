@@ -1,8 +1,8 @@
 // The composition root of wsched-server: its options (every flag's
 // default is written here, or in the options of the part it configures,
 // once) and the wiring of store, scheduler, services, metrics and signals.
-#ifndef WSCHED_SERVER_APP_SERVER_H_
-#define WSCHED_SERVER_APP_SERVER_H_
+#ifndef WSCHED_SERVER_ROOT_SERVER_H_
+#define WSCHED_SERVER_ROOT_SERVER_H_
 
 #include <string>
 #include <vector>
@@ -13,7 +13,7 @@
 #include "server/grpc/tls_server.h"
 #include "server/scheduler/scheduler_options.h"
 
-namespace wsched::app {
+namespace wsched::root {
 
 struct ServerOptions {
   // The scheduler's own defaults, where a flag sets one of its options.
@@ -105,6 +105,6 @@ struct ServerOptions {
 // an unusable database, before serving anything.
 absl::Status RunServer(const ServerOptions& options);
 
-}  // namespace wsched::app
+}  // namespace wsched::root
 
-#endif  // WSCHED_SERVER_APP_SERVER_H_
+#endif  // WSCHED_SERVER_ROOT_SERVER_H_

@@ -1,4 +1,4 @@
-#include "server/app/server.h"
+#include "server/root/server.h"
 
 #include <algorithm>
 #include <csignal>
@@ -32,10 +32,12 @@
 #include "server/store/migrations.h"
 #include "server/store/schema_probe.h"
 
-namespace wsched::app {
+namespace wsched::root {
 namespace {
 
 // The transport's parts this root wires.
+using app::Application;
+using app::ApplicationOptions;
 using grpc_api::CheckMethodTableCovers;
 using grpc_api::ClientTlsOptions;
 using grpc_api::ConcurrencyLimiter;
@@ -329,4 +331,4 @@ absl::Status RunServer(const ServerOptions& options) {
   return absl::OkStatus();
 }
 
-}  // namespace wsched::app
+}  // namespace wsched::root
