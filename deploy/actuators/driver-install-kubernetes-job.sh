@@ -277,9 +277,13 @@ fi
 # Complete or failed, whichever comes first (activeDeadlineSeconds makes a
 # Job that runs too long fail with DeadlineExceeded).
 wait_for=$((deadline + margin / 2))
-k wait "job/$job" --for=condition=complete --timeout="${wait_for}s" >/dev/null 2>&1 &
+# kubectl itself in the background (not through k, whose subshell would be
+# what $! names): killing a waiter must end its kubectl, not orphan it.
+"${kubectl[@]}" --namespace "$namespace" wait "job/$job" --for=condition=complete \
+  --timeout="${wait_for}s" >/dev/null 2>&1 &
 waiters+=($!)
-k wait "job/$job" --for=condition=failed --timeout="${wait_for}s" >/dev/null 2>&1 &
+"${kubectl[@]}" --namespace "$namespace" wait "job/$job" --for=condition=failed \
+  --timeout="${wait_for}s" >/dev/null 2>&1 &
 waiters+=($!)
 wait -n "${waiters[@]}" || true
 for pid in "${waiters[@]}"; do kill "$pid" 2>/dev/null || true; done

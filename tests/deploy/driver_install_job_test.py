@@ -387,7 +387,10 @@ case "${args[0]}" in
         --timeout=*) t=${a#--timeout=}; t=${t%s} ;;
       esac
     done
-    sleep "$t"; echo "error: timed out waiting for the condition" >&2; exit 1 ;;
+    # Killed by the script once the other wait ends: the sleep goes too.
+    trap 'kill $! 2>/dev/null; exit 143' TERM
+    sleep "$t" & wait $!
+    echo "error: timed out waiting for the condition" >&2; exit 1 ;;
   get)
     if [[ ${args[1]} == job ]]; then
       [[ $FAKE_OUTCOME == complete ]] && printf 'Complete\t\t\n'
