@@ -7,8 +7,11 @@
 namespace wsched::placement {
 namespace {
 
+// Whole seconds; below a second, milliseconds (a cache-hit install can
+// take 400ms, which whole seconds would print as "0").
 std::string Text(absl::Duration d) {
-  return absl::FormatDuration(absl::Trunc(d, absl::Seconds(1)));
+  const absl::Duration unit = d < absl::Seconds(1) ? absl::Milliseconds(1) : absl::Seconds(1);
+  return absl::FormatDuration(absl::Trunc(d, unit));
 }
 
 // "node start median 4m0s (5 samples)" or "default node start time 5m0s
