@@ -61,12 +61,9 @@ void ClusterDriverInstalls::Stop() {
 }
 
 absl::Status ClusterDriverInstalls::Step() {
+  // No node read from the store unless the mirror shows work.
+  if (!inventory_->AnyNodeNeedsDriverIn(core::DriverInstall::kCluster)) return absl::OkStatus();
   const std::shared_ptr<const core::Catalog> catalog = inventory_->Catalog();
-  bool any = false;
-  for (const core::NodePool& pool : catalog->pools) {
-    any = any || pool.driver_install == core::DriverInstall::kCluster;
-  }
-  if (!any) return absl::OkStatus();  // No node read without a cluster pool.
   std::string token;
   do {
     auto page = core::ReadPageRequest(core::kMaxPageSize, token, "");

@@ -200,6 +200,10 @@ class NodeInventory {
   // releases what the plan says, keeps or drops the record; it returns the
   // pools' views for the metrics.
   absl::StatusOr<std::vector<DriverRolloutView>> StepDriverRollouts();
+  // Whether a node of a pool whose driver_install is `face` needs its
+  // driver or failed its install, from the mirror (no database read): the
+  // cluster face lists the work from the store only then.
+  bool AnyNodeNeedsDriverIn(core::DriverInstall face) const;
   // Every GPU pool's rollout, or `pool`'s alone (NOT_FOUND for an unknown pool).
   absl::StatusOr<std::vector<DriverRolloutView>> ListDriverRollouts(const std::string& pool);
   // Admin: pauses (with `reason`) or resumes a GPU pool's rollout. A pause

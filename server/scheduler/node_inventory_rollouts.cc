@@ -150,6 +150,19 @@ absl::StatusOr<std::vector<DriverRolloutView>> NodeInventory::StepDriverRollouts
   return views;
 }
 
+bool NodeInventory::AnyNodeNeedsDriverIn(core::DriverInstall face) const {
+  const std::shared_ptr<const ClusterView> view = mirror_->View();
+  bool any = false;
+  view->snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+    if (any || node.info.gpus.empty()) return;
+    const core::NodePool* pool = view->catalog->FindPool(node.info.pool);
+    if (pool == nullptr || pool->driver_install != face) return;
+    any = node.driver_state == core::DriverState::kNeedsDriver ||
+          node.driver_state == core::DriverState::kInstallFailed;
+  });
+  return any;
+}
+
 absl::StatusOr<std::vector<DriverRolloutView>> NodeInventory::ListDriverRollouts(
     const std::string& pool) {
   if (db_ == nullptr) return absl::FailedPreconditionError("no database");
