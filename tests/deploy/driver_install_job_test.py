@@ -374,6 +374,16 @@ def check_rendering(kubectl, kubeconfig, home):
 FAKE_KUBECTL = r"""#!/bin/bash
 # Plays a Job: FAKE_OUTCOME=complete|failed|hang. Records each call.
 echo "$*" >>"$FAKE_DIR/calls"
+# The condition is met: end only once both waits have started, as a real
+# Job's condition takes longer than starting two kubectl processes (else the
+# script may stop the other wait before it has recorded its call).
+settle_and_exit() {
+  for _ in $(seq 50); do
+    [[ $(grep -c ' wait job/' "$FAKE_DIR/calls") -ge 2 ]] && exit 0
+    sleep 0.1
+  done
+  exit 0
+}
 args=("$@")
 [[ ${args[0]} == --namespace ]] && args=("${args[@]:2}")
 case "${args[0]}" in
@@ -382,8 +392,8 @@ case "${args[0]}" in
   wait)
     for a in "${args[@]}"; do
       case $a in
-        --for=condition=complete) [[ $FAKE_OUTCOME == complete ]] && exit 0 ;;
-        --for=condition=failed) [[ $FAKE_OUTCOME == failed ]] && exit 0 ;;
+        --for=condition=complete) [[ $FAKE_OUTCOME == complete ]] && settle_and_exit ;;
+        --for=condition=failed) [[ $FAKE_OUTCOME == failed ]] && settle_and_exit ;;
         --timeout=*) t=${a#--timeout=}; t=${t%s} ;;
       esac
     done
