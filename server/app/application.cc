@@ -27,7 +27,7 @@ Application::Application(store::Database* db, metrics::Metrics* metrics,
       usage_(db),
       audit_(db),
       cluster_metrics_(std::make_shared<scheduler::ClusterMetrics>(scheduler_.get())) {
-  scheduler_->SetScalingViews(
+  scheduler_->pipeline().views().SetScalingViews(
       [c = controller_.get()] { return scheduler::ScalingViewsOf(c->Current().pools); });
 }
 

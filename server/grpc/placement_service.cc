@@ -178,7 +178,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
     v1::Workspace* response) {
   return Serve(context, "PlaceWorkspace", request, response, &PlacementForwarder::Place,
                [this, request] {
-                 return context_.scheduler->Place(
+                 return context_.scheduler->pipeline().place().Place(
                      {request->workspace_id(), request->org_id(), request->project_id(),
                       request->user_id(), request->class_id(), request->restart(),
                       request->priority()});
@@ -189,7 +189,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::StopWorkspace(
     grpc::CallbackServerContext* context, const v1::StopWorkspaceRequest* request,
     v1::Workspace* response) {
   return Serve(context, "StopWorkspace", request, response, &PlacementForwarder::Stop,
-               [this, request] { return context_.scheduler->StopWorkspace(request->workspace_id()); });
+               [this, request] { return context_.scheduler->pipeline().stops().StopWorkspace(request->workspace_id()); });
 }
 
 grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
@@ -197,7 +197,7 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
                                                 v1::Workspace* response) {
   return Handle(context_, context, kService, "GetWorkspace", *request,
                 [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->GetWorkspace(request->workspace_id());
+    auto view = context_.scheduler->pipeline().views().Get(request->workspace_id());
     if (!view.ok()) return view.status();
     if (absl::Status s = ToProto(*view, response); !s.ok()) return s;
     FillGpuHealth(*context_.scheduler, response);
@@ -220,7 +220,7 @@ grpc::Status PlacementServiceImpl::ListWorkspaces(grpc::ServerContext* context,
         absl::StrCat(filter.node.size(), ":", filter.node, filter.pool.size(), ":", filter.pool,
                      filter.state));
     if (!page.ok()) return page.status();
-    auto views = context_.scheduler->ListWorkspaces(filter, *page);
+    auto views = context_.scheduler->pipeline().views().List(filter, *page);
     if (!views.ok()) return views.status();
     for (const auto& view : views->items) {
       v1::Workspace* out = response->add_workspaces();
@@ -241,7 +241,7 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
     std::string seen_health;  // GPU health changes without a new version.
     std::optional<scheduler::WorkspaceView> last;  // Read again only when it changed.
     while (!context->IsCancelled() && !context_.scheduler->stopping()) {
-      auto view = context_.scheduler->RefreshWorkspace(request->workspace_id(),
+      auto view = context_.scheduler->pipeline().views().Refresh(request->workspace_id(),
                                                        last ? &*last : nullptr);
       if (!view.ok()) return view.status();
       last = *view;

@@ -1,8 +1,8 @@
-// One pass of the pending queue over free capacity, as the server's queue
-// drain (scheduler/queue_drain.cc) and the what-if simulator
-// (simulate/engine.cc) both make it: the entries decided in queue order,
-// each on what the ones before it left (the caller holds the room a
-// decision chose before deciding the next).
+// One pass of the pending queue over free capacity, the one both the
+// server's queue drain (scheduler/queue_drain.h) and the what-if simulator
+// (simulate/engine.h) run: the entries decided in queue order, each on
+// what the ones before it left (the caller's `decide` holds the room it
+// chose before the next is decided).
 //
 // Holds only take room away during a pass, so a class that found no room
 // (NotNow) would find none later in the same pass either: its later
@@ -11,6 +11,7 @@
 #ifndef WSCHED_SERVER_PLACEMENT_QUEUE_PASS_H_
 #define WSCHED_SERVER_PLACEMENT_QUEUE_PASS_H_
 
+#include <optional>
 #include <string>
 
 #include "absl/container/flat_hash_set.h"
@@ -34,6 +35,22 @@ class QueuePass {
   }
   // No class of the pass has room left: the rest of the queue need not be walked.
   bool Done() const { return no_room_.size() >= classes_.size(); }
+
+  // Runs the pass. `for_each(visit)` calls `visit(entry)` for each entry in
+  // queue order and stops when it returns false; `class_of(entry)` is a
+  // pointer to the entry's class id, or null for an entry not to be
+  // decided now; `decide(entry)` decides for it and holds what it chose
+  // (std::optional<Decision>: nullopt when it could not be decided).
+  template <typename ForEach, typename ClassOf, typename Decide>
+  void Run(ForEach for_each, ClassOf class_of, Decide decide) {
+    for_each([&](const auto& entry) {
+      if (Done()) return false;
+      const std::string* class_id = class_of(entry);
+      if (class_id == nullptr || !ShouldDecide(*class_id)) return true;
+      if (std::optional<Decision> decision = decide(entry)) Decided(*class_id, *decision);
+      return true;
+    });
+  }
 
  private:
   const absl::flat_hash_set<std::string> classes_;

@@ -82,7 +82,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   std::map<std::pair<std::string, std::string>, int> driver_counts;
   std::map<std::pair<std::string, std::string>, int> not_bound_counts;  // By pool, model.
   // One immutable view for the whole scrape: no lock held while walking it.
-  const std::shared_ptr<const ClusterView> view = scheduler_->View();
+  const std::shared_ptr<const ClusterView> view = scheduler_->mirror().View();
   {
     const placement::Snapshot& snapshot = view->snapshot;
     const core::Catalog& catalog = *view->catalog;
@@ -193,7 +193,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   // work that may use a pool whose capacity changed.
   auto decisions = Family("wsched_queue_decisions_total",
                           "Pending workspaces a queue drain decided again.", MetricType::Counter);
-  Add(decisions, {}, static_cast<double>(scheduler_->QueueDecisions()));
+  Add(decisions, {}, static_cast<double>(scheduler_->pipeline().drain().Decisions()));
   return {nodes,        gpus,         not_bound, driver, pending, oldest, util, util_gpus, used,
           held_seconds, busy_seconds, idle,   idle_stops, tracked, decisions};
 }

@@ -1,14 +1,10 @@
-// The steps every placement takes, whoever asked for it (Place, the queue
-// drain): decide on the snapshot and hold tentatively (in one step of the
-// mirror, ReplicaMirror::DecideAndHold) -> build the record and its device
-// answer -> commit, guarded by what the decision saw -> mirror (or release
-// the hold).
+#include "server/scheduler/decision_commit.h"
+
 #include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "server/placement/decide.h"
 #include "server/scheduler/device_spec.h"
-#include "server/scheduler/scheduler.h"
 
 namespace wsched::scheduler {
 namespace {
@@ -34,10 +30,10 @@ absl::Time PlacedAt(const store::WriteOutcome& committed, absl::Time now) {
 
 }  // namespace
 
-absl::StatusOr<Scheduler::HeldPlacement> Scheduler::BuildHeld(const core::WorkspaceClass& cls,
-                                                               const ReplicaMirror::HeldDecision& held,
-                                                               core::Workspace workspace,
-                                                               store::WorkspaceWrite write) {
+absl::StatusOr<HeldPlacement> DecisionCommit::Build(const core::WorkspaceClass& cls,
+                                                    const ReplicaMirror::HeldDecision& held,
+                                                    core::Workspace workspace,
+                                                    store::WorkspaceWrite write) {
   const auto& placed = std::get<placement::Placed>(held.decision);
   absl::StatusOr<BuiltPlacement> built = BuildPlacement(cls, held.node, held.pool, placed.gpu_indices);
   if (!built.ok()) {
@@ -49,10 +45,10 @@ absl::StatusOr<Scheduler::HeldPlacement> Scheduler::BuildHeld(const core::Worksp
   return HeldPlacement{std::move(workspace), placed, std::move(write)};
 }
 
-std::vector<store::WriteOutcome> Scheduler::CommitHeld(std::vector<HeldPlacement>& held) {
+std::vector<store::WriteOutcome> DecisionCommit::Commit(std::vector<HeldPlacement>& held) {
   std::vector<store::WorkspaceWrite> writes;
   for (HeldPlacement& placement : held) writes.push_back(std::move(placement.write));
-  std::vector<store::WriteOutcome> outcomes = stores_.placement->WriteAll(std::move(writes));
+  std::vector<store::WriteOutcome> outcomes = store_->WriteAll(std::move(writes));
   for (size_t i = 0; i < held.size(); ++i) {
     core::Workspace& w = held[i].workspace;
     const store::WriteOutcome& committed = outcomes[i];

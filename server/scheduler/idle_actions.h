@@ -1,27 +1,44 @@
-// The idle monitor's window on a Scheduler (idle_monitor.h): what the
-// mirror knows of the workspaces it judges, and the guarded writes.
+// The idle-GPU policy's window on one replica (idle_monitor.h): what the
+// mirror knows of the workspaces it judges, the mark written on the
+// record, and the guarded stop. No state of its own.
 #ifndef WSCHED_SERVER_SCHEDULER_IDLE_ACTIONS_H_
 #define WSCHED_SERVER_SCHEDULER_IDLE_ACTIONS_H_
 
-#include "server/scheduler/scheduler.h"
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "server/scheduler/feed_follower.h"
+#include "server/scheduler/idle_monitor.h"
+#include "server/scheduler/replica_mirror.h"
+#include "server/scheduler/workspace_stops.h"
+#include "server/store/database.h"
 
 namespace wsched::scheduler {
 
-class Scheduler::IdleActions : public IdleMonitor::Actions {
+class IdleActions : public IdleMonitor::Actions {
  public:
-  explicit IdleActions(Scheduler* scheduler) : scheduler_(scheduler) {}
+  // Without `db` (unit tests) marks are refused.
+  IdleActions(store::Database* db, ReplicaMirror* mirror, FeedFollower* follower,
+              WorkspaceStops* stops)
+      : db_(db), mirror_(mirror), follower_(follower), stops_(stops) {}
   std::shared_ptr<const core::Catalog> Catalog() const override {
-    return scheduler_->CurrentCatalog();
+    return mirror_->CatalogNow().first;
   }
   absl::flat_hash_map<std::string, Known> KnownOf(const std::vector<std::string>& ids) override;
   absl::StatusOr<int64_t> Mark(const std::string& workspace, int64_t version,
                                const std::optional<core::IdleMark>& mark) override;
+  // Only at exactly `version` (ABORTED when it moved on): the stop path, guarded.
   absl::Status StopIdle(const std::string& workspace, int64_t version) override {
-    return scheduler_->StopIdleWorkspace(workspace, version);
+    return stops_->Stop(workspace, core::EndReason::kIdle, version).status();
   }
 
  private:
-  Scheduler* const scheduler_;
+  store::Database* const db_;
+  ReplicaMirror* const mirror_;
+  FeedFollower* const follower_;
+  WorkspaceStops* const stops_;
 };
 
 }  // namespace wsched::scheduler

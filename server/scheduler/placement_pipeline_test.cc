@@ -46,7 +46,7 @@ class PlacementPipelineTest : public ::testing::Test {
   }
 
   absl::StatusOr<WorkspaceView> Place(const std::string& id, const std::string& cls = "gpu-1x") {
-    return scheduler_->Place({id, "o", "p", "u", cls});
+    return scheduler_->pipeline().place().Place({id, "o", "p", "u", cls});
   }
 
   testing::FakeDatabase db_;
@@ -83,18 +83,18 @@ TEST_F(PlacementPipelineTest, StopWinsOverAQueuePlacementDecidedBeforeIt) {
 
   // The GPU frees; this replica's queue decides "queued" onto it, but
   // another replica stops "queued" before the commit lands.
-  ASSERT_TRUE(scheduler_->StopWorkspace("first").ok());
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("first").ok());
   db_.before_commit = [&](const core::Workspace& w) {
     if (w.id == "queued") db_.StopElsewhere("queued");
   };
-  scheduler_->DrainPending();
+  scheduler_->pipeline().drain().Drain();
   EXPECT_EQ(db_.commits, 2);  // The queue placement was tried, and refused.
   EXPECT_EQ(db_.Row("queued").workspace.state, core::WorkspaceState::kStopped);
   EXPECT_EQ(db_.HolderOf("GPU-g1-0"), "");
 
   ASSERT_TRUE(scheduler_->CatchUp().ok());
-  EXPECT_TRUE(scheduler_->Pending().empty());
-  auto seen = scheduler_->GetWorkspace("queued");
+  EXPECT_TRUE(scheduler_->mirror().View()->pending.empty());
+  auto seen = scheduler_->pipeline().views().Get("queued");
   ASSERT_TRUE(seen.ok());
   EXPECT_EQ(seen->workspace.state, core::WorkspaceState::kStopped);
   // The GPU is free in this replica's snapshot too: the next one gets it.
@@ -106,9 +106,9 @@ TEST_F(PlacementPipelineTest, AStoppedWorkspaceComesBackOnlyThroughAnExplicitPla
   Start(/*gpus_per_node=*/1);
   ASSERT_EQ(Place("holder")->workspace.state, core::WorkspaceState::kPlaced);
   ASSERT_EQ(Place("waiting")->workspace.state, core::WorkspaceState::kPending);
-  ASSERT_TRUE(scheduler_->StopWorkspace("waiting").ok());
-  ASSERT_TRUE(scheduler_->StopWorkspace("holder").ok());
-  scheduler_->DrainPending();  // Nothing is pending: the free GPU stays free.
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("waiting").ok());
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("holder").ok());
+  scheduler_->pipeline().drain().Drain();  // Nothing is pending: the free GPU stays free.
   EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kStopped);
   EXPECT_EQ(db_.HolderOf("GPU-g1-0"), "");
 
@@ -158,7 +158,7 @@ TEST_F(PlacementPipelineTest, RepeatingAPlacementAnswersTheSameWithoutANewCommit
 
 // Every per-workspace structure holds exactly the live workspaces.
 void ExpectTracksOnly(const Scheduler& scheduler, size_t live, size_t pending, size_t holds) {
-  Scheduler::TrackedWorkspaces tracked = scheduler.Tracked();
+  const TrackedWorkspaces tracked = scheduler.mirror().View()->tracked;
   EXPECT_EQ(tracked.live, live);
   EXPECT_EQ(tracked.classes, live);
   EXPECT_EQ(tracked.pending, pending);
@@ -176,7 +176,7 @@ TEST_F(PlacementPipelineTest, MemoryReturnsToTheLiveWorkspacesAfterManyPlaceStop
     auto placed = Place(id);
     ASSERT_TRUE(placed.ok()) << placed.status();
     ASSERT_EQ(placed->workspace.state, core::WorkspaceState::kPlaced);
-    ASSERT_TRUE(scheduler_->StopWorkspace(id).ok());
+    ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace(id).ok());
     // The feed brings this replica's own entries, 25 cycles' worth each time.
     if (i % 25 == 24) {
       ASSERT_TRUE(scheduler_->CatchUp().ok());
@@ -184,7 +184,7 @@ TEST_F(PlacementPipelineTest, MemoryReturnsToTheLiveWorkspacesAfterManyPlaceStop
   }
   ASSERT_TRUE(scheduler_->CatchUp().ok());
   ExpectTracksOnly(*scheduler_, /*live=*/1, /*pending=*/0, /*holds=*/1);
-  EXPECT_EQ(scheduler_->Tracked().recently_ended, 50u);  // The window's cap.
+  EXPECT_EQ(scheduler_->mirror().View()->tracked.recently_ended, 50u);  // The window's cap.
   // Every entry came while its workspace was still in the window: no reads.
   EXPECT_EQ(db_.workspace_rows_read, 0);
 }
@@ -194,17 +194,17 @@ TEST_F(PlacementPipelineTest, TheFeedsLateEntriesForRecentlyStoppedWorkspacesCos
   for (int i = 0; i < 20; ++i) {
     const std::string id = absl::StrCat("w", i);
     ASSERT_EQ(Place(id)->workspace.state, core::WorkspaceState::kPlaced);
-    ASSERT_TRUE(scheduler_->StopWorkspace(id).ok());
+    ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace(id).ok());
   }
   ASSERT_TRUE(scheduler_->CatchUp().ok());  // 40 entries of this replica's own.
   EXPECT_EQ(db_.workspace_rows_read, 0);
   ExpectTracksOnly(*scheduler_, 0, 0, 0);
-  EXPECT_EQ(scheduler_->Tracked().recently_ended, 20u);
+  EXPECT_EQ(scheduler_->mirror().View()->tracked.recently_ended, 20u);
   // A stop seen later than the window only expires the old versions.
   now_ += absl::Seconds(11);
   ASSERT_EQ(Place("late")->workspace.state, core::WorkspaceState::kPlaced);
-  ASSERT_TRUE(scheduler_->StopWorkspace("late").ok());
-  EXPECT_EQ(scheduler_->Tracked().recently_ended, 1u);
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("late").ok());
+  EXPECT_EQ(scheduler_->mirror().View()->tracked.recently_ended, 1u);
 }
 
 TEST_F(PlacementPipelineTest, StoppedPendingWorkspacesLeaveTheQueueAndMemory) {
@@ -214,7 +214,7 @@ TEST_F(PlacementPipelineTest, StoppedPendingWorkspacesLeaveTheQueueAndMemory) {
     ASSERT_EQ(Place(absl::StrCat("waits-", i))->workspace.state, core::WorkspaceState::kPending);
   }
   ExpectTracksOnly(*scheduler_, 31, 30, 1);
-  for (int i = 0; i < 30; ++i) ASSERT_TRUE(scheduler_->StopWorkspace(absl::StrCat("waits-", i)).ok());
+  for (int i = 0; i < 30; ++i) ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace(absl::StrCat("waits-", i)).ok());
   ExpectTracksOnly(*scheduler_, 1, 0, 1);
 }
 
@@ -225,12 +225,12 @@ TEST_F(PlacementPipelineTest, LostWorkspacesStayTrackedWhileTheyHoldAndLeaveWith
   ASSERT_TRUE(scheduler_->CatchUp().ok());
   // Lost but holding: still the replica's to account for.
   ExpectTracksOnly(*scheduler_, 8, 0, 8);
-  EXPECT_EQ(scheduler_->GetWorkspace("w0")->workspace.state, core::WorkspaceState::kLost);
+  EXPECT_EQ(scheduler_->pipeline().views().Get("w0")->workspace.state, core::WorkspaceState::kLost);
 
   db_.RemoveNode("g1");
   ASSERT_TRUE(scheduler_->CatchUp().ok());
   ExpectTracksOnly(*scheduler_, 0, 0, 0);
-  EXPECT_EQ(scheduler_->Tracked().recently_ended, 8u);
+  EXPECT_EQ(scheduler_->mirror().View()->tracked.recently_ended, 8u);
 }
 
 TEST_F(PlacementPipelineTest, AWorkspaceStoppedBeforeTheWindowRestartsAfterOneRefusedInsert) {
@@ -238,10 +238,10 @@ TEST_F(PlacementPipelineTest, AWorkspaceStoppedBeforeTheWindowRestartsAfterOneRe
   options.ended_window = {absl::Seconds(10), 1};
   Start(/*gpus_per_node=*/1, options);
   ASSERT_EQ(Place("old")->workspace.state, core::WorkspaceState::kPlaced);
-  ASSERT_TRUE(scheduler_->StopWorkspace("old").ok());
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("old").ok());
   ASSERT_EQ(Place("pushes-it-out")->workspace.state, core::WorkspaceState::kPlaced);
-  ASSERT_TRUE(scheduler_->StopWorkspace("pushes-it-out").ok());
-  ASSERT_EQ(scheduler_->Tracked().recently_ended, 1u);
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("pushes-it-out").ok());
+  ASSERT_EQ(scheduler_->mirror().View()->tracked.recently_ended, 1u);
   // Unknown here, so the hot path tries it as new; the store's guard says
   // it exists, and the next attempt restarts it from its stored record.
   auto restarted = Place("old");
@@ -254,20 +254,20 @@ TEST_F(PlacementPipelineTest, AWorkspaceStoppedBeforeTheWindowRestartsAfterOneRe
 TEST_F(PlacementPipelineTest, AWatcherReadsTheDatabaseOnlyWhenTheWorkspaceChanged) {
   Start();
   ASSERT_EQ(Place("w")->workspace.state, core::WorkspaceState::kPlaced);
-  absl::StatusOr<WorkspaceView> first = scheduler_->RefreshWorkspace("w", nullptr);
+  absl::StatusOr<WorkspaceView> first = scheduler_->pipeline().views().Refresh("w", nullptr);
   ASSERT_TRUE(first.ok()) << first.status();
   const int loads = db_.workspace_loads;
   for (int i = 0; i < 10; ++i) {  // Ten wake-ups of a watch with nothing new.
-    absl::StatusOr<WorkspaceView> again = scheduler_->RefreshWorkspace("w", &*first);
+    absl::StatusOr<WorkspaceView> again = scheduler_->pipeline().views().Refresh("w", &*first);
     ASSERT_TRUE(again.ok()) << again.status();
     EXPECT_EQ(again->version, first->version);
     EXPECT_EQ(again->workspace.state, core::WorkspaceState::kPlaced);
   }
   EXPECT_EQ(db_.workspace_loads, loads);
 
-  ASSERT_TRUE(scheduler_->StopWorkspace("w").ok());
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("w").ok());
   const int before = db_.workspace_loads;
-  absl::StatusOr<WorkspaceView> stopped = scheduler_->RefreshWorkspace("w", &*first);
+  absl::StatusOr<WorkspaceView> stopped = scheduler_->pipeline().views().Refresh("w", &*first);
   ASSERT_TRUE(stopped.ok()) << stopped.status();
   EXPECT_EQ(stopped->workspace.state, core::WorkspaceState::kStopped);
   EXPECT_GT(stopped->version, first->version);
@@ -285,7 +285,7 @@ TEST_F(PlacementPipelineTest, ADrainCommitsTheQueuePlacementsItDecidesTogether) 
   db_.write_all_sizes.clear();
   db_.AddNode(FakeGpuNode("g2", "gpu-h100", "h100", 8));
   ASSERT_TRUE(scheduler_->CatchUp().ok());
-  scheduler_->DrainPending();  // Whether or not catching up drained already.
+  scheduler_->pipeline().drain().Drain();  // Whether or not catching up drained already.
   EXPECT_THAT(db_.write_all_sizes, ::testing::ElementsAre(6u));
   std::set<int> gpus;
   for (int i = 0; i < 6; ++i) {
@@ -317,27 +317,27 @@ TEST_F(PlacementPipelineTest, ADrainAfterAStopTriesOnlyTheWorkThatMayUseThatPool
     ASSERT_EQ(Place(absl::StrCat("gpu-q", i))->workspace.state, core::WorkspaceState::kPending);
   }
   ASSERT_EQ(Place("cpu-w", "cpu-small")->workspace.state, core::WorkspaceState::kPlaced);
-  scheduler_->DrainPending(Scheduler::DrainScope::kEverything);  // Settles what start-up noted.
-  const int64_t settled = scheduler_->QueueDecisions();
+  scheduler_->pipeline().drain().Drain(QueueDrain::Scope::kEverything);  // Settles what start-up noted.
+  const int64_t settled = scheduler_->pipeline().drain().Decisions();
   // One decision: the first found no room, so its class's others are not
   // decided again in that pass (placement/queue_pass.h).
   EXPECT_EQ(settled, 1);
 
-  ASSERT_TRUE(scheduler_->StopWorkspace("cpu-w").ok());
-  scheduler_->DrainPending(Scheduler::DrainScope::kWhatChanged);
-  EXPECT_EQ(scheduler_->QueueDecisions(), settled) << "a CPU stop tried the GPU queue";
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("cpu-w").ok());
+  scheduler_->pipeline().drain().Drain(QueueDrain::Scope::kWhatChanged);
+  EXPECT_EQ(scheduler_->pipeline().drain().Decisions(), settled) << "a CPU stop tried the GPU queue";
 
   // The GPU frees: the first is placed, the second finds no room, the
   // third is not decided.
-  ASSERT_TRUE(scheduler_->StopWorkspace("gpu-holder").ok());
-  scheduler_->DrainPending(Scheduler::DrainScope::kWhatChanged);
-  EXPECT_EQ(scheduler_->QueueDecisions(), settled + 2);
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("gpu-holder").ok());
+  scheduler_->pipeline().drain().Drain(QueueDrain::Scope::kWhatChanged);
+  EXPECT_EQ(scheduler_->pipeline().drain().Decisions(), settled + 2);
   EXPECT_EQ(db_.Row("gpu-q0").workspace.state, core::WorkspaceState::kPlaced);
   EXPECT_EQ(db_.Row("gpu-q1").workspace.state, core::WorkspaceState::kPending);
 
   // The refresh drains everything whatever changed.
-  scheduler_->DrainPending(Scheduler::DrainScope::kEverything);
-  EXPECT_EQ(scheduler_->QueueDecisions(), settled + 3);
+  scheduler_->pipeline().drain().Drain(QueueDrain::Scope::kEverything);
+  EXPECT_EQ(scheduler_->pipeline().drain().Decisions(), settled + 3);
 }
 
 // The workspace's own limits (placement/pending_reason.h: quota, then
@@ -352,7 +352,7 @@ TEST_F(PlacementPipelineTest, APendingWorkspaceOverItsOrgsQuotaSaysSo) {
   org.gpu_quota = 1;
   db_.SetOrgSettings(org);
 
-  auto view = scheduler_->GetWorkspace("waiting");
+  auto view = scheduler_->pipeline().views().Get("waiting");
   ASSERT_TRUE(view.ok()) << view.status();
   ASSERT_TRUE(view->pending.has_value());
   EXPECT_EQ(view->pending->code, placement::PendingCode::kOrgGpuQuota);
@@ -376,23 +376,23 @@ TEST_F(PlacementPipelineTest, APendingWorkspaceWhoseClassTheProjectDeniedStaysQu
   denied.denied_classes = {"gpu-1x"};
   db_.SetProjectSettings(denied);
 
-  auto view = scheduler_->GetWorkspace("waiting");
+  auto view = scheduler_->pipeline().views().Get("waiting");
   ASSERT_TRUE(view.ok()) << view.status();
   ASSERT_TRUE(view->pending.has_value());
   EXPECT_EQ(view->pending->code, placement::PendingCode::kClassPolicy);
   EXPECT_THAT(view->pending->detail, ::testing::HasSubstr("gpu-1x"));
 
   // The GPU frees, but the queue keeps the denied class off it...
-  ASSERT_TRUE(scheduler_->StopWorkspace("holder").ok());
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("holder").ok());
   ASSERT_TRUE(scheduler_->CatchUp().ok());  // The settings entry reaches this replica.
-  scheduler_->DrainPending();
+  scheduler_->pipeline().drain().Drain();
   EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kPending);
 
   // ...until the project allows it again.
   denied.denied_classes.clear();
   db_.SetProjectSettings(denied);
   ASSERT_TRUE(scheduler_->CatchUp().ok());
-  scheduler_->DrainPending();
+  scheduler_->pipeline().drain().Drain();
   EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kPlaced);
 }
 

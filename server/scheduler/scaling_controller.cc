@@ -216,7 +216,7 @@ void ScalingController::FollowTick() {
 
 std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now) {
   // One immutable view (no placement lock held while walking it).
-  const std::shared_ptr<const ClusterView> view = scheduler_->View();
+  const std::shared_ptr<const ClusterView> view = scheduler_->mirror().View();
   return fleet_.Observe(*view->catalog, view->snapshot, view->pending, now);
 }
 
@@ -248,7 +248,8 @@ void ScalingController::LeadTick(absl::Time now) {
     }
     if (fleet_.RecordHandedOn(obs, signal, now) > 0) {
       absl::Time oldest = now;
-      for (const auto& demand : scheduler_->Pending()) {
+      const std::shared_ptr<const ClusterView> view = scheduler_->mirror().View();
+      for (const auto& demand : view->pending) {
         if (!demand.pools.empty() && demand.pools.front() == obs.pool.id) oldest = std::min(oldest, demand.since);
       }
       metrics_->ObservePendingToScaleUp(obs.pool.id, now - oldest);

@@ -1,5 +1,5 @@
-// Start-up, the background loop (lost nodes, change-log pruning, pending
-// drain), and watches.
+// Building and wiring the parts, start-up, the background loop (lost
+// nodes, change-log pruning, the queue drain's timer), and watches.
 #include "server/scheduler/scheduler.h"
 
 #include <algorithm>
@@ -8,7 +8,6 @@
 #include "server/log/log.h"
 #include "server/placement/resources.h"
 #include "server/scheduler/database_stores.h"
-#include "server/scheduler/idle_actions.h"
 #include "server/scheduler/mirror_feed_sink.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
@@ -69,9 +68,9 @@ class InventoryWindow : public NodeInventory::Mirror {
   // The mirror is made after the inventory (it charges the inventory's
   // usage accounting), so the window reaches it through its owner.
   std::shared_ptr<const core::Catalog> CurrentCatalog() const override {
-    return scheduler_->CurrentCatalog();
+    return scheduler_->mirror().CatalogNow().first;
   }
-  std::shared_ptr<const ClusterView> View() const override { return scheduler_->View(); }
+  std::shared_ptr<const ClusterView> View() const override { return scheduler_->mirror().View(); }
   Node MirroredNode(const std::string& name) const override {
     ReplicaMirror::Node mirrored = scheduler_->mirror().MirroredNode(name);
     return {std::move(mirrored.stored), std::move(mirrored.holders), mirrored.state_since,
@@ -89,7 +88,7 @@ class InventoryWindow : public NodeInventory::Mirror {
 }  // namespace
 
 Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
-                     Clock clock)
+                     core::Clock clock)
     : stores_(stores), metrics_(metrics), options_(options), clock_(std::move(clock)) {
   inventory_window_ = std::make_unique<InventoryWindow>(this, &drains_);
   inventory_ = std::make_unique<NodeInventory>(
@@ -98,9 +97,26 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
   mirror_ = std::make_unique<ReplicaMirror>(
       ReplicaMirror::Listeners{&watches_, &settings_, &inventory_->usage(), &drains_},
       options.ended_window, clock_);
-  WireIdleMonitor();
   feed_sink_ = std::make_unique<MirrorFeedSink>(stores_.state, mirror_.get(), inventory_.get());
   follower_ = std::make_unique<FeedFollower>(stores_.feed, feed_sink_.get(), metrics, clock_);
+  pipeline_ = std::make_unique<PlacementPipeline>(
+      PlacementPipeline::Parts{stores_.placement, mirror_.get(), follower_.get(), &drains_, &watches_,
+                               &settings_, inventory_.get(), metrics},
+      options_, clock_);
+  WireIdleMonitor();
+}
+
+void Scheduler::WireIdleMonitor() {
+  idle_actions_ = std::make_unique<IdleActions>(stores_.db, mirror_.get(), follower_.get(),
+                                                &pipeline_->stops());
+  IdleMonitor::Options options;
+  options.stale_after = options_.idle_stale_after > absl::ZeroDuration()
+                            ? options_.idle_stale_after
+                            : 3 * options_.heartbeat_interval;
+  idle_ = std::make_unique<IdleMonitor>(idle_actions_.get(), options, clock_);
+  // Called by the heartbeat after UsageAccounting's lock, never under ours.
+  inventory_->usage().SetObserver(
+      [monitor = idle_.get()](const UsageAccounting::Report& report) { monitor->Observe(report); });
 }
 
 Scheduler::~Scheduler() { Stop(); }
@@ -132,10 +148,6 @@ void Scheduler::Stop() {
   follower_->StopFollowing();
   inventory_->liveness().StopFlushing();
 }
-
-bool Scheduler::stopping() const { return drains_.stopping(); }
-
-absl::Status Scheduler::CatchUp() { return follower_->CatchUp(); }
 
 absl::Status Scheduler::ReloadCatalog() {
   // The apply published a catalog entry; catching up applies it (and
@@ -178,9 +190,9 @@ void Scheduler::Loop() {
     }
     if (now >= next_drain) {
       next_drain = now + options_.refresh_interval;
-      DrainPending(DrainScope::kEverything);
+      pipeline_->drain().Drain(QueueDrain::Scope::kEverything);
     } else if (drain) {
-      DrainPending(DrainScope::kWhatChanged);
+      pipeline_->drain().Drain(QueueDrain::Scope::kWhatChanged);
     }
   }
 }

@@ -349,8 +349,8 @@ void Engine::RemoveDemand(const core::WorkspaceClass* cls) {
 
 void Engine::Drain(const std::string* pool, absl::Time now) {
   // The server's pass (placement/queue_pass.h): in queue order, each
-  // holding what it chose; only work that may use `pool` (all of it when
-  // null). The queue is read in its order (as the server's drain reads it);
+  // holding what it chose (Place); only work that may use `pool` (all of it
+  // when null). The queue is read in its order (as the server's drain reads it);
   // what was placed leaves it afterwards.
   absl::flat_hash_set<std::string> classes;
   for (size_t i = 0; i < demand_.size(); ++i) {
@@ -359,25 +359,24 @@ void Engine::Drain(const std::string* pool, absl::Time now) {
       classes.insert(demand_class_[i]->id);
     }
   }
-  placement::QueuePass pass(std::move(classes));
   std::vector<size_t> placed;
-  queue_.ForEachOrdered([&](const placement::PendingEntry& entry) {
-    if (pass.Done()) return false;
-    Live& w = live_[IndexOf(entry.workspace)];
-    if (!pass.ShouldDecide(w.cls->id)) return true;
-    placement::Decision decision = placement::Decide(*w.cls, catalog_.pools, snapshot_);
-    pass.Decided(w.cls->id, decision);
-    if (auto* decided = std::get_if<placement::Placed>(&decision)) {
-      if (w.pool < pools_.size()) {
-        SimPool& waited_on = pools_[w.pool];
-        waited_on.ledger.Waiting(now, -waited_on.ledger.UnitsOf(*w.cls));
-      }
-      RemoveDemand(w.cls);
-      Place(w, *decided, now);
-      placed.push_back(IndexOf(entry.workspace));
-    }
-    return true;
-  });
+  placement::QueuePass(std::move(classes)).Run(
+      [&](auto visit) { queue_.ForEachOrdered(visit); },
+      [&](const placement::PendingEntry& entry) { return &live_[IndexOf(entry.workspace)].cls->id; },
+      [&](const placement::PendingEntry& entry) -> std::optional<placement::Decision> {
+        Live& w = live_[IndexOf(entry.workspace)];
+        placement::Decision decision = placement::Decide(*w.cls, catalog_.pools, snapshot_);
+        if (auto* decided = std::get_if<placement::Placed>(&decision)) {
+          if (w.pool < pools_.size()) {
+            SimPool& waited_on = pools_[w.pool];
+            waited_on.ledger.Waiting(now, -waited_on.ledger.UnitsOf(*w.cls));
+          }
+          RemoveDemand(w.cls);
+          Place(w, *decided, now);
+          placed.push_back(IndexOf(entry.workspace));
+        }
+        return decision;
+      });
   for (size_t index : placed) queue_.Remove(live_[index].id);
 }
 

@@ -1,0 +1,77 @@
+// One replica's placement pipeline: the steps every placement takes,
+// written once (DecisionCommit: decide and hold -> build -> commit ->
+// mirror), and what runs them: a Place call (PlaceAttempts, one attempt
+// under a bounded retry driver) and the queue drain (QueueDrain); the
+// answers callers see (WorkspaceViews) and stopping (WorkspaceStops).
+// docs/architecture.md, "Life of a placement", walks it step by step.
+//
+// It owns the pieces and wires them over the replica's mirror and the
+// store; none of them keeps state beyond the drain's one-at-a-time lock.
+#ifndef WSCHED_SERVER_SCHEDULER_PLACEMENT_PIPELINE_H_
+#define WSCHED_SERVER_SCHEDULER_PLACEMENT_PIPELINE_H_
+
+#include "server/core/clock.h"
+#include "server/metrics/metrics.h"
+#include "server/scheduler/decision_commit.h"
+#include "server/scheduler/drain_requests.h"
+#include "server/scheduler/feed_follower.h"
+#include "server/scheduler/node_inventory.h"
+#include "server/scheduler/place_attempt.h"
+#include "server/scheduler/queue_drain.h"
+#include "server/scheduler/replica_mirror.h"
+#include "server/scheduler/scheduler_options.h"
+#include "server/scheduler/settings_cache.h"
+#include "server/scheduler/settings_reader.h"
+#include "server/scheduler/stores.h"
+#include "server/scheduler/watch_hub.h"
+#include "server/scheduler/workspace_stops.h"
+#include "server/scheduler/workspace_views.h"
+
+namespace wsched::scheduler {
+
+class PlacementPipeline {
+ public:
+  // The replica's parts the pipeline reads and writes through.
+  struct Parts {
+    PlacementStore* store = nullptr;
+    ReplicaMirror* mirror = nullptr;
+    FeedFollower* follower = nullptr;
+    DrainRequests* drains = nullptr;
+    WatchHub* watches = nullptr;
+    SettingsCache* settings = nullptr;
+    NodeInventory* inventory = nullptr;
+    metrics::Metrics* metrics = nullptr;
+  };
+  PlacementPipeline(Parts parts, const SchedulerOptions& options, core::Clock clock)
+      : settings_(parts.store, parts.settings),
+        views_({parts.store, parts.mirror, &settings_, parts.inventory},
+               {options.default_node_start, options.default_driver_install}, clock),
+        commit_(parts.store, parts.mirror, clock),
+        stops_(parts.store, parts.mirror, &views_, options.place_attempts),
+        place_({parts.store, parts.mirror, parts.follower, parts.watches, &settings_, &views_, &commit_,
+                &stops_, parts.metrics},
+               options.place_attempts, clock),
+        drain_({parts.mirror, parts.follower, parts.drains, &settings_, &views_, &commit_,
+                parts.metrics},
+               options.drains_queue, clock) {}
+  PlacementPipeline(const PlacementPipeline&) = delete;
+  PlacementPipeline& operator=(const PlacementPipeline&) = delete;
+
+  PlaceAttempts& place() { return place_; }
+  QueueDrain& drain() { return drain_; }
+  const QueueDrain& drain() const { return drain_; }
+  WorkspaceViews& views() { return views_; }
+  WorkspaceStops& stops() { return stops_; }
+
+ private:
+  SettingsReader settings_;
+  WorkspaceViews views_;
+  DecisionCommit commit_;
+  WorkspaceStops stops_;
+  PlaceAttempts place_;
+  QueueDrain drain_;
+};
+
+}  // namespace wsched::scheduler
+
+#endif  // WSCHED_SERVER_SCHEDULER_PLACEMENT_PIPELINE_H_
