@@ -10,6 +10,8 @@
 #ifndef WSCHED_SERVER_SCHEDULER_PLACEMENT_PIPELINE_H_
 #define WSCHED_SERVER_SCHEDULER_PLACEMENT_PIPELINE_H_
 
+#include <functional>
+
 #include "server/core/clock.h"
 #include "server/metrics/metrics.h"
 #include "server/scheduler/decision_commit.h"
@@ -19,7 +21,6 @@
 #include "server/scheduler/place_attempt.h"
 #include "server/scheduler/queue_drain.h"
 #include "server/scheduler/replica_mirror.h"
-#include "server/scheduler/scheduler_options.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/settings_reader.h"
 #include "server/scheduler/stores.h"
@@ -42,10 +43,14 @@ class PlacementPipeline {
     NodeInventory* inventory = nullptr;
     metrics::Metrics* metrics = nullptr;
   };
-  PlacementPipeline(Parts parts, const SchedulerOptions& options, core::Clock clock)
+  struct Options {
+    int place_attempts = 10;  // Decide + commit rounds before giving up on races.
+    WorkspaceViews::Defaults estimates;
+    std::function<bool()> drains_queue;  // See QueueDrain.
+  };
+  PlacementPipeline(Parts parts, Options options, core::Clock clock)
       : settings_(parts.store, parts.settings),
-        views_({parts.store, parts.mirror, &settings_, parts.inventory},
-               {options.default_node_start, options.default_driver_install}, clock),
+        views_({parts.store, parts.mirror, &settings_, parts.inventory}, options.estimates, clock),
         commit_(parts.store, parts.mirror, clock),
         stops_(parts.store, parts.mirror, &views_, options.place_attempts),
         place_({parts.store, parts.mirror, parts.follower, parts.watches, &settings_, &views_, &commit_,

@@ -102,7 +102,10 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
   pipeline_ = std::make_unique<PlacementPipeline>(
       PlacementPipeline::Parts{stores_.placement, mirror_.get(), follower_.get(), &drains_, &watches_,
                                &settings_, inventory_.get(), metrics},
-      options_, clock_);
+      PlacementPipeline::Options{options_.place_attempts,
+                                 {options_.default_node_start, options_.default_driver_install},
+                                 options_.drains_queue},
+      clock_);
   WireIdleMonitor();
 }
 
