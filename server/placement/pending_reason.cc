@@ -98,11 +98,8 @@ Supply SupplyOf(const SnapshotNode& node) {
 // A node of the pool's shape; a zero in the shape is "not stated" and
 // limits nothing (core/feasibility.h).
 Supply NewNodeOf(const core::NodeShape& shape) {
-  constexpr int64_t kUnstated = int64_t{1} << 62;
-  auto stated = [](int64_t v) { return v > 0 ? v : kUnstated; };
   Supply supply;
-  supply.free = {stated(shape.cpu_millis), stated(shape.memory_bytes),
-                 stated(shape.ephemeral_storage_bytes), stated(shape.disk_bytes)};
+  supply.free = RoomOfShape(shape);
   supply.gpus.fill(shape.gpus_per_node);
   supply.gpus_any_binding.fill(shape.gpus_per_node);
   supply.gpus_any_health = shape.gpus_per_node;

@@ -1,5 +1,6 @@
 #include "server/placement/resources.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -37,6 +38,23 @@ bool Covers(const Resources& free, const Resources& request) {
   return free.cpu_millis >= request.cpu_millis && free.memory_bytes >= request.memory_bytes &&
          free.ephemeral_storage_bytes >= request.ephemeral_storage_bytes &&
          free.disk_bytes >= request.disk_bytes;
+}
+
+Resources RoomOfShape(const core::NodeShape& shape) {
+  auto stated = [](int64_t v) { return v > 0 ? v : kUnstated; };
+  return {stated(shape.cpu_millis), stated(shape.memory_bytes),
+          stated(shape.ephemeral_storage_bytes), stated(shape.disk_bytes)};
+}
+
+int64_t HowManyFit(const Resources& room, const Resources& request) {
+  if (!Covers(room, request)) return 0;
+  auto times = [](int64_t has, int64_t needs) {
+    return needs > 0 ? has / needs : std::numeric_limits<int64_t>::max();
+  };
+  return std::min({times(room.cpu_millis, request.cpu_millis),
+                   times(room.memory_bytes, request.memory_bytes),
+                   times(room.ephemeral_storage_bytes, request.ephemeral_storage_bytes),
+                   times(room.disk_bytes, request.disk_bytes)});
 }
 
 std::string DescribeResources(const Resources& r) {

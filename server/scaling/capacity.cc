@@ -5,33 +5,22 @@
 namespace wsched::scaling {
 namespace {
 
-int64_t OrUnlimited(int64_t declared) { return declared > 0 ? declared : Capacity::kUnlimited; }
-
-// floor(room / need) for one dimension; a dimension the item does not use
-// places no limit.
-int64_t FitInDimension(int64_t room, int64_t need) {
-  if (need <= 0) return std::numeric_limits<int64_t>::max();
-  if (room <= 0) return 0;
-  return room / need;
+Capacity WithGpus(int64_t gpus, const placement::Resources& r) {
+  return {.gpus = gpus,
+          .cpu_millis = r.cpu_millis,
+          .memory_bytes = r.memory_bytes,
+          .ephemeral_storage_bytes = r.ephemeral_storage_bytes,
+          .disk_bytes = r.disk_bytes};
 }
 
 }  // namespace
 
 Capacity Capacity::OfShape(const core::NodeShape& shape) {
-  return {.gpus = shape.gpus_per_node,
-          .cpu_millis = OrUnlimited(shape.cpu_millis),
-          .memory_bytes = OrUnlimited(shape.memory_bytes),
-          .ephemeral_storage_bytes = OrUnlimited(shape.ephemeral_storage_bytes),
-          .disk_bytes = OrUnlimited(shape.disk_bytes)};
+  return WithGpus(shape.gpus_per_node, placement::RoomOfShape(shape));
 }
 
 Capacity Capacity::OfClass(const core::WorkspaceClass& workspace_class) {
-  const core::ClassResources& r = workspace_class.resources;
-  return {.gpus = workspace_class.gpu.count,
-          .cpu_millis = r.cpu_request_millis,
-          .memory_bytes = r.memory_bytes,
-          .ephemeral_storage_bytes = r.ephemeral_storage_bytes,
-          .disk_bytes = r.disk_bytes};
+  return WithGpus(workspace_class.gpu.count, placement::RequestOf(workspace_class));
 }
 
 Capacity& Capacity::operator-=(const Capacity& other) {
@@ -44,11 +33,10 @@ Capacity& Capacity::operator-=(const Capacity& other) {
 }
 
 int64_t HowManyFit(const Capacity& room, const Capacity& item) {
-  return std::min({FitInDimension(room.gpus, item.gpus),
-                   FitInDimension(room.cpu_millis, item.cpu_millis),
-                   FitInDimension(room.memory_bytes, item.memory_bytes),
-                   FitInDimension(room.ephemeral_storage_bytes, item.ephemeral_storage_bytes),
-                   FitInDimension(room.disk_bytes, item.disk_bytes)});
+  // Whole GPUs first (placement counts them by index, not as a quantity).
+  if (item.gpus > 0 && room.gpus < item.gpus) return 0;
+  const int64_t by_gpus = item.gpus > 0 ? room.gpus / item.gpus : std::numeric_limits<int64_t>::max();
+  return std::min(by_gpus, placement::HowManyFit(room.resources(), item.resources()));
 }
 
 int64_t WorkspacesPerNode(const core::NodeShape& shape,

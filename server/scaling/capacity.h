@@ -1,8 +1,9 @@
 // Node-shape arithmetic for scaling: how much room a node has, what one
 // workspace of a class takes, and how many fit (the pool's density).
 //
-// Unlike placement::Resources this counts whole GPUs too: GPUs are usually
-// the dimension that decides how many nodes a GPU pool needs.
+// placement::Resources and its fit functions (placement/resources.h, the
+// model the decision uses) plus whole GPUs: GPUs are usually the dimension
+// that decides how many nodes a GPU pool needs.
 #ifndef WSCHED_SERVER_SCALING_CAPACITY_H_
 #define WSCHED_SERVER_SCALING_CAPACITY_H_
 
@@ -11,6 +12,7 @@
 
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
+#include "server/placement/resources.h"
 
 namespace wsched::scaling {
 
@@ -18,7 +20,7 @@ struct Capacity {
   // A pool shape may leave a dimension at 0 (e.g. disk it does not manage);
   // that dimension then never limits density. Large but far from overflow,
   // so subtracting requests from it stays exact.
-  static constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max() / 4;
+  static constexpr int64_t kUnlimited = placement::kUnstated;
 
   int64_t gpus = 0;
   int64_t cpu_millis = 0;
@@ -32,6 +34,11 @@ struct Capacity {
   // What one workspace takes: its CPU request (limits may overcommit), memory,
   // storage and whole GPUs.
   static Capacity OfClass(const core::WorkspaceClass& workspace_class);
+
+  // Without the GPUs: what placement's fit functions take.
+  placement::Resources resources() const {
+    return {cpu_millis, memory_bytes, ephemeral_storage_bytes, disk_bytes};
+  }
 
   Capacity& operator-=(const Capacity& other);
   friend bool operator==(const Capacity&, const Capacity&) = default;
