@@ -1,6 +1,6 @@
 // What the next drain of the pending queue must try, and the background
 // loop's wake-up: everything, or the pools where capacity came back or
-// changed (Scheduler::DrainPending).
+// changed (QueueDrain::Drain).
 #ifndef WSCHED_SERVER_SCHEDULER_DRAIN_REQUESTS_H_
 #define WSCHED_SERVER_SCHEDULER_DRAIN_REQUESTS_H_
 
