@@ -378,7 +378,7 @@ grpc::Status InventoryServiceImpl::ListDriverRollouts(grpc::ServerContext* conte
                                                       v1::ListDriverRolloutsResponse* response) {
   return Handle(context_, context, kService, "ListDriverRollouts", *request,
                 [&](const Principal&) -> absl::Status {
-    auto views = inventory().ListDriverRollouts(request->pool());
+    auto views = context_.scheduler->rollouts().List(request->pool());
     if (!views.ok()) return views.status();
     for (const auto& view : *views) DriverRolloutToProto(view, response->add_rollouts());
     return absl::OkStatus();
@@ -393,7 +393,7 @@ grpc::Status InventoryServiceImpl::SetDriverRolloutPaused(
     const std::string reason = !request->paused()        ? ""
                                : request->reason().empty() ? "paused by an admin"
                                                            : request->reason();
-    auto view = inventory().SetDriverRolloutPaused(request->pool(), request->paused(), reason);
+    auto view = context_.scheduler->rollouts().SetPaused(request->pool(), request->paused(), reason);
     if (!view.ok()) return view.status();
     DriverRolloutToProto(*view, response);
     return absl::OkStatus();
@@ -438,7 +438,7 @@ grpc::Status InventoryServiceImpl::RotateNodeCredential(
     absl::StatusOr<std::string> token = NewRandomToken();
     if (!token.ok()) return token.status();
     const TokenDigest digest = Sha256(*token);
-    auto issued = inventory().RotateNodeCredential(
+    auto issued = context_.scheduler->credential_admin().Rotate(
         request->node_name(), std::string(digest.begin(), digest.end()), who.name);
     if (!issued.ok()) return issued.status();
     response->set_node_token(*token);
@@ -453,7 +453,7 @@ grpc::Status InventoryServiceImpl::RevokeNodeCredential(
     v1::RevokeNodeCredentialResponse* response) {
   return Handle(context_, context, kService, "RevokeNodeCredential", *request,
                 [&](const Principal&) -> absl::Status {
-    auto revoked = inventory().RevokeNodeCredential(request->node_name());
+    auto revoked = context_.scheduler->credential_admin().Revoke(request->node_name());
     if (!revoked.ok()) return revoked.status();
     response->set_revoked(*revoked);
     return absl::OkStatus();

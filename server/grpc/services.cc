@@ -59,7 +59,7 @@ std::vector<std::string> Services::Names() const {
 
 std::optional<NodeTokenOwner> Services::FindNodeToken(const TokenDigest& digest) const {
   std::optional<scheduler::NodeBinding> binding =
-      impl_->context.scheduler->inventory().credentials().Find(
+      impl_->context.scheduler->credentials().Find(
           absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
   if (!binding) return std::nullopt;
   return NodeTokenOwner{binding->node, binding->pool};

@@ -166,7 +166,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   const auto pool_class = [](const PoolClass& key) -> Labels {
     return {{"pool", key.first}, {"class", key.second}};
   };
-  const UsageAccounting& usage = scheduler_->inventory().gpu_usage();
+  const UsageAccounting& usage = scheduler_->usage();
   for (const auto& [key, sum] : usage.LatestByPoolClass()) {
     Add(util, pool_class(key), sum.gpus > 0 ? sum.ratio_sum / sum.gpus : 0);
     Add(util_gpus, pool_class(key), sum.gpus);

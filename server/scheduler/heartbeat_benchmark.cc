@@ -51,9 +51,6 @@ class BenchMirror : public NodeInventory::Mirror, public IdleMonitor::Actions {
     return std::make_shared<const ClusterView>();
   }
   Node MirroredNode(const std::string&) const override { return {node_, holders_, std::nullopt}; }
-  absl::Status CatchUp() override { return absl::OkStatus(); }
-  void DrainEverything() override {}
-  void DrainPool(const std::string&) override {}
   // IdleMonitor::Actions (only Catalog is used on the heartbeat path).
   std::shared_ptr<const core::Catalog> Catalog() const override { return catalog_; }
   absl::flat_hash_map<std::string, Known> KnownOf(const std::vector<std::string>&) override {
@@ -82,10 +79,12 @@ void BM_HeartbeatWithSamples(benchmark::State& state) {
   BenchMirror mirror(judged);
   metrics::Metrics metrics;
   absl::Time now = absl::FromUnixSeconds(1'800'000'000);
-  NodeInventory inventory(nullptr, &mirror, &metrics, {}, [&now] { return now; });
+  UsageAccounting usage([&now] { return now; });
+  NodeInventory inventory({.mirror = &mirror, .usage = &usage, .metrics = &metrics}, {},
+                          [&now] { return now; });
   IdleMonitor monitor(&mirror, {}, [&now] { return now; });
   if (judged) {
-    inventory.usage().SetObserver(
+    usage.SetObserver(
         [&monitor](const UsageAccounting::Report& report) { monitor.Observe(report); });
   }
   HeartbeatInput beat;

@@ -5,7 +5,7 @@ namespace wsched::scheduler {
 absl::Status MirrorFeedSink::Apply(const std::vector<store::ChangeRecord>& records) {
   ReplicaMirror::ReadPlan plan = mirror_->Plan(records);
   // Its own lock, never taken under the mirror's; on error the entries come again.
-  if (absl::Status refreshed = inventory_->credentials().Refresh(plan.credential_nodes);
+  if (absl::Status refreshed = credentials_->Refresh(plan.credential_nodes);
       !refreshed.ok()) {
     return refreshed;
   }
@@ -16,7 +16,7 @@ absl::Status MirrorFeedSink::Apply(const std::vector<store::ChangeRecord>& recor
   if (!rows.ok()) return rows.status();
   // After the mirror's lock, only to keep it short: the accounting's lock
   // may be taken under it, never the reverse.
-  for (const auto& name : mirror_->ApplyRows(*rows, plan)) inventory_->usage().ForgetNode(name);
+  for (const auto& name : mirror_->ApplyRows(*rows, plan)) usage_->ForgetNode(name);
   return absl::OkStatus();
 }
 
@@ -25,10 +25,10 @@ absl::StatusOr<int64_t> MirrorFeedSink::Reload() {
   if (!all.ok()) return all.status();
   // Read after the snapshot: a change between the two is in the feed
   // after the snapshot's position, and refreshing it again is harmless.
-  if (absl::Status reloaded = inventory_->credentials().ReloadAll(); !reloaded.ok()) {
+  if (absl::Status reloaded = credentials_->ReloadAll(); !reloaded.ok()) {
     return reloaded;
   }
-  for (const auto& name : mirror_->Replace(*all)) inventory_->usage().ForgetNode(name);
+  for (const auto& name : mirror_->Replace(*all)) usage_->ForgetNode(name);
   return all->position;
 }
 

@@ -8,23 +8,26 @@
 #include <vector>
 
 #include "server/scheduler/feed_follower.h"
-#include "server/scheduler/node_inventory.h"
+#include "server/scheduler/node_credentials.h"
 #include "server/scheduler/replica_mirror.h"
 #include "server/scheduler/stores.h"
+#include "server/scheduler/usage_accounting.h"
 
 namespace wsched::scheduler {
 
 class MirrorFeedSink : public FeedSink {
  public:
-  MirrorFeedSink(StateStore* state, ReplicaMirror* mirror, NodeInventory* inventory)
-      : state_(state), mirror_(mirror), inventory_(inventory) {}
+  MirrorFeedSink(StateStore* state, ReplicaMirror* mirror, NodeCredentials* credentials,
+                 UsageAccounting* usage)
+      : state_(state), mirror_(mirror), credentials_(credentials), usage_(usage) {}
   absl::Status Apply(const std::vector<store::ChangeRecord>& records) override;
   absl::StatusOr<int64_t> Reload() override;
 
  private:
   StateStore* const state_;
   ReplicaMirror* const mirror_;
-  NodeInventory* const inventory_;
+  NodeCredentials* const credentials_;
+  UsageAccounting* const usage_;
 };
 
 }  // namespace wsched::scheduler

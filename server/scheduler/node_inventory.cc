@@ -139,41 +139,36 @@ absl::Status UnknownNodeError(const std::string& name) {
                              absl::StrCat("node ", name, " is not registered"));
 }
 
-NodeInventory::NodeInventory(store::Database* db, Mirror* mirror, metrics::Metrics* metrics,
-                             Options options, Clock clock)
-    : db_(db),
-      mirror_(mirror),
-      metrics_(metrics),
+NodeInventory::NodeInventory(Parts parts, Options options, Clock clock)
+    : parts_(parts),
       options_(options),
       clock_(std::move(clock)),
-      liveness_([db](const std::vector<std::string>& nodes) {
+      liveness_([db = parts.db](const std::vector<std::string>& nodes) {
         if (db == nullptr) return absl::FailedPreconditionError("no database to record liveness in");
         return store::UnitOfWork::Run(*db, "recording node liveness",
                                       [&](store::UnitOfWork& unit) -> absl::Status {
           unit.nodes().RecordHeartbeats(nodes);
           return absl::OkStatus();
         });
-      }),
-      usage_(clock_),
-      credentials_([db](const std::vector<std::string>& nodes)
-                       -> absl::StatusOr<std::vector<store::NodeCredentialRow>> {
-        std::vector<store::NodeCredentialRow> rows;
-        if (db == nullptr) return rows;  // Unit tests of the placement path: none.
-        absl::Status read = store::UnitOfWork::Run(
-            *db, "reading node credentials",
-            [&](store::UnitOfWork& unit) -> absl::Status {
-              rows = unit.node_credentials().Load(nodes);
-              return absl::OkStatus();
-            },
-            store::UnitOfWork::Mode::kSnapshot);
-        if (!read.ok()) return read;
-        return rows;
       }) {
-  if (db_ != nullptr) timing_ = std::make_unique<TimingStats>(db_, clock_);
+  if (parts_.db != nullptr) timing_ = std::make_unique<TimingStats>(parts_.db, clock_);
+}
+
+absl::Status NodeInventory::CatchUp() {
+  if (parts_.follower == nullptr) return absl::FailedPreconditionError("no change feed to catch up with");
+  return parts_.follower->CatchUp();
+}
+
+void NodeInventory::DrainEverything() {
+  if (parts_.drains != nullptr) parts_.drains->Everything();
+}
+
+void NodeInventory::DrainPool(const std::string& pool) {
+  if (parts_.drains != nullptr) parts_.drains->Pool(pool);
 }
 
 NodeView NodeInventory::ViewOf(const store::StoredNode& node) const {
-  return ViewOf(node, *mirror_->View());
+  return ViewOf(node, *parts_.mirror->View());
 }
 
 NodeView NodeInventory::ViewOf(const store::StoredNode& node, const ClusterView& cluster) {
@@ -199,12 +194,12 @@ absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& repor
                                                      const NewNodeCredential* bootstrap) {
   if (absl::Status valid = core::ValidateNodeInfo(reported); !valid.ok()) return valid;
   // Shared, never copied: the catalog is replaced whole, not changed.
-  std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  std::shared_ptr<const core::Catalog> current = parts_.mirror->CurrentCatalog();
   if (current->FindPool(reported.pool) == nullptr) {
     // Refuse only on the database's word: the pool may have been added on
     // another replica a moment ago.
-    if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
-    current = mirror_->CurrentCatalog();
+    if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+    current = parts_.mirror->CurrentCatalog();
   }
   const core::Catalog& catalog = *current;
   const core::NodePool* pool = catalog.FindPool(reported.pool);
@@ -221,7 +216,7 @@ absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& repor
   const absl::Time now = clock_();
   // One unit: the pool check, the lost node's release and the save commit
   // together, under the node's row lock.
-  absl::Status status = store::UnitOfWork::Run(*db_, "registering node",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "registering node",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(info.name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -265,12 +260,12 @@ absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& repor
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (bootstrap != nullptr) RefreshCredentialOf(info.name);
-  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
+  if (bootstrap != nullptr) parts_.credentials->Refresh(info.name);
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("node registered", {{"node", info.name}, {"pool", info.pool},
                                 {"gpus", absl::StrCat(info.gpus.size())},
                                 {"driver", core::DriverStateName(stored.driver_state)}});
-  mirror_->DrainEverything();  // New capacity: place pending work.
+  DrainEverything();  // New capacity: place pending work.
   return ViewOf(stored);
 }
 
@@ -278,7 +273,7 @@ absl::StatusOr<HeartbeatResult> NodeInventory::Heartbeat(const HeartbeatInput& i
   HeartbeatResult result;
   if (TryLivenessOnly(input, result)) {
     liveness_.Record(input.node_name);
-    metrics_->Heartbeat("skipped");
+    parts_.metrics->Heartbeat("skipped");
     return result;
   }
   return WriteHeartbeat(input);
@@ -289,13 +284,13 @@ bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult
   std::shared_ptr<const core::Catalog> catalog;
   GpuHolders holders;
   {
-    Mirror::Node mirrored = mirror_->MirroredNode(input.node_name);
+    Mirror::Node mirrored = parts_.mirror->MirroredNode(input.node_name);
     // Unknown here (maybe registered elsewhere a moment ago) or lost: the
     // database decides.
     if (mirrored.stored == nullptr || mirrored.stored->state == core::NodeState::kLost) return false;
     known = std::move(mirrored.stored);
     holders = std::move(mirrored.holders);
-    catalog = mirror_->CurrentCatalog();
+    catalog = parts_.mirror->CurrentCatalog();
   }
   // Both are immutable: what the heartbeat would change is worked out
   // without the placement lock.
@@ -308,23 +303,23 @@ bool NodeInventory::TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult
   result.driver_work = AgentDriverWork(*known);
   // Samples stay in memory: a heartbeat that only brings new ones writes
   // nothing and copies no view (docs/architecture.md rule 2).
-  usage_.Record(input.node_name, known->info.pool, SamplesOfItsGpus(input.usage, known->info),
+  parts_.usage->Record(input.node_name, known->info.pool, SamplesOfItsGpus(input.usage, known->info),
                 holders);
   return true;
 }
 
 absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInput& input) {
-  if (db_ == nullptr) {
+  if (parts_.db == nullptr) {
     return absl::FailedPreconditionError("an inventory without a database cannot write a heartbeat");
   }
-  const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> current = parts_.mirror->CurrentCatalog();
   const core::Catalog& catalog = *current;
   HeartbeatResult result;
   store::StoredNode stored;
   store::StoredNode before;
   bool written = false;
   const absl::Time now = clock_();
-  absl::Status status = store::UnitOfWork::Run(*db_, "heartbeat",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "heartbeat",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(input.node_name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -349,17 +344,17 @@ absl::StatusOr<HeartbeatResult> NodeInventory::WriteHeartbeat(const HeartbeatInp
   if (!status.ok()) return status;
   if (result.reregister) return result;
   if (written) LogGpuHealthChanges(before, stored);
-  metrics_->Heartbeat("written");
-  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
+  parts_.metrics->Heartbeat("written");
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   result.state = stored.state;
   result.pool = stored.info.pool;
   result.driver_work = AgentDriverWork(stored);
   GpuHolders holders;
   {
-    holders = mirror_->MirroredNode(stored.info.name).holders;
-    if (written) mirror_->DrainPool(stored.info.pool);
+    holders = parts_.mirror->MirroredNode(stored.info.name).holders;
+    if (written) DrainPool(stored.info.pool);
   }
-  usage_.Record(stored.info.name, stored.info.pool, SamplesOfItsGpus(input.usage, stored.info),
+  parts_.usage->Record(stored.info.name, stored.info.pool, SamplesOfItsGpus(input.usage, stored.info),
                 holders);
   return result;
 }
@@ -369,7 +364,7 @@ absl::StatusOr<NodeView> NodeInventory::SetNodeAdminState(const std::string& nam
                                                       int64_t expected_version) {
   store::StoredNode stored;
   int workspaces = 0;
-  absl::Status status = store::UnitOfWork::Run(*db_, "changing node state",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "changing node state",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -390,8 +385,8 @@ absl::StatusOr<NodeView> NodeInventory::SetNodeAdminState(const std::string& nam
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
-  if (state == core::NodeState::kReady) mirror_->DrainEverything();
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
+  if (state == core::NodeState::kReady) DrainEverything();
   NodeView view = ViewOf(stored);
   view.workspace_count = workspaces;
   return view;
@@ -399,7 +394,7 @@ absl::StatusOr<NodeView> NodeInventory::SetNodeAdminState(const std::string& nam
 
 absl::Status NodeInventory::RemoveNode(const std::string& name) {
   std::vector<std::string> lost;
-  absl::Status status = store::UnitOfWork::Run(*db_, "removing node",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "removing node",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -410,15 +405,15 @@ absl::Status NodeInventory::RemoveNode(const std::string& name) {
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  RefreshCredentialOf(name);
+  parts_.credentials->Refresh(name);
   log::Info("node removed", {{"node", name}, {"workspaces_lost", absl::StrCat(lost.size())}});
-  return mirror_->CatchUp();
+  return CatchUp();
 }
 
 absl::StatusOr<NodeView> NodeInventory::GetNode(const std::string& name) {
   std::optional<store::StoredNode> stored;
   int workspaces = 0;
-  absl::Status status = store::UnitOfWork::Run(*db_, "reading node",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "reading node",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, false);
     if (!existing.ok()) return existing.status();
@@ -437,7 +432,7 @@ absl::StatusOr<core::Page<NodeView>> NodeInventory::ListNodes(const std::string&
                                                          const core::PageRequest& page) {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
-  absl::Status status = store::UnitOfWork::Run(*db_, "listing nodes",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "listing nodes",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto loaded = unit.nodes().LoadPage(pool, page.after, page.size + 1);
     if (!loaded.ok()) return loaded.status();
@@ -455,7 +450,7 @@ absl::StatusOr<core::Page<NodeView>> NodeInventory::ListNodes(const std::string&
 absl::StatusOr<std::vector<NodeView>> NodeInventory::AllNodes() {
   std::vector<store::StoredNode> nodes;
   std::map<std::string, int> workspaces;
-  absl::Status status = store::UnitOfWork::Run(*db_, "reading nodes",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "reading nodes",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto loaded = unit.nodes().LoadAll();
     if (!loaded.ok()) return loaded.status();
@@ -470,7 +465,7 @@ absl::StatusOr<std::vector<NodeView>> NodeInventory::AllNodes() {
 std::vector<NodeView> NodeInventory::ViewsOf(const std::vector<store::StoredNode>& nodes,
                                          const std::map<std::string, int>& workspaces) {
   std::vector<NodeView> views;
-  const std::shared_ptr<const ClusterView> cluster = mirror_->View();
+  const std::shared_ptr<const ClusterView> cluster = parts_.mirror->View();
   for (const auto& node : nodes) {
     NodeView view = ViewOf(node, *cluster);
     // From the store, not GPU holders: CPU workspaces count too.
@@ -485,7 +480,7 @@ absl::StatusOr<std::vector<PoolView>> NodeInventory::ListPools() {
   auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
   std::vector<PoolView> pools;
-  for (const auto& pool : mirror_->CurrentCatalog()->pools) {
+  for (const auto& pool : parts_.mirror->CurrentCatalog()->pools) {
     PoolView view;
     view.pool = pool;
     for (const auto& node : *nodes) {
@@ -521,7 +516,7 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
     const core::PageRequest& page) {
   auto nodes = AllNodes();
   if (!nodes.ok()) return nodes.status();
-  const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> current = parts_.mirror->CurrentCatalog();
   const core::Catalog& catalog = *current;
   // By node name (AllNodes' order): work, or nullopt for no policy.
   std::vector<std::pair<std::string, std::optional<DriverWork>>> entries;
@@ -554,7 +549,7 @@ absl::StatusOr<NodeInventory::DriverWorkPage> NodeInventory::ListDriverWork(
 }
 
 std::optional<DriverWork> NodeInventory::AgentDriverWork(const store::StoredNode& node) const {
-  const std::shared_ptr<const core::Catalog> catalog = mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> catalog = parts_.mirror->CurrentCatalog();
   const core::NodePool* pool = catalog->FindPool(node.info.pool);
   if (pool == nullptr || !core::AgentRunsDriverInstall(pool->driver_install, node.driver_state)) {
     return std::nullopt;
@@ -563,7 +558,7 @@ std::optional<DriverWork> NodeInventory::AgentDriverWork(const store::StoredNode
                                                  node.info.os_id, node.info.os_version);
   if (!requirement) return std::nullopt;
   // Released by a rollout: not while workspaces still run on the old driver.
-  const int busy = mirror_->MirroredNode(node.info.name).holds_work ? 1 : 0;
+  const int busy = parts_.mirror->MirroredNode(node.info.name).holds_work ? 1 : 0;
   if (!core::InstallMayStart(node.driver_history, node.info, requirement->driver_version, busy,
                              pool->driver_rollout, clock_())) {
     return std::nullopt;
@@ -613,14 +608,14 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const DriverInstallR
   const std::string& name = report.node;
   const std::string& kernel = report.kernel;
   const bool success = report.outcome == DriverInstallReport::Outcome::kSucceeded;
-  const std::shared_ptr<const core::Catalog> current = mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> current = parts_.mirror->CurrentCatalog();
   const core::Catalog& catalog = *current;
   // Since when the node has needed its driver, as this replica saw it: the
   // measured install time that time-to-GPU estimates learn from when the
   // report does not carry the job's own.
   std::optional<absl::Time> needed_since;
   {
-    Mirror::Node mirrored = mirror_->MirroredNode(name);
+    Mirror::Node mirrored = parts_.mirror->MirroredNode(name);
     if (mirrored.stored != nullptr &&
         mirrored.stored->driver_state == core::DriverState::kNeedsDriver &&
         mirrored.state_since && *mirrored.state_since != absl::InfinitePast()) {
@@ -629,7 +624,7 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const DriverInstallR
   }
   store::StoredNode stored;
   bool sampled = false;
-  absl::Status status = store::UnitOfWork::Run(*db_, "recording driver install",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "recording driver install",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -658,20 +653,20 @@ absl::StatusOr<NodeView> NodeInventory::ReportDriverInstall(const DriverInstallR
   });
   if (!status.ok()) return status;
   if (sampled && timing_) timing_->Invalidate();
-  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   log::Info("driver install reported",
             {{"node", name}, {"kernel", kernel}, {"outcome", OutcomeName(report.outcome)},
              {"detail", report.detail}, {"cache", core::DriverCacheName(report.cache)},
              {"driver", core::DriverStateName(stored.driver_state)}});
-  metrics_->DriverInstallReported(stored.info.pool, OutcomeName(report.outcome),
+  parts_.metrics->DriverInstallReported(stored.info.pool, OutcomeName(report.outcome),
                                   core::DriverCacheName(report.cache), report.took);
-  mirror_->DrainEverything();
+  DrainEverything();
   return ViewOf(stored);
 }
 
 absl::Status NodeInventory::DetectLostNodes() {
   std::vector<std::string> lost;
-  absl::Status status = store::UnitOfWork::Run(*db_, "detecting lost nodes",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "detecting lost nodes",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     lost = unit.nodes().MarkLost(options_.node_lost_after);
     return absl::OkStatus();
@@ -679,14 +674,14 @@ absl::Status NodeInventory::DetectLostNodes() {
   if (!status.ok()) return status;
   if (lost.empty()) return absl::OkStatus();
   for (const auto& node : lost) log::Warning("node lost: missed heartbeats", {{"node", node}});
-  return mirror_->CatchUp();
+  return CatchUp();
 }
 
 absl::StatusOr<NodeView> NodeInventory::ClearGpuHealth(const std::string& name,
                                                     const std::string& uuid) {
   store::StoredNode stored;
   bool was_out = false;
-  absl::Status status = store::UnitOfWork::Run(*db_, "clearing GPU health",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "clearing GPU health",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto existing = unit.nodes().Load(name, /*for_update=*/true);
     if (!existing.ok()) return existing.status();
@@ -710,21 +705,34 @@ absl::StatusOr<NodeView> NodeInventory::ClearGpuHealth(const std::string& name,
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
+  if (absl::Status caught_up = CatchUp(); !caught_up.ok()) return caught_up;
   if (was_out) log::Info("GPU back in service: cleared by an admin", {{"node", name}, {"gpu", uuid}});
-  if (was_out) mirror_->DrainEverything();  // Capacity came back.
+  if (was_out) DrainEverything();  // Capacity came back.
   return ViewOf(stored);
 }
 
 absl::flat_hash_map<std::string, NodeInventory::GpuHealthNow> NodeInventory::GpuHealthOn(
     const std::string& node) const {
   absl::flat_hash_map<std::string, GpuHealthNow> health;
-  const Mirror::Node mirrored = mirror_->MirroredNode(node);
+  const Mirror::Node mirrored = parts_.mirror->MirroredNode(node);
   if (mirrored.stored == nullptr) return health;
   for (const core::Gpu& gpu : mirrored.stored->info.gpus) {
     health[gpu.uuid] = {gpu.healthy, gpu.health_reason};
   }
   return health;
+}
+
+bool NodeInventory::AnyNodeNeedsDriverIn(core::DriverInstall face) const {
+  const std::shared_ptr<const ClusterView> view = parts_.mirror->View();
+  bool any = false;
+  view->snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
+    if (any || node.info.gpus.empty()) return;
+    const core::NodePool* pool = view->catalog->FindPool(node.info.pool);
+    if (pool == nullptr || pool->driver_install != face) return;
+    any = node.driver_state == core::DriverState::kNeedsDriver ||
+          node.driver_state == core::DriverState::kInstallFailed;
+  });
+  return any;
 }
 
 }  // namespace wsched::scheduler

@@ -2,10 +2,17 @@
 // heartbeats, admin states (cordon, drain, uncordon, remove), lost nodes,
 // driver work and GPU health. It writes through the store and keeps no
 // picture of the nodes of its own: it compares and lists against the
-// replica's mirror (NodeInventory::Mirror, the Scheduler), so a replica has
-// one picture of each node. What it owns: the batching of heartbeats that
-// change nothing (LivenessRecorder), the GPU usage the agents report
-// (UsageAccounting) and the measured start and install times (TimingStats).
+// replica's mirror (NodeInventory::Mirror, its reads), so a replica has one
+// picture of each node. What it owns: the batching of heartbeats that
+// change nothing (LivenessRecorder) and the measured start and install
+// times (TimingStats); no lock of its own (those two have theirs).
+//
+// What must follow a write it asks of the parts that own it, which it is
+// given, never of its owner: the feed follower catches up (a write's
+// answer is read from the mirror after that, so the catch-up belongs to
+// the operation, not after it), the drain requests take the pools where
+// capacity came back, the GPU usage accounting takes the agents' samples,
+// and the credential admin refreshes a changed credential.
 #ifndef WSCHED_SERVER_SCHEDULER_NODE_INVENTORY_H_
 #define WSCHED_SERVER_SCHEDULER_NODE_INVENTORY_H_
 
@@ -22,13 +29,14 @@
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/driver_install.h"
-#include "server/core/driver_rollout.h"
 #include "server/core/node.h"
 #include "server/core/paging.h"
 #include "server/metrics/metrics.h"
 #include "server/scheduler/cluster_view.h"
+#include "server/scheduler/credential_admin.h"
+#include "server/scheduler/drain_requests.h"
+#include "server/scheduler/feed_follower.h"
 #include "server/scheduler/liveness_recorder.h"
-#include "server/scheduler/node_credentials.h"
 #include "server/scheduler/timing_stats.h"
 #include "server/scheduler/usage_accounting.h"
 #include "server/store/database.h"
@@ -109,20 +117,11 @@ struct DriverInstallReport {
   core::DriverCache cache = core::DriverCache::kUnknown;
 };
 
-// A pool's driver rollout as operators see it (core/driver_rollout.h).
-struct DriverRolloutView {
-  std::string pool;
-  core::RolloutRecord record;  // Empty when none is kept.
-  bool under_way = false;      // A record is kept (a rollout runs or is paused).
-  core::RolloutCounts counts;
-  int max_unavailable = 1;
-};
-
 class NodeInventory {
  public:
   using Clock = std::function<absl::Time()>;
 
-  // What the inventory reads of the replica's mirror, and asks of it.
+  // What the inventory reads of the replica's mirror.
   class Mirror {
    public:
     virtual ~Mirror() = default;
@@ -139,11 +138,19 @@ class NodeInventory {
       bool holds_work = false;
     };
     virtual Node MirroredNode(const std::string& name) const = 0;
-    // Applies every change committed before the call: read your writes.
-    virtual absl::Status CatchUp() = 0;
-    // Pending work may fit now: all of it, or what may use `pool`.
-    virtual void DrainEverything() = 0;
-    virtual void DrainPool(const std::string& pool) = 0;
+  };
+
+  // The parts it reads and writes through. Without `db` (unit tests of the
+  // placement path) only the reads and the liveness-only heartbeat work,
+  // and nothing catches up or drains.
+  struct Parts {
+    store::Database* db = nullptr;
+    const Mirror* mirror = nullptr;
+    FeedFollower* follower = nullptr;  // Read your writes.
+    DrainRequests* drains = nullptr;   // Pending work may fit now.
+    UsageAccounting* usage = nullptr;  // The agents' GPU samples.
+    CredentialAdmin* credentials = nullptr;
+    metrics::Metrics* metrics = nullptr;
   };
 
   struct Options {
@@ -151,9 +158,7 @@ class NodeInventory {
     absl::Duration gpu_healthy_for = absl::Minutes(10);
   };
 
-  // Without `db` (unit tests of the placement path) only the accessors work.
-  NodeInventory(store::Database* db, Mirror* mirror, metrics::Metrics* metrics, Options options,
-                Clock clock);
+  NodeInventory(Parts parts, Options options, Clock clock);
 
   // With `bootstrap`, only a node that does not exist yet is registered,
   // with that credential, in one transaction: PERMISSION_DENIED
@@ -161,13 +166,6 @@ class NodeInventory {
   // registration.
   absl::StatusOr<NodeView> RegisterNode(const core::NodeInfo& reported,
                                         const NewNodeCredential* bootstrap = nullptr);
-  // Admin: the node's credential becomes `token_sha256` (32 raw bytes);
-  // the previous one stops working. NOT_FOUND for an unknown node.
-  absl::StatusOr<store::NodeCredentialRow> RotateNodeCredential(const std::string& name,
-                                                                const std::string& token_sha256,
-                                                                const std::string& issued_by);
-  // Admin: false when the node had none. NOT_FOUND for an unknown node.
-  absl::StatusOr<bool> RevokeNodeCredential(const std::string& name);
   absl::StatusOr<HeartbeatResult> Heartbeat(const HeartbeatInput& input);
   // Cordon / drain / uncordon: to kCordoned, kDraining or kReady.
   // `expected_version` 0 is unconditional; otherwise ABORTED
@@ -195,21 +193,10 @@ class NodeInventory {
   // The install job `node`'s agent runs itself, when its pool's
   // driver_install is `node` and it lacks its driver (core/driver_install.h).
   std::optional<DriverWork> AgentDriverWork(const store::StoredNode& node) const;
-  // Driver rollouts (node_inventory_rollouts.cc, docs/operations.md
-  // "Driver rollouts"). The scaling leader steps every GPU pool's rollout:
-  // releases what the plan says, keeps or drops the record; it returns the
-  // pools' views for the metrics.
-  absl::StatusOr<std::vector<DriverRolloutView>> StepDriverRollouts();
   // Whether a node of a pool whose driver_install is `face` needs its
   // driver or failed its install, from the mirror (no database read): the
   // cluster face lists the work from the store only then.
   bool AnyNodeNeedsDriverIn(core::DriverInstall face) const;
-  // Every GPU pool's rollout, or `pool`'s alone (NOT_FOUND for an unknown pool).
-  absl::StatusOr<std::vector<DriverRolloutView>> ListDriverRollouts(const std::string& pool);
-  // Admin: pauses (with `reason`) or resumes a GPU pool's rollout. A pause
-  // before a policy change keeps the change from starting one.
-  absl::StatusOr<DriverRolloutView> SetDriverRolloutPaused(const std::string& pool, bool paused,
-                                                           const std::string& reason);
 
   // Admin: returns the node's GPU `uuid` to service now.
   absl::StatusOr<NodeView> ClearGpuHealth(const std::string& node, const std::string& uuid);
@@ -223,17 +210,15 @@ class NodeInventory {
   // Marks nodes without recent heartbeats lost (also run by a loop).
   absl::Status DetectLostNodes();
 
-  // The catalog the inventory judges drivers with (the mirror's).
-  std::shared_ptr<const core::Catalog> Catalog() const { return mirror_->CurrentCatalog(); }
+  // Every node, unpaged, with its workspace count: for pool counts,
+  // driver work and rollouts.
+  absl::StatusOr<std::vector<NodeView>> AllNodes();
 
-  // The agents' GPU samples and the GPU time charged from them.
-  const UsageAccounting& gpu_usage() const { return usage_; }
+  // The catalog the inventory judges drivers with (the mirror's).
+  std::shared_ptr<const core::Catalog> Catalog() const { return parts_.mirror->CurrentCatalog(); }
   // The measured start and install times (empty without a database).
   store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
-
   LivenessRecorder& liveness() { return liveness_; }
-  NodeCredentials& credentials() { return credentials_; }
-  UsageAccounting& usage() { return usage_; }
 
   // The node as listed: holders from `cluster`.
   static NodeView ViewOf(const store::StoredNode& node, const ClusterView& cluster);
@@ -242,32 +227,19 @@ class NodeInventory {
   NodeView ViewOf(const store::StoredNode& node) const;
   std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
                                 const std::map<std::string, int>& workspaces);
-  // The rollout as the plan sees `pool` in `nodes` (views of every node).
-  std::vector<core::RolloutNode> RolloutNodesOf(const std::string& pool,
-                                                const std::vector<NodeView>& nodes) const;
-  // Writes one planned step of `pool`'s rollout; false when the kept record
-  // changed since `planned_from` (an admin paused or resumed): the next
-  // step plans again.
-  absl::StatusOr<bool> ApplyRolloutStep(const std::string& pool,
-                                        const std::optional<core::RolloutRecord>& planned_from,
-                                        const core::RolloutStep& step);
-  // Every node, unpaged: for pool counts and driver work.
-  absl::StatusOr<std::vector<NodeView>> AllNodes();
+  // Read your writes: the follower catches up (FAILED_PRECONDITION without one).
+  absl::Status CatchUp();
+  // Pending work may fit now: all of it, or what may use `pool`.
+  void DrainEverything();
+  void DrainPool(const std::string& pool);
   // The heartbeat's liveness-only path; false when the node row must change.
   bool TryLivenessOnly(const HeartbeatInput& input, HeartbeatResult& result);
   absl::StatusOr<HeartbeatResult> WriteHeartbeat(const HeartbeatInput& input);
-  // After a credential change commits: this replica knows it before it
-  // answers (the feed brings it to the others).
-  void RefreshCredentialOf(const std::string& node);
 
-  store::Database* const db_;
-  Mirror* const mirror_;
-  metrics::Metrics* const metrics_;
+  const Parts parts_;
   const Options options_;
   const Clock clock_;
   LivenessRecorder liveness_;
-  UsageAccounting usage_;
-  NodeCredentials credentials_;
   std::unique_ptr<TimingStats> timing_;  // Absent without a database.
 };
 

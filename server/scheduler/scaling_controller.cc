@@ -158,7 +158,7 @@ void ScalingController::Loop() {
 }
 
 void ScalingController::StepDrivers() {
-  auto views = scheduler_->inventory().StepDriverRollouts();
+  auto views = scheduler_->rollouts().Step();
   if (!views.ok()) {
     log::Warning("cannot step driver rollouts", {{"error", std::string(views.status().message())}});
   } else {

@@ -60,45 +60,49 @@ Scheduler::Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db,
 
 namespace {
 
-// The inventory's window on the replica (node_inventory.h).
-class InventoryWindow : public NodeInventory::Mirror {
+// What the inventory reads of the replica (node_inventory.h).
+class InventoryReads : public NodeInventory::Mirror {
  public:
-  InventoryWindow(Scheduler* scheduler, DrainRequests* drains)
-      : scheduler_(scheduler), drains_(drains) {}
-  // The mirror is made after the inventory (it charges the inventory's
-  // usage accounting), so the window reaches it through its owner.
+  explicit InventoryReads(const ReplicaMirror* mirror) : mirror_(mirror) {}
   std::shared_ptr<const core::Catalog> CurrentCatalog() const override {
-    return scheduler_->mirror().CatalogNow().first;
+    return mirror_->CatalogNow().first;
   }
-  std::shared_ptr<const ClusterView> View() const override { return scheduler_->mirror().View(); }
+  std::shared_ptr<const ClusterView> View() const override { return mirror_->View(); }
   Node MirroredNode(const std::string& name) const override {
-    ReplicaMirror::Node mirrored = scheduler_->mirror().MirroredNode(name);
+    ReplicaMirror::Node mirrored = mirror_->MirroredNode(name);
     return {std::move(mirrored.stored), std::move(mirrored.holders), mirrored.state_since,
             mirrored.holds_work};
   }
-  absl::Status CatchUp() override { return scheduler_->CatchUp(); }
-  void DrainEverything() override { drains_->Everything(); }
-  void DrainPool(const std::string& pool) override { drains_->Pool(pool); }
 
  private:
-  Scheduler* const scheduler_;
-  DrainRequests* const drains_;
+  const ReplicaMirror* const mirror_;
 };
 
 }  // namespace
 
 Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
                      core::Clock clock)
-    : stores_(stores), metrics_(metrics), options_(options), clock_(std::move(clock)) {
-  inventory_window_ = std::make_unique<InventoryWindow>(this, &drains_);
-  inventory_ = std::make_unique<NodeInventory>(
-      stores_.db, inventory_window_.get(), metrics,
-      NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
+    : stores_(stores),
+      metrics_(metrics),
+      options_(options),
+      clock_(std::move(clock)),
+      usage_(clock_),
+      credentials_(CredentialAdmin::LoaderOver(stores.db)),
+      credential_admin_(stores.db, &credentials_) {
+  // Each part after what it reads and writes through.
   mirror_ = std::make_unique<ReplicaMirror>(
-      ReplicaMirror::Listeners{&watches_, &settings_, &inventory_->usage(), &drains_},
-      options.ended_window, clock_);
-  feed_sink_ = std::make_unique<MirrorFeedSink>(stores_.state, mirror_.get(), inventory_.get());
+      ReplicaMirror::Listeners{&watches_, &settings_, &usage_, &drains_}, options.ended_window, clock_);
+  feed_sink_ = std::make_unique<MirrorFeedSink>(stores_.state, mirror_.get(), &credentials_, &usage_);
   follower_ = std::make_unique<FeedFollower>(stores_.feed, feed_sink_.get(), metrics, clock_);
+  inventory_reads_ = std::make_unique<InventoryReads>(mirror_.get());
+  inventory_ = std::make_unique<NodeInventory>(
+      NodeInventory::Parts{stores_.db, inventory_reads_.get(), follower_.get(), &drains_, &usage_,
+                           &credential_admin_, metrics},
+      NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
+  rollouts_ = std::make_unique<DriverRollouts>(
+      DriverRollouts::Parts{stores_.db, inventory_reads_.get(), inventory_.get(), follower_.get(),
+                            &drains_},
+      clock_);
   pipeline_ = std::make_unique<PlacementPipeline>(
       PlacementPipeline::Parts{stores_.placement, mirror_.get(), follower_.get(), &drains_, &watches_,
                                &settings_, inventory_.get(), metrics},
@@ -118,7 +122,7 @@ void Scheduler::WireIdleMonitor() {
                             : 3 * options_.heartbeat_interval;
   idle_ = std::make_unique<IdleMonitor>(idle_actions_.get(), options, clock_);
   // Called by the heartbeat after UsageAccounting's lock, never under ours.
-  inventory_->usage().SetObserver(
+  usage_.SetObserver(
       [monitor = idle_.get()](const UsageAccounting::Report& report) { monitor->Observe(report); });
 }
 

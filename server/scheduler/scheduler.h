@@ -25,13 +25,17 @@
 #include "server/scheduler/feed_follower.h"
 #include "server/scheduler/idle_actions.h"
 #include "server/scheduler/idle_monitor.h"
+#include "server/scheduler/node_credentials.h"
 #include "server/scheduler/node_inventory.h"
 #include "server/scheduler/placement_pipeline.h"
+#include "server/scheduler/credential_admin.h"
 #include "server/scheduler/drain_requests.h"
+#include "server/scheduler/driver_rollouts.h"
 #include "server/scheduler/scheduler_options.h"
 #include "server/scheduler/replica_mirror.h"
 #include "server/scheduler/settings_cache.h"
 #include "server/scheduler/stores.h"
+#include "server/scheduler/usage_accounting.h"
 #include "server/scheduler/watch_hub.h"
 #include "server/store/change_feed.h"
 #include "server/store/database.h"
@@ -82,6 +86,12 @@ class Scheduler {
   const PlacementPipeline& pipeline() const { return *pipeline_; }
   NodeInventory& inventory() { return *inventory_; }
   const NodeInventory& inventory() const { return *inventory_; }
+  DriverRollouts& rollouts() { return *rollouts_; }
+  // Which node each agent token belongs to, and changing them.
+  const NodeCredentials& credentials() const { return credentials_; }
+  CredentialAdmin& credential_admin() { return credential_admin_; }
+  // The agents' GPU samples and the GPU time charged from them.
+  const UsageAccounting& usage() const { return usage_; }
   // What this replica mirrors of the database; its View() is the newest
   // immutable picture, walked without a lock (cluster_view.h).
   const ReplicaMirror& mirror() const { return *mirror_; }
@@ -110,13 +120,17 @@ class Scheduler {
   DrainRequests drains_;
   WatchHub watches_;
   SettingsCache settings_;
-  std::unique_ptr<NodeInventory::Mirror> inventory_window_;
-  std::unique_ptr<NodeInventory> inventory_;
+  UsageAccounting usage_;
+  NodeCredentials credentials_;
+  CredentialAdmin credential_admin_;
   std::unique_ptr<ReplicaMirror> mirror_;
   std::unique_ptr<FeedSink> feed_sink_;
   std::unique_ptr<FeedFollower> follower_;
+  std::unique_ptr<NodeInventory::Mirror> inventory_reads_;
+  std::unique_ptr<NodeInventory> inventory_;
+  std::unique_ptr<DriverRollouts> rollouts_;
   std::unique_ptr<PlacementPipeline> pipeline_;
-  // After the inventory: its heartbeats feed the monitor, which goes first.
+  // After the usage accounting: its samples feed the monitor, which goes first.
   std::unique_ptr<IdleActions> idle_actions_;
   std::unique_ptr<IdleMonitor> idle_;
   std::unique_ptr<store::ChangeListener> listener_;

@@ -1,11 +1,8 @@
-// NodeInventory's driver rollouts (core/driver_rollout.h, docs/operations.md
-// "Driver rollouts"): the scaling leader steps them; admins list, pause and
-// resume them. The plan is pure; this file reads what it needs and writes
-// what it decided, re-checking each node under its row lock.
+#include "server/scheduler/driver_rollouts.h"
+
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
 #include "server/log/log.h"
-#include "server/scheduler/node_inventory.h"
 #include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
@@ -42,9 +39,9 @@ bool AnyRolloutWork(const ClusterView& view) {
 
 }  // namespace
 
-std::vector<core::RolloutNode> NodeInventory::RolloutNodesOf(
+std::vector<core::RolloutNode> DriverRollouts::RolloutNodesOf(
     const std::string& pool, const std::vector<NodeView>& nodes) const {
-  const std::shared_ptr<const core::Catalog> catalog = mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> catalog = parts_.mirror->CurrentCatalog();
   std::vector<core::RolloutNode> out;
   for (const NodeView& view : nodes) {
     const store::StoredNode& node = view.node;
@@ -60,14 +57,14 @@ std::vector<core::RolloutNode> NodeInventory::RolloutNodesOf(
   return out;
 }
 
-absl::StatusOr<bool> NodeInventory::ApplyRolloutStep(
+absl::StatusOr<bool> DriverRollouts::ApplyStep(
     const std::string& pool, const std::optional<core::RolloutRecord>& planned_from,
     const core::RolloutStep& step) {
-  const std::shared_ptr<const core::Catalog> catalog = mirror_->CurrentCatalog();
+  const std::shared_ptr<const core::Catalog> catalog = parts_.mirror->CurrentCatalog();
   const absl::Time now = clock_();
   bool applied = false;
   std::vector<std::string> released;
-  absl::Status status = store::UnitOfWork::Run(*db_, "stepping a driver rollout",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "stepping a driver rollout",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     applied = false;
     released.clear();
@@ -101,8 +98,8 @@ absl::StatusOr<bool> NodeInventory::ApplyRolloutStep(
   });
   if (!status.ok()) return status;
   if (!released.empty()) {
-    if (absl::Status caught_up = mirror_->CatchUp(); !caught_up.ok()) return caught_up;
-    mirror_->DrainPool(pool);  // Their agents are answered with the work; nothing new fits there.
+    if (absl::Status caught_up = parts_.follower->CatchUp(); !caught_up.ok()) return caught_up;
+    parts_.drains->Pool(pool);  // Their agents are answered with the work; nothing new fits there.
   }
   for (const std::string& name : released) {
     log::Info("driver rollout released a node",
@@ -117,30 +114,30 @@ absl::StatusOr<bool> NodeInventory::ApplyRolloutStep(
   return applied;
 }
 
-absl::StatusOr<std::vector<DriverRolloutView>> NodeInventory::StepDriverRollouts() {
-  if (db_ == nullptr) return absl::FailedPreconditionError("no database");
+absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::Step() {
+  if (parts_.db == nullptr) return absl::FailedPreconditionError("no database");
   std::vector<store::DriverRolloutRow> rows;
-  absl::Status status = store::UnitOfWork::Run(*db_, "reading driver rollouts",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "reading driver rollouts",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     rows = unit.nodes().LoadRollouts();
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   std::vector<DriverRolloutView> views;
-  if (rows.empty() && !AnyRolloutWork(*mirror_->View())) {
-    for (const core::NodePool& pool : mirror_->CurrentCatalog()->pools) {
+  if (rows.empty() && !AnyRolloutWork(*parts_.mirror->View())) {
+    for (const core::NodePool& pool : parts_.mirror->CurrentCatalog()->pools) {
       if (RolloutPool(pool)) views.push_back({pool.id, {}, false, {}, pool.driver_rollout.max_unavailable});
     }
     return views;
   }
-  auto nodes = AllNodes();
+  auto nodes = parts_.inventory->AllNodes();
   if (!nodes.ok()) return nodes.status();
-  for (const core::NodePool& pool : mirror_->CurrentCatalog()->pools) {
+  for (const core::NodePool& pool : parts_.mirror->CurrentCatalog()->pools) {
     if (!RolloutPool(pool)) continue;
     const std::optional<core::RolloutRecord> kept = RecordOf(rows, pool.id);
     core::RolloutStep step = core::PlanRollout(pool.driver_rollout, RolloutNodesOf(pool.id, *nodes), kept);
     if (!step.release.empty() || step.record != kept) {
-      auto applied = ApplyRolloutStep(pool.id, kept, step);
+      auto applied = ApplyStep(pool.id, kept, step);
       if (!applied.ok()) return applied.status();
       if (!*applied) continue;  // Planned again next step.
     }
@@ -150,30 +147,16 @@ absl::StatusOr<std::vector<DriverRolloutView>> NodeInventory::StepDriverRollouts
   return views;
 }
 
-bool NodeInventory::AnyNodeNeedsDriverIn(core::DriverInstall face) const {
-  const std::shared_ptr<const ClusterView> view = mirror_->View();
-  bool any = false;
-  view->snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
-    if (any || node.info.gpus.empty()) return;
-    const core::NodePool* pool = view->catalog->FindPool(node.info.pool);
-    if (pool == nullptr || pool->driver_install != face) return;
-    any = node.driver_state == core::DriverState::kNeedsDriver ||
-          node.driver_state == core::DriverState::kInstallFailed;
-  });
-  return any;
-}
-
-absl::StatusOr<std::vector<DriverRolloutView>> NodeInventory::ListDriverRollouts(
-    const std::string& pool) {
-  if (db_ == nullptr) return absl::FailedPreconditionError("no database");
-  const std::shared_ptr<const core::Catalog> catalog = mirror_->CurrentCatalog();
+absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::List(const std::string& pool) {
+  if (parts_.db == nullptr) return absl::FailedPreconditionError("no database");
+  const std::shared_ptr<const core::Catalog> catalog = parts_.mirror->CurrentCatalog();
   if (!pool.empty() && catalog->FindPool(pool) == nullptr) {
     return core::NotFoundError(core::ErrorReason::kPoolNotFound, "pool", pool);
   }
-  auto nodes = AllNodes();
+  auto nodes = parts_.inventory->AllNodes();
   if (!nodes.ok()) return nodes.status();
   std::vector<store::DriverRolloutRow> rows;
-  absl::Status status = store::UnitOfWork::Run(*db_, "reading driver rollouts",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "reading driver rollouts",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     rows = unit.nodes().LoadRollouts();
     return absl::OkStatus();
@@ -190,11 +173,10 @@ absl::StatusOr<std::vector<DriverRolloutView>> NodeInventory::ListDriverRollouts
   return views;
 }
 
-absl::StatusOr<DriverRolloutView> NodeInventory::SetDriverRolloutPaused(const std::string& pool,
-                                                                        bool paused,
-                                                                        const std::string& reason) {
-  if (db_ == nullptr) return absl::FailedPreconditionError("no database");
-  const std::shared_ptr<const core::Catalog> catalog = mirror_->CurrentCatalog();
+absl::StatusOr<DriverRolloutView> DriverRollouts::SetPaused(const std::string& pool, bool paused,
+                                                            const std::string& reason) {
+  if (parts_.db == nullptr) return absl::FailedPreconditionError("no database");
+  const std::shared_ptr<const core::Catalog> catalog = parts_.mirror->CurrentCatalog();
   const core::NodePool* declared = catalog->FindPool(pool);
   if (declared == nullptr) return core::NotFoundError(core::ErrorReason::kPoolNotFound, "pool", pool);
   if (!RolloutPool(*declared)) {
@@ -203,7 +185,7 @@ absl::StatusOr<DriverRolloutView> NodeInventory::SetDriverRolloutPaused(const st
         absl::StrCat("pool: ", pool, " has no driver rollouts (only GPU pools on the host's ",
                      "driver have them; gpu_binding vfio and CPU pools need no NVIDIA driver)"));
   }
-  absl::Status status = store::UnitOfWork::Run(*db_, "pausing or resuming a driver rollout",
+  absl::Status status = store::UnitOfWork::Run(*parts_.db, "pausing or resuming a driver rollout",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     core::RolloutRecord record =
         RecordOf(unit.nodes().LoadRollouts(pool, /*for_update=*/true), pool)
@@ -216,7 +198,7 @@ absl::StatusOr<DriverRolloutView> NodeInventory::SetDriverRolloutPaused(const st
   if (!status.ok()) return status;
   log::Info(paused ? "driver rollout paused" : "driver rollout resumed",
             {{"pool", pool}, {"reason", reason}});
-  auto views = ListDriverRollouts(pool);
+  auto views = List(pool);
   if (!views.ok()) return views.status();
   return views->front();
 }

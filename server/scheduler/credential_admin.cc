@@ -1,6 +1,5 @@
-// NodeInventory's node credentials (docs/security.md, "Node identity"):
-// rotation and revocation by admins. Bootstrap registration and removal
-// change them in RegisterNode and RemoveNode, in the same transaction.
+#include "server/scheduler/credential_admin.h"
+
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
 #include "server/log/log.h"
@@ -8,7 +7,25 @@
 #include "server/store/unit_of_work.h"
 
 namespace wsched::scheduler {
-absl::StatusOr<store::NodeCredentialRow> NodeInventory::RotateNodeCredential(
+
+NodeCredentials::Loader CredentialAdmin::LoaderOver(store::Database* db) {
+  return [db](const std::vector<std::string>& nodes)
+             -> absl::StatusOr<std::vector<store::NodeCredentialRow>> {
+    std::vector<store::NodeCredentialRow> rows;
+    if (db == nullptr) return rows;  // Unit tests of the placement path: none.
+    absl::Status read = store::UnitOfWork::Run(
+        *db, "reading node credentials",
+        [&](store::UnitOfWork& unit) -> absl::Status {
+          rows = unit.node_credentials().Load(nodes);
+          return absl::OkStatus();
+        },
+        store::UnitOfWork::Mode::kSnapshot);
+    if (!read.ok()) return read;
+    return rows;
+  };
+}
+
+absl::StatusOr<store::NodeCredentialRow> CredentialAdmin::Rotate(
     const std::string& name, const std::string& token_sha256, const std::string& issued_by) {
   if (db_ == nullptr) return absl::FailedPreconditionError("no database");
   std::optional<store::NodeCredentialRow> issued;
@@ -23,12 +40,12 @@ absl::StatusOr<store::NodeCredentialRow> NodeInventory::RotateNodeCredential(
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  RefreshCredentialOf(name);
+  Refresh(name);
   log::Info("node credential rotated", {{"node", name}, {"by", issued_by}});
   return *issued;
 }
 
-absl::StatusOr<bool> NodeInventory::RevokeNodeCredential(const std::string& name) {
+absl::StatusOr<bool> CredentialAdmin::Revoke(const std::string& name) {
   if (db_ == nullptr) return absl::FailedPreconditionError("no database");
   bool revoked = false;
   absl::Status status = store::UnitOfWork::Run(*db_, "revoking node credential",
@@ -40,15 +57,15 @@ absl::StatusOr<bool> NodeInventory::RevokeNodeCredential(const std::string& name
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
-  RefreshCredentialOf(name);
+  Refresh(name);
   log::Info("node credential revoked", {{"node", name}, {"had_one", revoked ? "true" : "false"}});
   return revoked;
 }
 
-void NodeInventory::RefreshCredentialOf(const std::string& node) {
+void CredentialAdmin::Refresh(const std::string& node) {
   // The change is committed; should this read fail, the feed entry the
-  // change published brings it (Scheduler::ApplyRecords).
-  if (absl::Status refreshed = credentials_.Refresh({node}); !refreshed.ok()) {
+  // change published brings it (MirrorFeedSink).
+  if (absl::Status refreshed = credentials_->Refresh({node}); !refreshed.ok()) {
     log::Warning("node credential refresh failed; the change feed will bring it",
                  {{"node", node}, {"error", std::string(refreshed.message())}});
   }
