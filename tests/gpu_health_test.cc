@@ -19,7 +19,7 @@
 #include "server/grpc/live_authenticator.h"
 #include "server/grpc/placement_service.h"
 #include "server/metrics/metrics.h"
-#include "server/scheduler/database_stores.h"
+#include "server/replica/database_stores.h"
 #include "server/scheduler/scheduler.h"
 #include "server/store/database.h"
 #include "server/store/migrations.h"
@@ -273,10 +273,10 @@ class GpuHealthClockTest : public ::testing::Test {
         *database_, catalog::CheckCatalogPath(testing::SourcePath("classes/saas.yaml")), false);
     ASSERT_TRUE(applied.ok()) << applied.status();
 
-    placement_store_ = std::make_unique<scheduler::DatabasePlacementStore>(
+    placement_store_ = std::make_unique<replica::DatabasePlacementStore>(
         database_.get(), store::CommitBatcher::Options{}, nullptr);
-    state_store_ = std::make_unique<scheduler::DatabaseStateStore>(database_.get());
-    feed_ = std::make_unique<scheduler::DatabaseFeedSource>(database_.get());
+    state_store_ = std::make_unique<replica::DatabaseStateStore>(database_.get());
+    feed_ = std::make_unique<replica::DatabaseFeedSource>(database_.get());
     scheduler::SchedulerOptions options;
     options.gpu_healthy_for = absl::Minutes(10);
     scheduler_ = std::make_unique<scheduler::Scheduler>(
@@ -313,9 +313,9 @@ class GpuHealthClockTest : public ::testing::Test {
   TestClock clock_;
   metrics::Metrics metrics_;
   std::unique_ptr<store::Database> database_;
-  std::unique_ptr<scheduler::DatabasePlacementStore> placement_store_;
-  std::unique_ptr<scheduler::DatabaseStateStore> state_store_;
-  std::unique_ptr<scheduler::DatabaseFeedSource> feed_;
+  std::unique_ptr<replica::DatabasePlacementStore> placement_store_;
+  std::unique_ptr<replica::DatabaseStateStore> state_store_;
+  std::unique_ptr<replica::DatabaseFeedSource> feed_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   std::unique_ptr<grpc_api::LiveAuthenticator> auth_;
   std::unique_ptr<grpc_api::InventoryServiceImpl> inventory_;

@@ -1,4 +1,4 @@
-// The contract of the scheduler's store interfaces (server/scheduler/stores.h),
+// The contract of the scheduler's store interfaces (server/replica/stores.h),
 // one set of cases run against both implementations: the in-memory fake the
 // scheduler's unit tests use (fake_stores_test_util.h) and PostgreSQL
 // (database_stores.h, the group commit and its guards). A guard the fake
@@ -12,8 +12,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/test_nodes.h"
-#include "server/scheduler/database_stores.h"
-#include "server/scheduler/fake_stores_test_util.h"
+#include "server/replica/database_stores.h"
+#include "server/replica/fake_stores_test_util.h"
 #include "server/store/migrations.h"
 #include "server/store/unit_of_work.h"
 #include "tests/support/test_database.h"
@@ -21,8 +21,8 @@
 namespace wsched {
 namespace {
 
-using scheduler::PlacementStore;
-using scheduler::StateStore;
+using replica::PlacementStore;
+using replica::StateStore;
 using store::WorkspaceWrite;
 
 constexpr char kNode[] = "g1";
@@ -55,7 +55,7 @@ class FakeHarness : public Harness {
   StateStore& state() override { return db_; }
 
  private:
-  scheduler::testing::FakeDatabase db_;
+  replica::testing::FakeDatabase db_;
 };
 
 class PostgresHarness : public Harness {
@@ -65,9 +65,9 @@ class PostgresHarness : public Harness {
     EXPECT_TRUE(db.ok()) << db.status();
     db_ = *std::move(db);
     EXPECT_TRUE(store::ApplyEmbeddedMigrations(*db_).ok());
-    placement_ = std::make_unique<scheduler::DatabasePlacementStore>(
+    placement_ = std::make_unique<replica::DatabasePlacementStore>(
         db_.get(), store::CommitBatcher::Options{}, nullptr);
-    state_ = std::make_unique<scheduler::DatabaseStateStore>(db_.get());
+    state_ = std::make_unique<replica::DatabaseStateStore>(db_.get());
   }
   void Seed(const core::Catalog& catalog, const core::NodeInfo& node) override {
     absl::Status status = store::UnitOfWork::Run(*db_, "seeding", [&](store::UnitOfWork& unit) {
@@ -87,8 +87,8 @@ class PostgresHarness : public Harness {
  private:
   testing::TestDatabase test_db_;
   std::unique_ptr<store::Database> db_;
-  std::unique_ptr<scheduler::DatabasePlacementStore> placement_;
-  std::unique_ptr<scheduler::DatabaseStateStore> state_;
+  std::unique_ptr<replica::DatabasePlacementStore> placement_;
+  std::unique_ptr<replica::DatabaseStateStore> state_;
 };
 
 enum class Implementation { kFake, kPostgres };

@@ -5,7 +5,7 @@
 // no new work and installs once its last workspace ends (or at the pool's
 // drain deadline). A failed canary stops the rollout until an admin
 // resumes it. These are the pure decisions; the scaling leader applies
-// them (scheduler/driver_rollouts.h).
+// them (inventory/driver_rollouts.h).
 #ifndef WSCHED_SERVER_CORE_DRIVER_ROLLOUT_H_
 #define WSCHED_SERVER_CORE_DRIVER_ROLLOUT_H_
 

@@ -1,5 +1,5 @@
 // What a placed workspace is handed: the GPUs it holds and how its runtime
-// mounts them. Built once at placement (scheduler/device_spec.h), stored with
+// mounts them. Built once at placement (pipeline/device_spec.h), stored with
 // the workspace (store/documents/) so a repeated request answers exactly the
 // same, and mapped to the API answer by convert/.
 #ifndef WSCHED_SERVER_CORE_HAND_OFF_H_

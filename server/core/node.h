@@ -50,7 +50,7 @@ struct Gpu {
   int numa_node = -1;
   // Whether placement may hand it out. False while the agent reports it
   // unhealthy and, after that, until it has reported healthy for the
-  // server's --gpu_healthy_for (scheduler/gpu_health.h).
+  // server's --gpu_healthy_for (inventory/gpu_health.h).
   bool healthy = true;
   int iommu_group = -1;  // -1: IOMMU off.
   std::vector<PciDevice> iommu_group_members;  // Excluding the GPU itself.

@@ -44,7 +44,7 @@ v1::DriverState ToProto(core::DriverState state) {
   return v1::DRIVER_STATE_UNSPECIFIED;
 }
 
-void ToProto(const scheduler::NodeView& view, v1::Node* out) {
+void ToProto(const inventory::NodeView& view, v1::Node* out) {
   const store::StoredNode& node = view.node;
   *out->mutable_info() = convert::ToProto(node.info);
   for (size_t i = 0; i < view.gpus.size() && static_cast<int>(i) < out->info().gpus_size(); ++i) {
@@ -101,7 +101,7 @@ absl::Status NotYourPool(const Principal& who, const std::string& pool) {
 // credential is scoped to pools, only for nodes of those pools.
 absl::Status CheckReportsFor(const Principal& who, const std::string& node_name,
                              const char* method, metrics::Metrics* metrics,
-                             scheduler::NodeInventory& inventory) {
+                             inventory::NodeInventory& inventory) {
   if (absl::Status s = CheckSpeaksForNode(who, node_name, method, metrics); !s.ok()) return s;
   // The scope check needs the node's pool: read it first for scoped agents.
   if (!who.Has(Role::kAdmin) && !who.pools.empty()) {
@@ -142,9 +142,9 @@ void TimingsToProto(const std::string& pool, const store::TimingFigures& figures
   SetDeprecatedSeconds(figures, pool, options, out);
 }
 
-scheduler::DriverInstallReport DriverInstallReportOf(const v1::ReportDriverInstallRequest& request) {
-  using Outcome = scheduler::DriverInstallReport::Outcome;
-  scheduler::DriverInstallReport report;
+inventory::DriverInstallReport DriverInstallReportOf(const v1::ReportDriverInstallRequest& request) {
+  using Outcome = inventory::DriverInstallReport::Outcome;
+  inventory::DriverInstallReport report;
   report.node = request.node_name();
   report.kernel = request.kernel_version();
   switch (request.outcome()) {
@@ -165,7 +165,7 @@ scheduler::DriverInstallReport DriverInstallReportOf(const v1::ReportDriverInsta
   return report;
 }
 
-void DriverRolloutToProto(const scheduler::DriverRolloutView& view, v1::DriverRollout* out) {
+void DriverRolloutToProto(const inventory::DriverRolloutView& view, v1::DriverRollout* out) {
   out->set_pool(view.pool);
   out->set_under_way(view.under_way);
   out->set_paused(view.record.paused);
@@ -177,7 +177,7 @@ void DriverRolloutToProto(const scheduler::DriverRolloutView& view, v1::DriverRo
   out->set_max_unavailable(view.max_unavailable);
 }
 
-void DriverWorkToProto(const scheduler::DriverWork& work, v1::DriverWork* out) {
+void DriverWorkToProto(const inventory::DriverWork& work, v1::DriverWork* out) {
   out->set_node_name(work.node_name);
   out->set_kernel_version(work.kernel_version);
   out->set_os_id(work.os_id);
@@ -224,7 +224,7 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
                                              v1::HeartbeatResponse* response) {
   return Handle(context_, context, kService, "Heartbeat", *request,
                 [&](const Principal& who) -> absl::Status {
-    scheduler::HeartbeatInput input;
+    inventory::HeartbeatInput input;
     input.node_name = request->node_name();
     input.kernel_version = request->kernel_version();
     input.driver_version = request->driver_version();
@@ -339,10 +339,13 @@ grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
     if (!pools.ok()) return pools.status();
     const store::TimingFigures timings = inventory().Timings();
     std::sort(pools->begin(), pools->end(),
-              [](const scheduler::PoolView& a, const scheduler::PoolView& b) { return a.pool.id < b.pool.id; });
+              [](const inventory::PoolView& a, const inventory::PoolView& b) {
+                return a.pool.id < b.pool.id;
+              });
     std::string next_page_token;
-    for (const auto& view : core::PageOf(*pools, *page, [](const scheduler::PoolView& v) { return v.pool.id; },
-                                         &next_page_token)) {
+    for (const auto& view : core::PageOf(
+             *pools, *page, [](const inventory::PoolView& v) { return v.pool.id; },
+             &next_page_token)) {
       v1::Pool* out = response->add_pools();
       *out = convert::ToProto(view.pool);
       out->set_version(view.pool.version);

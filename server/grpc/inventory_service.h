@@ -56,7 +56,7 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
                         const v1::NodeNameRequest* request, core::NodeState state,
                         v1::Node* response);
   // The replica's node inventory, which every handler here calls.
-  scheduler::NodeInventory& inventory() const { return context_.scheduler->inventory(); }
+  inventory::NodeInventory& inventory() const { return context_.scheduler->inventory(); }
   const ServiceContext context_;
 };
 

@@ -52,7 +52,7 @@ absl::Status CheckSpeaksForNode(const Principal& who, const std::string& node,
                 metrics);
 }
 
-absl::StatusOr<std::optional<scheduler::NewNodeCredential>> RegistrationCredential(
+absl::StatusOr<std::optional<inventory::NewNodeCredential>> RegistrationCredential(
     const Principal& who, const std::string& node, const std::string& node_token_sha256,
     metrics::Metrics* metrics) {
   if (!who.bootstrap) {
@@ -70,7 +70,7 @@ absl::StatusOr<std::optional<scheduler::NewNodeCredential>> RegistrationCredenti
   }
   absl::StatusOr<TokenDigest> digest = ParseHexDigest(node_token_sha256);
   if (!digest.ok()) return core::InvalidFieldError("node_token_sha256", digest.status().message());
-  return scheduler::NewNodeCredential{std::string(digest->begin(), digest->end()), who.name};
+  return inventory::NewNodeCredential{std::string(digest->begin(), digest->end()), who.name};
 }
 
 }  // namespace wsched::grpc_api

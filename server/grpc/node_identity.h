@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "server/grpc/principal.h"
 #include "server/metrics/metrics.h"
-#include "server/scheduler/node_inventory.h"
+#include "server/inventory/node_inventory.h"
 
 namespace wsched::grpc_api {
 
@@ -25,7 +25,7 @@ absl::Status CheckSpeaksForNode(const Principal& who, const std::string& node,
 // What RegisterNode does about credentials: nullopt to register as usual,
 // or the credential a bootstrap registration stores. Bootstrap needs
 // `node_token_sha256` (validated hex); any other caller must leave it empty.
-absl::StatusOr<std::optional<scheduler::NewNodeCredential>> RegistrationCredential(
+absl::StatusOr<std::optional<inventory::NewNodeCredential>> RegistrationCredential(
     const Principal& who, const std::string& node, const std::string& node_token_sha256,
     metrics::Metrics* metrics);
 

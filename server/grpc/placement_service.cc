@@ -47,7 +47,7 @@ static_assert(v1::PendingReasonCode_MAX ==
 
 // What a watcher is told again when it changes: the layer and what it names,
 // not the detail text (which says "3m ago" and would change every second).
-std::string PendingIdentity(const scheduler::WorkspaceView& view) {
+std::string PendingIdentity(const pipeline::WorkspaceView& view) {
   if (!view.pending) return "";
   const placement::PendingReason& r = *view.pending;
   return absl::StrCat(static_cast<int>(r.code), "/", r.pool, "/", r.node, "/", r.kernel, "/",
@@ -71,7 +71,7 @@ void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* o
   if (reason.until) *out->mutable_until() = TimestampOf(*reason.until);
 }
 
-absl::Status ToProto(const scheduler::WorkspaceView& view, v1::Workspace* out) {
+absl::Status ToProto(const pipeline::WorkspaceView& view, v1::Workspace* out) {
   const core::Workspace& w = view.workspace;
   if (w.hand_off != nullptr && w.state != core::WorkspaceState::kStopped) {
     convert::ToProto(*w.hand_off, out);
@@ -165,7 +165,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Serve(
   blocking_.Submit([this, context, method, request, response, reactor, body = std::move(body)] {
     reactor->Finish(Handle(context_, context, kService, method, *request,
                            [&](const Principal&) -> absl::Status {
-      absl::StatusOr<scheduler::WorkspaceView> view = body();
+      absl::StatusOr<pipeline::WorkspaceView> view = body();
       if (!view.ok()) return view.status();
       return ToProto(*view, response);
     }));
@@ -239,7 +239,7 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     int64_t seen = -1;
     std::string seen_health;  // GPU health changes without a new version.
-    std::optional<scheduler::WorkspaceView> last;  // Read again only when it changed.
+    std::optional<pipeline::WorkspaceView> last;  // Read again only when it changed.
     while (!context->IsCancelled() && !context_.scheduler->stopping()) {
       auto view = context_.scheduler->pipeline().views().Refresh(request->workspace_id(),
                                                        last ? &*last : nullptr);

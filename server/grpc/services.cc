@@ -58,7 +58,7 @@ std::vector<std::string> Services::Names() const {
 }
 
 std::optional<NodeTokenOwner> Services::FindNodeToken(const TokenDigest& digest) const {
-  std::optional<scheduler::NodeBinding> binding =
+  std::optional<inventory::NodeBinding> binding =
       impl_->context.scheduler->credentials().Find(
           absl::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()));
   if (!binding) return std::nullopt;

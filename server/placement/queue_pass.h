@@ -1,5 +1,5 @@
 // One pass of the pending queue over free capacity, the one both the
-// server's queue drain (scheduler/queue_drain.h) and the what-if simulator
+// server's queue drain (pipeline/queue_drain.h) and the what-if simulator
 // (simulate/engine.h) run: the entries decided in queue order, each on
 // what the ones before it left (the caller's `decide` holds the room it
 // chose before the next is decided).

@@ -9,7 +9,7 @@
 namespace wsched::scheduler {
 namespace {
 
-scaling::DriverInstallJob JobOf(const DriverWork& work) {
+scaling::DriverInstallJob JobOf(const inventory::DriverWork& work) {
   return {work.node_name, work.kernel_version, work.os_id, work.os_version, work.driver_version,
           work.installer_image};
 }
@@ -17,7 +17,7 @@ scaling::DriverInstallJob JobOf(const DriverWork& work) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ClusterDriverInstalls>> ClusterDriverInstalls::Create(
-    NodeInventory* inventory, ClusterDriverInstallOptions options, core::Clock clock) {
+    inventory::NodeInventory* inventory, ClusterDriverInstallOptions options, core::Clock clock) {
   if (options.command.empty()) return std::unique_ptr<ClusterDriverInstalls>();
   std::unique_ptr<ClusterDriverInstalls> installs(new ClusterDriverInstalls(inventory));
   scaling::DriverInstallExecOptions exec;
@@ -27,8 +27,8 @@ absl::StatusOr<std::unique_ptr<ClusterDriverInstalls>> ClusterDriverInstalls::Cr
   exec.clock = std::move(clock);
   ClusterDriverInstalls* self = installs.get();
   exec.on_start = [self](const scaling::DriverInstallJob& job) {
-    DriverInstallReport report;
-    report.outcome = DriverInstallReport::Outcome::kStarted;
+    inventory::DriverInstallReport report;
+    report.outcome = inventory::DriverInstallReport::Outcome::kStarted;
     self->Record(job, std::move(report));
   };
   exec.on_end = [self](const scaling::DriverInstallOutcome& outcome) {
@@ -37,9 +37,9 @@ absl::StatusOr<std::unique_ptr<ClusterDriverInstalls>> ClusterDriverInstalls::Cr
       absl::MutexLock lock(&self->mu_);
       self->succeeded_[outcome.job.node] = outcome.job;
     }
-    DriverInstallReport report;
-    report.outcome = outcome.succeeded ? DriverInstallReport::Outcome::kSucceeded
-                                       : DriverInstallReport::Outcome::kFailed;
+    inventory::DriverInstallReport report;
+    report.outcome = outcome.succeeded ? inventory::DriverInstallReport::Outcome::kSucceeded
+                                       : inventory::DriverInstallReport::Outcome::kFailed;
     report.detail = outcome.succeeded ? outcome.job.driver_version : outcome.detail;
     report.log_tail = outcome.succeeded ? "" : outcome.log_tail;
     if (outcome.took > absl::ZeroDuration()) report.took = outcome.took;
@@ -52,7 +52,7 @@ absl::StatusOr<std::unique_ptr<ClusterDriverInstalls>> ClusterDriverInstalls::Cr
   return installs;
 }
 
-ClusterDriverInstalls::ClusterDriverInstalls(NodeInventory* inventory) : inventory_(inventory) {}
+ClusterDriverInstalls::ClusterDriverInstalls(inventory::NodeInventory* inventory) : inventory_(inventory) {}
 
 ClusterDriverInstalls::~ClusterDriverInstalls() { Stop(); }
 
@@ -70,7 +70,7 @@ absl::Status ClusterDriverInstalls::Step() {
     if (!page.ok()) return page.status();
     auto work = inventory_->ListDriverWork(*page);
     if (!work.ok()) return work.status();
-    for (const DriverWork& item : work->work) {
+    for (const inventory::DriverWork& item : work->work) {
       const core::NodePool* pool = catalog->FindPool(item.pool);
       if (pool == nullptr || pool->driver_install != core::DriverInstall::kCluster) continue;
       const scaling::DriverInstallJob job = JobOf(item);
@@ -86,7 +86,8 @@ absl::Status ClusterDriverInstalls::Step() {
   return absl::OkStatus();
 }
 
-void ClusterDriverInstalls::Record(const scaling::DriverInstallJob& job, DriverInstallReport report) {
+void ClusterDriverInstalls::Record(const scaling::DriverInstallJob& job,
+                                   inventory::DriverInstallReport report) {
   report.node = job.node;
   report.kernel = job.kernel;
   auto recorded = inventory_->ReportDriverInstall(report);

@@ -27,7 +27,7 @@
 #include "absl/time/time.h"
 #include "server/core/clock.h"
 #include "server/scaling/driver_install_exec.h"
-#include "server/scheduler/node_inventory.h"
+#include "server/inventory/node_inventory.h"
 
 namespace wsched::scheduler {
 
@@ -45,7 +45,7 @@ class ClusterDriverInstalls {
  public:
   // Null without a command.
   static absl::StatusOr<std::unique_ptr<ClusterDriverInstalls>> Create(
-      NodeInventory* inventory, ClusterDriverInstallOptions options, core::Clock clock);
+      inventory::NodeInventory* inventory, ClusterDriverInstallOptions options, core::Clock clock);
   ~ClusterDriverInstalls();
 
   // Offers every node of a `cluster` pool whose install may start now
@@ -60,10 +60,10 @@ class ClusterDriverInstalls {
   bool WaitUntilIdle(absl::Duration timeout) { return exec_->WaitUntilIdle(timeout); }
 
  private:
-  explicit ClusterDriverInstalls(NodeInventory* inventory);
-  void Record(const scaling::DriverInstallJob& job, DriverInstallReport report);
+  explicit ClusterDriverInstalls(inventory::NodeInventory* inventory);
+  void Record(const scaling::DriverInstallJob& job, inventory::DriverInstallReport report);
 
-  NodeInventory* const inventory_;
+  inventory::NodeInventory* const inventory_;
   std::unique_ptr<scaling::DriverInstallExec> exec_;
   absl::Mutex mu_;
   // By node: its last job that succeeded.

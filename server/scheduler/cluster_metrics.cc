@@ -82,7 +82,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
   std::map<std::pair<std::string, std::string>, int> driver_counts;
   std::map<std::pair<std::string, std::string>, int> not_bound_counts;  // By pool, model.
   // One immutable view for the whole scrape: no lock held while walking it.
-  const std::shared_ptr<const ClusterView> view = scheduler_->mirror().View();
+  const std::shared_ptr<const replica::ClusterView> view = scheduler_->mirror().View();
   {
     const placement::Snapshot& snapshot = view->snapshot;
     const core::Catalog& catalog = *view->catalog;
@@ -163,10 +163,10 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
     Add(oldest, labels, absl::ToDoubleSeconds(value.second));
   }
 
-  const auto pool_class = [](const PoolClass& key) -> Labels {
+  const auto pool_class = [](const usage::PoolClass& key) -> Labels {
     return {{"pool", key.first}, {"class", key.second}};
   };
-  const UsageAccounting& usage = scheduler_->usage();
+  const usage::UsageAccounting& usage = scheduler_->usage();
   for (const auto& [key, sum] : usage.LatestByPoolClass()) {
     Add(util, pool_class(key), sum.gpus > 0 ? sum.ratio_sum / sum.gpus : 0);
     Add(util_gpus, pool_class(key), sum.gpus);
@@ -186,7 +186,7 @@ std::vector<prometheus::MetricFamily> ClusterMetrics::Collect() const {
                         "Workspaces the replica keeps in memory: live ones, and recently ended "
                         "ones whose version the change feed may still bring.",
                         MetricType::Gauge);
-  const TrackedWorkspaces& counts = view->tracked;
+  const replica::TrackedWorkspaces& counts = view->tracked;
   Add(tracked, {{"kind", "live"}}, static_cast<double>(counts.live));
   Add(tracked, {{"kind", "recently_ended"}}, static_cast<double>(counts.recently_ended));
   // How much re-deciding the pending queue costs: a drain tries only the

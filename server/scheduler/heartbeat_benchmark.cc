@@ -14,14 +14,14 @@
 #include "benchmark/benchmark.h"
 #include "server/core/driver_readiness.h"
 #include "server/placement/test_nodes.h"
-#include "server/scheduler/idle_monitor.h"
-#include "server/scheduler/node_inventory.h"
+#include "server/idle/idle_monitor.h"
+#include "server/inventory/node_inventory.h"
 
 namespace wsched::scheduler {
 namespace {
 
 // The mirror the inventory reads: one node, its holders, a catalog.
-class BenchMirror : public NodeInventory::Mirror, public IdleMonitor::Actions {
+class BenchMirror : public inventory::NodeInventory::Mirror, public idle::IdleMonitor::Actions {
  public:
   explicit BenchMirror(bool with_policy) {
     core::Catalog catalog;
@@ -46,9 +46,9 @@ class BenchMirror : public NodeInventory::Mirror, public IdleMonitor::Actions {
   }
   // NodeInventory::Mirror
   std::shared_ptr<const core::Catalog> CurrentCatalog() const override { return catalog_; }
-  std::shared_ptr<const ClusterView> View() const override {
+  std::shared_ptr<const replica::ClusterView> View() const override {
     views++;
-    return std::make_shared<const ClusterView>();
+    return std::make_shared<const replica::ClusterView>();
   }
   Node MirroredNode(const std::string&) const override { return {node_, holders_, std::nullopt}; }
   // IdleMonitor::Actions (only Catalog is used on the heartbeat path).
@@ -70,7 +70,7 @@ class BenchMirror : public NodeInventory::Mirror, public IdleMonitor::Actions {
  private:
   std::shared_ptr<const core::Catalog> catalog_;
   std::shared_ptr<const store::StoredNode> node_;
-  GpuHolders holders_;
+  usage::GpuHolders holders_;
 };
 
 // range(0): 0 = samples recorded only, 1 = and judged by the idle monitor.
@@ -79,20 +79,20 @@ void BM_HeartbeatWithSamples(benchmark::State& state) {
   BenchMirror mirror(judged);
   metrics::Metrics metrics;
   absl::Time now = absl::FromUnixSeconds(1'800'000'000);
-  UsageAccounting usage([&now] { return now; });
-  NodeInventory inventory({.mirror = &mirror, .usage = &usage, .metrics = &metrics}, {},
+  usage::UsageAccounting usage([&now] { return now; });
+  inventory::NodeInventory inventory({.mirror = &mirror, .usage = &usage, .metrics = &metrics}, {},
                           [&now] { return now; });
-  IdleMonitor monitor(&mirror, {}, [&now] { return now; });
+  idle::IdleMonitor monitor(&mirror, {}, [&now] { return now; });
   if (judged) {
     usage.SetObserver(
-        [&monitor](const UsageAccounting::Report& report) { monitor.Observe(report); });
+        [&monitor](const usage::UsageAccounting::Report& report) { monitor.Observe(report); });
   }
-  HeartbeatInput beat;
+  inventory::HeartbeatInput beat;
   beat.node_name = "g1";
   for (const core::Gpu& gpu : mirror.node().info.gpus) beat.usage.push_back({gpu.uuid, 1, 1 << 30});
   for (auto _ : state) {
     now += absl::Seconds(10);
-    absl::StatusOr<HeartbeatResult> result = inventory.Heartbeat(beat);
+    absl::StatusOr<inventory::HeartbeatResult> result = inventory.Heartbeat(beat);
     if (!result.ok()) state.SkipWithError(std::string(result.status().message()).c_str());
     benchmark::DoNotOptimize(result);
   }

@@ -3,7 +3,7 @@
 namespace wsched::scheduler {
 
 absl::Status MirrorFeedSink::Apply(const std::vector<store::ChangeRecord>& records) {
-  ReplicaMirror::ReadPlan plan = mirror_->Plan(records);
+  replica::ReplicaMirror::ReadPlan plan = mirror_->Plan(records);
   // Its own lock, never taken under the mirror's; on error the entries come again.
   if (absl::Status refreshed = credentials_->Refresh(plan.credential_nodes);
       !refreshed.ok()) {
@@ -12,7 +12,7 @@ absl::Status MirrorFeedSink::Apply(const std::vector<store::ChangeRecord>& recor
   if (!plan.catalog && plan.nodes.empty() && plan.workspaces.empty()) return absl::OkStatus();
   std::vector<std::string> node_names;
   for (const auto& [name, version] : plan.nodes) node_names.push_back(name);
-  absl::StatusOr<StateStore::Rows> rows = state_->Load(plan.catalog, node_names, plan.workspaces);
+  absl::StatusOr<replica::StateStore::Rows> rows = state_->Load(plan.catalog, node_names, plan.workspaces);
   if (!rows.ok()) return rows.status();
   // After the mirror's lock, only to keep it short: the accounting's lock
   // may be taken under it, never the reverse.
@@ -21,7 +21,7 @@ absl::Status MirrorFeedSink::Apply(const std::vector<store::ChangeRecord>& recor
 }
 
 absl::StatusOr<int64_t> MirrorFeedSink::Reload() {
-  absl::StatusOr<StateStore::Everything> all = state_->LoadAll();
+  absl::StatusOr<replica::StateStore::Everything> all = state_->LoadAll();
   if (!all.ok()) return all.status();
   // Read after the snapshot: a change between the two is in the feed
   // after the snapshot's position, and refreshing it again is harmless.

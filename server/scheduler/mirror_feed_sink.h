@@ -7,27 +7,27 @@
 
 #include <vector>
 
-#include "server/scheduler/feed_follower.h"
-#include "server/scheduler/node_credentials.h"
-#include "server/scheduler/replica_mirror.h"
-#include "server/scheduler/stores.h"
-#include "server/scheduler/usage_accounting.h"
+#include "server/replica/feed_follower.h"
+#include "server/inventory/node_credentials.h"
+#include "server/replica/replica_mirror.h"
+#include "server/replica/stores.h"
+#include "server/usage/usage_accounting.h"
 
 namespace wsched::scheduler {
 
-class MirrorFeedSink : public FeedSink {
+class MirrorFeedSink : public replica::FeedSink {
  public:
-  MirrorFeedSink(StateStore* state, ReplicaMirror* mirror, NodeCredentials* credentials,
-                 UsageAccounting* usage)
+  MirrorFeedSink(replica::StateStore* state, replica::ReplicaMirror* mirror,
+                 inventory::NodeCredentials* credentials, usage::UsageAccounting* usage)
       : state_(state), mirror_(mirror), credentials_(credentials), usage_(usage) {}
   absl::Status Apply(const std::vector<store::ChangeRecord>& records) override;
   absl::StatusOr<int64_t> Reload() override;
 
  private:
-  StateStore* const state_;
-  ReplicaMirror* const mirror_;
-  NodeCredentials* const credentials_;
-  UsageAccounting* const usage_;
+  replica::StateStore* const state_;
+  replica::ReplicaMirror* const mirror_;
+  inventory::NodeCredentials* const credentials_;
+  usage::UsageAccounting* const usage_;
 };
 
 }  // namespace wsched::scheduler

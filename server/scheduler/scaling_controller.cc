@@ -162,7 +162,7 @@ void ScalingController::StepDrivers() {
   if (!views.ok()) {
     log::Warning("cannot step driver rollouts", {{"error", std::string(views.status().message())}});
   } else {
-    for (const DriverRolloutView& view : *views) {
+    for (const inventory::DriverRolloutView& view : *views) {
       metrics_->DriverRolloutObserved(view.pool, view.counts.waiting, view.counts.in_flight,
                                       view.counts.failed, view.record.paused);
     }
@@ -216,7 +216,7 @@ void ScalingController::FollowTick() {
 
 std::vector<scaling::PoolObservation> ScalingController::Observe(absl::Time now) {
   // One immutable view (no placement lock held while walking it).
-  const std::shared_ptr<const ClusterView> view = scheduler_->mirror().View();
+  const std::shared_ptr<const replica::ClusterView> view = scheduler_->mirror().View();
   return fleet_.Observe(*view->catalog, view->snapshot, view->pending, now);
 }
 
@@ -248,7 +248,7 @@ void ScalingController::LeadTick(absl::Time now) {
     }
     if (fleet_.RecordHandedOn(obs, signal, now) > 0) {
       absl::Time oldest = now;
-      const std::shared_ptr<const ClusterView> view = scheduler_->mirror().View();
+      const std::shared_ptr<const replica::ClusterView> view = scheduler_->mirror().View();
       for (const auto& demand : view->pending) {
         if (!demand.pools.empty() && demand.pools.front() == obs.pool.id) oldest = std::min(oldest, demand.since);
       }

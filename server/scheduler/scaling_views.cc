@@ -2,8 +2,8 @@
 
 namespace wsched::scheduler {
 
-WorkspaceViews::ScalingViews ScalingViewsOf(const std::vector<scaling::PoolSignal>& signals) {
-  WorkspaceViews::ScalingViews views;
+pipeline::WorkspaceViews::ScalingViews ScalingViewsOf(const std::vector<scaling::PoolSignal>& signals) {
+  pipeline::WorkspaceViews::ScalingViews views;
   for (const scaling::PoolSignal& signal : signals) {
     placement::PoolScalingView& view = views[signal.pool];
     view.has_signal = true;

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "server/scaling/scaling_signal.h"
-#include "server/scheduler/workspace_views.h"
+#include "server/pipeline/workspace_views.h"
 
 namespace wsched::scheduler {
 
 // By pool. A signal with a backoff_until sets the backoff (its detail says
 // why); target above current is a requested scale-up.
-WorkspaceViews::ScalingViews ScalingViewsOf(const std::vector<scaling::PoolSignal>& signals);
+pipeline::WorkspaceViews::ScalingViews ScalingViewsOf(const std::vector<scaling::PoolSignal>& signals);
 
 }  // namespace wsched::scheduler
 

@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/log/log.h"
 #include "server/placement/resources.h"
-#include "server/scheduler/database_stores.h"
+#include "server/replica/database_stores.h"
 #include "server/scheduler/mirror_feed_sink.h"
 #include "server/store/change_feed.h"
 #include "server/store/unit_of_work.h"
@@ -43,9 +43,9 @@ struct Scheduler::OwnedStores {
                   }),
         state(db),
         feed(db) {}
-  DatabasePlacementStore placement;
-  DatabaseStateStore state;
-  DatabaseFeedSource feed;
+  replica::DatabasePlacementStore placement;
+  replica::DatabaseStateStore state;
+  replica::DatabaseFeedSource feed;
 };
 
 Scheduler::Scheduler(store::Database* db, metrics::Metrics* metrics, SchedulerOptions options)
@@ -61,21 +61,21 @@ Scheduler::Scheduler(std::unique_ptr<OwnedStores> owned, store::Database* db,
 namespace {
 
 // What the inventory reads of the replica (node_inventory.h).
-class InventoryReads : public NodeInventory::Mirror {
+class InventoryReads : public inventory::NodeInventory::Mirror {
  public:
-  explicit InventoryReads(const ReplicaMirror* mirror) : mirror_(mirror) {}
+  explicit InventoryReads(const replica::ReplicaMirror* mirror) : mirror_(mirror) {}
   std::shared_ptr<const core::Catalog> CurrentCatalog() const override {
     return mirror_->CatalogNow().first;
   }
-  std::shared_ptr<const ClusterView> View() const override { return mirror_->View(); }
+  std::shared_ptr<const replica::ClusterView> View() const override { return mirror_->View(); }
   Node MirroredNode(const std::string& name) const override {
-    ReplicaMirror::Node mirrored = mirror_->MirroredNode(name);
+    replica::ReplicaMirror::Node mirrored = mirror_->MirroredNode(name);
     return {std::move(mirrored.stored), std::move(mirrored.holders), mirrored.state_since,
             mirrored.holds_work};
   }
 
  private:
-  const ReplicaMirror* const mirror_;
+  const replica::ReplicaMirror* const mirror_;
 };
 
 }  // namespace
@@ -87,43 +87,46 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
       options_(options),
       clock_(std::move(clock)),
       usage_(clock_),
-      credentials_(CredentialAdmin::LoaderOver(stores.db)),
+      credentials_(inventory::CredentialAdmin::LoaderOver(stores.db)),
       credential_admin_(stores.db, &credentials_) {
   // Each part after what it reads and writes through.
-  mirror_ = std::make_unique<ReplicaMirror>(
-      ReplicaMirror::Listeners{&watches_, &settings_, &usage_, &drains_}, options.ended_window, clock_);
+  mirror_ = std::make_unique<replica::ReplicaMirror>(
+      replica::ReplicaMirror::Listeners{&watches_, &settings_, &usage_, &drains_},
+      options.ended_window, clock_);
   feed_sink_ = std::make_unique<MirrorFeedSink>(stores_.state, mirror_.get(), &credentials_, &usage_);
-  follower_ = std::make_unique<FeedFollower>(stores_.feed, feed_sink_.get(), metrics, clock_);
+  follower_ = std::make_unique<replica::FeedFollower>(stores_.feed, feed_sink_.get(), metrics, clock_);
   inventory_reads_ = std::make_unique<InventoryReads>(mirror_.get());
-  inventory_ = std::make_unique<NodeInventory>(
-      NodeInventory::Parts{stores_.db, inventory_reads_.get(), follower_.get(), &drains_, &usage_,
-                           &credential_admin_, metrics},
-      NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
-  rollouts_ = std::make_unique<DriverRollouts>(
-      DriverRollouts::Parts{stores_.db, inventory_reads_.get(), inventory_.get(), follower_.get(),
-                            &drains_},
+  inventory_ = std::make_unique<inventory::NodeInventory>(
+      inventory::NodeInventory::Parts{stores_.db, inventory_reads_.get(), follower_.get(), &drains_,
+                                      &usage_, &credential_admin_, metrics},
+      inventory::NodeInventory::Options{options.node_lost_after, options.gpu_healthy_for}, clock_);
+  rollouts_ = std::make_unique<inventory::DriverRollouts>(
+      inventory::DriverRollouts::Parts{stores_.db, inventory_reads_.get(), inventory_.get(),
+                                       follower_.get(), &drains_},
       clock_);
-  pipeline_ = std::make_unique<PlacementPipeline>(
-      PlacementPipeline::Parts{stores_.placement, mirror_.get(), follower_.get(), &drains_, &watches_,
-                               &settings_, inventory_.get(), metrics},
-      PlacementPipeline::Options{options_.place_attempts,
-                                 {options_.default_node_start, options_.default_driver_install},
-                                 options_.drains_queue},
+  pipeline_ = std::make_unique<pipeline::PlacementPipeline>(
+      pipeline::PlacementPipeline::Parts{stores_.placement, mirror_.get(), follower_.get(),
+                                         &drains_, &watches_, &settings_, inventory_.get(),
+                                         metrics},
+      pipeline::PlacementPipeline::Options{
+          options_.place_attempts,
+          {options_.default_node_start, options_.default_driver_install},
+          options_.drains_queue},
       clock_);
   WireIdleMonitor();
 }
 
 void Scheduler::WireIdleMonitor() {
-  idle_actions_ = std::make_unique<IdleActions>(stores_.db, mirror_.get(), follower_.get(),
+  idle_actions_ = std::make_unique<idle::IdleActions>(stores_.db, mirror_.get(), follower_.get(),
                                                 &pipeline_->stops());
-  IdleMonitor::Options options;
+  idle::IdleMonitor::Options options;
   options.stale_after = options_.idle_stale_after > absl::ZeroDuration()
                             ? options_.idle_stale_after
                             : 3 * options_.heartbeat_interval;
-  idle_ = std::make_unique<IdleMonitor>(idle_actions_.get(), options, clock_);
+  idle_ = std::make_unique<idle::IdleMonitor>(idle_actions_.get(), options, clock_);
   // Called by the heartbeat after UsageAccounting's lock, never under ours.
   usage_.SetObserver(
-      [monitor = idle_.get()](const UsageAccounting::Report& report) { monitor->Observe(report); });
+      [monitor = idle_.get()](const usage::UsageAccounting::Report& report) { monitor->Observe(report); });
 }
 
 Scheduler::~Scheduler() { Stop(); }
@@ -197,9 +200,9 @@ void Scheduler::Loop() {
     }
     if (now >= next_drain) {
       next_drain = now + options_.refresh_interval;
-      pipeline_->drain().Drain(QueueDrain::Scope::kEverything);
+      pipeline_->drain().Drain(pipeline::QueueDrain::Scope::kEverything);
     } else if (drain) {
-      pipeline_->drain().Drain(QueueDrain::Scope::kWhatChanged);
+      pipeline_->drain().Drain(pipeline::QueueDrain::Scope::kWhatChanged);
     }
   }
 }

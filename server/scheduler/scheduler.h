@@ -22,21 +22,21 @@
 #include "absl/time/time.h"
 #include "server/core/clock.h"
 #include "server/metrics/metrics.h"
-#include "server/scheduler/feed_follower.h"
-#include "server/scheduler/idle_actions.h"
-#include "server/scheduler/idle_monitor.h"
-#include "server/scheduler/node_credentials.h"
-#include "server/scheduler/node_inventory.h"
-#include "server/scheduler/placement_pipeline.h"
-#include "server/scheduler/credential_admin.h"
-#include "server/scheduler/drain_requests.h"
-#include "server/scheduler/driver_rollouts.h"
+#include "server/replica/feed_follower.h"
+#include "server/idle/idle_actions.h"
+#include "server/idle/idle_monitor.h"
+#include "server/inventory/node_credentials.h"
+#include "server/inventory/node_inventory.h"
+#include "server/pipeline/placement_pipeline.h"
+#include "server/inventory/credential_admin.h"
+#include "server/replica/drain_requests.h"
+#include "server/inventory/driver_rollouts.h"
 #include "server/scheduler/scheduler_options.h"
-#include "server/scheduler/replica_mirror.h"
-#include "server/scheduler/settings_cache.h"
-#include "server/scheduler/stores.h"
-#include "server/scheduler/usage_accounting.h"
-#include "server/scheduler/watch_hub.h"
+#include "server/replica/replica_mirror.h"
+#include "server/replica/settings_cache.h"
+#include "server/replica/stores.h"
+#include "server/usage/usage_accounting.h"
+#include "server/replica/watch_hub.h"
 #include "server/store/change_feed.h"
 #include "server/store/database.h"
 
@@ -46,9 +46,9 @@ namespace wsched::scheduler {
 // no inventory, listener or background loop: placement and the feed only.
 struct SchedulerStores {
   store::Database* db = nullptr;
-  PlacementStore* placement = nullptr;
-  StateStore* state = nullptr;
-  FeedSource* feed = nullptr;
+  replica::PlacementStore* placement = nullptr;
+  replica::StateStore* state = nullptr;
+  replica::FeedSource* feed = nullptr;
 };
 
 class Scheduler {
@@ -82,21 +82,21 @@ class Scheduler {
   int64_t WaitForChange(const std::string& workspace_id, int64_t after, absl::Duration timeout);
 
   // The parts, for callers to use directly.
-  PlacementPipeline& pipeline() { return *pipeline_; }
-  const PlacementPipeline& pipeline() const { return *pipeline_; }
-  NodeInventory& inventory() { return *inventory_; }
-  const NodeInventory& inventory() const { return *inventory_; }
-  DriverRollouts& rollouts() { return *rollouts_; }
+  pipeline::PlacementPipeline& pipeline() { return *pipeline_; }
+  const pipeline::PlacementPipeline& pipeline() const { return *pipeline_; }
+  inventory::NodeInventory& inventory() { return *inventory_; }
+  const inventory::NodeInventory& inventory() const { return *inventory_; }
+  inventory::DriverRollouts& rollouts() { return *rollouts_; }
   // Which node each agent token belongs to, and changing them.
-  const NodeCredentials& credentials() const { return credentials_; }
-  CredentialAdmin& credential_admin() { return credential_admin_; }
+  const inventory::NodeCredentials& credentials() const { return credentials_; }
+  inventory::CredentialAdmin& credential_admin() { return credential_admin_; }
   // The agents' GPU samples and the GPU time charged from them.
-  const UsageAccounting& usage() const { return usage_; }
+  const usage::UsageAccounting& usage() const { return usage_; }
   // What this replica mirrors of the database; its View() is the newest
   // immutable picture, walked without a lock (cluster_view.h).
-  const ReplicaMirror& mirror() const { return *mirror_; }
-  IdleMonitor& idle() { return *idle_; }
-  const IdleMonitor& idle() const { return *idle_; }
+  const replica::ReplicaMirror& mirror() const { return *mirror_; }
+  idle::IdleMonitor& idle() { return *idle_; }
+  const idle::IdleMonitor& idle() const { return *idle_; }
   const SchedulerOptions& options() const { return options_; }
   // The replica's clock, which its decisions and timers read (tests set it).
   const core::Clock& clock() const { return clock_; }
@@ -117,22 +117,22 @@ class Scheduler {
   const core::Clock clock_;
   // Each part below has its own lock; the order they nest in is declared
   // on ReplicaMirror's (replica_mirror.h).
-  DrainRequests drains_;
-  WatchHub watches_;
-  SettingsCache settings_;
-  UsageAccounting usage_;
-  NodeCredentials credentials_;
-  CredentialAdmin credential_admin_;
-  std::unique_ptr<ReplicaMirror> mirror_;
-  std::unique_ptr<FeedSink> feed_sink_;
-  std::unique_ptr<FeedFollower> follower_;
-  std::unique_ptr<NodeInventory::Mirror> inventory_reads_;
-  std::unique_ptr<NodeInventory> inventory_;
-  std::unique_ptr<DriverRollouts> rollouts_;
-  std::unique_ptr<PlacementPipeline> pipeline_;
+  replica::DrainRequests drains_;
+  replica::WatchHub watches_;
+  replica::SettingsCache settings_;
+  usage::UsageAccounting usage_;
+  inventory::NodeCredentials credentials_;
+  inventory::CredentialAdmin credential_admin_;
+  std::unique_ptr<replica::ReplicaMirror> mirror_;
+  std::unique_ptr<replica::FeedSink> feed_sink_;
+  std::unique_ptr<replica::FeedFollower> follower_;
+  std::unique_ptr<inventory::NodeInventory::Mirror> inventory_reads_;
+  std::unique_ptr<inventory::NodeInventory> inventory_;
+  std::unique_ptr<inventory::DriverRollouts> rollouts_;
+  std::unique_ptr<pipeline::PlacementPipeline> pipeline_;
   // After the usage accounting: its samples feed the monitor, which goes first.
-  std::unique_ptr<IdleActions> idle_actions_;
-  std::unique_ptr<IdleMonitor> idle_;
+  std::unique_ptr<idle::IdleActions> idle_actions_;
+  std::unique_ptr<idle::IdleMonitor> idle_;
   std::unique_ptr<store::ChangeListener> listener_;
   std::thread loop_;
 };

@@ -7,7 +7,7 @@
 #include <functional>
 
 #include "absl/time/time.h"
-#include "server/scheduler/recently_ended.h"
+#include "server/replica/recently_ended.h"
 
 namespace wsched::scheduler {
 
@@ -25,7 +25,7 @@ struct SchedulerOptions {
   absl::Duration max_commit_wait = absl::ZeroDuration();  // See store::CommitBatcher::Options.
   int place_attempts = 10;  // Decide + commit rounds before giving up on races.
   // A GPU that went unhealthy returns to service once its agent has reported
-  // it healthy for this long (scheduler/gpu_health.h).
+  // it healthy for this long (inventory/gpu_health.h).
   absl::Duration gpu_healthy_for = absl::Minutes(10);
   // Time to GPU while nothing is measured (placement/time_to_gpu.h).
   absl::Duration default_node_start = absl::Minutes(5);
@@ -33,8 +33,8 @@ struct SchedulerOptions {
   // How long, and for how many workspaces at most, the version of a
   // workspace that ended is kept after it stops being mirrored: the change
   // feed's entries for it arrive a moment after this replica's own mirror
-  // (scheduler/recently_ended.h).
-  RecentlyEnded::Limits ended_window;
+  // (replica/recently_ended.h).
+  replica::RecentlyEnded::Limits ended_window;
   // The idle-GPU policy (idle_monitor.h): a workspace whose samples stopped
   // for this long is not judged here any more; zero = 3 heartbeat intervals.
   absl::Duration idle_stale_after = absl::ZeroDuration();

@@ -1,6 +1,6 @@
 // Node credentials' SQL (migration 0011): the SHA-256 of each node's own
 // bearer token. Writes record a node_credential change, so every replica's
-// directory follows (scheduler/node_credentials.h).
+// directory follows (inventory/node_credentials.h).
 #ifndef WSCHED_SERVER_STORE_NODE_CREDENTIAL_REPOSITORY_H_
 #define WSCHED_SERVER_STORE_NODE_CREDENTIAL_REPOSITORY_H_
 

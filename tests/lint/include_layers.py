@@ -32,16 +32,27 @@ ALLOWED = {
     "server/process": {"process"},
     "server/scaling": {"scaling", "placement", "process", "core"},
     "server/convert": {"convert", "catalog", "scaling", "core"},
-    # The stateful centre: engines and the store below it, never the transport.
-    "server/scheduler": {"scheduler", "placement", "scaling", "store", "metrics", "process", "log",
+    # The stateful centre, part by part, each below the ones that use it;
+    # engines and the store below all of them, never the transport.
+    "server/usage": {"usage", "core"},
+    "server/replica": {"replica", "usage", "placement", "scaling", "store", "metrics", "log", "core"},
+    "server/inventory": {"inventory", "replica", "usage", "placement", "store", "metrics", "log",
                          "core"},
+    "server/pipeline": {"pipeline", "inventory", "replica", "placement", "store", "metrics", "log",
+                        "core"},
+    "server/idle": {"idle", "pipeline", "replica", "usage", "store", "log", "core"},
+    # The replica's root and the scaling leader, over every part.
+    "server/scheduler": {"scheduler", "idle", "pipeline", "inventory", "replica", "usage",
+                         "placement", "scaling", "store", "metrics", "process", "log", "core"},
     # Application rules, below the transport that calls them.
-    "server/app": {"app", "scheduler", "catalog", "store", "metrics", "log", "core"},
+    "server/app": {"app", "scheduler", "idle", "pipeline", "inventory", "replica", "usage", "catalog",
+                   "store", "metrics", "log", "core"},
     # The transport: decode, authorize, call app/ and the scheduler, encode.
-    "server/grpc": {"grpc", "app", "scheduler", "convert", "catalog", "metrics", "log", "core"},
+    "server/grpc": {"grpc", "app", "scheduler", "idle", "pipeline", "inventory", "replica", "usage",
+                    "convert", "catalog", "metrics", "log", "core"},
     # The composition root: wires the transport to the application.
-    "server/root": {"root", "app", "grpc", "scheduler", "store", "metrics", "log", "process",
-                    "core"},
+    "server/root": {"root", "app", "grpc", "scheduler", "idle", "pipeline", "inventory", "replica",
+                    "usage", "store", "metrics", "log", "process", "core"},
     # The clients: the agent and wschedctl speak the API through grpc/'s
     # client parts.
     "server/agent": {"agent", "grpc", "convert", "process", "core"},
@@ -85,6 +96,10 @@ def main():
     for folder in ALLOWED:
         if not os.path.isdir(os.path.join(root, folder)):
             sys.exit(f"{folder} is not a folder under {root}")
+    # Every folder is listed: a new one says what it may include.
+    for name in sorted(os.listdir(os.path.join(root, "server"))):
+        if os.path.isdir(os.path.join(root, "server", name)) and f"server/{name}" not in ALLOWED:
+            sys.exit(f"server/{name} is not listed in ALLOWED ({__file__}): say what it may include")
     found = list(violations(root))
     for finding in found:
         print(finding)

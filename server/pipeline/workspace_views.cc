@@ -1,0 +1,115 @@
+#include "server/pipeline/workspace_views.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
+#include "server/placement/time_to_gpu.h"
+
+namespace wsched::pipeline {
+
+absl::StatusOr<WorkspaceView> WorkspaceViews::Of(const store::WorkspaceRow& row,
+                                                 LimitsMemo* limits_memo) {
+  WorkspaceView view;
+  view.workspace = row.workspace;
+  view.version = row.version;
+  if (row.workspace.state != core::WorkspaceState::kPending) return view;
+  // Read before the mirror's lock is taken: both may do I/O or take other locks.
+  ScalingViews scaling = Scaling();
+  const PendingLimits limits = LimitsOf(row.workspace, limits_memo);
+  const store::TimingFigures timing = parts_.inventory->Timings();
+  for (const auto& [pool, figure] : timing.node_start) {
+    scaling[pool].median_start = figure.median;
+    scaling[pool].start_samples = figure.samples;
+  }
+  view.queue_position = parts_.mirror->QueuePosition(row.workspace.id);
+  view.pending = ExplainPending(row.workspace.class_id, view.queue_position, std::move(scaling), limits);
+  if (!view.pending) return view;  // Class gone: the stored reason stays.
+  view.workspace.pending_reason = view.pending->detail;
+  Estimate(timing, view);
+  return view;
+}
+
+PendingLimits WorkspaceViews::LimitsOf(const core::Workspace& w, LimitsMemo* memo) {
+  if (memo == nullptr) return parts_.settings->LimitsOf(w);
+  std::string key = absl::StrCat(w.project_id.size(), ":", w.project_id, w.org_id.size(), ":",
+                                 w.org_id, w.class_id);
+  auto [it, fresh] = memo->try_emplace(std::move(key));
+  if (fresh) it->second = parts_.settings->LimitsOf(w);
+  return it->second;
+}
+
+void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView& view) const {
+  placement::TimeToGpuInputs in;
+  in.reason = *view.pending;
+  if (auto it = timing.node_start.find(in.reason.pool); it != timing.node_start.end()) {
+    in.node_start = placement::MeasuredTime{it->second.median, it->second.samples};
+  }
+  if (auto it = timing.driver_install.find({in.reason.pool, in.reason.kernel});
+      it != timing.driver_install.end()) {
+    in.driver_install = placement::MeasuredTime{it->second.median, it->second.samples};
+  }
+  in.default_node_start = defaults_.node_start;
+  in.default_driver_install = defaults_.driver_install;
+  in.now = clock_();
+  placement::TimeToGpu estimate = placement::EstimateTimeToGpu(in);
+  view.estimated_wait = estimate.estimate;
+  view.estimate_basis = std::move(estimate.basis);
+}
+
+std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
+    const std::string& class_id, int queue_position, ScalingViews scaling,
+    const PendingLimits& limits) const {
+  const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
+  const core::WorkspaceClass* cls = view->catalog->FindClass(class_id);
+  if (cls == nullptr) return std::nullopt;
+  placement::PendingContext ctx;
+  ctx.quota = limits.quota;
+  ctx.policy_denial = limits.policy_denial;
+  ctx.cls = cls;
+  ctx.pools = &view->catalog->pools;
+  ctx.snapshot = &view->snapshot;
+  ctx.driver_policy = &view->catalog->driver_policy;
+  ctx.scaling = std::move(scaling);
+  ctx.queue_position = queue_position;
+  // The workspaces ahead take their share first (all of the queue when this
+  // one is not queued yet).
+  for (const replica::PendingDemand& entry : view->pending) {
+    if (queue_position > 0 && static_cast<int>(ctx.ahead.size()) + 1 >= queue_position) break;
+    ctx.ahead.push_back(view->catalog->FindClass(entry.class_id));
+  }
+  ctx.now = clock_();
+  return placement::ExplainPending(ctx);
+}
+
+absl::StatusOr<WorkspaceView> WorkspaceViews::Get(const std::string& id) {
+  absl::StatusOr<std::optional<store::WorkspaceRow>> stored = parts_.store->LoadWorkspace(id);
+  if (!stored.ok()) return stored.status();
+  if (!*stored) return core::NotFoundError(core::ErrorReason::kWorkspaceNotFound, "workspace", id);
+  return Of(**stored);
+}
+
+absl::StatusOr<WorkspaceView> WorkspaceViews::Refresh(const std::string& id,
+                                                      const WorkspaceView* last) {
+  if (last != nullptr && last->workspace.id == id) {
+    const int64_t known = parts_.mirror->KnownVersion(id);
+    if (known <= last->version) return Of({last->workspace, last->version, false});
+  }
+  return Get(id);
+}
+
+absl::StatusOr<core::Page<WorkspaceView>> WorkspaceViews::List(const store::WorkspaceFilter& filter,
+                                                               const core::PageRequest& page) {
+  absl::StatusOr<std::vector<core::Workspace>> stored =
+      parts_.store->ListWorkspaces(filter, page.after, page.size + 1);
+  if (!stored.ok()) return stored.status();
+  std::vector<WorkspaceView> views;
+  LimitsMemo limits;
+  for (const auto& w : *stored) {
+    auto view = Of({w, 0, false}, &limits);
+    if (!view.ok()) return view.status();
+    views.push_back(std::move(*view));
+  }
+  return core::PageFromRows(std::move(views), page,
+                            [](const WorkspaceView& view) { return view.workspace.id; });
+}
+
+}  // namespace wsched::pipeline

@@ -1,0 +1,99 @@
+// What a caller sees of a workspace: the stored record and, while it
+// waits, its place in the queue, why it waits (placement/pending_reason.h)
+// and for how long (placement/time_to_gpu.h). Reads the store and the
+// newest ClusterView; holds no state of its own.
+#ifndef WSCHED_SERVER_PIPELINE_WORKSPACE_VIEWS_H_
+#define WSCHED_SERVER_PIPELINE_WORKSPACE_VIEWS_H_
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/core/clock.h"
+#include "server/core/paging.h"
+#include "server/core/workspace.h"
+#include "server/placement/pending_reason.h"
+#include "server/inventory/node_inventory.h"
+#include "server/replica/replica_mirror.h"
+#include "server/pipeline/settings_reader.h"
+#include "server/replica/stores.h"
+#include "server/store/types.h"
+
+namespace wsched::pipeline {
+
+// A workspace with what the answer adds while it waits.
+struct WorkspaceView {
+  core::Workspace workspace;
+  int queue_position = 0;  // 1-based; 0 when not pending.
+  std::optional<absl::Duration> estimated_wait;
+  // Pending: why it waits (placement/pending_reason.h), and how the
+  // estimate was made.
+  std::optional<placement::PendingReason> pending;
+  std::string estimate_basis;
+  int64_t version = 0;  // The stored record's version (every change bumps it).
+};
+
+class WorkspaceViews {
+ public:
+  // What the scaler says of each pool, for pending reasons.
+  using ScalingViews = std::map<std::string, placement::PoolScalingView>;
+  struct Parts {
+    replica::PlacementStore* store = nullptr;
+    const replica::ReplicaMirror* mirror = nullptr;
+    SettingsReader* settings = nullptr;
+    inventory::NodeInventory* inventory = nullptr;  // The measured start and install times.
+  };
+  // Time to GPU while nothing is measured.
+  struct Defaults {
+    absl::Duration node_start;
+    absl::Duration driver_install;
+  };
+  WorkspaceViews(Parts parts, Defaults defaults, core::Clock clock)
+      : parts_(parts), defaults_(defaults), clock_(std::move(clock)) {}
+
+  // Set once by the scaling controller before serving; called without any
+  // of the replica's locks.
+  void SetScalingViews(std::function<ScalingViews()> fn) { scaling_views_ = std::move(fn); }
+  ScalingViews Scaling() const { return scaling_views_ ? scaling_views_() : ScalingViews(); }
+
+  absl::StatusOr<WorkspaceView> Get(const std::string& id);
+  // For a watcher: `last` brought up to date. While this replica has seen
+  // no newer version of the workspace (the change feed tells it of every
+  // write, whichever replica made it), nothing is read from the database:
+  // only what changes without a write (GPU health, the pending reason) is
+  // derived again from memory. Null `last`, or a newer version: read anew.
+  absl::StatusOr<WorkspaceView> Refresh(const std::string& id, const WorkspaceView* last);
+  absl::StatusOr<core::Page<WorkspaceView>> List(const store::WorkspaceFilter& filter,
+                                                 const core::PageRequest& page);
+
+  // `limits_memo`, when given, keeps the settings read for each
+  // (project, org, class) across the rows of one listing: one read each.
+  using LimitsMemo = std::map<std::string, PendingLimits>;
+  absl::StatusOr<WorkspaceView> Of(const store::WorkspaceRow& row,
+                                   LimitsMemo* limits_memo = nullptr);
+  // Why a workspace of `class_id` at `queue_position` (0: not queued) waits,
+  // on the newest ClusterView and without the mirror's lock: the queue's
+  // simulation walks every node (about 1 ms at 10,000, placement_benchmark
+  // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
+  // nullopt when the view's catalog has no such class.
+  std::optional<placement::PendingReason> ExplainPending(const std::string& class_id,
+                                                         int queue_position, ScalingViews scaling,
+                                                         const PendingLimits& limits) const;
+
+ private:
+  PendingLimits LimitsOf(const core::Workspace& w, LimitsMemo* memo);
+  // The estimate of `view`'s wait, from the measured times.
+  void Estimate(const store::TimingFigures& timing, WorkspaceView& view) const;
+
+  const Parts parts_;
+  const Defaults defaults_;
+  const core::Clock clock_;
+  std::function<ScalingViews()> scaling_views_;
+};
+
+}  // namespace wsched::pipeline
+
+#endif  // WSCHED_SERVER_PIPELINE_WORKSPACE_VIEWS_H_
