@@ -1,5 +1,5 @@
 -- Who changed what: one row per state-changing admin or project-owner call
--- (server/grpc/audit.h), written after the call in a transaction of its
+-- (server/grpc/audit_trail.h), written after the call in a transaction of its
 -- own, so a refused or failed call is recorded too. `object` is the main
 -- thing the call named ("node/n-1", "class/gpu-1x", "project/p-42",
 -- "catalog"); `fields` the request's key fields. Rows older than

@@ -372,7 +372,7 @@ fi
 if [[ $rc -eq 0 ]]; then also "scaling lost nodes column" "LOST"; fi
 
 # --- lists longer than one page ----------------------------------------------------
-# wschedctl asks for pages of 1000 (server/cli/paging.h); 1001 of each needs
+# wschedctl asks for pages of 1000 (server/cli/all_pages.h); 1001 of each needs
 # a second page. The loadgen registers the nodes (in pool general) and places
 # one workspace per request, all named after the run id.
 if [[ -x $LOADGEN ]]; then

@@ -3,7 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "server/agent/log.h"
+#include "server/agent/agent_log.h"
 #include "server/agent/node_token.h"
 #include "server/core/error_reason.h"
 

@@ -5,9 +5,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/agent/log.h"
+#include "server/agent/agent_log.h"
 #include "server/process/process_runner.h"
-#include "server/agent/report.h"
+#include "server/agent/discovery_report.h"
 #include "server/agent/rooted_fs.h"
 #include "server/core/vfio_binding.h"
 

@@ -9,7 +9,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "absl/strings/str_cat.h"
-#include "server/agent/log.h"
+#include "server/agent/agent_log.h"
 #include "server/agent/test_paths.h"
 
 namespace wsched::agent {

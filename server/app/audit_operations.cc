@@ -9,7 +9,7 @@
 #include "server/app/listing_filter.h"
 #include "server/core/error_reason.h"
 #include "server/log/log.h"
-#include "server/store/audit.h"
+#include "server/store/audit_query.h"
 #include "server/store/unit_of_work.h"
 
 namespace wsched::app {

@@ -1,6 +1,6 @@
 // The audit trail's rules, as plain operations over the store: appending
 // the record of one call, and listing the trail page by page. Which calls
-// leave a record and what it holds is the transport's (grpc/audit.h): it
+// leave a record and what it holds is the transport's (grpc/audit_trail.h): it
 // reads the request message. Who may list is the method table's.
 #ifndef WSCHED_SERVER_APP_AUDIT_OPERATIONS_H_
 #define WSCHED_SERVER_APP_AUDIT_OPERATIONS_H_

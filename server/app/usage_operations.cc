@@ -7,7 +7,7 @@
 #include "server/app/listing_filter.h"
 #include "server/core/error_reason.h"
 #include "server/store/unit_of_work.h"
-#include "server/store/usage.h"
+#include "server/store/usage_query.h"
 
 namespace wsched::app {
 namespace {

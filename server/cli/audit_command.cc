@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/cli/output.h"
-#include "server/cli/paging.h"
+#include "server/cli/all_pages.h"
 #include "server/cli/structured_output.h"
 #include "wsched/v1/audit.grpc.pb.h"
 

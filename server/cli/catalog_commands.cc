@@ -10,7 +10,7 @@
 #include "server/catalog/load.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
-#include "server/cli/paging.h"
+#include "server/cli/all_pages.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/classes.grpc.pb.h"
 

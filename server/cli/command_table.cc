@@ -4,7 +4,7 @@ namespace wsched::cli {
 
 const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> kCommands = {
-      // kubectl-style verbs over the resources of server/cli/resources.cc.
+      // kubectl-style verbs over the resources of server/cli/resource_names.cc.
       {"get", "Resources (kubectl style; RESOURCE: see below)",
        {{"get RESOURCE [NAME]", "list RESOURCE, or the one named NAME (a table row; -o json|yaml: it all)"}},
        {"pool", "node", "state"}},

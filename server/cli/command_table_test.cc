@@ -9,7 +9,7 @@
 #include "server/cli/dispatch.h"
 #include "server/cli/flag_table.h"
 #include "server/cli/help_text.h"
-#include "server/cli/resources.h"
+#include "server/cli/resource_names.h"
 
 namespace wsched::cli {
 namespace {

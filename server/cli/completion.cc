@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "server/cli/command_table.h"
 #include "server/cli/flag_table.h"
-#include "server/cli/resources.h"
+#include "server/cli/resource_names.h"
 
 namespace wsched::cli {
 namespace {

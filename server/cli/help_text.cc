@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/cli/flag_table.h"
-#include "server/cli/resources.h"
+#include "server/cli/resource_names.h"
 
 namespace wsched::cli {
 namespace {

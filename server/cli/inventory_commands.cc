@@ -8,7 +8,7 @@
 #include "absl/time/time.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
-#include "server/cli/paging.h"
+#include "server/cli/all_pages.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 

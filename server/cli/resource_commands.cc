@@ -4,7 +4,7 @@
 
 #include "server/cli/catalog_commands.h"
 #include "server/cli/inventory_commands.h"
-#include "server/cli/resources.h"
+#include "server/cli/resource_names.h"
 #include "server/cli/settings_commands.h"
 #include "server/cli/workspace_commands.h"
 

@@ -18,7 +18,7 @@
 #include "server/cli/run.h"
 #include "server/cli/structured_output.h"
 #include "server/simulate/chart.h"
-#include "server/simulate/report.h"
+#include "server/simulate/simulation_report.h"
 #include "server/simulate/scenario.h"
 #include "server/simulate/synthetic.h"
 #include "server/simulate/trace.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "server/cli/output.h"
-#include "server/cli/paging.h"
+#include "server/cli/all_pages.h"
 #include "server/cli/structured_output.h"
 #include "server/cli/usage_format.h"
 #include "server/core/usage.h"

@@ -7,7 +7,7 @@
 #include "absl/time/time.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
-#include "server/cli/paging.h"
+#include "server/cli/all_pages.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched::cli {

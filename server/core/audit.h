@@ -1,6 +1,6 @@
 // One entry of the audit trail: who changed what, with which credential,
 // and how the call ended (docs/security.md, "Audit trail"). The store keeps these
-// (store/audit.h lists them by its filter); app/audit_operations.h writes
+// (store/audit_query.h lists them by its filter); app/audit_operations.h writes
 // and pages them; the transport fills one per state-changing call.
 #ifndef WSCHED_SERVER_CORE_AUDIT_H_
 #define WSCHED_SERVER_CORE_AUDIT_H_

@@ -1,7 +1,7 @@
 // The usage ledger's domain words: why a placement ended, and how usage is
 // grouped and bucketed when summed. The ledger itself (one record per ended
 // placement, start and end by the database's clock) is the store's
-// (store/usage.h); docs/billing.md describes it.
+// (store/usage_query.h); docs/billing.md describes it.
 #ifndef WSCHED_SERVER_CORE_USAGE_H_
 #define WSCHED_SERVER_CORE_USAGE_H_
 
@@ -52,7 +52,7 @@ std::optional<UsageBucket> ParseUsageBucket(absl::string_view name);
 // check.
 std::optional<std::string> TimeZoneNameProblem(absl::string_view name);
 
-// What the ledger answers with (store/usage.h has the queries). Times are
+// What the ledger answers with (store/usage_query.h has the queries). Times are
 // the database's, to the microsecond. Every figure is a resource amount
 // (GPUs, CPU millicores, memory bytes) times an exact duration in
 // microseconds; the products are exact decimal strings of seconds with six

@@ -11,7 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
-#include "server/grpc/audit.h"
+#include "server/grpc/audit_trail.h"
 #include "server/grpc/auth.h"
 #include "server/grpc/request_validation.h"
 #include "server/grpc/service_context.h"

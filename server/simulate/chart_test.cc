@@ -4,7 +4,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/test_nodes.h"
-#include "server/simulate/report.h"
+#include "server/simulate/simulation_report.h"
 
 namespace wsched::simulate {
 namespace {

@@ -8,7 +8,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/time/time.h"
-#include "server/store/audit.h"
+#include "server/store/audit_query.h"
 
 namespace wsched::store {
 

@@ -28,10 +28,10 @@
 #include "server/core/node.h"
 #include "server/core/settings.h"
 #include "server/core/workspace.h"
-#include "server/store/audit.h"
+#include "server/store/audit_query.h"
 #include "server/store/database.h"
 #include "server/store/types.h"
-#include "server/store/usage.h"
+#include "server/store/usage_query.h"
 
 namespace wsched::store {
 

@@ -1,4 +1,4 @@
-// The usage ledger's SQL (migration 0010, store/usage.h).
+// The usage ledger's SQL (migration 0010, store/usage_query.h).
 //
 // Writing: a placement ends in three places, and each writes its record in
 // its own transaction with one INSERT ... SELECT from the workspace rows
@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
-#include "server/store/usage.h"
+#include "server/store/usage_query.h"
 
 namespace wsched::store {
 

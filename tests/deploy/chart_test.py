@@ -26,7 +26,7 @@ spread, NetworkPolicies and the ServiceMonitor; containers have the chart's
 image; server probes are native gRPC probes on the gRPC container port;
 container ports equal the Dockerfile's EXPOSE and the --listen and
 --metrics_listen flags; every flag exists in server/main.cc or
-server/agent/main.cc; the agent mounts exactly the host paths discovery
+server/agent/agent_main.cc; the agent mounts exactly the host paths discovery
 reads (server/agent/*.cc), all read-only under --root, none of a type that
 creates it, and as its one writable hostPath the CDI directory at exactly
 --cdi_dir (beside /etc/cdi, read-only), running as uid 0 only then and
@@ -545,7 +545,7 @@ def validate(docs, values, namespace, label, apis=()):
                       for p in (yaml.safe_load(values["catalog"] or "{}") or {}).get("pools", [])}
     catalog_pools = set(catalog_shapes)
     reads = discovery_paths()
-    agent_flags = flags_of("server/agent/main.cc")
+    agent_flags = flags_of("server/agent/agent_main.cc")
     check(len(by_kind.get("DaemonSet", [])) == (len(a["pools"]) if a["enabled"] else 0),
           f"[{label}] one DaemonSet per agent pool")
     for (where, ds), entry in zip(by_kind.get("DaemonSet", []), a["pools"]):

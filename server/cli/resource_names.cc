@@ -1,4 +1,4 @@
-#include "server/cli/resources.h"
+#include "server/cli/resource_names.h"
 
 namespace wsched::cli {
 

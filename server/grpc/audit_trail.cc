@@ -1,4 +1,4 @@
-#include "server/grpc/audit.h"
+#include "server/grpc/audit_trail.h"
 
 #include <algorithm>
 #include <map>

@@ -2,8 +2,8 @@
 // UsageRepository (unit_of_work.h) lists and sums, and by what. The rows it
 // answers with are core's (core/usage.h). Free of libpqxx like every public
 // store header.
-#ifndef WSCHED_SERVER_STORE_USAGE_H_
-#define WSCHED_SERVER_STORE_USAGE_H_
+#ifndef WSCHED_SERVER_STORE_USAGE_QUERY_H_
+#define WSCHED_SERVER_STORE_USAGE_QUERY_H_
 
 #include <cstdint>
 #include <optional>
@@ -53,4 +53,4 @@ struct UsageSummaryRequest {
 
 }  // namespace wsched::store
 
-#endif  // WSCHED_SERVER_STORE_USAGE_H_
+#endif  // WSCHED_SERVER_STORE_USAGE_QUERY_H_

@@ -1,4 +1,4 @@
-#include "server/agent/log.h"
+#include "server/agent/agent_log.h"
 
 #include <cstdio>
 #include <string>

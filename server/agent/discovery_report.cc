@@ -1,4 +1,4 @@
-#include "server/agent/report.h"
+#include "server/agent/discovery_report.h"
 
 #include <algorithm>
 #include <string>

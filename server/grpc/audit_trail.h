@@ -5,8 +5,8 @@
 // transaction: a refused or failed call is recorded too. What a record
 // holds is read here, from the request message; the application appends
 // it (app/audit_operations.h).
-#ifndef WSCHED_SERVER_GRPC_AUDIT_H_
-#define WSCHED_SERVER_GRPC_AUDIT_H_
+#ifndef WSCHED_SERVER_GRPC_AUDIT_TRAIL_H_
+#define WSCHED_SERVER_GRPC_AUDIT_TRAIL_H_
 
 #include <string>
 #include <vector>
@@ -36,4 +36,4 @@ core::AuditRecord AuditRecordOf(const Principal& who, const std::string& method,
 
 }  // namespace wsched::grpc_api
 
-#endif  // WSCHED_SERVER_GRPC_AUDIT_H_
+#endif  // WSCHED_SERVER_GRPC_AUDIT_TRAIL_H_

@@ -1,6 +1,6 @@
 // A simulation's results as a table (for people) and JSON (for scripts).
-#ifndef WSCHED_SERVER_SIMULATE_REPORT_H_
-#define WSCHED_SERVER_SIMULATE_REPORT_H_
+#ifndef WSCHED_SERVER_SIMULATE_SIMULATION_REPORT_H_
+#define WSCHED_SERVER_SIMULATE_SIMULATION_REPORT_H_
 
 #include <string>
 #include <vector>
@@ -34,4 +34,4 @@ std::string WaitText(absl::Duration d);
 
 }  // namespace wsched::simulate
 
-#endif  // WSCHED_SERVER_SIMULATE_REPORT_H_
+#endif  // WSCHED_SERVER_SIMULATE_SIMULATION_REPORT_H_

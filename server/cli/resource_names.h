@@ -1,7 +1,7 @@
 // The resources of `get`, `describe` and `delete`, with the names kubectl
 // users type for them: singular, plural and a short form.
-#ifndef WSCHED_SERVER_CLI_RESOURCES_H_
-#define WSCHED_SERVER_CLI_RESOURCES_H_
+#ifndef WSCHED_SERVER_CLI_RESOURCE_NAMES_H_
+#define WSCHED_SERVER_CLI_RESOURCE_NAMES_H_
 
 #include <optional>
 #include <string_view>
@@ -28,4 +28,4 @@ const ResourceSpec* FindResource(std::string_view name);
 
 }  // namespace wsched::cli
 
-#endif  // WSCHED_SERVER_CLI_RESOURCES_H_
+#endif  // WSCHED_SERVER_CLI_RESOURCE_NAMES_H_

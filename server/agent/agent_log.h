@@ -1,7 +1,7 @@
 // One-line, timestamped messages on stderr: journald and container runtimes
 // collect stderr, so the agent needs nothing more.
-#ifndef WSCHED_SERVER_AGENT_LOG_H_
-#define WSCHED_SERVER_AGENT_LOG_H_
+#ifndef WSCHED_SERVER_AGENT_AGENT_LOG_H_
+#define WSCHED_SERVER_AGENT_AGENT_LOG_H_
 
 #include <string>
 
@@ -17,4 +17,4 @@ std::string OneLine(absl::string_view message);
 
 }  // namespace wsched::agent
 
-#endif  // WSCHED_SERVER_AGENT_LOG_H_
+#endif  // WSCHED_SERVER_AGENT_AGENT_LOG_H_

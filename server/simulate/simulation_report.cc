@@ -1,4 +1,4 @@
-#include "server/simulate/report.h"
+#include "server/simulate/simulation_report.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"

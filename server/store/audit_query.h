@@ -1,8 +1,8 @@
 // Audit records (migration 0009): what AuditRepository (unit_of_work.h)
 // writes and lists, and by what. The records are core's (core/audit.h).
 // Free of libpqxx like every public store header.
-#ifndef WSCHED_SERVER_STORE_AUDIT_H_
-#define WSCHED_SERVER_STORE_AUDIT_H_
+#ifndef WSCHED_SERVER_STORE_AUDIT_QUERY_H_
+#define WSCHED_SERVER_STORE_AUDIT_QUERY_H_
 
 #include <optional>
 #include <string>
@@ -23,4 +23,4 @@ struct AuditFilter {
 
 }  // namespace wsched::store
 
-#endif  // WSCHED_SERVER_STORE_AUDIT_H_
+#endif  // WSCHED_SERVER_STORE_AUDIT_QUERY_H_

@@ -1,6 +1,6 @@
 // Lists for the user: every page of a List RPC, merged into one response.
-#ifndef WSCHED_SERVER_CLI_PAGING_H_
-#define WSCHED_SERVER_CLI_PAGING_H_
+#ifndef WSCHED_SERVER_CLI_ALL_PAGES_H_
+#define WSCHED_SERVER_CLI_ALL_PAGES_H_
 
 #include <string>
 
@@ -32,4 +32,4 @@ grpc::Status ListAllPages(const Client& client, Request request, Response* all, 
 
 }  // namespace wsched::cli
 
-#endif  // WSCHED_SERVER_CLI_PAGING_H_
+#endif  // WSCHED_SERVER_CLI_ALL_PAGES_H_

@@ -23,7 +23,7 @@
 #include "server/agent/discovery.h"
 #include "server/agent/host_facts.h"
 #include "server/agent/inventory_client.h"
-#include "server/agent/log.h"
+#include "server/agent/agent_log.h"
 #include "server/agent/node_json.h"
 #include "server/agent/nvidia_smi.h"
 #include "server/agent/rooted_fs.h"

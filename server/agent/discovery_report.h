@@ -1,6 +1,6 @@
 // Discovery results in the wire form of wsched.v1 (inventory.proto).
-#ifndef WSCHED_SERVER_AGENT_REPORT_H_
-#define WSCHED_SERVER_AGENT_REPORT_H_
+#ifndef WSCHED_SERVER_AGENT_DISCOVERY_REPORT_H_
+#define WSCHED_SERVER_AGENT_DISCOVERY_REPORT_H_
 
 #include <map>
 #include <string>
@@ -30,4 +30,4 @@ wsched::v1::HeartbeatRequest MakeHeartbeat(const core::NodeInfo& node,
 
 }  // namespace wsched::agent
 
-#endif  // WSCHED_SERVER_AGENT_REPORT_H_
+#endif  // WSCHED_SERVER_AGENT_DISCOVERY_REPORT_H_
