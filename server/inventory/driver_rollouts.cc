@@ -114,7 +114,7 @@ absl::StatusOr<bool> DriverRollouts::ApplyStep(
   return applied;
 }
 
-absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::Step() {
+absl::StatusOr<std::vector<store::DriverRolloutRow>> DriverRollouts::LoadRecords() {
   if (parts_.db == nullptr) return absl::FailedPreconditionError("no database");
   std::vector<store::DriverRolloutRow> rows;
   absl::Status status = store::UnitOfWork::Run(*parts_.db, "reading driver rollouts",
@@ -123,8 +123,14 @@ absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::Step() {
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  return rows;
+}
+
+absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::Step() {
+  absl::StatusOr<std::vector<store::DriverRolloutRow>> rows = LoadRecords();
+  if (!rows.ok()) return rows.status();
   std::vector<DriverRolloutView> views;
-  if (rows.empty() && !AnyRolloutWork(*parts_.mirror->View())) {
+  if (rows->empty() && !AnyRolloutWork(*parts_.mirror->View())) {
     for (const core::NodePool& pool : parts_.mirror->CurrentCatalog()->pools) {
       if (RolloutPool(pool)) views.push_back({pool.id, {}, false, {}, pool.driver_rollout.max_unavailable});
     }
@@ -134,7 +140,7 @@ absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::Step() {
   if (!nodes.ok()) return nodes.status();
   for (const core::NodePool& pool : parts_.mirror->CurrentCatalog()->pools) {
     if (!RolloutPool(pool)) continue;
-    const std::optional<core::RolloutRecord> kept = RecordOf(rows, pool.id);
+    const std::optional<core::RolloutRecord> kept = RecordOf(*rows, pool.id);
     core::RolloutStep step = core::PlanRollout(pool.driver_rollout, RolloutNodesOf(pool.id, *nodes), kept);
     if (!step.release.empty() || step.record != kept) {
       auto applied = ApplyStep(pool.id, kept, step);
@@ -155,17 +161,12 @@ absl::StatusOr<std::vector<DriverRolloutView>> DriverRollouts::List(const std::s
   }
   auto nodes = parts_.inventory->AllNodes();
   if (!nodes.ok()) return nodes.status();
-  std::vector<store::DriverRolloutRow> rows;
-  absl::Status status = store::UnitOfWork::Run(*parts_.db, "reading driver rollouts",
-                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    rows = unit.nodes().LoadRollouts();
-    return absl::OkStatus();
-  });
-  if (!status.ok()) return status;
+  absl::StatusOr<std::vector<store::DriverRolloutRow>> rows = LoadRecords();
+  if (!rows.ok()) return rows.status();
   std::vector<DriverRolloutView> views;
   for (const core::NodePool& each : catalog->pools) {
     if (!RolloutPool(each) || (!pool.empty() && each.id != pool)) continue;
-    const std::optional<core::RolloutRecord> kept = RecordOf(rows, each.id);
+    const std::optional<core::RolloutRecord> kept = RecordOf(*rows, each.id);
     views.push_back({each.id, kept.value_or(core::RolloutRecord{}), kept.has_value(),
                      core::CountRollout(RolloutNodesOf(each.id, *nodes)),
                      each.driver_rollout.max_unavailable});

@@ -18,6 +18,7 @@
 #include "server/replica/feed_follower.h"
 #include "server/inventory/node_inventory.h"
 #include "server/store/database.h"
+#include "server/store/types.h"
 
 namespace wsched::inventory {
 
@@ -55,6 +56,8 @@ class DriverRollouts {
   // The rollout as the plan sees `pool` in `nodes` (views of every node).
   std::vector<core::RolloutNode> RolloutNodesOf(const std::string& pool,
                                                 const std::vector<NodeView>& nodes) const;
+  // Every pool's kept record (FAILED_PRECONDITION without a database).
+  absl::StatusOr<std::vector<store::DriverRolloutRow>> LoadRecords();
   // Writes one planned step of `pool`'s rollout; false when the kept record
   // changed since `planned_from` (an admin paused or resumed): the next
   // step plans again.
