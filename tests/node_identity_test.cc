@@ -418,5 +418,56 @@ TEST_F(NodeIdentityTest, RevokedRotatedAndRemovedCredentials) {
   EXPECT_EQ(AdminView(admin, "node-1").info().gpus_size(), 8);
 }
 
+// n1's own credential cannot take n2's cloud instance or GPUs: an
+// actuator that scales n1 down would end n2's instance.
+TEST_F(NodeIdentityTest, ARegistrationCannotClaimAnotherNodesProviderIdOrGpus) {
+  Start({.bootstrap = false, .static_nodes = true});
+  Caller admin(server_->channel(), testing::kAdminToken);
+  Caller as_n1(server_->channel(), kN1Token);
+  Caller as_n2(server_->channel(), kN2Token);
+  v1::NodeInfo n2 = testing::FakeGpuNode("n2", kPool);
+  n2.set_provider_id("aws:///us-east-1a/i-0n2");
+  ASSERT_TRUE(as_n2.Register(n2).ok());
+  const v1::Node n2_before = AdminView(admin, "n2");
+
+  struct Case {
+    std::string what;
+    std::function<void(v1::NodeInfo&)> claim;
+    std::string field, claimed;
+  };
+  const std::vector<Case> cases = {
+      {"provider id", [&](v1::NodeInfo& n) { n.set_provider_id(n2.provider_id()); },
+       "node.provider_id", "provider_id"},
+      {"one GPU", [&](v1::NodeInfo& n) { n.mutable_gpus(3)->set_uuid(n2.gpus(5).uuid()); },
+       "node.gpus.uuid", n2.gpus(5).uuid()},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    v1::NodeInfo n1 = testing::FakeGpuNode("n1", kPool);
+    n1.set_provider_id("aws:///us-east-1a/i-0n1");
+    c.claim(n1);
+    grpc::Status refused = as_n1.Register(n1);
+    EXPECT_EQ(refused.error_code(), StatusCode::FAILED_PRECONDITION) << refused.error_message();
+    EXPECT_EQ(Reason(refused), "NODE_IDENTITY_CLAIMED");
+    EXPECT_THAT(refused.error_message(), HasSubstr(c.field));
+    EXPECT_THAT(refused.error_message(), HasSubstr("claimed by node n2"));
+    v1::Node absent;
+    EXPECT_EQ(admin.GetNode("n1", &absent).error_code(), StatusCode::NOT_FOUND)
+        << "a refused registration changes nothing";
+  }
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(n2_before, AdminView(admin, "n2")));
+
+  // Its own identity, registered again, is its own; once n2 is removed its
+  // identity is free.
+  v1::NodeInfo n1 = testing::FakeGpuNode("n1", kPool);
+  n1.set_provider_id("aws:///us-east-1a/i-0n1");
+  ASSERT_TRUE(as_n1.Register(n1).ok());
+  EXPECT_TRUE(as_n1.Register(n1).ok());
+  ASSERT_TRUE(admin.RemoveNode("n2").ok());
+  n1.set_provider_id(n2.provider_id());
+  grpc::Status taken = as_n1.Register(n1);
+  EXPECT_TRUE(taken.ok()) << taken.error_message();
+}
+
 }  // namespace
 }  // namespace wsched

@@ -64,6 +64,7 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kBootstrapNodeExists, "BOOTSTRAP_NODE_EXISTS", C::kPermissionDenied},
     ReasonInfo{R::kBootstrapRegistersOnly, "BOOTSTRAP_REGISTERS_ONLY", C::kPermissionDenied},
     ReasonInfo{R::kPlacerUnreachable, "PLACER_UNREACHABLE", C::kUnavailable},
+    ReasonInfo{R::kNodeIdentityClaimed, "NODE_IDENTITY_CLAIMED", C::kFailedPrecondition},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

@@ -86,6 +86,8 @@ enum class ErrorReason : int {
   kBootstrapRegistersOnly = 41,
   // A front door could not reach the placer (docs/architecture.md).
   kPlacerUnreachable = 42,
+  // A registration claims another node's provider id or GPU UUID.
+  kNodeIdentityClaimed = 43,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

@@ -115,6 +115,27 @@ const core::Gpu* FindGpu(const core::NodeInfo& node, const std::string& uuid) {
   return nullptr;
 }
 
+// A provider id or GPU UUID is one machine's: a node that reports one
+// another node claims would let an actuator that scales that node down end
+// the other's instance. Refused, naming the holder, whatever its state (a
+// lost node's machine may come back under it; an admin removes it when
+// it is gone).
+absl::Status RefuseClaimedIdentity(store::UnitOfWork& unit, const core::NodeInfo& info) {
+  std::vector<std::string> uuids;
+  for (const core::Gpu& gpu : info.gpus) uuids.push_back(gpu.uuid);
+  std::optional<store::IdentityClaim> claim =
+      unit.nodes().FindIdentityClaim(info.name, info.provider_id, uuids);
+  if (!claim) return absl::OkStatus();
+  const std::string field = claim->what == "provider_id" ? "node.provider_id" : "node.gpus.uuid";
+  return core::PreconditionError(
+      core::ErrorReason::kNodeIdentityClaimed, "STATE", absl::StrCat("node/", claim->node),
+      absl::StrCat(field, ": ", claim->what == "provider_id" ? "provider id " : "GPU ",
+                   claim->what == "provider_id" ? info.provider_id : claim->what,
+                   " is claimed by node ", claim->node, "; remove ", claim->node,
+                   " first if its machine is gone"),
+      {{"node", info.name}, {"holder", claim->node}, {"claim", claim->what}});
+}
+
 }  // namespace
 
 namespace {
@@ -240,6 +261,7 @@ absl::StatusOr<NodeView> NodeInventory::RegisterNode(const core::NodeInfo& repor
     } else {
       stored.state = core::NodeState::kReady;
     }
+    if (absl::Status claimed = RefuseClaimedIdentity(unit, info); !claimed.ok()) return claimed;
     const core::NodeInfo previous = stored.info;
     stored.info = info;
     for (core::Gpu& gpu : stored.info.gpus) {

@@ -290,4 +290,22 @@ bool DeleteDriverRollout(pqxx::work& txn, const std::string& pool) {
   return txn.exec_params("DELETE FROM driver_rollouts WHERE pool = $1", pool).affected_rows() > 0;
 }
 
+std::optional<IdentityClaim> FindIdentityClaim(pqxx::work& txn, const std::string& name,
+                                               const std::string& provider_id,
+                                               const std::vector<std::string>& gpu_uuids) {
+  txn.exec("SELECT pg_advisory_xact_lock(hashtext('wsched node identity'))");
+  pqxx::result rows = txn.exec_params(
+      "SELECT n.name, CASE WHEN $2 <> '' AND n.info->>'provider_id' = $2 THEN 'provider_id' "
+      "ELSE (SELECT g->>'uuid' FROM jsonb_array_elements(n.info->'gpus') g "
+      "      WHERE g->>'uuid' = ANY($3::text[]) ORDER BY g->>'uuid' LIMIT 1) END "
+      "FROM nodes n WHERE n.name <> $1 AND ("
+      "  ($2 <> '' AND n.info->>'provider_id' = $2) OR "
+      "  EXISTS (SELECT 1 FROM jsonb_array_elements(n.info->'gpus') g "
+      "          WHERE g->>'uuid' = ANY($3::text[]))) "
+      "ORDER BY n.name LIMIT 1",
+      name, provider_id, TextArray(gpu_uuids));
+  if (rows.empty()) return std::nullopt;
+  return IdentityClaim{rows[0][0].c_str(), rows[0][1].c_str()};
+}
+
 }  // namespace wsched::store

@@ -58,6 +58,15 @@ std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::strin
 // is released. Returns the workspaces that were on it.
 std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, ChangeSet& changes);
 
+// Another node that already claims `provider_id` (when not empty) or one of
+// `gpu_uuids`: its name and what it claims ("provider_id" or the UUID);
+// nullopt when none does. Takes a transaction-scoped advisory lock first,
+// so two registrations that claim the same identity are checked one after
+// the other and the second sees the first.
+std::optional<IdentityClaim> FindIdentityClaim(pqxx::work& txn, const std::string& name,
+                                               const std::string& provider_id,
+                                               const std::vector<std::string>& gpu_uuids);
+
 // Workspaces on each node (all nodes, or `nodes` alone), CPU and GPU alike:
 // placed, or lost and not yet released. Nodes without any are absent.
 std::map<std::string, int> WorkspaceCountsOnNodes(pqxx::work& txn, const std::vector<std::string>& nodes);

@@ -157,6 +157,14 @@ struct BatchStatements {
   int round_trips = 0;  // Waits for PostgreSQL's answers, BEGIN to COMMIT.
 };
 
+// Another node's claim on an identity a registration reports
+// (FindIdentityClaim, node_repository.h): its name, and what it claims:
+// "provider_id" or the GPU UUID.
+struct IdentityClaim {
+  std::string node;
+  std::string what;
+};
+
 // ---- scaling (scaling_repository.h)
 
 // Why a pool has its target, as a scaling_signals row names it. The store's

@@ -97,6 +97,12 @@ std::vector<std::string> NodeRepository::Delete(const std::string& name) {
   return DeleteNode(s_.txn, name, s_.changes);
 }
 
+std::optional<IdentityClaim> NodeRepository::FindIdentityClaim(
+    const std::string& name, const std::string& provider_id,
+    const std::vector<std::string>& gpu_uuids) {
+  return store::FindIdentityClaim(s_.txn, name, provider_id, gpu_uuids);
+}
+
 std::map<std::string, int> NodeRepository::WorkspaceCounts(const std::vector<std::string>& nodes) {
   return WorkspaceCountsOnNodes(s_.txn, nodes);
 }

@@ -96,6 +96,11 @@ class NodeRepository {
   std::vector<std::string> MarkLost(absl::Duration timeout);
   std::vector<std::string> ReleaseLostWorkspaces(const std::string& node);
   std::vector<std::string> Delete(const std::string& name);
+  // Another node that claims this provider id or one of these GPU UUIDs
+  // (node_repository.h).
+  std::optional<IdentityClaim> FindIdentityClaim(const std::string& name,
+                                                 const std::string& provider_id,
+                                                 const std::vector<std::string>& gpu_uuids);
   // Workspaces on each node (all nodes, or `nodes` alone), CPU and GPU
   // alike: placed, or lost and not yet released. Nodes without any are
   // absent.
