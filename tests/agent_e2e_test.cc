@@ -409,8 +409,16 @@ TEST_F(AgentE2eTest, VfioPoolHandsVmsOnlyGroupsBoundToVfioPci) {
 
   // The same tree in a container pool: the GPU on nvidia serves a
   // container, the one on vfio-pci does not. Without the driver's files its
-  // GPUs have stand-in UUIDs (PCI-<address>), the same as the VM node's, and
-  // a GPU UUID is held once: the VMs stop first.
+  // GPUs have stand-in UUIDs (PCI-<address>), the same as the VM node's. A
+  // GPU is one machine's: while the VM node is registered, the machine
+  // cannot register as another node; the VMs stop and the node goes first.
+  std::vector<std::string> host_flags = AgentFlags("vfio-host", "gpu-host", "host-e2e");
+  host_flags.push_back("--once");
+  {
+    AgentProcess agent(host_flags);
+    EXPECT_NE(agent.Wait(), 0);
+    EXPECT_THAT(agent.Log(), HasSubstr("is claimed by node vm-e2e"));
+  }
   for (const char* id : {"ws-vm-1", "ws-vm-2"}) {
     grpc::ClientContext context;
     testing::Authorize(context, testing::kControlPlaneToken);
@@ -419,8 +427,14 @@ TEST_F(AgentE2eTest, VfioPoolHandsVmsOnlyGroupsBoundToVfioPci) {
     v1::Workspace stopped;
     ASSERT_TRUE(placement->StopWorkspace(&context, request, &stopped).ok()) << id;
   }
-  std::vector<std::string> host_flags = AgentFlags("vfio-host", "gpu-host", "host-e2e");
-  host_flags.push_back("--once");
+  {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::NodeNameRequest request;
+    request.set_node_name("vm-e2e");
+    v1::Empty removed;
+    ASSERT_TRUE(inventory_->RemoveNode(&context, request, &removed).ok());
+  }
   {
     AgentProcess agent(host_flags);
     ASSERT_EQ(agent.Wait(), 0) << agent.Log() << server_->Log();
