@@ -52,10 +52,10 @@ class ReplicaMirror {
   // The parts the mirror tells of what it applies; each has its own lock,
   // taken under the mirror's.
   struct Listeners {
-    WatchHub* watches;         // A workspace's new version.
-    SettingsCache* settings;   // A settings entry, a reload.
-    usage::UsageAccounting* usage;    // A placement that ended.
-    DrainRequests* drains;     // Capacity that came back or changed.
+    WatchHub* watches;              // A workspace's new version.
+    SettingsCache* settings;        // A settings entry, a reload.
+    usage::UsageAccounting* usage;  // A placement that ended.
+    DrainRequests* drains;          // Capacity that came back or changed.
   };
   ReplicaMirror(Listeners listeners, RecentlyEnded::Limits ended_window, core::Clock clock);
   ReplicaMirror(const ReplicaMirror&) = delete;
@@ -81,7 +81,7 @@ class ReplicaMirror {
   // Drops recently ended versions past their window.
   void ExpireEnded() ABSL_LOCKS_EXCLUDED(mu_);
 
-  // ---- deciding (decision_commit.cc) ----
+  // ---- deciding (pipeline/decision_commit.h) ----
   // A decision and, when it places, the tentative hold on what it chose plus
   // the node and pool the answer is built from. `id_busy`: the id already
   // holds tentatively (a concurrent request for it): nothing was held.
@@ -105,7 +105,7 @@ class ReplicaMirror {
   // recently ended; 0 when it keeps none.
   int64_t KnownVersion(const std::string& id) const ABSL_LOCKS_EXCLUDED(mu_);
 
-  // ---- the queue (queue_drain.cc) ----
+  // ---- the queue (pipeline/queue_drain.h) ----
   int QueuePosition(const std::string& id) const ABSL_LOCKS_EXCLUDED(mu_);
   // Queued workspaces, in order, that may use a pool in `scope`.
   std::vector<std::string> Queued(const DrainRequests::Scope& scope) const ABSL_LOCKS_EXCLUDED(mu_);
