@@ -37,8 +37,8 @@ class DriverRollouts {
     store::Database* db = nullptr;
     const NodeInventory::Mirror* mirror = nullptr;  // The catalog and nodes as mirrored.
     NodeInventory* inventory = nullptr;             // Every node, with its workspaces.
-    replica::FeedFollower* follower = nullptr;               // Read your writes.
-    replica::DrainRequests* drains = nullptr;                // A released node takes no new work.
+    replica::FeedFollower* follower = nullptr;      // Read your writes.
+    replica::DrainRequests* drains = nullptr;       // A released node takes no new work.
   };
   DriverRollouts(Parts parts, core::Clock clock) : parts_(parts), clock_(std::move(clock)) {}
 

@@ -148,7 +148,7 @@ class NodeInventory {
     const Mirror* mirror = nullptr;
     replica::FeedFollower* follower = nullptr;  // Read your writes.
     replica::DrainRequests* drains = nullptr;   // Pending work may fit now.
-    usage::UsageAccounting* usage = nullptr;  // The agents' GPU samples.
+    usage::UsageAccounting* usage = nullptr;    // The agents' GPU samples.
     CredentialAdmin* credentials = nullptr;
     metrics::Metrics* metrics = nullptr;
   };

@@ -38,7 +38,7 @@ class QueueDrain {
     replica::FeedFollower* follower = nullptr;  // Told when a commit found a change made elsewhere.
     replica::DrainRequests* drains = nullptr;   // What to try, and whether the replica stops.
     SettingsReader* settings = nullptr;
-    WorkspaceViews* views = nullptr;   // The scaler's view of each pool, for reasons.
+    WorkspaceViews* views = nullptr;            // The scaler's view of each pool, for reasons.
     DecisionCommit* commit = nullptr;
     metrics::Metrics* metrics = nullptr;
   };
