@@ -99,6 +99,12 @@ ABSL_FLAG(absl::Duration, feed_gap, kDefaults.feed_gap,
           "the least time between two background reads of the change log: other replicas' "
           "commits in between are read together, and this replica's view of them lags by "
           "up to this much more (0: read on every notification)");
+ABSL_FLAG(int, watch_buffer, kDefaults.watch_buffer,
+          "how many messages a WatchWorkspaces stream may fall behind before it is ended with "
+          "WATCH_TOO_SLOW (it then resumes from its last version), 10..100000");
+ABSL_FLAG(absl::Duration, watch_bookmark_interval, kDefaults.watch_bookmark_interval,
+          "a WatchWorkspaces stream sent nothing for this long gets a bookmark with the current "
+          "version, 1s..1h");
 ABSL_FLAG(absl::Duration, heartbeat_interval, kDefaults.heartbeat_interval,
           "heartbeat interval the server asks node agents to use");
 ABSL_FLAG(absl::Duration, node_lost_after, kDefaults.node_lost_after,
@@ -242,6 +248,17 @@ int main(int argc, char** argv) {
   options.feed_gap = absl::GetFlag(FLAGS_feed_gap);
   if (options.feed_gap < absl::ZeroDuration() || options.feed_gap > absl::Milliseconds(100)) {
     wsched::log::Error("--feed_gap must be between 0 and 100ms");
+    return 1;
+  }
+  options.watch_buffer = absl::GetFlag(FLAGS_watch_buffer);
+  if (options.watch_buffer < 10 || options.watch_buffer > 100000) {
+    wsched::log::Error("--watch_buffer must be between 10 and 100000");
+    return 1;
+  }
+  options.watch_bookmark_interval = absl::GetFlag(FLAGS_watch_bookmark_interval);
+  if (options.watch_bookmark_interval < absl::Seconds(1) ||
+      options.watch_bookmark_interval > absl::Hours(1)) {
+    wsched::log::Error("--watch_bookmark_interval must be between 1s and 1h");
     return 1;
   }
   options.heartbeat_interval = absl::GetFlag(FLAGS_heartbeat_interval);

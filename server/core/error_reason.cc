@@ -65,6 +65,8 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kBootstrapRegistersOnly, "BOOTSTRAP_REGISTERS_ONLY", C::kPermissionDenied},
     ReasonInfo{R::kPlacerUnreachable, "PLACER_UNREACHABLE", C::kUnavailable},
     ReasonInfo{R::kNodeIdentityClaimed, "NODE_IDENTITY_CLAIMED", C::kFailedPrecondition},
+    ReasonInfo{R::kResumeTooOld, "RESUME_TOO_OLD", C::kOutOfRange},
+    ReasonInfo{R::kWatchTooSlow, "WATCH_TOO_SLOW", C::kResourceExhausted},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

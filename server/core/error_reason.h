@@ -88,6 +88,9 @@ enum class ErrorReason : int {
   kPlacerUnreachable = 42,
   // A registration claims another node's provider id or GPU UUID.
   kNodeIdentityClaimed = 43,
+  // WatchWorkspaces (docs/api.md "Following every workspace").
+  kResumeTooOld = 44,
+  kWatchTooSlow = 45,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

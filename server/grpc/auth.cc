@@ -66,6 +66,10 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/ListWorkspaces", {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/WatchWorkspace", {R::kControlPlane}},
+      // Scoped in the handler: a project owner to its projects, an agent
+      // to its own node (watch_workspaces.cc).
+      {"/wsched.v1.PlacementService/WatchWorkspaces",
+       {R::kControlPlane, R::kAdmin, R::kProjectOwner, R::kAgent}},
       // Scaling: actuators watch and report.
       {"/wsched.v1.ScalingService/GetScalingState", {R::kActuator, R::kAdmin, R::kControlPlane}},
       {"/wsched.v1.ScalingService/WatchScalingSignals", {R::kActuator, R::kAdmin}},

@@ -125,6 +125,8 @@ const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
       {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/ListWorkspaces", {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/WatchWorkspace", {R::kControlPlane}},
+      {"/wsched.v1.PlacementService/WatchWorkspaces",
+       {R::kControlPlane, R::kAdmin, R::kProjectOwner, R::kAgent}},
       {"/wsched.v1.ScalingService/GetScalingState", {R::kActuator, R::kAdmin, R::kControlPlane}},
       {"/wsched.v1.ScalingService/WatchScalingSignals", {R::kActuator, R::kAdmin}},
       {"/wsched.v1.ScalingService/ReportActuator", {R::kActuator}},

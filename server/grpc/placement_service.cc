@@ -10,36 +10,14 @@
 #include "server/core/paging.h"
 #include "server/grpc/handler.h"
 #include "server/grpc/placement_forwarder.h"
+#include "server/grpc/watch_workspaces.h"
+#include "server/grpc/workspace_message.h"
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::grpc_api {
 namespace {
 
 constexpr char kService[] = "wsched.v1.PlacementService";
-using google::protobuf::util::TimeUtil;
-
-v1::WorkspaceState ToProto(core::WorkspaceState state) {
-  switch (state) {
-    case core::WorkspaceState::kPending: return v1::WORKSPACE_STATE_PENDING;
-    case core::WorkspaceState::kPlaced: return v1::WORKSPACE_STATE_PLACED;
-    case core::WorkspaceState::kStopped: return v1::WORKSPACE_STATE_STOPPED;
-    case core::WorkspaceState::kLost: return v1::WORKSPACE_STATE_LOST;
-  }
-  return v1::WORKSPACE_STATE_UNSPECIFIED;
-}
-
-v1::ClassSource SourceFromName(const std::string& name) {
-  for (auto source : {core::ClassSource::kRequest, core::ClassSource::kPrevious,
-                      core::ClassSource::kProjectDefault, core::ClassSource::kOrgDefault,
-                      core::ClassSource::kInstallationDefault}) {
-    if (name == core::ClassSourceName(source)) return static_cast<v1::ClassSource>(static_cast<int>(source) + 1);
-  }
-  return v1::CLASS_SOURCE_UNSPECIFIED;
-}
-
-google::protobuf::Timestamp TimestampOf(absl::Time t) {
-  return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
-}
 
 static_assert(v1::PendingReasonCode_MAX ==
                   static_cast<int>(placement::PendingCode::kGpusNotBound) + 1,
@@ -53,70 +31,6 @@ std::string PendingIdentity(const pipeline::WorkspaceView& view) {
   return absl::StrCat(static_cast<int>(r.code), "/", r.pool, "/", r.node, "/", r.kernel, "/",
                       r.since ? absl::ToUnixSeconds(*r.since) : 0, "/",
                       r.until ? absl::ToUnixSeconds(*r.until) : 0, "/", r.queue_position);
-}
-
-void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* out) {
-  // The enums share their order (placement/pending_reason.h), shifted by
-  // UNSPECIFIED.
-  out->set_code(static_cast<v1::PendingReasonCode>(static_cast<int>(reason.code) + 1));
-  out->set_detail(reason.detail);
-  out->set_pool(reason.pool);
-  out->set_node(reason.node);
-  out->set_kernel_version(reason.kernel);
-  out->set_installer_image(reason.image);
-  out->set_org_gpus_held(reason.quota.held);
-  out->set_org_gpu_quota(reason.quota.quota);
-  out->set_gpus_needed(reason.gpus_needed);
-  if (reason.since) *out->mutable_since() = TimestampOf(*reason.since);
-  if (reason.until) *out->mutable_until() = TimestampOf(*reason.until);
-}
-
-absl::Status ToProto(const pipeline::WorkspaceView& view, v1::Workspace* out) {
-  const core::Workspace& w = view.workspace;
-  if (w.hand_off != nullptr && w.state != core::WorkspaceState::kStopped) {
-    convert::ToProto(*w.hand_off, out);
-  }
-  out->set_id(w.id);
-  out->set_org_id(w.org_id);
-  out->set_project_id(w.project_id);
-  out->set_user_id(w.user_id);
-  out->set_class_id(w.class_id);
-  out->set_class_explanation(w.explanation);
-  out->set_class_source(SourceFromName(w.class_source));
-  out->set_state(ToProto(w.state));
-  if (w.state == core::WorkspaceState::kPlaced || w.state == core::WorkspaceState::kLost) {
-    out->set_node_name(w.node_name);
-    out->set_pool(w.pool);
-  }
-  out->set_pending_reason(w.pending_reason);
-  if (view.pending) PendingToProto(*view.pending, out->mutable_pending());
-  out->set_estimate_basis(view.estimate_basis);
-  out->set_queue_position(view.queue_position);
-  if (view.estimated_wait) {
-    *out->mutable_estimated_time_to_place() =
-        TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(*view.estimated_wait));
-    // The seconds field stays filled until v2 for the clients that read it;
-    // its accessors are deprecated for readers, not for this one writer.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-    out->set_estimated_seconds_to_place(absl::ToInt64Seconds(*view.estimated_wait));
-#pragma GCC diagnostic pop
-  }
-  if (w.created_at != absl::InfinitePast()) {
-    *out->mutable_created_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.created_at));
-  }
-  if (w.placed_at != absl::InfinitePast()) {
-    *out->mutable_placed_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.placed_at));
-  }
-  // Only a placed workspace's GPUs can sit idle; a stopped one keeps its
-  // last mark in the row, which says nothing any more.
-  if (w.idle && w.state == core::WorkspaceState::kPlaced) {
-    v1::WorkspaceEvent* event = out->mutable_event();
-    event->set_kind(v1::WorkspaceEvent::KIND_IDLE);
-    *event->mutable_idle_since() = TimestampOf(w.idle->since);
-    if (w.idle->stops_at) *event->mutable_stops_at() = TimestampOf(*w.idle->stops_at);
-  }
-  return absl::OkStatus();
 }
 
 // The held GPUs' health now, from the node's latest report: a GPU can go
@@ -144,7 +58,15 @@ std::string GpuHealthKey(const v1::Workspace& workspace) {
 }  // namespace
 
 PlacementServiceImpl::PlacementServiceImpl(const ServiceContext& context)
-    : context_(context), blocking_(BlockingPool::Options{}) {}
+    : context_(context),
+      watch_openings_(BlockingPool::Options{.max_threads = 16}),
+      blocking_(BlockingPool::Options{}) {}
+
+grpc::ServerWriteReactor<v1::WatchWorkspacesResponse>* PlacementServiceImpl::WatchWorkspaces(
+    grpc::CallbackServerContext* context, const v1::WatchWorkspacesRequest* request) {
+  return WorkspacesWatch::Start({&context_, &watch_openings_, context_.watch_buffer}, context,
+                                request);
+}
 
 template <typename Request, typename Body>
 grpc::ServerUnaryReactor* PlacementServiceImpl::Serve(
@@ -167,7 +89,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::Serve(
                            [&](const Principal&) -> absl::Status {
       absl::StatusOr<pipeline::WorkspaceView> view = body();
       if (!view.ok()) return view.status();
-      return ToProto(*view, response);
+      return WorkspaceToProto(*view, response);
     }));
   });
   return reactor;
@@ -199,7 +121,7 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     auto view = context_.scheduler->pipeline().views().Get(request->workspace_id());
     if (!view.ok()) return view.status();
-    if (absl::Status s = ToProto(*view, response); !s.ok()) return s;
+    if (absl::Status s = WorkspaceToProto(*view, response); !s.ok()) return s;
     FillGpuHealth(*context_.scheduler, response);
     return absl::OkStatus();
   });
@@ -224,7 +146,7 @@ grpc::Status PlacementServiceImpl::ListWorkspaces(grpc::ServerContext* context,
     if (!views.ok()) return views.status();
     for (const auto& view : views->items) {
       v1::Workspace* out = response->add_workspaces();
-      if (absl::Status s = ToProto(view, out); !s.ok()) return s;
+      if (absl::Status s = WorkspaceToProto(view, out); !s.ok()) return s;
       FillGpuHealth(*context_.scheduler, out);
     }
     response->set_next_page_token(views->next_page_token);
@@ -246,7 +168,7 @@ grpc::Status PlacementServiceImpl::WatchWorkspace(grpc::ServerContext* context,
       if (!view.ok()) return view.status();
       last = *view;
       v1::Workspace out;
-      if (absl::Status s = ToProto(*view, &out); !s.ok()) return s;
+      if (absl::Status s = WorkspaceToProto(*view, &out); !s.ok()) return s;
       FillGpuHealth(*context_.scheduler, &out);
       // A pending workspace's reason also changes without a write (a node
       // comes up, a pool backs off).

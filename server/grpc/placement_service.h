@@ -14,8 +14,11 @@ namespace wsched::grpc_api {
 // thread waiting, and the placer runs them on a BlockingPool instead of
 // one synchronous-server thread each (docs/architecture.md, "Callback
 // handlers on the hot path"). The reads stay synchronous.
+// WatchWorkspaces is a callback stream too: an idle stream holds no thread
+// (watch_workspaces.h).
 using PlacementServiceBase = v1::PlacementService::WithCallbackMethod_PlaceWorkspace<
-    v1::PlacementService::WithCallbackMethod_StopWorkspace<v1::PlacementService::Service>>;
+    v1::PlacementService::WithCallbackMethod_StopWorkspace<
+        v1::PlacementService::WithCallbackMethod_WatchWorkspaces<v1::PlacementService::Service>>>;
 
 class PlacementServiceImpl final : public PlacementServiceBase {
  public:
@@ -35,6 +38,8 @@ class PlacementServiceImpl final : public PlacementServiceBase {
   grpc::Status WatchWorkspace(grpc::ServerContext* context,
                               const v1::WatchWorkspaceRequest* request,
                               grpc::ServerWriter<v1::Workspace>* writer) override;
+  grpc::ServerWriteReactor<v1::WatchWorkspacesResponse>* WatchWorkspaces(
+      grpc::CallbackServerContext* context, const v1::WatchWorkspacesRequest* request) override;
 
  private:
   // The shared shape of the two callback handlers: forward to the placer
@@ -50,7 +55,10 @@ class PlacementServiceImpl final : public PlacementServiceBase {
       Body body);
 
   const ServiceContext context_;
-  // Last: its threads finish their calls before the rest goes.
+  // Last: their threads finish their calls before the rest goes. The
+  // watch streams' listings and catch-ups have their own, smaller pool, so
+  // a wave of reconnecting streams never delays a placement.
+  BlockingPool watch_openings_;
   BlockingPool blocking_;
 };
 

@@ -385,6 +385,25 @@ absl::Status ValidateRequest(const v1::WatchWorkspaceRequest& request) {
   return CheckId(request.workspace_id(), "workspace_id");
 }
 
+absl::Status ValidateRequest(const v1::WatchWorkspacesRequest& request) {
+  const v1::WorkspaceWatchFilter& filter = request.filter();
+  if (!filter.org_id().empty()) WSCHED_CHECK(CheckId(filter.org_id(), "filter.org_id"));
+  if (!filter.project_id().empty()) WSCHED_CHECK(CheckId(filter.project_id(), "filter.project_id"));
+  WSCHED_CHECK(CheckOptionalClassId(filter.class_id(), "filter.class_id"));
+  if (!filter.pool().empty()) WSCHED_CHECK(CheckPoolId(filter.pool(), "filter.pool"));
+  if (!filter.node_name().empty()) WSCHED_CHECK(CheckNodeName(filter.node_name(), "filter.node_name"));
+  if (filter.states_size() > 4) return Invalid("filter.states", "at most 4 (one of each state)");
+  for (int i = 0; i < filter.states_size(); ++i) {
+    const std::string field = absl::StrCat("filter.states[", i, "]");
+    WSCHED_CHECK(CheckEnum<v1::WorkspaceState>(filter.states(i), v1::WorkspaceState_IsValid, field));
+    if (filter.states(i) == v1::WORKSPACE_STATE_UNSPECIFIED) return Invalid(field, "must name a state");
+  }
+  if (request.resume_version() < 0) {
+    return Invalid("resume_version", "must be 0 (list first) or a version a stream sent");
+  }
+  return absl::OkStatus();
+}
+
 // --- ScalingService -----------------------------------------------------------
 
 absl::Status ValidateRequest(const v1::GetScalingStateRequest&) { return absl::OkStatus(); }
@@ -526,6 +545,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
       For<v1::PlaceWorkspaceRequest>(),
       For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),
       For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),
+      For<v1::WatchWorkspacesRequest>(),
       For<v1::GetScalingStateRequest>(), For<v1::WatchScalingSignalsRequest>(),
       For<v1::ActuatorReport>(), For<v1::ListAuditRecordsRequest>(),
       For<v1::ListUsageRequest>(), For<v1::SummarizeUsageRequest>(),

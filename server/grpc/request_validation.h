@@ -59,6 +59,7 @@ absl::Status ValidateRequest(const v1::StopWorkspaceRequest& request);
 absl::Status ValidateRequest(const v1::GetWorkspaceRequest& request);
 absl::Status ValidateRequest(const v1::ListWorkspacesRequest& request);
 absl::Status ValidateRequest(const v1::WatchWorkspaceRequest& request);
+absl::Status ValidateRequest(const v1::WatchWorkspacesRequest& request);
 
 absl::Status ValidateRequest(const v1::GetScalingStateRequest& request);
 absl::Status ValidateRequest(const v1::WatchScalingSignalsRequest& request);

@@ -213,6 +213,7 @@ absl::Status RunServer(const ServerOptions& options) {
   context.rate_limiter = &rate_limiter;
   context.metrics = &metrics;
   context.max_request_bytes = options.max_receive_message_bytes;
+  context.watch_buffer = static_cast<size_t>(options.watch_buffer);
   std::unique_ptr<app::PlacerElection> placer;
   std::unique_ptr<PlacementForwarder> forwarder;
   if (!options.advertise_host.empty()) {
@@ -228,6 +229,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler_options.gpu_healthy_for = options.gpu_healthy_for;
   scheduler_options.max_commit_wait = options.commit_wait;
   scheduler_options.feed_gap = options.feed_gap;
+  scheduler_options.watch_bookmark_interval = options.watch_bookmark_interval;
   scheduler_options.default_node_start = options.default_node_start_time;
   scheduler_options.default_driver_install = options.default_driver_install_time;
   if (placer != nullptr) {

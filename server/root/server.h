@@ -70,6 +70,11 @@ struct ServerOptions {
   absl::Duration min_idle_for = absl::Minutes(1);
   absl::Duration commit_wait = kScheduler.max_commit_wait;  // store::CommitBatcher::Options::max_wait.
   absl::Duration feed_gap = kScheduler.feed_gap;
+  // WatchWorkspaces (docs/api.md "Following every workspace"): how many
+  // messages a stream may fall behind before it is ended, and how long a
+  // quiet stream waits for a bookmark.
+  int watch_buffer = 1000;
+  absl::Duration watch_bookmark_interval = kScheduler.watch_bookmark_interval;
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
   absl::Duration actuator_timeout = absl::Minutes(5);

@@ -2,6 +2,8 @@
 // nodes, change-log pruning, the queue drain's timer), and watches.
 #include "server/scheduler/scheduler.h"
 
+#include "server/watch/database_history.h"
+
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
@@ -88,7 +90,8 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, Schedule
       clock_(std::move(clock)),
       usage_(clock_),
       credentials_(inventory::CredentialAdmin::LoaderOver(stores.db)),
-      credential_admin_(stores.db, &credentials_) {
+      credential_admin_(stores.db, &credentials_),
+      fanout_(options.watch_bookmark_interval) {
   // Each part after what it reads and writes through.
   mirror_ = std::make_unique<replica::ReplicaMirror>(
       replica::ReplicaMirror::Listeners{&watches_, &settings_, &usage_, &drains_},
@@ -140,6 +143,14 @@ absl::Status Scheduler::Start() {
   (void)listener_->WaitUntilListening(absl::Seconds(5));
   if (absl::Status loaded = follower_->CatchUp(); !loaded.ok()) return loaded;
   follower_->StartFollowing(options_.feed_poll_interval, options_.feed_gap);
+  history_ = std::make_unique<watch::DatabaseHistory>(stores_.db);
+  history_follower_ = std::make_unique<watch::HistoryFollower>(
+      history_.get(), &fanout_,
+      watch::HistoryFollower::Options{options_.feed_poll_interval, options_.feed_gap}, clock_);
+  history_follower_->Start();
+  history_listener_ = std::make_unique<store::ChangeListener>(
+      stores_.db->url(), stores_.db->bounds().probe, [this] { history_follower_->Notify(); },
+      store::ChangeListener::Hears::kEveryReplica);
   // Liveness reaches the database well inside the lost-node timeout.
   inventory_->liveness().StartFlushing(std::clamp(options_.node_lost_after / 10, absl::Milliseconds(100),
                                      absl::Seconds(1)));
@@ -155,6 +166,8 @@ void Scheduler::Stop() {
   idle_->Stop();  // Its writes go through the store and the mirror.
   if (loop_.joinable()) loop_.join();
   listener_.reset();
+  history_listener_.reset();
+  if (history_follower_) history_follower_->Stop();
   follower_->StopFollowing();
   inventory_->liveness().StopFlushing();
 }

@@ -39,6 +39,9 @@
 #include "server/replica/watch_hub.h"
 #include "server/store/change_feed.h"
 #include "server/store/database.h"
+#include "server/watch/fanout.h"
+#include "server/watch/history_follower.h"
+#include "server/watch/history_source.h"
 
 namespace wsched::scheduler {
 
@@ -95,6 +98,10 @@ class Scheduler {
   // What this replica mirrors of the database; its View() is the newest
   // immutable picture, walked without a lock (cluster_view.h).
   const replica::ReplicaMirror& mirror() const { return *mirror_; }
+  // WatchWorkspaces: the streams' fanout and where they read the change
+  // log's history (a database scheduler only).
+  watch::Fanout& workspace_fanout() { return fanout_; }
+  watch::HistorySource& workspace_history() { return *history_; }
   idle::IdleMonitor& idle() { return *idle_; }
   const idle::IdleMonitor& idle() const { return *idle_; }
   const SchedulerOptions& options() const { return options_; }
@@ -134,6 +141,11 @@ class Scheduler {
   std::unique_ptr<idle::IdleActions> idle_actions_;
   std::unique_ptr<idle::IdleMonitor> idle_;
   std::unique_ptr<store::ChangeListener> listener_;
+  watch::Fanout fanout_;
+  std::unique_ptr<watch::HistorySource> history_;
+  std::unique_ptr<watch::HistoryFollower> history_follower_;
+  // Hears every commit, this replica's own too: streams follow them all.
+  std::unique_ptr<store::ChangeListener> history_listener_;
   std::thread loop_;
 };
 

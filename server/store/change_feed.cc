@@ -15,15 +15,17 @@ namespace {
 
 class Receiver : public pqxx::notification_receiver {
  public:
-  Receiver(pqxx::connection_base& connection, const std::function<void()>& on_change)
-      : pqxx::notification_receiver(connection, kChangeChannel), on_change_(on_change) {}
+  Receiver(pqxx::connection_base& connection, const std::function<void()>& on_change, bool own_too)
+      : pqxx::notification_receiver(connection, kChangeChannel), on_change_(on_change),
+        own_too_(own_too) {}
   void operator()(const std::string& payload, int) override {
     // "<replica>:<seq>": this replica's own entries are mirrored already.
-    if (payload.compare(0, ReplicaId().size(), ReplicaId()) != 0) on_change_();
+    if (own_too_ || payload.compare(0, ReplicaId().size(), ReplicaId()) != 0) on_change_();
   }
 
  private:
   const std::function<void()>& on_change_;
+  const bool own_too_;
 };
 
 }  // namespace
@@ -37,10 +39,11 @@ const std::string& ReplicaId() {
 }
 
 ChangeListener::ChangeListener(std::string url, absl::Duration probe,
-                               std::function<void()> on_change)
+                               std::function<void()> on_change, Hears hears)
     : url_(std::move(url)),
       probe_(probe),
       on_change_(std::move(on_change)),
+      hears_(hears),
       thread_([this] { Run(); }) {}
 
 bool ChangeListener::WaitUntilListening(absl::Duration timeout) {
@@ -59,7 +62,7 @@ void ChangeListener::Listen() {
   std::optional<Receiver> receiver;
   {
     BoundedCall call(connection, probe_);
-    receiver.emplace(connection, on_change_);  // LISTEN
+    receiver.emplace(connection, on_change_, hears_ == Hears::kEveryReplica);  // LISTEN
   }
   if (listening_.HasBeenNotified()) {
     on_change_();  // A reconnect: anything may have changed meanwhile.

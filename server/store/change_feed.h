@@ -20,8 +20,8 @@ inline constexpr char kChangeChannel[] = "wsched_changes";
 // This process's replica id (random per start).
 const std::string& ReplicaId();
 
-// Calls `on_change` (from its own thread) whenever ANOTHER replica publishes
-// a change, and after every reconnect (notifications may have been missed
+// Calls `on_change` (from its own thread) whenever another replica (or any,
+// as `hears` says) publishes a change, and after every reconnect (notifications may have been missed
 // while not listening). Stops on destruction. A listening connection hears
 // nothing from a primary that hangs, nor from its successor: so while
 // quiet it proves itself alive every kPingEvery with a query bounded by
@@ -31,7 +31,11 @@ class ChangeListener {
  public:
   static constexpr absl::Duration kPingEvery = absl::Seconds(1);
 
-  ChangeListener(std::string url, absl::Duration probe, std::function<void()> on_change);
+  // Whose commits wake it: other replicas' (a replica mirrors its own
+  // already), or every replica's (the workspace streams follow them all).
+  enum class Hears { kOtherReplicas, kEveryReplica };
+  ChangeListener(std::string url, absl::Duration probe, std::function<void()> on_change,
+                 Hears hears = Hears::kOtherReplicas);
   ~ChangeListener();
 
   // Blocks until the first LISTEN is in place (true) or `timeout` passes.
@@ -45,6 +49,7 @@ class ChangeListener {
   const std::string url_;
   const absl::Duration probe_;
   const std::function<void()> on_change_;
+  const Hears hears_;
   std::atomic<bool> stop_{false};
   absl::Notification listening_;
   std::thread thread_;

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/store/change_feed.h"
 #include "server/store/prepared.h"
+#include "server/store/workspace_repository.h"
 
 namespace wsched::store {
 namespace {
@@ -60,26 +61,48 @@ namespace {
 
 // Incrementing the head locks it until COMMIT: entries get their seq in
 // commit order, and a rollback returns the number (no gaps). The NOTIFY is
-// delivered at COMMIT.
+// delivered at COMMIT. As the transaction's last statement it also reads
+// the rows of the workspaces it changed, exactly as they commit, and keeps
+// them with the entry for WatchWorkspaces (migrations/0016).
 constexpr Statement kPublish{
     "publish_changes",
     "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq), "
-    "entry AS (INSERT INTO change_log (seq, replica, entities, ids, versions) "
-    "SELECT seq, $1, $2::text[], $3::text[], $4::bigint[] FROM head RETURNING seq) "
+    "changed AS (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $6::text[], "
+    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY "
+    "AS c(entity, id, version, state, org, project, pool, node, class, ord) "
+    "WHERE c.entity = 'workspace'), "
+    "payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, 'version', c.version, "
+    "'before', jsonb_build_array(c.state, c.org, c.project, c.pool, c.node, c.class), "
+    "'row', (SELECT to_jsonb(w) || jsonb_build_object('gpus', (SELECT string_agg(h.gpu_index::text "
+    "|| '/' || h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id)) "
+    "FROM workspaces w WHERE w.id = c.id)) ORDER BY c.ord) AS doc FROM changed c), "
+    "entry AS (INSERT INTO change_log (seq, replica, entities, ids, versions, workspaces) "
+    "SELECT head.seq, $1, $2::text[], $3::text[], $4::bigint[], payload.doc FROM head, payload "
+    "RETURNING seq) "
     "SELECT seq, pg_notify($5, $1 || ':' || seq) FROM entry"};
 
 struct PublishArgs {
   std::string entities, ids, versions;
+  // Each workspace's facts before the change.
+  std::string states, orgs, projects, pools, nodes, classes;
 };
 
 PublishArgs ArgsOf(const ChangeSet& changes) {
-  std::vector<std::string> entities, ids, versions;
+  std::vector<std::string> entities, ids, versions, states, orgs, projects, pools, nodes, classes;
   for (const Change& change : changes.changes()) {
     entities.push_back(EntityName(change.entity));
     ids.push_back(change.id);
     versions.push_back(absl::StrCat(change.version));
+    states.push_back(change.before.state);
+    orgs.push_back(change.before.org_id);
+    projects.push_back(change.before.project_id);
+    pools.push_back(change.before.pool);
+    nodes.push_back(change.before.node);
+    classes.push_back(change.before.class_id);
   }
-  return {TextArray(entities), TextArray(ids), TextArray(versions)};
+  return {TextArray(entities), TextArray(ids),      TextArray(versions),
+          TextArray(states),   TextArray(orgs),     TextArray(projects),
+          TextArray(pools),    TextArray(nodes),    TextArray(classes)};
 }
 
 }  // namespace
@@ -88,7 +111,8 @@ int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes) {
   if (changes.empty()) return 0;
   PublishArgs args = ArgsOf(changes);
   return ExecPrepared(txn, kPublish.name, kPublish.sql, ReplicaId(), args.entities, args.ids,
-                      args.versions, std::string(kChangeChannel))[0][0]
+                      args.versions, std::string(kChangeChannel), args.states, args.orgs,
+                      args.projects, args.pools, args.nodes, args.classes)[0][0]
       .as<int64_t>();
 }
 
@@ -98,7 +122,8 @@ std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, c
   if (changes.empty()) return std::nullopt;
   PublishArgs args = ArgsOf(changes);
   return pipeline.Execute(kPublish, ReplicaId(), args.entities, args.ids, args.versions,
-                          std::string(kChangeChannel));
+                          std::string(kChangeChannel), args.states, args.orgs, args.projects,
+                          args.pools, args.nodes, args.classes);
 }
 
 FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit) {
@@ -127,6 +152,61 @@ FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit) {
     }
     read.records.push_back(std::move(record));
   }
+  return read;
+}
+
+namespace {
+
+// One row per workspace change (or one per entry that changed none): the
+// stored row's columns first (WorkspaceRowOf), then where it belongs.
+const std::string& HistorySql() {
+  static const std::string* sql = new std::string(absl::StrCat(
+      "SELECT ", WorkspaceColumnsOverStoredRow("COALESCE(e.value->'row'->>'gpus', '')"),
+      ", c.seq, e.value->>'id', (e.value->>'version')::bigint, e.value->'before'->>0, "
+      "e.value->'before'->>1, e.value->'before'->>2, e.value->'before'->>3, "
+      "e.value->'before'->>4, e.value->'before'->>5, "
+      "jsonb_typeof(e.value->'row') = 'object' "
+      "FROM (SELECT seq, workspaces FROM change_log WHERE seq > $1 ORDER BY seq LIMIT $2) c "
+      "LEFT JOIN LATERAL jsonb_array_elements(c.workspaces) WITH ORDINALITY e(value, ord) ON true "
+      "LEFT JOIN LATERAL jsonb_populate_record(NULL::workspaces, "
+      "CASE WHEN jsonb_typeof(e.value->'row') = 'object' THEN e.value->'row' END) w ON true "
+      "ORDER BY c.seq, e.ord"));
+  return *sql;
+}
+
+constexpr int kHistoryColumn = 23;  // The first column after the row's.
+
+}  // namespace
+
+absl::StatusOr<WorkspaceHistoryRead> ReadWorkspaceHistory(pqxx::work& txn, int64_t after, int limit) {
+  WorkspaceHistoryRead read;
+  pqxx::row bounds = txn.exec1("SELECT h.seq, COALESCE((SELECT min(seq) FROM change_log), h.seq + 1) "
+                               "FROM feed_head h");
+  read.head = bounds[0].as<int64_t>();
+  read.oldest = bounds[1].as<int64_t>() - 1;  // Resuming from it misses nothing.
+  const int k = kHistoryColumn;
+  for (const auto& row : txn.exec_params(HistorySql(), after, limit)) {
+    const int64_t seq = row[k].as<int64_t>();
+    if (read.entries.empty() || read.entries.back().seq != seq) read.entries.push_back({seq, {}});
+    if (row[k + 1].is_null()) continue;  // The entry changed no workspace.
+    WorkspaceChangeRow change;
+    change.id = row[k + 1].c_str();
+    change.version = row[k + 2].as<int64_t>();
+    change.before = {row[k + 3].c_str(), row[k + 4].c_str(), row[k + 5].c_str(),
+                     row[k + 6].c_str(), row[k + 7].c_str(), row[k + 8].c_str()};
+    if (row[k + 9].as<bool>()) {
+      auto after_row = WorkspaceRowOf(row);
+      if (!after_row.ok()) return after_row.status();
+      change.after = std::move(*after_row);
+    }
+    read.entries.back().changes.push_back(std::move(change));
+  }
+  // The entries read must start right after `after`: a later first one
+  // means the log was pruned past it. The head is read first, so entries
+  // committed since may follow it; none may be missing before it.
+  const int64_t first = read.entries.empty() ? read.head + 1 : read.entries.front().seq;
+  read.reaches = after >= read.head ? true : first == after + 1;
+  if (read.entries.empty() && after < read.head) read.reaches = false;
   return read;
 }
 

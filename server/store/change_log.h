@@ -11,6 +11,7 @@
 
 #include <pqxx/pqxx>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/store/statement_pipeline.h"
@@ -32,6 +33,10 @@ std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, c
 // Entries after `after`, and the head as of the same statement.
 FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit);
 int64_t FeedHead(pqxx::work& txn);
+// What the entries after `after` (at most `limit`) did to workspaces, with
+// the rows as each committed them; `reaches` is false when the log no
+// longer holds the entry right after `after`.
+absl::StatusOr<WorkspaceHistoryRead> ReadWorkspaceHistory(pqxx::work& txn, int64_t after, int limit);
 // Deletes entries older than `keep_for`; returns how many.
 int64_t PruneChangeLog(pqxx::work& txn, absl::Duration keep_for);
 

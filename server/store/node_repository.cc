@@ -84,8 +84,18 @@ absl::StatusOr<std::vector<StoredNode>> NodeRows(const pqxx::result& rows) {
 }
 
 // The lost workspaces on `node` get a new version each and are published.
+// `rows` are (id, version, state before, org, project, pool, node,
+// class): a loss
+// changes the state only.
+constexpr char kReturnedFacts[] =
+    "RETURNING w.id, w.version, o.state, w.org_id, w.project_id, COALESCE(w.pool, ''), "
+    "COALESCE(w.node_name, ''), w.class_id";
 void PublishWorkspaces(const pqxx::result& rows, ChangeSet& changes) {
-  for (const auto& row : rows) changes.Add(Entity::kWorkspace, row[0].c_str(), row[1].as<int64_t>());
+  for (const auto& row : rows) {
+    changes.AddWorkspace(row[0].c_str(), row[1].as<int64_t>(),
+                         {row[2].c_str(), row[3].c_str(), row[4].c_str(), row[5].c_str(),
+                          row[6].c_str(), row[7].c_str()});
+  }
 }
 
 }  // namespace
@@ -182,9 +192,11 @@ std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout,
   txn.exec_params(*usage, TextArray(lost));
   PublishWorkspaces(
       txn.exec_params(
-          "UPDATE workspaces SET state = 'lost', pending_reason = 'node ' || node_name || "
-          "' was lost', version = nextval('entity_versions') "
-          "WHERE node_name = ANY($1::text[]) AND state = 'placed' RETURNING id, version",
+          absl::StrCat("UPDATE workspaces w SET state = 'lost', pending_reason = 'node ' || "
+                       "w.node_name || ' was lost', version = nextval('entity_versions') "
+                       "FROM (SELECT id, state FROM workspaces WHERE node_name = ANY($1::text[]) "
+                       "AND state = 'placed' FOR UPDATE) o WHERE w.id = o.id ",
+                       kReturnedFacts),
           TextArray(lost)),
       changes);
   return lost;
@@ -204,8 +216,10 @@ std::vector<std::string> ReleaseLostWorkspaces(pqxx::work& txn, const std::strin
         "held_memory_bytes = held_memory_bytes - $3 WHERE name = $1",
         node, row[1].as<int64_t>(), row[2].as<int64_t>());
     PublishWorkspaces(
-        txn.exec_params("UPDATE workspaces SET stopped_at = now(), "
-                        "version = nextval('entity_versions') WHERE id = $1 RETURNING id, version",
+        txn.exec_params(absl::StrCat("UPDATE workspaces w SET stopped_at = now(), "
+                                     "version = nextval('entity_versions') FROM (SELECT id, state "
+                                     "FROM workspaces WHERE id = $1) o WHERE w.id = o.id ",
+                                     kReturnedFacts),
                         row[0].c_str()),
         changes);
   }
@@ -219,10 +233,13 @@ std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, Ch
       new std::string(UsageInsertSql("'node_removed'", "WHERE w.node_name = $1"));
   txn.exec_params(*usage, name);
   pqxx::result lost = txn.exec_params(
-      "UPDATE workspaces SET state = 'lost', "
-      "stopped_at = COALESCE(stopped_at, GREATEST(now(), placed_at)), "
-      "pending_reason = 'node ' || $1 || ' was removed', version = nextval('entity_versions') "
-      "WHERE node_name = $1 AND state IN ('placed', 'lost') RETURNING id, version",
+      absl::StrCat("UPDATE workspaces w SET state = 'lost', "
+                   "stopped_at = COALESCE(w.stopped_at, GREATEST(now(), w.placed_at)), "
+                   "pending_reason = 'node ' || $1 || ' was removed', "
+                   "version = nextval('entity_versions') FROM (SELECT id, state FROM workspaces "
+                   "WHERE node_name = $1 AND state IN ('placed', 'lost') FOR UPDATE) o "
+                   "WHERE w.id = o.id ",
+                   kReturnedFacts),
       name);
   for (const auto& row : lost) ids.push_back(row[0].c_str());
   PublishWorkspaces(lost, changes);

@@ -30,10 +30,24 @@ enum class Entity { kCatalog, kNode, kWorkspace, kSettings, kNodeCredential };
 const char* EntityName(Entity entity);
 std::optional<Entity> ParseEntity(absl::string_view name);
 
+// What a workspace was before a change, in the terms a WatchWorkspaces
+// filter selects on, so that a stream whose filter the change leaves is
+// told (docs/api.md "Following every workspace"). Stored with the change.
+struct WorkspaceFacts {
+  std::string state;  // core::WorkspaceStateName; "" = it did not exist.
+  std::string org_id;
+  std::string project_id;
+  std::string pool;
+  std::string node;
+  std::string class_id;
+  friend bool operator==(const WorkspaceFacts&, const WorkspaceFacts&) = default;
+};
+
 struct Change {
   Entity entity = Entity::kWorkspace;
   std::string id;       // Node name, workspace id, settings key; "" for the catalog.
   int64_t version = 0;  // The entity's version after the change.
+  WorkspaceFacts before;  // Workspaces only.
   friend bool operator==(const Change&, const Change&) = default;
 };
 
@@ -41,7 +55,10 @@ struct Change {
 class ChangeSet {
  public:
   void Add(Entity entity, std::string id, int64_t version) {
-    changes_.push_back({entity, std::move(id), version});
+    changes_.push_back({entity, std::move(id), version, {}});
+  }
+  void AddWorkspace(std::string id, int64_t version, WorkspaceFacts before) {
+    changes_.push_back({Entity::kWorkspace, std::move(id), version, std::move(before)});
   }
   void Append(const ChangeSet& other) {
     changes_.insert(changes_.end(), other.changes_.begin(), other.changes_.end());
@@ -105,6 +122,46 @@ struct WorkspaceRow {
   core::Workspace workspace;
   int64_t version = 0;    // Changes on every transition (entity_versions).
   bool released = false;  // stopped_at is set: it holds nothing any more.
+};
+
+// ---- workspace history (change_log.h): what WatchWorkspaces streams
+
+// One workspace's change as its transaction committed it.
+struct WorkspaceChangeRow {
+  std::string id;
+  int64_t version = 0;
+  WorkspaceFacts before;
+  // After the change; nullopt when the change deleted it (retention).
+  std::optional<WorkspaceRow> after;
+};
+
+// One change-log entry: its version (seq) and what it did to workspaces
+// (often nothing: the entry changed only nodes or settings).
+struct WorkspaceHistoryEntry {
+  int64_t seq = 0;
+  std::vector<WorkspaceChangeRow> changes;
+};
+
+struct WorkspaceHistoryRead {
+  int64_t head = 0;
+  // False when entries after `after` are gone (pruned past it): the caller
+  // must list again. `oldest` is then the oldest version one can resume from.
+  bool reaches = true;
+  int64_t oldest = 0;
+  std::vector<WorkspaceHistoryEntry> entries;  // seq > after, ascending, contiguous.
+};
+
+// Which workspaces a listing or stream selects; empty fields select all.
+struct WorkspaceSelection {
+  std::string org_id;
+  std::string project_id;
+  std::string class_id;
+  std::string pool;
+  std::string node;
+  std::vector<std::string> states;  // core::WorkspaceStateName values.
+  // A project owner's reach: set = only these orgs' or projects' workspaces.
+  std::optional<std::vector<std::string>> scope_orgs;
+  std::optional<std::vector<std::string>> scope_projects;
 };
 
 // What a transition was decided from: the version the deciding replica saw

@@ -139,7 +139,12 @@ absl::StatusOr<std::vector<core::Workspace>> WorkspaceRepository::List(const Wor
 }
 
 int64_t WorkspaceRepository::DeleteEnded(absl::Duration retention, int limit) {
-  return DeleteEndedWorkspaces(s_.txn, retention, limit);
+  return DeleteEndedWorkspaces(s_.txn, retention, limit, s_.changes);
+}
+
+absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRepository::ListSelected(
+    const WorkspaceSelection& selection) {
+  return ListSelectedWorkspaces(s_.txn, selection);
 }
 
 int64_t WorkspaceRepository::OrgGpusHeld(const std::string& org_id) {
@@ -177,6 +182,10 @@ int64_t ScalingRepository::LatestActuatorReportId() { return store::LatestActuat
 
 FeedRead ChangeLogRepository::ReadSince(int64_t after, int limit) {
   return ReadChangesSince(s_.txn, after, limit);
+}
+
+absl::StatusOr<WorkspaceHistoryRead> ChangeLogRepository::ReadWorkspaceHistory(int64_t after, int limit) {
+  return store::ReadWorkspaceHistory(s_.txn, after, limit);
 }
 
 int64_t ChangeLogRepository::Head() { return FeedHead(s_.txn); }

@@ -127,6 +127,7 @@ class WorkspaceRepository {
   absl::StatusOr<std::vector<core::Workspace>> List(const WorkspaceFilter& filter, const std::string& after_id,
                                                     int limit);
   int64_t DeleteEnded(absl::Duration retention, int limit);
+  absl::StatusOr<std::vector<WorkspaceRow>> ListSelected(const WorkspaceSelection& selection);
   int64_t OrgGpusHeld(const std::string& org_id);
   // The idle-GPU policy's mark (store::SetIdleMark): the new version, or
   // nullopt when the record is not at `version` or not placed.
@@ -222,6 +223,8 @@ class ChangeLogRepository {
  public:
   explicit ChangeLogRepository(UnitSession& session) : s_(session) {}
   FeedRead ReadSince(int64_t after, int limit);
+  // What the entries after `after` did to workspaces (WatchWorkspaces).
+  absl::StatusOr<WorkspaceHistoryRead> ReadWorkspaceHistory(int64_t after, int limit);
   int64_t Head();
   int64_t Prune(absl::Duration keep_for);
 

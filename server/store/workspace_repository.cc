@@ -12,17 +12,29 @@ namespace wsched::store {
 // column is cheap to compute: date_part returns the epoch as float8 (the
 // same value extract gives through numeric, at less cost), and only a GPU
 // workspace looks for its holds.
+#define WSCHED_COLUMNS_BEFORE_GPUS                                                          \
+  "w.id, w.org_id, w.project_id, w.user_id, w.class_id, w.class_source, w.explanation, "   \
+  "w.state, w.priority, COALESCE(w.node_name, ''), COALESCE(w.pool, ''), w.cpu_millis, "   \
+  "w.memory_bytes, COALESCE(w.placement::text, ''), w.pending_reason, "                    \
+  "date_part('epoch', w.created_at), COALESCE(date_part('epoch', w.placed_at), 0), "
+#define WSCHED_COLUMNS_AFTER_GPUS                          \
+  ", w.version, "                                          \
+  "w.stopped_at IS NOT NULL, w.placement_schema, "         \
+  "(extract(epoch from w.idle_since) * 1000000)::bigint, " \
+  "(extract(epoch from w.idle_stops_at) * 1000000)::bigint"
+
 const char kWorkspaceColumns[] =
-    "w.id, w.org_id, w.project_id, w.user_id, w.class_id, w.class_source, w.explanation, "
-    "w.state, w.priority, COALESCE(w.node_name, ''), COALESCE(w.pool, ''), w.cpu_millis, "
-    "w.memory_bytes, COALESCE(w.placement::text, ''), w.pending_reason, "
-    "date_part('epoch', w.created_at), COALESCE(date_part('epoch', w.placed_at), 0), "
+    WSCHED_COLUMNS_BEFORE_GPUS
     "CASE WHEN w.gpu_count > 0 THEN COALESCE((SELECT string_agg(h.gpu_index::text || '/' || "
     "h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), '') "
-    "ELSE '' END, w.version, "
-    "w.stopped_at IS NOT NULL, w.placement_schema, "
-    "(extract(epoch from w.idle_since) * 1000000)::bigint, "
-    "(extract(epoch from w.idle_stops_at) * 1000000)::bigint";
+    "ELSE '' END" WSCHED_COLUMNS_AFTER_GPUS;
+
+std::string WorkspaceColumnsOverStoredRow(absl::string_view gpus_sql) {
+  return absl::StrCat(WSCHED_COLUMNS_BEFORE_GPUS, gpus_sql, WSCHED_COLUMNS_AFTER_GPUS);
+}
+
+#undef WSCHED_COLUMNS_BEFORE_GPUS
+#undef WSCHED_COLUMNS_AFTER_GPUS
 
 namespace {
 
@@ -78,6 +90,12 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
 
 }  // namespace
 
+WorkspaceFacts FactsOf(const core::Workspace& w) {
+  return {core::WorkspaceStateName(w.state), w.org_id, w.project_id, w.pool, w.node_name, w.class_id};
+}
+
+absl::StatusOr<WorkspaceRow> WorkspaceRowOf(const pqxx::row& row) { return FromRow(row); }
+
 absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRows(const pqxx::result& rows) {
   std::vector<WorkspaceRow> out;
   out.reserve(rows.size());
@@ -129,18 +147,44 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
   return out;
 }
 
-int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit) {
+int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit,
+                              ChangeSet& changes) {
   // The ORDER BY and the bound follow the partial index workspaces_ended
-  // (migrations/0006): a batch reads only the rows it deletes.
-  return txn
-      .exec_params(
-          "WITH old AS (SELECT id FROM workspaces WHERE stopped_at IS NOT NULL "
-          "AND stopped_at < now() - make_interval(secs => $1::float8) "
-          "AND state IN ('stopped', 'lost') ORDER BY stopped_at LIMIT $2 "
-          "FOR UPDATE SKIP LOCKED) "
-          "DELETE FROM workspaces w USING old WHERE w.id = old.id",
-          absl::ToDoubleSeconds(retention), limit)
-      .affected_rows();
+  // (migrations/0006): a batch reads only the rows it deletes. A deletion
+  // gets a fresh version, as a removed node does.
+  pqxx::result deleted = txn.exec_params(
+      "WITH old AS (SELECT id FROM workspaces WHERE stopped_at IS NOT NULL "
+      "AND stopped_at < now() - make_interval(secs => $1::float8) "
+      "AND state IN ('stopped', 'lost') ORDER BY stopped_at LIMIT $2 "
+      "FOR UPDATE SKIP LOCKED) "
+      "DELETE FROM workspaces w USING old WHERE w.id = old.id RETURNING w.id, "
+      "nextval('entity_versions'), w.state, w.org_id, w.project_id, COALESCE(w.pool, ''), "
+      "COALESCE(w.node_name, ''), w.class_id",
+      absl::ToDoubleSeconds(retention), limit);
+  for (const auto& row : deleted) {
+    changes.AddWorkspace(row[0].c_str(), row[1].as<int64_t>(),
+                         {row[2].c_str(), row[3].c_str(), row[4].c_str(), row[5].c_str(),
+                          row[6].c_str(), row[7].c_str()});
+  }
+  return static_cast<int64_t>(deleted.size());
+}
+
+absl::StatusOr<std::vector<WorkspaceRow>> ListSelectedWorkspaces(pqxx::work& txn,
+                                                                const WorkspaceSelection& selection) {
+  static const std::vector<std::string>* live = new std::vector<std::string>{"pending", "placed", "lost"};
+  const std::vector<std::string>& states = selection.states.empty() ? *live : selection.states;
+  return WorkspaceRows(txn.exec_params(
+      absl::StrCat("SELECT ", kColumns,
+                   " FROM workspaces w WHERE w.state = ANY($1::text[]) AND "
+                   "($2 = '' OR w.org_id = $2) AND ($3 = '' OR w.project_id = $3) AND "
+                   "($4 = '' OR w.class_id = $4) AND ($5 = '' OR w.pool = $5) AND "
+                   "($6 = '' OR w.node_name = $6) AND "
+                   "(NOT $7 OR w.org_id = ANY($8::text[]) OR w.project_id = ANY($9::text[])) "
+                   "ORDER BY w.id"),
+      TextArray(states), selection.org_id, selection.project_id, selection.class_id,
+      selection.pool, selection.node, selection.scope_orgs.has_value() || selection.scope_projects.has_value(),
+      TextArray(selection.scope_orgs.value_or(std::vector<std::string>{})),
+      TextArray(selection.scope_projects.value_or(std::vector<std::string>{}))));
 }
 
 std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64_t version,
@@ -152,12 +196,16 @@ std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64
       "idle_since = CASE WHEN $3 THEN 'epoch'::timestamptz + $4 * interval '1 microsecond' END, "
       "idle_stops_at = CASE WHEN $5 THEN 'epoch'::timestamptz + $6 * interval '1 microsecond' END, "
       "version = nextval('entity_versions') "
-      "WHERE id = $1 AND version = $2 AND state = 'placed' RETURNING version",
+      "WHERE id = $1 AND version = $2 AND state = 'placed' "
+      "RETURNING version, org_id, project_id, COALESCE(pool, ''), COALESCE(node_name, ''), "
+      "class_id",
       id, version, marked, marked ? absl::ToUnixMicros(mark->since) : int64_t{0}, stops,
       stops ? absl::ToUnixMicros(*mark->stops_at) : int64_t{0});
   if (rows.empty()) return std::nullopt;
   const int64_t after = rows[0][0].as<int64_t>();
-  changes.Add(Entity::kWorkspace, id, after);
+  changes.AddWorkspace(id, after,
+                       {"placed", rows[0][1].c_str(), rows[0][2].c_str(), rows[0][3].c_str(),
+                        rows[0][4].c_str(), rows[0][5].c_str()});
   return after;
 }
 

@@ -20,6 +20,10 @@
 
 namespace wsched::store {
 
+// What `w` is in a WatchWorkspaces filter's terms, recorded with a change
+// as what it was before.
+WorkspaceFacts FactsOf(const core::Workspace& w);
+
 absl::StatusOr<std::optional<WorkspaceRow>> LoadWorkspace(pqxx::work& txn, const std::string& id);
 // The rows of `ids` that exist, in no particular order.
 absl::StatusOr<std::vector<WorkspaceRow>> LoadWorkspaces(pqxx::work& txn,
@@ -38,14 +42,26 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
 // alias `w`), and the rows of a result selected with them.
 extern const char kWorkspaceColumns[];
 absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRows(const pqxx::result& rows);
+// The same columns over a row kept in the change log (change_log.h): `w` is
+// the stored row, `gpus_sql` the expression of its GPUs as kept with it.
+std::string WorkspaceColumnsOverStoredRow(absl::string_view gpus_sql);
+// One row's WorkspaceRow; its columns come first, as kWorkspaceColumns lists them.
+absl::StatusOr<WorkspaceRow> WorkspaceRowOf(const pqxx::row& row);
 
 // Deletes at most `limit` workspaces that ended (stopped, or lost and
 // released: stopped_at set) more than `retention` ago by the database's
 // clock, oldest first, and returns how many. Rows another transaction holds
 // are skipped, not waited for (SKIP LOCKED): a placement restarting one of
-// them goes first, and the next sweep finds what is left. Nothing is
-// published: no replica mirrors an ended workspace.
-int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit);
+// them goes first, and the next sweep finds what is left. Each deletion is
+// published with a fresh version: no replica mirrors an ended workspace,
+// but WatchWorkspaces streams announce it.
+int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int limit,
+                              ChangeSet& changes);
+
+// Every workspace `selection` selects, in id order (WatchWorkspaces'
+// listing): with no states, the live ones (pending, placed, lost).
+absl::StatusOr<std::vector<WorkspaceRow>> ListSelectedWorkspaces(pqxx::work& txn,
+                                                                const WorkspaceSelection& selection);
 
 // Marks the placed workspace `id` idle (docs/catalog.md "Idle GPUs"), or
 // clears its mark when `mark` is nullopt, only at exactly `version`: the

@@ -373,6 +373,7 @@ class Batch {
     for (size_t i : stops_) {
       WorkspaceRow row = current_.records[writes_[i].workspace.id];
       const core::Workspace& w = row.workspace;
+      WorkspaceFacts before = FactsOf(w);
       if (!row.released && !w.node_name.empty() &&
           (w.state == core::WorkspaceState::kPlaced || w.state == core::WorkspaceState::kLost)) {
         capacity_[w.node_name].first -= w.cpu_millis;
@@ -383,7 +384,7 @@ class Batch {
       row.version = versions[w.id];
       out_[i].version = row.version;
       out_[i].row = std::move(row);
-      changes_.Add(Entity::kWorkspace, out_[i].row->workspace.id, out_[i].version);
+      changes_.AddWorkspace(out_[i].row->workspace.id, out_[i].version, std::move(before));
     }
   }
 
@@ -452,7 +453,9 @@ class Batch {
       }
       out_[i].version = it->second.first;
       if (it->second.second != 0) out_[i].placed_at = absl::FromUnixMicros(it->second.second);
-      changes_.Add(Entity::kWorkspace, w.id, out_[i].version);
+      auto was = current_.records.find(w.id);  // None for a new record.
+      changes_.AddWorkspace(w.id, out_[i].version,
+                            was == current_.records.end() ? WorkspaceFacts{} : FactsOf(was->second.workspace));
       if (Places(writes_[i].kind)) placed_.push_back(i);
     }
   }

@@ -41,17 +41,19 @@ ALLOWED = {
     "server/pipeline": {"pipeline", "inventory", "replica", "placement", "store", "metrics", "log",
                         "core"},
     "server/idle": {"idle", "pipeline", "replica", "usage", "store", "log", "core"},
+    # WatchWorkspaces below the transport: the change log's history, fanned out.
+    "server/watch": {"watch", "store", "log", "core"},
     # The replica's root and the scaling leader, over every part.
-    "server/scheduler": {"scheduler", "idle", "pipeline", "inventory", "replica", "usage",
+    "server/scheduler": {"scheduler", "watch", "idle", "pipeline", "inventory", "replica", "usage",
                          "placement", "scaling", "store", "metrics", "process", "log", "core"},
     # Application rules, below the transport that calls them.
-    "server/app": {"app", "scheduler", "idle", "pipeline", "inventory", "replica", "usage", "catalog",
+    "server/app": {"app", "scheduler", "watch", "idle", "pipeline", "inventory", "replica", "usage", "catalog",
                    "store", "metrics", "log", "core"},
     # The transport: decode, authorize, call app/ and the scheduler, encode.
-    "server/grpc": {"grpc", "app", "scheduler", "idle", "pipeline", "inventory", "replica", "usage",
+    "server/grpc": {"grpc", "app", "scheduler", "watch", "idle", "pipeline", "inventory", "replica", "usage",
                     "convert", "catalog", "metrics", "log", "core"},
     # The composition root: wires the transport to the application.
-    "server/root": {"root", "app", "grpc", "scheduler", "idle", "pipeline", "inventory", "replica",
+    "server/root": {"root", "app", "grpc", "scheduler", "watch", "idle", "pipeline", "inventory", "replica",
                     "usage", "store", "metrics", "log", "process", "core"},
     # The clients: the agent and wschedctl speak the API through grpc/'s
     # client parts.

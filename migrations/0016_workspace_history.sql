@@ -1,0 +1,12 @@
+-- What WatchWorkspaces streams (docs/api.md "Following every workspace";
+-- docs/architecture.md "The workspace stream"): each change-log entry
+-- keeps, for every workspace it changed, the row as that transaction
+-- committed it and the facts it had before. Any replica can then replay
+-- the same changes from the same version, long after the rows moved on;
+-- pruned with the entry (--feed_retention). NULL when the entry changed
+-- no workspace.
+--
+-- A JSON array of {"id", "version", "before": [state, pool, node, class],
+-- "row": the workspaces row (to_jsonb) plus "gpus" (index/uuid,...), or
+-- null when the change deleted it}.
+ALTER TABLE change_log ADD COLUMN workspaces jsonb;

@@ -1,0 +1,105 @@
+#include "server/grpc/workspace_message.h"
+
+#include <string>
+
+#include <google/protobuf/util/time_util.h>
+
+#include "server/convert/convert.h"
+#include "server/core/class_resolution.h"
+
+namespace wsched::grpc_api {
+namespace {
+
+using google::protobuf::util::TimeUtil;
+
+v1::ClassSource SourceFromName(const std::string& name) {
+  for (auto source : {core::ClassSource::kRequest, core::ClassSource::kPrevious,
+                      core::ClassSource::kProjectDefault, core::ClassSource::kOrgDefault,
+                      core::ClassSource::kInstallationDefault}) {
+    if (name == core::ClassSourceName(source)) return static_cast<v1::ClassSource>(static_cast<int>(source) + 1);
+  }
+  return v1::CLASS_SOURCE_UNSPECIFIED;
+}
+
+}  // namespace
+
+v1::WorkspaceState StateToProto(core::WorkspaceState state) {
+  switch (state) {
+    case core::WorkspaceState::kPending: return v1::WORKSPACE_STATE_PENDING;
+    case core::WorkspaceState::kPlaced: return v1::WORKSPACE_STATE_PLACED;
+    case core::WorkspaceState::kStopped: return v1::WORKSPACE_STATE_STOPPED;
+    case core::WorkspaceState::kLost: return v1::WORKSPACE_STATE_LOST;
+  }
+  return v1::WORKSPACE_STATE_UNSPECIFIED;
+}
+
+google::protobuf::Timestamp TimestampOf(absl::Time t) {
+  return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
+}
+
+void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* out) {
+  // The enums share their order (placement/pending_reason.h), shifted by
+  // UNSPECIFIED.
+  out->set_code(static_cast<v1::PendingReasonCode>(static_cast<int>(reason.code) + 1));
+  out->set_detail(reason.detail);
+  out->set_pool(reason.pool);
+  out->set_node(reason.node);
+  out->set_kernel_version(reason.kernel);
+  out->set_installer_image(reason.image);
+  out->set_org_gpus_held(reason.quota.held);
+  out->set_org_gpu_quota(reason.quota.quota);
+  out->set_gpus_needed(reason.gpus_needed);
+  if (reason.since) *out->mutable_since() = TimestampOf(*reason.since);
+  if (reason.until) *out->mutable_until() = TimestampOf(*reason.until);
+}
+
+absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace* out) {
+  const core::Workspace& w = view.workspace;
+  if (w.hand_off != nullptr && w.state != core::WorkspaceState::kStopped) {
+    convert::ToProto(*w.hand_off, out);
+  }
+  out->set_id(w.id);
+  out->set_org_id(w.org_id);
+  out->set_project_id(w.project_id);
+  out->set_user_id(w.user_id);
+  out->set_class_id(w.class_id);
+  out->set_class_explanation(w.explanation);
+  out->set_class_source(SourceFromName(w.class_source));
+  out->set_state(StateToProto(w.state));
+  if (w.state == core::WorkspaceState::kPlaced || w.state == core::WorkspaceState::kLost) {
+    out->set_node_name(w.node_name);
+    out->set_pool(w.pool);
+  }
+  out->set_pending_reason(w.pending_reason);
+  if (view.pending) PendingToProto(*view.pending, out->mutable_pending());
+  out->set_estimate_basis(view.estimate_basis);
+  out->set_queue_position(view.queue_position);
+  if (view.estimated_wait) {
+    *out->mutable_estimated_time_to_place() =
+        TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(*view.estimated_wait));
+    // The seconds field stays filled until v2 for the clients that read it;
+    // its accessors are deprecated for readers, not for this one writer.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    out->set_estimated_seconds_to_place(absl::ToInt64Seconds(*view.estimated_wait));
+#pragma GCC diagnostic pop
+  }
+  if (w.created_at != absl::InfinitePast()) {
+    *out->mutable_created_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.created_at));
+  }
+  if (w.placed_at != absl::InfinitePast()) {
+    *out->mutable_placed_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.placed_at));
+  }
+  // Only a placed workspace's GPUs can sit idle; a stopped one keeps its
+  // last mark in the row, which says nothing any more.
+  if (w.idle && w.state == core::WorkspaceState::kPlaced) {
+    v1::WorkspaceEvent* event = out->mutable_event();
+    event->set_kind(v1::WorkspaceEvent::KIND_IDLE);
+    *event->mutable_idle_since() = TimestampOf(w.idle->since);
+    if (w.idle->stops_at) *event->mutable_stops_at() = TimestampOf(*w.idle->stops_at);
+  }
+  return absl::OkStatus();
+}
+
+
+}  // namespace wsched::grpc_api

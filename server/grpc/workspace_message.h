@@ -1,0 +1,22 @@
+// A workspace as the API shows it: one mapping for GetWorkspace,
+// ListWorkspaces, the watch streams and the placement answers.
+#ifndef WSCHED_SERVER_GRPC_WORKSPACE_MESSAGE_H_
+#define WSCHED_SERVER_GRPC_WORKSPACE_MESSAGE_H_
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "server/core/workspace.h"
+#include "server/pipeline/workspace_views.h"
+#include "wsched/v1/placement.pb.h"
+
+namespace wsched::grpc_api {
+
+v1::WorkspaceState StateToProto(core::WorkspaceState state);
+google::protobuf::Timestamp TimestampOf(absl::Time t);
+void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* out);
+// Fails only when the stored hand-off cannot be mapped.
+absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace* out);
+
+}  // namespace wsched::grpc_api
+
+#endif  // WSCHED_SERVER_GRPC_WORKSPACE_MESSAGE_H_

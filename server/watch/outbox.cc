@@ -1,0 +1,92 @@
+#include "server/watch/outbox.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
+
+namespace wsched::watch {
+
+Outbox::Outbox(size_t limit, std::function<void()> on_ready)
+    : limit_(limit), on_ready_(std::move(on_ready)) {}
+
+void Outbox::NotifyIf(bool ready) {
+  if (ready) on_ready_();
+}
+
+void Outbox::Deliver(Batch batch) {
+  bool ready = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_ || end_) return;
+    if (queue_.size() >= limit_) {
+      // What is buffered is dropped: the reader resumes from what it got whole.
+      queue_.clear();
+      end_ = core::ReasonError(
+          absl::StrCat("this stream fell ", limit_,
+                       " messages behind (--watch_buffer); resume from version ", sent_),
+          {.reason = core::ErrorReason::kWatchTooSlow,
+           .metadata = {{"last_version", absl::StrCat(sent_)}, {"buffer", absl::StrCat(limit_)}},
+           .retry_delay = absl::ZeroDuration()});
+      ready = true;
+    } else {
+      ready = queue_.empty();
+      queue_.push_back(std::move(batch));
+    }
+  }
+  NotifyIf(ready);
+}
+
+void Outbox::Abandon(absl::Status why) { End(std::move(why)); }
+
+void Outbox::End(absl::Status why) {
+  bool ready = false;
+  {
+    absl::MutexLock lock(&mu_);
+    if (closed_ || end_) return;
+    end_ = std::move(why);
+    ready = queue_.empty();
+  }
+  NotifyIf(ready);
+}
+
+bool Outbox::Put(Batch batch) {
+  bool ready = false;
+  {
+    absl::MutexLock lock(&mu_);
+    auto room = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+      return closed_ || end_.has_value() || queue_.size() < limit_;
+    };
+    mu_.Await(absl::Condition(&room));
+    if (closed_ || end_) return false;
+    ready = queue_.empty();
+    queue_.push_back(std::move(batch));
+  }
+  NotifyIf(ready);
+  return true;
+}
+
+Outbox::Next Outbox::Take() {
+  absl::MutexLock lock(&mu_);
+  Next next;
+  if (!queue_.empty()) {
+    next.batch = std::move(queue_.front());
+    queue_.pop_front();
+  } else if (end_) {
+    next.end = *end_;
+  }
+  return next;
+}
+
+void Outbox::Sent(int64_t version) {
+  absl::MutexLock lock(&mu_);
+  if (version > sent_) sent_ = version;
+}
+
+void Outbox::Close() {
+  absl::MutexLock lock(&mu_);
+  closed_ = true;
+  queue_.clear();
+}
+
+}  // namespace wsched::watch

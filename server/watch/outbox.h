@@ -1,0 +1,66 @@
+// One stream's bounded buffer between those who produce its messages (the
+// fanout, and the stream's own listing and catch-up) and the transport
+// that writes them. The fanout is never made to wait: a stream whose
+// buffer is full is ended (WATCH_TOO_SLOW, with the last version it was
+// sent whole) and resumes. The stream's own listing and catch-up instead
+// wait for room: they are the stream's own work, paced by its reader.
+#ifndef WSCHED_SERVER_WATCH_OUTBOX_H_
+#define WSCHED_SERVER_WATCH_OUTBOX_H_
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "server/watch/change.h"
+#include "server/watch/fanout.h"
+
+namespace wsched::watch {
+
+class Outbox final : public Subscriber {
+ public:
+  // `on_ready` is called, without the outbox's lock, when there is
+  // something to take or the stream must end; it must not block (the
+  // fanout's lock may be held).
+  Outbox(size_t limit, std::function<void()> on_ready);
+
+  // The fanout's side: never waits.
+  void Deliver(Batch batch) override ABSL_LOCKS_EXCLUDED(mu_);
+  void Abandon(absl::Status why) override ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The stream's own side: waits while the buffer is full; false once the
+  // outbox is closed (the stream ended).
+  bool Put(Batch batch) ABSL_LOCKS_EXCLUDED(mu_);
+  // Ends the stream with `why` after what is buffered is sent.
+  void End(absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // The transport's side: the next message, else the status to end with,
+  // else nothing for now.
+  struct Next {
+    std::optional<Batch> batch;
+    std::optional<absl::Status> end;
+  };
+  Next Take() ABSL_LOCKS_EXCLUDED(mu_);
+  // The transport wrote everything up to `version` whole.
+  void Sent(int64_t version) ABSL_LOCKS_EXCLUDED(mu_);
+  // The stream is over: producers stop, waiting ones return false.
+  void Close() ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  void NotifyIf(bool ready);
+
+  const size_t limit_;
+  const std::function<void()> on_ready_;
+  absl::Mutex mu_;
+  std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);
+  std::optional<absl::Status> end_ ABSL_GUARDED_BY(mu_);
+  int64_t sent_ ABSL_GUARDED_BY(mu_) = 0;  // The last version written whole.
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace wsched::watch
+
+#endif  // WSCHED_SERVER_WATCH_OUTBOX_H_
