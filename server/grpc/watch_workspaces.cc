@@ -38,8 +38,13 @@ absl::StatusOr<watch::Filter> FilterFor(const Principal& who, const v1::Workspac
   }
   if (who.Has(Role::kAdmin) || who.Has(Role::kControlPlane)) return filter;
   if (who.Has(Role::kProjectOwner)) {
-    filter.scope_orgs = std::vector<std::string>(who.orgs.begin(), who.orgs.end());
-    filter.scope_projects = std::vector<std::string>(who.projects.begin(), who.projects.end());
+    // As Principal::CoversProject: its projects when it names any, else
+    // every project of its orgs.
+    if (who.projects.empty()) {
+      filter.scope_orgs = std::vector<std::string>(who.orgs.begin(), who.orgs.end());
+    } else {
+      filter.scope_projects = std::vector<std::string>(who.projects.begin(), who.projects.end());
+    }
     return filter;
   }
   // An agent: the workspaces placed on the node it speaks for.

@@ -20,14 +20,11 @@ void Outbox::Deliver(Batch batch) {
     absl::MutexLock lock(&mu_);
     if (closed_ || end_) return;
     if (queue_.size() >= limit_) {
-      // What is buffered is dropped: the reader resumes from what it got whole.
+      // What is buffered is dropped: the reader resumes from what it got
+      // whole, which Take names once no write is in flight.
       queue_.clear();
-      end_ = core::ReasonError(
-          absl::StrCat("this stream fell ", limit_,
-                       " messages behind (--watch_buffer); resume from version ", sent_),
-          {.reason = core::ErrorReason::kWatchTooSlow,
-           .metadata = {{"last_version", absl::StrCat(sent_)}, {"buffer", absl::StrCat(limit_)}},
-           .retry_delay = absl::ZeroDuration()});
+      overflowed_ = true;
+      end_ = absl::OkStatus();
       ready = true;
     } else {
       ready = queue_.empty();
@@ -72,6 +69,14 @@ Outbox::Next Outbox::Take() {
   if (!queue_.empty()) {
     next.batch = std::move(queue_.front());
     queue_.pop_front();
+  } else if (overflowed_) {
+    // Take runs only between writes: sent_ is the last version the reader has.
+    next.end = core::ReasonError(
+        absl::StrCat("this stream fell ", limit_,
+                     " messages behind (--watch_buffer); resume from version ", sent_),
+        {.reason = core::ErrorReason::kWatchTooSlow,
+         .metadata = {{"last_version", absl::StrCat(sent_)}, {"buffer", absl::StrCat(limit_)}},
+         .retry_delay = absl::ZeroDuration()});
   } else if (end_) {
     next.end = *end_;
   }

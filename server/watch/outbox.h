@@ -37,8 +37,8 @@ class Outbox final : public Subscriber {
   // Ends the stream with `why` after what is buffered is sent.
   void End(absl::Status why) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // The transport's side: the next message, else the status to end with,
-  // else nothing for now.
+  // The transport's side, between writes: the next message, else the
+  // status to end with, else nothing for now.
   struct Next {
     std::optional<Batch> batch;
     std::optional<absl::Status> end;
@@ -57,6 +57,7 @@ class Outbox final : public Subscriber {
   absl::Mutex mu_;
   std::deque<Batch> queue_ ABSL_GUARDED_BY(mu_);
   std::optional<absl::Status> end_ ABSL_GUARDED_BY(mu_);
+  bool overflowed_ ABSL_GUARDED_BY(mu_) = false;  // Ends with WATCH_TOO_SLOW.
   int64_t sent_ ABSL_GUARDED_BY(mu_) = 0;  // The last version written whole.
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
