@@ -105,6 +105,10 @@ ABSL_FLAG(int, watch_buffer, kDefaults.watch_buffer,
 ABSL_FLAG(absl::Duration, watch_bookmark_interval, kDefaults.watch_bookmark_interval,
           "a WatchWorkspaces stream sent nothing for this long gets a bookmark with the current "
           "version, 1s..1h");
+ABSL_FLAG(absl::Duration, max_connection_age, kDefaults.max_connection_age,
+          "ask clients to reconnect once their connection is this old (GOAWAY, then 30s for "
+          "calls in flight), so long-lived clients spread over replicas added later; watch "
+          "streams resume from their last version (0: never; at least 1m)");
 ABSL_FLAG(absl::Duration, heartbeat_interval, kDefaults.heartbeat_interval,
           "heartbeat interval the server asks node agents to use");
 ABSL_FLAG(absl::Duration, node_lost_after, kDefaults.node_lost_after,
@@ -253,6 +257,12 @@ int main(int argc, char** argv) {
   options.watch_buffer = absl::GetFlag(FLAGS_watch_buffer);
   if (options.watch_buffer < 10 || options.watch_buffer > 100000) {
     wsched::log::Error("--watch_buffer must be between 10 and 100000");
+    return 1;
+  }
+  options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
+  if (options.max_connection_age != absl::ZeroDuration() &&
+      (options.max_connection_age < absl::Minutes(1) || options.max_connection_age > absl::Hours(24 * 24))) {
+    wsched::log::Error("--max_connection_age must be 0 or between 1m and 24 days");
     return 1;
   }
   options.watch_bookmark_interval = absl::GetFlag(FLAGS_watch_bookmark_interval);

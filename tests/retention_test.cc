@@ -64,13 +64,20 @@ class RetentionStoreTest : public ::testing::Test {
 
 TEST_F(RetentionStoreTest, DeletesOnlyWorkspacesThatEndedBeforeTheRetentionOldestFirst) {
   pqxx::connection connection(db_.url());
+  store::ChangeSet changes;
   auto delete_batch = [&](int limit) {
     pqxx::work txn(connection);
-    int64_t deleted = store::DeleteEndedWorkspaces(txn, absl::Hours(1), limit);
+    int64_t deleted = store::DeleteEndedWorkspaces(txn, absl::Hours(1), limit, changes);
     txn.commit();
     return deleted;
   };
   EXPECT_EQ(delete_batch(2), 2);
+  // Each deletion is a change for the workspace streams, with what it was.
+  ASSERT_EQ(changes.changes().size(), 2u);
+  for (const store::Change& change : changes.changes()) {
+    EXPECT_THAT(change.before.state, ::testing::AnyOf("stopped", "lost")) << change.id;
+    EXPECT_GT(change.version, 0) << change.id;
+  }
   // Oldest first: the two oldest went, the younger old ones stay for now.
   EXPECT_EQ(db_.Query("SELECT string_agg(id, ',' ORDER BY id) FROM workspaces WHERE id LIKE 'old-%'"),
             "old-stopped-1,old-stopped-2");
@@ -97,6 +104,10 @@ TEST_F(RetentionStoreTest, ASweepSkipsRowsAnotherTransactionHolds) {
   absl::StatusOr<int64_t> deleted = retention.Sweep();
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 3);  // Two batches: 2, then 1 (the held row skipped).
+  // Published for WatchWorkspaces: deleted, so no row after.
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM change_log c, jsonb_array_elements(c.workspaces) e "
+                      "WHERE jsonb_typeof(e->'row') = 'null' AND e->'before'->>0 = 'stopped'"),
+            "3");
   holding.abort();
   EXPECT_THAT(Remaining(), UnorderedElementsAre("placed", "pending", "lost-holding",
                                                 "stopped-recently", "old-stopped-1"));

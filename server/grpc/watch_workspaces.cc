@@ -48,10 +48,10 @@ absl::StatusOr<watch::Filter> FilterFor(const Principal& who, const v1::Workspac
     return filter;
   }
   // An agent: the workspaces placed on the node it speaks for.
-  if (filter.node.empty() || who.node.empty()) {
+  if (filter.node.empty()) {
     return core::InvalidFieldError("filter.node_name",
                                    "a node's agent watches the workspaces of its own node: set it "
-                                   "to that node, with the node's own credential");
+                                   "to that node");
   }
   if (absl::Status s = CheckSpeaksForNode(who, filter.node, "WatchWorkspaces", metrics); !s.ok()) {
     return s;

@@ -279,6 +279,18 @@ absl::Status RunServer(const ServerOptions& options) {
   // (placement_forwarder.cc); allow them.
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5'000);
+  // A watch stream's client that vanished (a half-open connection) is found
+  // within a minute and a half, not gRPC's default two hours, and its
+  // stream leaves the fanout.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 60'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20'000);
+  if (options.max_connection_age > absl::ZeroDuration()) {
+    // Spreads long-lived clients over replicas added since they connected:
+    // a GOAWAY, and a grace for calls in flight; watch streams resume.
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
+                               static_cast<int>(absl::ToInt64Milliseconds(options.max_connection_age)));
+    builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 30'000);
+  }
   // Twice the limit at the transport: a request up to that reaches a handler
   // and gets a MESSAGE_TOO_LARGE with the sizes; only a larger one gets
   // gRPC's own RESOURCE_EXHAUSTED, without details.

@@ -74,6 +74,8 @@ struct ServerOptions {
   // messages a stream may fall behind before it is ended, and how long a
   // quiet stream waits for a bookmark.
   int watch_buffer = 1000;
+  // Connections older than this are asked to reconnect (0: never).
+  absl::Duration max_connection_age = absl::ZeroDuration();
   absl::Duration watch_bookmark_interval = kScheduler.watch_bookmark_interval;
   // Scaling: the exec actuator's command (argv, no shell); empty = none.
   std::vector<std::string> actuator_command;
