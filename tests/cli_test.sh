@@ -29,10 +29,12 @@ passed=0
 failed=0
 server_pid=
 watch_pid=
+watch_all_pid=
 
 cleanup() {
   local rc=$?
   [[ -n $watch_pid ]] && kill "$watch_pid" 2>/dev/null || true
+  [[ -n $watch_all_pid ]] && kill "$watch_all_pid" 2>/dev/null || true
   if [[ -n $server_pid ]]; then
     kill -TERM "$server_pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.2; done
@@ -262,6 +264,13 @@ fi
 check "nodes other pool empty" 0 "no nodes in pool general" "$ADMIN" nodes --pool=general
 
 # --- placement ------------------------------------------------------------------------
+# get workspaces --watch follows what this section does to ws-gpu-1: the
+# listing, SYNCED, then each change, as one JSON line per message. timeout
+# passes on the SIGINT (Ctrl-C) that ends it, with exit 0.
+WSCHED_TOKEN=$CP timeout -s INT --preserve-status 60 "$CTL" --server="$ADDR" get workspaces \
+  --watch -o json >"$WORK/watch_all" 2>&1 &
+watch_all_pid=$!
+for _ in $(seq 100); do grep -q KIND_SYNCED "$WORK/watch_all" && break; sleep 0.1; done
 if $have_node; then
   check "place gpu-1x" 0 "PLACED" "$CP" place ws-gpu-1 --org=o-1 --project=p-42 --user=u-1 \
     --class=gpu-1x
@@ -298,6 +307,34 @@ fi
 check "stop is idempotent" 0 "STOPPED" "$CP" stop ws-gpu-1
 check "workspaces stopped" 0 "ws-gpu-1" "$CP" workspaces --state=stopped
 check "workspaces bad state exits 2" 2 "--state" "$CP" workspaces --state=sleeping
+
+for _ in $(seq 100); do grep -q WHAT_STOPPED "$WORK/watch_all" && break; sleep 0.1; done
+kill -INT "$watch_all_pid" 2>/dev/null || true
+watch_rc=0
+wait "$watch_all_pid" || watch_rc=$?
+watch_all_pid=
+cp "$WORK/watch_all" "$WORK/out"
+if [[ $watch_rc -eq 0 ]] && grep -q '"kind":"KIND_SYNCED"' "$WORK/out" &&
+   grep -q '"what":"WHAT_STOPPED".*"id":"ws-gpu-1"' "$WORK/out"; then
+  passed=$((passed + 1))
+else
+  fail "get workspaces --watch lists, syncs, shows ws-gpu-1 stopped, and Ctrl-C exits 0 (exit $watch_rc)"
+fi
+also "an interrupted watch says how to resume" "resume with: wschedctl get workspaces --watch --resume-version="
+# Resuming from SYNCED's version replays the changes after it, without a listing.
+synced=$(grep -o '"kind":"KIND_SYNCED","version":"[0-9]*"' "$WORK/watch_all" | grep -o '[0-9]*' | tail -1) || synced=
+rc=0
+WSCHED_TOKEN=$CP timeout -s INT --preserve-status 3 "$CTL" --server="$ADDR" get ws -w \
+  --resume-version="${synced:-0}" >"$WORK/out" 2>&1 || rc=$?
+if [[ -n $synced && $rc -eq 0 ]] && grep -q "^STOPPED  *ws-gpu-1" "$WORK/out" &&
+   ! grep -q "^EXISTING" "$WORK/out"; then
+  passed=$((passed + 1))
+else
+  fail "get ws -w --resume-version=SYNCED prints the changes after it as rows, no listing (exit $rc)"
+fi
+check "--resume-version without --watch exits 2" 2 "--resume-version needs --watch" "$CP" \
+  get workspaces --resume-version=5
+check "get nodes --watch exits 2" 2 "get workspaces only" "$ADMIN" get nodes --watch
 
 # --- usage (the ledger, docs/billing.md) --------------------------------------------
 if $have_node; then

@@ -6,8 +6,13 @@ const std::vector<CommandSpec>& AllCommands() {
   static const std::vector<CommandSpec> kCommands = {
       // kubectl-style verbs over the resources of server/cli/resource_names.cc.
       {"get", "Resources (kubectl style; RESOURCE: see below)",
-       {{"get RESOURCE [NAME]", "list RESOURCE, or the one named NAME (a table row; -o json|yaml: it all)"}},
-       {"pool", "node", "state"}},
+       {{"get RESOURCE [NAME]",
+         "list RESOURCE, or the one named NAME (a table row; -o json|yaml: it all)"},
+        {"get workspaces -w|--watch [--resume-version=N] [--node=N] [--pool=P] [--state=S,..] "
+         "[--org=O] [--project=P] [--class=C]",
+         "list, then a row per change (PLACED, STOPPED, ...) until Ctrl-C; --resume-version: "
+         "only the changes after N; -o json: one line per message"}},
+       {"pool", "node", "state", "watch", "resume_version", "org", "project", "class"}},
       {"describe", "Resources (kubectl style; RESOURCE: see below)",
        {{"describe RESOURCE NAME", "the full detail view of one (a node with every GPU, a workspace "
                                    "with its device spec)"}}},
@@ -67,8 +72,9 @@ const std::vector<CommandSpec>& AllCommands() {
       {"workspace", "Workspaces (control plane)",
        {{"workspace get ID", "one workspace in full (= describe workspace ID)"}}},
       {"workspaces", "Workspaces (control plane)",
-       {{"workspaces [--node=N] [--pool=P] [--state=S]", "list workspaces (= get workspaces)"}},
-       {"node", "pool", "state"}},
+       {{"workspaces [--node=N] [--pool=P] [--state=S] [-w]",
+         "list workspaces (= get workspaces, --watch too)"}},
+       {"node", "pool", "state", "watch", "resume_version", "org", "project", "class"}},
       {"watch", "Workspaces (control plane)",
        {{"watch ID", "stream a workspace's state changes (until stopped or Ctrl-C)"}}},
 

@@ -48,9 +48,10 @@ std::string SubcommandCases() {
     std::vector<std::string> subs;
     for (const UsageLine& line : command.usage) {
       std::vector<std::string> words = absl::StrSplit(std::string(line.synopsis), ' ');
+      // A resource ("get workspaces --watch") completes from the resource list.
       if (words.size() > 1 && !words[1].empty() && words[1][0] != '[' && words[1][0] != '-' &&
           words[1].find('|') == std::string::npos &&
-          words[1] == absl::AsciiStrToLower(words[1])) {
+          words[1] == absl::AsciiStrToLower(words[1]) && FindResource(words[1]) == nullptr) {
         subs.emplace_back(words[1]);
       }
     }

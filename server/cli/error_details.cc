@@ -63,6 +63,18 @@ std::string ErrorReason(const grpc::Status& status) {
   return "";
 }
 
+std::string ErrorMetadata(const grpc::Status& status, const std::string& key) {
+  google::rpc::Status rpc;
+  if (!Parse(status, &rpc)) return "";
+  for (const auto& any : rpc.details()) {
+    if (google::rpc::ErrorInfo info; any.UnpackTo(&info)) {
+      auto it = info.metadata().find(key);
+      return it == info.metadata().end() ? "" : it->second;
+    }
+  }
+  return "";
+}
+
 std::vector<std::string> DetailLines(const grpc::Status& status) {
   std::vector<std::string> lines;
   google::rpc::Status rpc;

@@ -17,6 +17,10 @@ namespace wsched::cli {
 // details (an old server, or gRPC's own refusals).
 std::string ErrorReason(const grpc::Status& status);
 
+// ErrorInfo.metadata[key] ("last_version" of WATCH_TOO_SLOW), or "" when
+// the status has no ErrorInfo or it lacks the key.
+std::string ErrorMetadata(const grpc::Status& status, const std::string& key);
+
 // One line per detail, e.g. "reason: ORG_GPU_QUOTA_EXCEEDED (org=o-1 ...)",
 // "field settings.allowed_classes[1]: class x does not exist",
 // "quota org:o-1: ...", "retry after: 0.2s". Empty without details.

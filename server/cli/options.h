@@ -46,6 +46,11 @@ struct Options {
   std::string previous;
   bool restart = false;
   int priority = 0;
+  // `get workspaces --watch`: list, then follow every change; with
+  // --resume-version, only the changes after that version (nullopt = not
+  // given; 0 = list first, as without it).
+  bool watch = false;
+  std::optional<int64_t> resume_version;
   // `org set`: nullopt = keep the stored value.
   std::optional<std::string> default_class;
   std::optional<std::string> allow;

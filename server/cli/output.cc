@@ -42,6 +42,45 @@ void Table::Print(std::string_view empty, bool headers) const {
   }
 }
 
+StreamTable::StreamTable(std::vector<std::string> header, bool headers)
+    : header_(std::move(header)), header_pending_(headers) {
+  if (headers) Widen(header_);
+}
+
+void StreamTable::Hold(std::vector<std::string> row) {
+  Widen(row);
+  held_.push_back(std::move(row));
+}
+
+void StreamTable::Flush() {
+  if (header_pending_) PrintRow(header_);
+  header_pending_ = false;
+  for (const auto& row : held_) PrintRow(row);
+  held_.clear();
+  // A watch is read as it happens, often through a pipe: no buffering.
+  std::cout << std::flush;
+}
+
+void StreamTable::Add(std::vector<std::string> row) {
+  Widen(row);
+  held_.push_back(std::move(row));
+  Flush();
+}
+
+void StreamTable::Widen(const std::vector<std::string>& row) {
+  if (widths_.size() < row.size()) widths_.resize(row.size(), 0);
+  for (size_t i = 0; i < row.size(); ++i) widths_[i] = std::max(widths_[i], row[i].size());
+}
+
+void StreamTable::PrintRow(const std::vector<std::string>& row) const {
+  std::string line;
+  for (size_t i = 0; i < row.size(); ++i) {
+    line += row[i];
+    if (i + 1 < row.size()) line += std::string(widths_[i] - row[i].size() + 2, ' ');
+  }
+  std::cout << line << "\n";
+}
+
 int PrintJson(const google::protobuf::Message& message, bool one_line) {
   google::protobuf::util::JsonPrintOptions options;
   options.add_whitespace = !one_line;

@@ -26,6 +26,32 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
+// A table whose rows arrive over time (a watch). Held rows (a listing) are
+// printed together by Flush, with columns that fit them all; a row added
+// after that prints at once, padded to the widest cell seen so far in each
+// column, so the columns line up unless a later cell is wider (and from
+// then on they line up with it).
+class StreamTable {
+ public:
+  // headers = false: no header row (--no-headers).
+  StreamTable(std::vector<std::string> header, bool headers);
+  // Holds `row` until the next Flush or Add.
+  void Hold(std::vector<std::string> row);
+  // Prints the header (the first time) and the held rows, and flushes stdout.
+  void Flush();
+  // Flush, then `row`.
+  void Add(std::vector<std::string> row);
+
+ private:
+  void Widen(const std::vector<std::string>& row);
+  void PrintRow(const std::vector<std::string>& row) const;
+
+  std::vector<std::string> header_;
+  bool header_pending_;
+  std::vector<std::vector<std::string>> held_;
+  std::vector<size_t> widths_;
+};
+
 // Prints `message` as indented JSON (or one line when `one_line`, for streams);
 // returns the exit code.
 int PrintJson(const google::protobuf::Message& message, bool one_line = false);

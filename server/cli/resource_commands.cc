@@ -42,6 +42,12 @@ int GetCommand(const Client& client, const std::vector<std::string>& args, const
     std::cerr << "get " << spec->plural << " takes no NAME: it is a list only\n";
     return 2;
   }
+  if ((options.watch || options.resume_version) && spec->resource != Resource::kWorkspaces) {
+    std::cerr << "get " << spec->plural
+              << ": --watch and --resume-version are for get workspaces only (see wschedctl "
+                 "help get)\n";
+    return 2;
+  }
   switch (spec->resource) {
     case Resource::kClasses: return GetClasses(client, name, options);
     case Resource::kPools: return GetPools(client, name, options);

@@ -8,6 +8,7 @@
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
 #include "server/cli/all_pages.h"
+#include "server/cli/watch_workspaces_command.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
 namespace wsched::cli {
@@ -15,13 +16,6 @@ namespace {
 
 std::string StateText(v1::WorkspaceState state) {
   return absl::AsciiStrToUpper(ShortEnumName(v1::WorkspaceState_Name(state), "WORKSPACE_STATE_"));
-}
-
-// "pending", "PENDING" or "WORKSPACE_STATE_PENDING".
-bool ParseState(const std::string& text, v1::WorkspaceState* state) {
-  std::string name = absl::AsciiStrToUpper(text);
-  if (name.rfind("WORKSPACE_STATE_", 0) != 0) name = "WORKSPACE_STATE_" + name;
-  return v1::WorkspaceState_Parse(name, state) && *state != v1::WORKSPACE_STATE_UNSPECIFIED;
 }
 
 std::string GpuIndices(const v1::Workspace& workspace) {
@@ -42,12 +36,20 @@ std::string EstimateText(const v1::Workspace& workspace) {
                                           absl::Seconds(1)));
 }
 
+// "#3 ~1m10s [pool_at_max_size] pool gpu-h100 is at its max size".
 std::string PendingText(const v1::Workspace& workspace) {
-  std::string text = absl::StrCat("#", workspace.queue_position());
-  if (workspace.has_estimated_time_to_place()) absl::StrAppend(&text, " ~", EstimateText(workspace));
-  if (workspace.has_pending()) absl::StrAppend(&text, " [", ReasonCodeText(workspace.pending().code()), "]");
-  if (!workspace.pending_reason().empty()) absl::StrAppend(&text, " ", workspace.pending_reason());
-  return text;
+  std::vector<std::string> parts;
+  // A watched workspace has no position: the server computes it live for
+  // Get and List only.
+  if (workspace.queue_position() > 0) {
+    parts.push_back(absl::StrCat("#", workspace.queue_position()));
+  }
+  if (workspace.has_estimated_time_to_place()) parts.push_back("~" + EstimateText(workspace));
+  if (workspace.has_pending()) {
+    parts.push_back(absl::StrCat("[", ReasonCodeText(workspace.pending().code()), "]"));
+  }
+  if (!workspace.pending_reason().empty()) parts.push_back(workspace.pending_reason());
+  return parts.empty() ? "-" : Join(parts, " ");
 }
 
 void PrintDeviceSpec(const v1::DeviceSpec& spec) {
@@ -150,7 +152,8 @@ void PrintWorkspace(const v1::Workspace& w) {
 }
 
 constexpr char kWorkspacesUsage[] =
-    "usage: wschedctl workspaces [--node=N] [--pool=P] [--state=pending|placed|stopped|lost]\n";
+    "usage: wschedctl workspaces [--node=N] [--pool=P] [--state=pending|placed|stopped|lost] "
+    "[-w]\n";
 
 grpc::Status GetOne(const Client& client, const std::string& id, v1::Workspace* workspace) {
   auto stub = v1::PlacementService::NewStub(client.channel);
@@ -167,6 +170,30 @@ bool OneId(const std::vector<std::string>& args, const char* usage) {
 }
 
 }  // namespace
+
+bool ParseWorkspaceState(const std::string& text, v1::WorkspaceState* state) {
+  std::string name = absl::AsciiStrToUpper(text);
+  if (name.rfind("WORKSPACE_STATE_", 0) != 0) name = "WORKSPACE_STATE_" + name;
+  return v1::WorkspaceState_Parse(name, state) && *state != v1::WORKSPACE_STATE_UNSPECIFIED;
+}
+
+std::vector<std::string> WorkspaceTableHeader(const Options& options) {
+  std::vector<std::string> header = {"ID", "STATE", "CLASS", "ORG", "PROJECT",
+                                     "NODE", "GPUS", "AGE", "PENDING"};
+  if (options.wide()) header.insert(header.end(), {"POOL", "USER", "PLACED"});
+  return header;
+}
+
+std::vector<std::string> WorkspaceTableRow(const v1::Workspace& w, const Options& options) {
+  std::vector<std::string> row = {w.id(), StateText(w.state()), OrDash(w.class_id()),
+                                  OrDash(w.org_id()), OrDash(w.project_id()),
+                                  OrDash(w.node_name()), GpuIndices(w), Age(w.created_at()),
+                                  w.state() == v1::WORKSPACE_STATE_PENDING ? PendingText(w) : "-"};
+  if (options.wide()) {
+    row.insert(row.end(), {OrDash(w.pool()), OrDash(w.user_id()), TimeText(w.placed_at())});
+  }
+  return row;
+}
 
 int PlaceCommand(const Client& client, const std::vector<std::string>& args,
                  const Options& options) {
@@ -239,6 +266,11 @@ int WorkspacesCommand(const Client& client, const std::vector<std::string>& args
 }
 
 int GetWorkspaces(const Client& client, const std::string& id, const Options& options) {
+  if (std::string problem = WatchFlagsProblem(options, /*named=*/!id.empty()); !problem.empty()) {
+    std::cerr << problem << " (see wschedctl help get)\n";
+    return 2;
+  }
+  if (options.watch) return WatchWorkspaces(client, options);
   v1::ListWorkspacesResponse response;
   grpc::Status status;
   if (id.empty()) {
@@ -247,7 +279,7 @@ int GetWorkspaces(const Client& client, const std::string& id, const Options& op
     request.set_pool(options.pool);
     if (!options.state.empty()) {
       v1::WorkspaceState state;
-      if (!ParseState(options.state, &state)) {
+      if (!ParseWorkspaceState(options.state, &state)) {
         std::cerr << "unknown --state \"" << options.state << "\"\n" << kWorkspacesUsage;
         return 2;
       }
@@ -265,18 +297,8 @@ int GetWorkspaces(const Client& client, const std::string& id, const Options& op
     if (!status.ok()) return Fail("get workspace " + id, status);
     if (options.structured()) return PrintStructured(response.workspaces(0), options);
   }
-  std::vector<std::string> header = {"ID", "STATE", "CLASS", "ORG", "PROJECT",
-                                     "NODE", "GPUS", "AGE", "PENDING"};
-  if (options.wide()) header.insert(header.end(), {"POOL", "USER", "PLACED"});
-  Table table(header);
-  for (const auto& w : response.workspaces()) {
-    std::vector<std::string> row = {w.id(), StateText(w.state()), OrDash(w.class_id()),
-                                    OrDash(w.org_id()), OrDash(w.project_id()),
-                                    OrDash(w.node_name()), GpuIndices(w), Age(w.created_at()),
-                                    w.state() == v1::WORKSPACE_STATE_PENDING ? PendingText(w) : "-"};
-    if (options.wide()) row.insert(row.end(), {OrDash(w.pool()), OrDash(w.user_id()), TimeText(w.placed_at())});
-    table.Add(std::move(row));
-  }
+  Table table(WorkspaceTableHeader(options));
+  for (const auto& w : response.workspaces()) table.Add(WorkspaceTableRow(w, options));
   table.Print("no workspaces", !options.no_headers);
   return 0;
 }

@@ -201,7 +201,7 @@ TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
       }
     }
   }
-  EXPECT_EQ(checked, 35 * 5 * 2);
+  EXPECT_EQ(checked, 36 * 5 * 2);
 }
 
 TEST(Authenticator, UnknownCallersAreUnauthenticated) {

@@ -183,7 +183,7 @@ absl::Status WorkspacesWatch::CatchUpAndJoin(int64_t cursor, bool check_resume) 
   while (true) {
     if (!check_resume) {
       watch::Fanout::Joined joined =
-          scheduler.workspace_fanout().Join(&outbox_, filter_, cursor, absl::Now());
+          scheduler.workspace_fanout().Join(&outbox_, filter_, cursor, scheduler.clock()());
       if (joined.id) {
         absl::MutexLock lock(&mu_);
         if (done_) {
