@@ -185,12 +185,14 @@ absl::Status WorkspacesWatch::CatchUpAndJoin(int64_t cursor, bool check_resume) 
       watch::Fanout::Joined joined =
           scheduler.workspace_fanout().Join(&outbox_, filter_, cursor, scheduler.clock()());
       if (joined.id) {
-        absl::MutexLock lock(&mu_);
-        if (done_) {
-          scheduler.workspace_fanout().Leave(*joined.id);  // OnDone came first.
-        } else {
-          member_ = joined.id;
+        bool done = false;
+        {
+          absl::MutexLock lock(&mu_);
+          done = done_;
+          if (!done) member_ = joined.id;
         }
+        // Not under mu_: the fanout's lock comes first (it calls Pump).
+        if (done) scheduler.workspace_fanout().Leave(*joined.id);  // OnDone came first.
         return absl::OkStatus();
       }
     }

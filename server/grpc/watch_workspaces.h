@@ -8,6 +8,10 @@
 // Lifetime: gRPC's OnDone and the pool's opening work each hold the
 // reactor; the last of the two to finish deletes it. OnDone leaves the
 // fanout, after which nothing calls it from there.
+//
+// Locks, in the order they nest: the fanout's (it hands a batch to the
+// outbox, which calls Pump), mu_, the outbox's. Nothing calls the fanout
+// while holding mu_.
 #ifndef WSCHED_SERVER_GRPC_WATCH_WORKSPACES_H_
 #define WSCHED_SERVER_GRPC_WATCH_WORKSPACES_H_
 
