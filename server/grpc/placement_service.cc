@@ -62,8 +62,8 @@ PlacementServiceImpl::PlacementServiceImpl(const ServiceContext& context)
       watch_openings_(BlockingPool::Options{.max_threads = 16}),
       blocking_(BlockingPool::Options{}) {}
 
-grpc::ServerWriteReactor<v1::WatchWorkspacesResponse>* PlacementServiceImpl::WatchWorkspaces(
-    grpc::CallbackServerContext* context, const v1::WatchWorkspacesRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* PlacementServiceImpl::WatchWorkspaces(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
   return WorkspacesWatch::Start({&context_, &watch_openings_, context_.watch_buffer}, context,
                                 request);
 }

@@ -14,11 +14,12 @@ namespace wsched::grpc_api {
 // thread waiting, and the placer runs them on a BlockingPool instead of
 // one synchronous-server thread each (docs/architecture.md, "Callback
 // handlers on the hot path"). The reads stay synchronous.
-// WatchWorkspaces is a callback stream too: an idle stream holds no thread
-// (watch_workspaces.h).
+// WatchWorkspaces is a callback stream too, over raw bytes: an idle stream
+// holds no thread, and the streams sent the same changes share one
+// encoding (watch_workspaces.h).
 using PlacementServiceBase = v1::PlacementService::WithCallbackMethod_PlaceWorkspace<
     v1::PlacementService::WithCallbackMethod_StopWorkspace<
-        v1::PlacementService::WithCallbackMethod_WatchWorkspaces<v1::PlacementService::Service>>>;
+        v1::PlacementService::WithRawCallbackMethod_WatchWorkspaces<v1::PlacementService::Service>>>;
 
 class PlacementServiceImpl final : public PlacementServiceBase {
  public:
@@ -38,8 +39,8 @@ class PlacementServiceImpl final : public PlacementServiceBase {
   grpc::Status WatchWorkspace(grpc::ServerContext* context,
                               const v1::WatchWorkspaceRequest* request,
                               grpc::ServerWriter<v1::Workspace>* writer) override;
-  grpc::ServerWriteReactor<v1::WatchWorkspacesResponse>* WatchWorkspaces(
-      grpc::CallbackServerContext* context, const v1::WatchWorkspacesRequest* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchWorkspaces(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
 
  private:
   // The shared shape of the two callback handlers: forward to the placer

@@ -114,8 +114,31 @@ void ChangeToProto(const watch::Change& change, v1::WorkspaceChange* out) {
   if (happened.before.state) workspace->set_state(StateToProto(*happened.before.state));
 }
 
+grpc::ByteBuffer Serialized(const watch::Batch& batch) {
+  v1::WatchWorkspacesResponse message;
+  message.set_kind(KindToProto(batch.kind));
+  message.set_version(batch.version);
+  for (const watch::Change& change : batch.changes) ChangeToProto(change, message.add_changes());
+  grpc::ByteBuffer bytes;
+  bool own_buffer = false;
+  (void)grpc::SerializationTraits<v1::WatchWorkspacesResponse>::Serialize(message, &bytes,
+                                                                          &own_buffer);
+  return bytes;
+}
+
+// The batch's wire bytes, made once for every stream it was handed to.
+grpc::ByteBuffer Encoded(const watch::Batch& batch) {
+  if (batch.memo == nullptr) return Serialized(batch);
+  absl::MutexLock lock(&batch.memo->mu);
+  if (batch.memo->encoded == nullptr) {
+    batch.memo->encoded = std::make_shared<const grpc::ByteBuffer>(Serialized(batch));
+  }
+  // A copy shares the slices.
+  return *std::static_pointer_cast<const grpc::ByteBuffer>(batch.memo->encoded);
+}
+
 // A refused call: finished before it starts.
-class Refused final : public grpc::ServerWriteReactor<v1::WatchWorkspacesResponse> {
+class Refused final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   explicit Refused(const grpc::Status& status) { Finish(status); }
   void OnDone() override { delete this; }
@@ -123,10 +146,16 @@ class Refused final : public grpc::ServerWriteReactor<v1::WatchWorkspacesRespons
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::WatchWorkspacesResponse>* WorkspacesWatch::Start(
+grpc::ServerWriteReactor<grpc::ByteBuffer>* WorkspacesWatch::Start(
     const Parts& parts, grpc::CallbackServerContext* context,
-    const v1::WatchWorkspacesRequest* request) {
+    const grpc::ByteBuffer* raw_request) {
   const ServiceContext& services = *parts.services;
+  v1::WatchWorkspacesRequest parsed;
+  grpc::ByteBuffer copy(*raw_request);
+  if (!grpc::SerializationTraits<v1::WatchWorkspacesRequest>::Deserialize(&copy, &parsed).ok()) {
+    return new Refused(ToGrpc(core::InvalidFieldError("request", "must be a WatchWorkspacesRequest")));
+  }
+  const v1::WatchWorkspacesRequest* request = &parsed;
   absl::StatusOr<watch::Filter> filter = [&]() -> absl::StatusOr<watch::Filter> {
     auto who = services.auth->Authorize(*context, kMethod);
     if (!who.ok()) return who.status();
@@ -217,6 +246,7 @@ absl::Status WorkspacesWatch::CatchUpAndJoin(int64_t cursor, bool check_resume) 
 
 void WorkspacesWatch::Pump() {
   std::optional<absl::Status> end;
+  std::optional<watch::Batch> batch;
   {
     absl::MutexLock lock(&mu_);
     if (writing_ || finished_) return;
@@ -228,14 +258,12 @@ void WorkspacesWatch::Pump() {
       return;
     } else {
       writing_ = true;
-      message_.Clear();
-      message_.set_kind(KindToProto(next.batch->kind));
-      message_.set_version(next.batch->version);
-      message_version_ = next.batch->version;
-      for (const watch::Change& change : next.batch->changes) {
-        ChangeToProto(change, message_.add_changes());
-      }
+      batch = std::move(next.batch);
     }
+  }
+  if (batch) {
+    message_version_ = batch->version;
+    message_ = Encoded(*batch);
   }
   // Outside the lock: gRPC may run OnWriteDone before StartWrite returns.
   if (end) {

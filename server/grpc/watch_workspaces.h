@@ -3,7 +3,9 @@
 // catch up from the change log until the stream has what the fanout has,
 // join the fanout, and from then on write what its outbox holds, one
 // message at a time. The fanout never waits for this stream: a stream
-// that falls --watch_buffer messages behind ends with WATCH_TOO_SLOW.
+// that falls --watch_buffer messages behind ends with WATCH_TOO_SLOW. The
+// stream writes bytes (a raw callback method): a batch the fanout handed to
+// many streams is encoded once, by the first that writes it.
 //
 // Lifetime: gRPC's OnDone and the pool's opening work each hold the
 // reactor; the last of the two to finish deletes it. OnDone leaves the
@@ -19,6 +21,7 @@
 #include <optional>
 
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/codegen/proto_utils.h>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
@@ -31,7 +34,7 @@
 
 namespace wsched::grpc_api {
 
-class WorkspacesWatch final : public grpc::ServerWriteReactor<v1::WatchWorkspacesResponse> {
+class WorkspacesWatch final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   struct Parts {
     const ServiceContext* services = nullptr;
@@ -40,9 +43,9 @@ class WorkspacesWatch final : public grpc::ServerWriteReactor<v1::WatchWorkspace
   };
 
   // The stream's reactor; a refused call is finished at once.
-  static grpc::ServerWriteReactor<v1::WatchWorkspacesResponse>* Start(
+  static grpc::ServerWriteReactor<grpc::ByteBuffer>* Start(
       const Parts& parts, grpc::CallbackServerContext* context,
-      const v1::WatchWorkspacesRequest* request);
+      const grpc::ByteBuffer* request);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -70,8 +73,8 @@ class WorkspacesWatch final : public grpc::ServerWriteReactor<v1::WatchWorkspace
   bool finished_ ABSL_GUARDED_BY(mu_) = false;  // Finish was called.
   bool done_ ABSL_GUARDED_BY(mu_) = false;      // OnDone ran.
   std::optional<watch::Fanout::Id> member_ ABSL_GUARDED_BY(mu_);
-  // The message in flight and the version it completes (0: none).
-  v1::WatchWorkspacesResponse message_;
+  // The message in flight (its wire bytes) and the version it completes (0: none).
+  grpc::ByteBuffer message_;
   int64_t message_version_ = 0;
 };
 

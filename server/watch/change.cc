@@ -39,8 +39,18 @@ std::optional<Change> Classify(const Filter& filter, const std::shared_ptr<const
   return Change{WhatOf(*happened), matched_before && !matches_after, happened};
 }
 
+bool SameChanges(const Batch& a, const Batch& b) {
+  if (a.version != b.version || a.changes.size() != b.changes.size()) return false;
+  for (size_t i = 0; i < a.changes.size(); ++i) {
+    const Change& x = a.changes[i];
+    const Change& y = b.changes[i];
+    if (x.happened != y.happened || x.what != y.what || x.left_filter != y.left_filter) return false;
+  }
+  return true;
+}
+
 std::optional<Batch> BatchFor(const Filter& filter, const Entry& entry) {
-  Batch batch{Batch::Kind::kChanges, entry.version, {}};
+  Batch batch{Batch::Kind::kChanges, entry.version, {}, nullptr};
   for (const auto& happened : entry.happened) {
     if (auto change = Classify(filter, happened)) batch.changes.push_back(std::move(*change));
   }

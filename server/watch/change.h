@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "server/core/workspace.h"
 #include "server/watch/filter.h"
 
@@ -45,13 +47,26 @@ struct Change {
 // matched neither before nor after it.
 std::optional<Change> Classify(const Filter& filter, const std::shared_ptr<const Happened>& happened);
 
+// Where the transport keeps what it made of a batch (its wire bytes), so
+// that the streams handed the same batch share one encoding. Copies of a
+// batch share their memo; the fanout hands streams whose changes are the
+// same copies of one batch.
+struct EncodingMemo {
+  absl::Mutex mu;
+  std::shared_ptr<const void> encoded ABSL_GUARDED_BY(mu);
+};
+
 // One message of a stream.
 struct Batch {
   enum class Kind { kExisting, kSynced, kChanges, kBookmark };
   Kind kind = Kind::kChanges;
   int64_t version = 0;  // Unset (0) for kExisting.
   std::vector<Change> changes;
+  std::shared_ptr<EncodingMemo> memo;  // Null: encoded for one stream only.
 };
+
+// The same changes, in the same order (what makes two streams' batches one).
+bool SameChanges(const Batch& a, const Batch& b);
 
 // What `entry` brings `filter`'s stream: a kChanges batch, or nullopt when
 // nothing in it matches.

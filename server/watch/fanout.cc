@@ -62,11 +62,22 @@ void Fanout::CandidatesLocked(const Happened& happened, absl::flat_hash_set<Id>&
 void Fanout::HandOutLocked(const Entry& entry, absl::Time now) {
   absl::flat_hash_set<Id> candidates;
   for (const auto& happened : entry.happened) CandidatesLocked(*happened, candidates);
+  // The distinct batches of this entry: streams whose changes are the same
+  // get copies of one, encoded once (EncodingMemo).
+  std::vector<Batch> distinct;
   for (Id id : candidates) {
     Member& member = members_.at(id);
     if (entry.version <= member.last_sent) continue;  // It read this far itself.
     std::optional<Batch> batch = BatchFor(member.filter, entry);
     if (!batch) continue;
+    auto same = std::find_if(distinct.begin(), distinct.end(),
+                             [&](const Batch& seen) { return SameChanges(seen, *batch); });
+    if (same == distinct.end()) {
+      batch->memo = std::make_shared<EncodingMemo>();
+      distinct.push_back(*batch);
+    } else {
+      batch->memo = same->memo;
+    }
     member.last_sent = entry.version;
     member.last_sent_at = now;
     member.subscriber->Deliver(std::move(*batch));
@@ -111,7 +122,7 @@ void Fanout::Bookmark(absl::Time now) {
     if (member.last_sent >= position_ || now - member.last_sent_at < bookmark_every_) continue;
     member.last_sent = position_;
     member.last_sent_at = now;
-    member.subscriber->Deliver(Batch{Batch::Kind::kBookmark, position_, {}});
+    member.subscriber->Deliver(Batch{Batch::Kind::kBookmark, position_, {}, nullptr});
   }
 }
 

@@ -129,6 +129,29 @@ TEST(FanoutTest, AMemberIsHandedOnlyTheEntriesItsFilterMatchesInVersionOrder) {
   EXPECT_EQ(fanout.position(), 5);
 }
 
+TEST(FanoutTest, StreamsHandedTheSameChangesShareOneEncoding) {
+  Fanout fanout(kBookmarkEvery);
+  Recorder all_a, all_b, o1, o2;
+  ASSERT_TRUE(fanout.Join(&all_a, Filter{}, 0, kT0).id.has_value());
+  ASSERT_TRUE(fanout.Join(&all_b, Filter{}, 0, kT0).id.has_value());
+  ASSERT_TRUE(fanout.Join(&o1, Filter{.org_id = "o1"}, 0, kT0).id.has_value());
+  ASSERT_TRUE(fanout.Join(&o2, Filter{.org_id = "o2"}, 0, kT0).id.has_value());
+  Entry both = Created(1, "w1", "o1");
+  both.happened.push_back(Created(1, "w2", "o2").happened[0]);
+  fanout.Publish({both}, kT0);
+  ASSERT_EQ(all_a.batches.size(), 1u);
+  ASSERT_EQ(all_b.batches.size(), 1u);
+  ASSERT_EQ(o1.batches.size(), 1u);
+  ASSERT_EQ(o2.batches.size(), 1u);
+  // The two unfiltered streams: one batch, one memo; each org its own.
+  ASSERT_NE(all_a.batches[0].memo, nullptr);
+  EXPECT_EQ(all_a.batches[0].memo, all_b.batches[0].memo);
+  EXPECT_NE(o1.batches[0].memo, all_a.batches[0].memo);
+  EXPECT_NE(o1.batches[0].memo, o2.batches[0].memo);
+  EXPECT_EQ(all_a.batches[0].changes.size(), 2u);
+  EXPECT_EQ(o1.batches[0].changes.size(), 1u);
+}
+
 TEST(FanoutTest, AnEntryIsHandedOutOnceEvenWhenPublishedTwice) {
   Fanout fanout(kBookmarkEvery);
   Recorder stream;
