@@ -247,6 +247,7 @@ absl::Status WorkspacesWatch::CatchUpAndJoin(int64_t cursor, bool check_resume) 
 void WorkspacesWatch::Pump() {
   std::optional<absl::Status> end;
   std::optional<watch::Batch> batch;
+  bool more = false;
   {
     absl::MutexLock lock(&mu_);
     if (writing_ || finished_) return;
@@ -259,6 +260,7 @@ void WorkspacesWatch::Pump() {
     } else {
       writing_ = true;
       batch = std::move(next.batch);
+      more = next.more;
     }
   }
   if (batch) {
@@ -268,6 +270,9 @@ void WorkspacesWatch::Pump() {
   // Outside the lock: gRPC may run OnWriteDone before StartWrite returns.
   if (end) {
     Finish(ToGrpc(*end));
+  } else if (more) {
+    // The next write follows at once and flushes both: one send, not two.
+    StartWrite(&message_, grpc::WriteOptions().set_buffer_hint());
   } else {
     StartWrite(&message_);
   }

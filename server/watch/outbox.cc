@@ -69,6 +69,7 @@ Outbox::Next Outbox::Take() {
   if (!queue_.empty()) {
     next.batch = std::move(queue_.front());
     queue_.pop_front();
+    next.more = !queue_.empty();
   } else if (overflowed_) {
     // Take runs only between writes: sent_ is the last version the reader has.
     next.end = core::ReasonError(

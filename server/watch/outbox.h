@@ -42,6 +42,7 @@ class Outbox final : public Subscriber {
   struct Next {
     std::optional<Batch> batch;
     std::optional<absl::Status> end;
+    bool more = false;  // Another batch waits behind this one.
   };
   Next Take() ABSL_LOCKS_EXCLUDED(mu_);
   // The transport wrote everything up to `version` whole.
