@@ -315,10 +315,10 @@ std::optional<IdentityClaim> FindIdentityClaim(pqxx::work& txn, const std::strin
       "SELECT n.name, CASE WHEN $2 <> '' AND n.info->>'provider_id' = $2 THEN 'provider_id' "
       "ELSE (SELECT g->>'uuid' FROM jsonb_array_elements(n.info->'gpus') g "
       "      WHERE g->>'uuid' = ANY($3::text[]) ORDER BY g->>'uuid' LIMIT 1) END "
+      // Both by index (migrations/0017): an equal provider id, or any of
+      // the UUIDs among the node's.
       "FROM nodes n WHERE n.name <> $1 AND ("
-      "  ($2 <> '' AND n.info->>'provider_id' = $2) OR "
-      "  EXISTS (SELECT 1 FROM jsonb_array_elements(n.info->'gpus') g "
-      "          WHERE g->>'uuid' = ANY($3::text[]))) "
+      "  ($2 <> '' AND n.info->>'provider_id' = $2) OR n.gpu_uuids ?| $3::text[]) "
       "ORDER BY n.name LIMIT 1",
       name, provider_id, TextArray(gpu_uuids));
   if (rows.empty()) return std::nullopt;
