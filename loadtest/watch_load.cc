@@ -265,13 +265,16 @@ long RssKb() {
   return 0;
 }
 
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 int Main() {
   const std::string server = absl::GetFlag(FLAGS_server);
   Shared shared;
   shared.token = absl::GetFlag(FLAGS_token);
-  if (shared.token.empty() && std::getenv("WSCHED_TOKEN") != nullptr) shared.token = std::getenv("WSCHED_TOKEN");
+  if (shared.token.empty() && std::getenv("WSCHED_TOKEN") != nullptr)
+    shared.token = std::getenv("WSCHED_TOKEN");
   const int n = absl::GetFlag(FLAGS_watchers);
   const int channel_count = absl::GetFlag(FLAGS_channels);
   const int matching = absl::GetFlag(FLAGS_matching);
@@ -314,7 +317,8 @@ int Main() {
       std::fprintf(stderr, "%s\n", std::string(channel.status().message()).c_str());
       return 2;
     }
-    if (!(*channel)->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(10))) {
+    if (!(*channel)->WaitForConnected(std::chrono::system_clock::now() +
+                                      std::chrono::seconds(10))) {
       std::fprintf(stderr, "cannot connect to %s\n", server.c_str());
       return 1;
     }
@@ -353,13 +357,15 @@ int Main() {
   if (version <= 0) {
     std::lock_guard<std::mutex> lock(shared.mu);
     for (const auto& [code, message] : shared.first_failure) {
-      std::fprintf(stderr, "watch-load: the listing stream failed: %s: %s\n", code.c_str(), message.c_str());
+      std::fprintf(stderr, "watch-load: the listing stream failed: %s: %s\n",
+                   code.c_str(), message.c_str());
     }
     std::fprintf(stderr, "watch-load: no SYNCED from the listing stream\n");
     finish_early(1);
   }
   const double synced_s = Since(t_open);
-  for (int i = 1; i < n; ++i) watchers[i]->Start(stubs[i % channel_count].get(), filter_of(i), version);
+  for (int i = 1; i < n; ++i)
+    watchers[i]->Start(stubs[i % channel_count].get(), filter_of(i), version);
   const double started_s = Since(t_open);
 
   // The ping: one change every stream matches.

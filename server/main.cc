@@ -261,7 +261,8 @@ int main(int argc, char** argv) {
   }
   options.max_connection_age = absl::GetFlag(FLAGS_max_connection_age);
   if (options.max_connection_age != absl::ZeroDuration() &&
-      (options.max_connection_age < absl::Minutes(1) || options.max_connection_age > absl::Hours(24 * 24))) {
+      (options.max_connection_age < absl::Minutes(1) ||
+       options.max_connection_age > absl::Hours(24 * 24))) {
     wsched::log::Error("--max_connection_age must be 0 or between 1m and 24 days");
     return 1;
   }

@@ -105,8 +105,10 @@ TEST_F(RetentionStoreTest, ASweepSkipsRowsAnotherTransactionHolds) {
   ASSERT_TRUE(deleted.ok()) << deleted.status();
   EXPECT_EQ(*deleted, 3);  // Two batches: 2, then 1 (the held row skipped).
   // Published for WatchWorkspaces: deleted, so no row after.
-  EXPECT_EQ(db_.Query("SELECT count(*) FROM change_log c, jsonb_array_elements(c.workspaces) e "
-                      "WHERE jsonb_typeof(e->'row') = 'null' AND e->'before'->>0 IN ('stopped', 'lost')"),
+  EXPECT_EQ(db_.Query("SELECT count(*) FROM change_log c, "
+                      "jsonb_array_elements(c.workspaces) e "
+                      "WHERE jsonb_typeof(e->'row') = 'null' AND "
+                      "e->'before'->>0 IN ('stopped', 'lost')"),
             "3");
   holding.abort();
   EXPECT_THAT(Remaining(), UnorderedElementsAre("placed", "pending", "lost-holding",

@@ -220,7 +220,8 @@ TEST(WorkspaceStream, ListThenWatchGivesTheDatabaseAtTheMarkerThenEveryChangeInO
   ASSERT_TRUE(testing::Eventually([&] { return watcher.version() >= head; }));
   const std::vector<std::string> seen = ChangesOf(watcher.messages());
   EXPECT_EQ(seen, LoggedChanges(db, synced, head));
-  EXPECT_GE(seen.size(), 5u);  // Two stops' worth of news at least: the stop, the queue moving, the new ones.
+  EXPECT_GE(seen.size(), 5u); // Two stops' worth of news at least: the stop,
+                              // the queue moving, the new ones.
 
   // What each says happened: the stop of w-1 and the placement of w-10 onward.
   std::map<std::string, v1::WorkspaceChange::What> last;
@@ -330,7 +331,8 @@ TEST(WorkspaceStream, FiltersAndRoleScopesHold) {
   std::vector<std::string> told;
   for (const Response& m : pending.messages()) {
     for (const auto& c : m.changes()) {
-      told.push_back(absl::StrCat(v1::WorkspaceChange::What_Name(c.what()), c.left_filter() ? "/left" : ""));
+      told.push_back(absl::StrCat(v1::WorkspaceChange::What_Name(c.what()),
+                                  c.left_filter() ? "/left" : ""));
     }
   }
   // Queued, then placed (it leaves the filter); its stop is no longer this stream's.
@@ -359,7 +361,9 @@ TEST(WorkspaceStream, AStreamThatNeverReadsIsEndedWithItsLastVersionAndSlowsNoOt
   testing::ServerProcess server(Config(db, {"--watch_buffer=300"}));
   ASSERT_TRUE(server.started());
   for (int n = 0; n < 3; ++n) {
-    testing::RegisterNode(server.channel(), testing::FakeGpuNode(absl::StrCat("k-", n), "gpu-h100"));
+    testing::RegisterNode(
+        server.channel(),
+        testing::FakeGpuNode(absl::StrCat("k-", n), "gpu-h100"));
   }
   Watcher reader(server.channel(), testing::kControlPlaneToken, From(0));
   // Its own connection, with small HTTP/2 windows that do not grow: what

@@ -17,9 +17,11 @@ namespace wsched::grpc_api {
 // WatchWorkspaces is a callback stream too, over raw bytes: an idle stream
 // holds no thread, and the streams sent the same changes share one
 // encoding (watch_workspaces.h).
-using PlacementServiceBase = v1::PlacementService::WithCallbackMethod_PlaceWorkspace<
-    v1::PlacementService::WithCallbackMethod_StopWorkspace<
-        v1::PlacementService::WithRawCallbackMethod_WatchWorkspaces<v1::PlacementService::Service>>>;
+using PlacementServiceBase =
+    v1::PlacementService::WithCallbackMethod_PlaceWorkspace<
+        v1::PlacementService::WithCallbackMethod_StopWorkspace<
+            v1::PlacementService::WithRawCallbackMethod_WatchWorkspaces<
+                v1::PlacementService::Service>>>;
 
 class PlacementServiceImpl final : public PlacementServiceBase {
  public:

@@ -391,12 +391,15 @@ absl::Status ValidateRequest(const v1::WatchWorkspacesRequest& request) {
   if (!filter.project_id().empty()) WSCHED_CHECK(CheckId(filter.project_id(), "filter.project_id"));
   WSCHED_CHECK(CheckOptionalClassId(filter.class_id(), "filter.class_id"));
   if (!filter.pool().empty()) WSCHED_CHECK(CheckPoolId(filter.pool(), "filter.pool"));
-  if (!filter.node_name().empty()) WSCHED_CHECK(CheckNodeName(filter.node_name(), "filter.node_name"));
+  if (!filter.node_name().empty())
+    WSCHED_CHECK(CheckNodeName(filter.node_name(), "filter.node_name"));
   if (filter.states_size() > 4) return Invalid("filter.states", "at most 4 (one of each state)");
   for (int i = 0; i < filter.states_size(); ++i) {
     const std::string field = absl::StrCat("filter.states[", i, "]");
-    WSCHED_CHECK(CheckEnum<v1::WorkspaceState>(filter.states(i), v1::WorkspaceState_IsValid, field));
-    if (filter.states(i) == v1::WORKSPACE_STATE_UNSPECIFIED) return Invalid(field, "must name a state");
+    WSCHED_CHECK(CheckEnum<v1::WorkspaceState>(
+        filter.states(i), v1::WorkspaceState_IsValid, field));
+    if (filter.states(i) == v1::WORKSPACE_STATE_UNSPECIFIED)
+      return Invalid(field, "must name a state");
   }
   if (request.resume_version() < 0) {
     return Invalid("resume_version", "must be 0 (list first) or a version a stream sent");

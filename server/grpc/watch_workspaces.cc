@@ -153,14 +153,17 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorkspacesWatch::Start(
   v1::WatchWorkspacesRequest parsed;
   grpc::ByteBuffer copy(*raw_request);
   if (!grpc::SerializationTraits<v1::WatchWorkspacesRequest>::Deserialize(&copy, &parsed).ok()) {
-    return new Refused(ToGrpc(core::InvalidFieldError("request", "must be a WatchWorkspacesRequest")));
+    return new Refused(ToGrpc(core::InvalidFieldError(
+        "request", "must be a WatchWorkspacesRequest")));
   }
   const v1::WatchWorkspacesRequest* request = &parsed;
   absl::StatusOr<watch::Filter> filter = [&]() -> absl::StatusOr<watch::Filter> {
     auto who = services.auth->Authorize(*context, kMethod);
     if (!who.ok()) return who.status();
     if (services.rate_limiter != nullptr) {
-      if (absl::Status admitted = services.rate_limiter->Admit(*who); !admitted.ok()) return admitted;
+      if (absl::Status admitted = services.rate_limiter->Admit(*who);
+          !admitted.ok())
+        return admitted;
     }
     if (services.max_request_bytes > 0 &&
         request->ByteSizeLong() > static_cast<size_t>(services.max_request_bytes)) {

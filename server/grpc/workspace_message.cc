@@ -16,7 +16,8 @@ v1::ClassSource SourceFromName(const std::string& name) {
   for (auto source : {core::ClassSource::kRequest, core::ClassSource::kPrevious,
                       core::ClassSource::kProjectDefault, core::ClassSource::kOrgDefault,
                       core::ClassSource::kInstallationDefault}) {
-    if (name == core::ClassSourceName(source)) return static_cast<v1::ClassSource>(static_cast<int>(source) + 1);
+    if (name == core::ClassSourceName(source))
+      return static_cast<v1::ClassSource>(static_cast<int>(source) + 1);
   }
   return v1::CLASS_SOURCE_UNSPECIFIED;
 }
@@ -85,7 +86,8 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
 #pragma GCC diagnostic pop
   }
   if (w.created_at != absl::InfinitePast()) {
-    *out->mutable_created_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.created_at));
+    *out->mutable_created_at() =
+        TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.created_at));
   }
   if (w.placed_at != absl::InfinitePast()) {
     *out->mutable_placed_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.placed_at));

@@ -288,7 +288,8 @@ absl::Status RunServer(const ServerOptions& options) {
     // Spreads long-lived clients over replicas added since they connected:
     // a GOAWAY, and a grace for calls in flight; watch streams resume.
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_MS,
-                               static_cast<int>(absl::ToInt64Milliseconds(options.max_connection_age)));
+                               static_cast<int>(absl::ToInt64Milliseconds(
+                                   options.max_connection_age)));
     builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_AGE_GRACE_MS, 30'000);
   }
   // Twice the limit at the transport: a request up to that reaches a handler

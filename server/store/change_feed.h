@@ -21,12 +21,12 @@ inline constexpr char kChangeChannel[] = "wsched_changes";
 const std::string& ReplicaId();
 
 // Calls `on_change` (from its own thread) whenever another replica (or any,
-// as `hears` says) publishes a change, and after every reconnect (notifications may have been missed
-// while not listening). Stops on destruction. A listening connection hears
-// nothing from a primary that hangs, nor from its successor: so while
-// quiet it proves itself alive every kPingEvery with a query bounded by
-// `probe` (call_watchdog.h), and reconnects (to the new primary, through
-// the multi-host URL) when that fails.
+// as `hears` says) publishes a change, and after every reconnect (notifications
+// may have been missed while not listening). Stops on destruction. A listening
+// connection hears nothing from a primary that hangs, nor from its successor:
+// so while quiet it proves itself alive every kPingEvery with a query bounded
+// by `probe` (call_watchdog.h), and reconnects (to the new primary, through the
+// multi-host URL) when that fails.
 class ChangeListener {
  public:
   static constexpr absl::Duration kPingEvery = absl::Seconds(1);

@@ -67,17 +67,26 @@ namespace {
 constexpr Statement kPublish{
     "publish_changes",
     "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq), "
-    "changed AS (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], $6::text[], "
-    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) WITH ORDINALITY "
+    "changed AS (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], "
+    "$6::text[], "
+    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) WITH "
+    "ORDINALITY "
     "AS c(entity, id, version, state, org, project, pool, node, class, ord) "
     "WHERE c.entity = 'workspace'), "
-    "payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, 'version', c.version, "
-    "'before', jsonb_build_array(c.state, c.org, c.project, c.pool, c.node, c.class), "
-    "'row', (SELECT to_jsonb(w) || jsonb_build_object('gpus', (SELECT string_agg(h.gpu_index::text "
-    "|| '/' || h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id)) "
-    "FROM workspaces w WHERE w.id = c.id)) ORDER BY c.ord) AS doc FROM changed c), "
-    "entry AS (INSERT INTO change_log (seq, replica, entities, ids, versions, workspaces) "
-    "SELECT head.seq, $1, $2::text[], $3::text[], $4::bigint[], payload.doc FROM head, payload "
+    "payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, 'version', "
+    "c.version, "
+    "'before', jsonb_build_array(c.state, c.org, c.project, c.pool, c.node, "
+    "c.class), "
+    "'row', (SELECT to_jsonb(w) || jsonb_build_object('gpus', (SELECT "
+    "string_agg(h.gpu_index::text "
+    "|| '/' || h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE "
+    "h.workspace_id = w.id)) "
+    "FROM workspaces w WHERE w.id = c.id)) ORDER BY c.ord) AS doc FROM changed "
+    "c), "
+    "entry AS (INSERT INTO change_log (seq, replica, entities, ids, versions, "
+    "workspaces) "
+    "SELECT head.seq, $1, $2::text[], $3::text[], $4::bigint[], payload.doc "
+    "FROM head, payload "
     "RETURNING seq) "
     "SELECT seq, pg_notify($5, $1 || ':' || seq) FROM entry"};
 
@@ -178,10 +187,12 @@ constexpr int kHistoryColumn = 23;  // The first column after the row's.
 
 }  // namespace
 
-absl::StatusOr<WorkspaceHistoryRead> ReadWorkspaceHistory(pqxx::work& txn, int64_t after, int limit) {
+absl::StatusOr<WorkspaceHistoryRead>
+ReadWorkspaceHistory(pqxx::work &txn, int64_t after, int limit) {
   WorkspaceHistoryRead read;
-  pqxx::row bounds = txn.exec1("SELECT h.seq, COALESCE((SELECT min(seq) FROM change_log), h.seq + 1) "
-                               "FROM feed_head h");
+  pqxx::row bounds = txn.exec1(
+      "SELECT h.seq, COALESCE((SELECT min(seq) FROM change_log), h.seq + 1) "
+      "FROM feed_head h");
   read.head = bounds[0].as<int64_t>();
   read.oldest = bounds[1].as<int64_t>() - 1;  // Resuming from it misses nothing.
   const int k = kHistoryColumn;

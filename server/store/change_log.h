@@ -36,7 +36,8 @@ int64_t FeedHead(pqxx::work& txn);
 // What the entries after `after` (at most `limit`) did to workspaces, with
 // the rows as each committed them; `reaches` is false when the log no
 // longer holds the entry right after `after`.
-absl::StatusOr<WorkspaceHistoryRead> ReadWorkspaceHistory(pqxx::work& txn, int64_t after, int limit);
+absl::StatusOr<WorkspaceHistoryRead>
+ReadWorkspaceHistory(pqxx::work &txn, int64_t after, int limit);
 // Deletes entries older than `keep_for`; returns how many.
 int64_t PruneChangeLog(pqxx::work& txn, absl::Duration keep_for);
 

@@ -184,7 +184,8 @@ FeedRead ChangeLogRepository::ReadSince(int64_t after, int limit) {
   return ReadChangesSince(s_.txn, after, limit);
 }
 
-absl::StatusOr<WorkspaceHistoryRead> ChangeLogRepository::ReadWorkspaceHistory(int64_t after, int limit) {
+absl::StatusOr<WorkspaceHistoryRead>
+ChangeLogRepository::ReadWorkspaceHistory(int64_t after, int limit) {
   return store::ReadWorkspaceHistory(s_.txn, after, limit);
 }
 

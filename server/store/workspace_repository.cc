@@ -91,7 +91,12 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
 }  // namespace
 
 WorkspaceFacts FactsOf(const core::Workspace& w) {
-  return {core::WorkspaceStateName(w.state), w.org_id, w.project_id, w.pool, w.node_name, w.class_id};
+  return {core::WorkspaceStateName(w.state),
+          w.org_id,
+          w.project_id,
+          w.pool,
+          w.node_name,
+          w.class_id};
 }
 
 absl::StatusOr<WorkspaceRow> WorkspaceRowOf(const pqxx::row& row) { return FromRow(row); }
@@ -169,22 +174,27 @@ int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int lim
   return static_cast<int64_t>(deleted.size());
 }
 
-absl::StatusOr<std::vector<WorkspaceRow>> ListSelectedWorkspaces(pqxx::work& txn,
-                                                                const WorkspaceSelection& selection) {
-  static const std::vector<std::string>* live = new std::vector<std::string>{"pending", "placed", "lost"};
+absl::StatusOr<std::vector<WorkspaceRow>>
+ListSelectedWorkspaces(pqxx::work &txn, const WorkspaceSelection &selection) {
+  static const std::vector<std::string> *live =
+      new std::vector<std::string>{"pending", "placed", "lost"};
   const std::vector<std::string>& states = selection.states.empty() ? *live : selection.states;
   return WorkspaceRows(txn.exec_params(
-      absl::StrCat("SELECT ", kColumns,
-                   " FROM workspaces w WHERE w.state = ANY($1::text[]) AND "
-                   "($2 = '' OR w.org_id = $2) AND ($3 = '' OR w.project_id = $3) AND "
-                   "($4 = '' OR w.class_id = $4) AND ($5 = '' OR w.pool = $5) AND "
-                   "($6 = '' OR w.node_name = $6) AND "
-                   "(NOT $7 OR w.org_id = ANY($8::text[]) OR w.project_id = ANY($9::text[])) "
-                   "ORDER BY w.id"),
-      TextArray(states), selection.org_id, selection.project_id, selection.class_id,
-      selection.pool, selection.node, selection.scope_orgs.has_value() || selection.scope_projects.has_value(),
+      absl::StrCat(
+          "SELECT ", kColumns,
+          " FROM workspaces w WHERE w.state = ANY($1::text[]) AND "
+          "($2 = '' OR w.org_id = $2) AND ($3 = '' OR w.project_id = $3) AND "
+          "($4 = '' OR w.class_id = $4) AND ($5 = '' OR w.pool = $5) AND "
+          "($6 = '' OR w.node_name = $6) AND "
+          "(NOT $7 OR w.org_id = ANY($8::text[]) OR w.project_id = "
+          "ANY($9::text[])) "
+          "ORDER BY w.id"),
+      TextArray(states), selection.org_id, selection.project_id,
+      selection.class_id, selection.pool, selection.node,
+      selection.scope_orgs.has_value() || selection.scope_projects.has_value(),
       TextArray(selection.scope_orgs.value_or(std::vector<std::string>{})),
-      TextArray(selection.scope_projects.value_or(std::vector<std::string>{}))));
+      TextArray(
+          selection.scope_projects.value_or(std::vector<std::string>{}))));
 }
 
 std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64_t version,

@@ -60,8 +60,8 @@ int64_t DeleteEndedWorkspaces(pqxx::work& txn, absl::Duration retention, int lim
 
 // Every workspace `selection` selects, in id order (WatchWorkspaces'
 // listing): with no states, the live ones (pending, placed, lost).
-absl::StatusOr<std::vector<WorkspaceRow>> ListSelectedWorkspaces(pqxx::work& txn,
-                                                                const WorkspaceSelection& selection);
+absl::StatusOr<std::vector<WorkspaceRow>>
+ListSelectedWorkspaces(pqxx::work &txn, const WorkspaceSelection &selection);
 
 // Marks the placed workspace `id` idle (docs/catalog.md "Idle GPUs"), or
 // clears its mark when `mark` is nullopt, only at exactly `version`: the

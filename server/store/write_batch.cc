@@ -455,7 +455,9 @@ class Batch {
       if (it->second.second != 0) out_[i].placed_at = absl::FromUnixMicros(it->second.second);
       auto was = current_.records.find(w.id);  // None for a new record.
       changes_.AddWorkspace(w.id, out_[i].version,
-                            was == current_.records.end() ? WorkspaceFacts{} : FactsOf(was->second.workspace));
+                            was == current_.records.end()
+                                ? WorkspaceFacts{}
+                                : FactsOf(was->second.workspace));
       if (Places(writes_[i].kind)) placed_.push_back(i);
     }
   }

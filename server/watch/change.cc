@@ -32,7 +32,9 @@ const char* WhatName(What what) {
   return "unknown";
 }
 
-std::optional<Change> Classify(const Filter& filter, const std::shared_ptr<const Happened>& happened) {
+std::optional<Change>
+Classify(const Filter &filter,
+         const std::shared_ptr<const Happened> &happened) {
   const bool matched_before = Selects(filter, happened->before);
   const bool matches_after = happened->after && Selects(filter, FactsOf(*happened->after));
   if (!matched_before && !matches_after) return std::nullopt;
@@ -44,7 +46,9 @@ bool SameChanges(const Batch& a, const Batch& b) {
   for (size_t i = 0; i < a.changes.size(); ++i) {
     const Change& x = a.changes[i];
     const Change& y = b.changes[i];
-    if (x.happened != y.happened || x.what != y.what || x.left_filter != y.left_filter) return false;
+    if (x.happened != y.happened || x.what != y.what ||
+        x.left_filter != y.left_filter)
+      return false;
   }
   return true;
 }

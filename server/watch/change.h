@@ -45,7 +45,8 @@ struct Change {
 
 // What `filter`'s stream says of `happened`: nothing when the workspace
 // matched neither before nor after it.
-std::optional<Change> Classify(const Filter& filter, const std::shared_ptr<const Happened>& happened);
+std::optional<Change> Classify(const Filter &filter,
+                               const std::shared_ptr<const Happened> &happened);
 
 // Where the transport keeps what it made of a batch (its wire bytes), so
 // that the streams handed the same batch share one encoding. Copies of a

@@ -7,8 +7,10 @@
 
 namespace wsched::watch {
 
-HistoryFollower::HistoryFollower(HistorySource* source, Fanout* fanout, Options options, Clock clock)
-    : source_(source), fanout_(fanout), options_(options), clock_(std::move(clock)) {}
+HistoryFollower::HistoryFollower(HistorySource *source, Fanout *fanout,
+                                 Options options, Clock clock)
+    : source_(source), fanout_(fanout), options_(options),
+      clock_(std::move(clock)) {}
 
 HistoryFollower::~HistoryFollower() { Stop(); }
 
