@@ -26,6 +26,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
+#include "tests/support/metrics_text.h"
 #include "tests/support/placing_load.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -139,7 +140,9 @@ std::vector<std::string> ChangesOf(const std::vector<Response>& messages) {
   for (const Response& m : messages) {
     if (m.kind() != Response::KIND_CHANGES) continue;
     for (const v1::WorkspaceChange& c : m.changes()) {
-      out.push_back(absl::StrCat(m.version(), ":", c.workspace().id(), ":", c.workspace_version()));
+      // Each change's own version: a message may carry several.
+      EXPECT_LE(c.version(), m.version());
+      out.push_back(absl::StrCat(c.version(), ":", c.workspace().id(), ":", c.workspace_version()));
     }
   }
   return out;
@@ -358,7 +361,9 @@ TEST(WorkspaceStream, AStreamThatNeverReadsIsEndedWithItsLastVersionAndSlowsNoOt
   testing::TestDatabase db;
   // A buffer above the follower's page (256 entries), so a burst does not
   // end a stream that reads.
-  testing::ServerProcess server(Config(db, {"--watch_buffer=300"}));
+  testing::ServerConfig config = Config(db, {"--watch_buffer=300"});
+  config.metrics = true;
+  testing::ServerProcess server(config);
   ASSERT_TRUE(server.started());
   for (int n = 0; n < 3; ++n) {
     testing::RegisterNode(
@@ -404,6 +409,15 @@ TEST(WorkspaceStream, AStreamThatNeverReadsIsEndedWithItsLastVersionAndSlowsNoOt
     if (m.kind() == Response::KIND_SYNCED) synced = m.version();
   }
   EXPECT_EQ(ChangesOf(got), LoggedChanges(db, synced, last));
+  auto metric = [&](const std::string& name, const std::vector<std::string>& labels) {
+    return testing::MetricValue(testing::HttpGet(server.metrics_port(), "/metrics"), name, labels)
+        .value_or(-1);
+  };
+  // Counted once the server is done with it; the reader stays open.
+  EXPECT_TRUE(testing::Eventually([&] {
+    return metric("wsched_watch_streams_ended_total", {"reason=\"too_slow\""}) == 1 &&
+           metric("wsched_watch_streams", {}) == 1;
+  }));
   Watcher resumed(server.channel(), testing::kControlPlaneToken, From(last));
   ASSERT_TRUE(testing::Eventually([&] { return resumed.version() >= head; }, 30));
   EXPECT_EQ(ChangesOf(resumed.messages()), LoggedChanges(db, last, head));

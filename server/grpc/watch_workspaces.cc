@@ -16,6 +16,8 @@ namespace {
 constexpr char kMethod[] = "/wsched.v1.PlacementService/WatchWorkspaces";
 constexpr size_t kListingPage = 100;  // Workspaces per EXISTING message.
 constexpr int kCatchUpPage = 256;     // Change-log entries per read.
+// Versions one KIND_CHANGES message may carry when a stream is behind.
+constexpr size_t kChangesPerMessage = 64;
 
 std::optional<core::WorkspaceState> StateOf(v1::WorkspaceState state) {
   switch (state) {
@@ -91,9 +93,10 @@ v1::WatchWorkspacesResponse::Kind KindToProto(watch::Batch::Kind kind) {
   return v1::WatchWorkspacesResponse::KIND_UNSPECIFIED;
 }
 
-void ChangeToProto(const watch::Change& change, v1::WorkspaceChange* out) {
+void ChangeToProto(const watch::Change& change, int64_t version, v1::WorkspaceChange* out) {
   const watch::Happened& happened = *change.happened;
   out->set_what(WhatToProto(change.what));
+  out->set_version(version);
   out->set_workspace_version(happened.version);
   out->set_left_filter(change.left_filter);
   v1::Workspace* workspace = out->mutable_workspace();
@@ -118,7 +121,10 @@ grpc::ByteBuffer Serialized(const watch::Batch& batch) {
   v1::WatchWorkspacesResponse message;
   message.set_kind(KindToProto(batch.kind));
   message.set_version(batch.version);
-  for (const watch::Change& change : batch.changes) ChangeToProto(change, message.add_changes());
+  const int64_t version = batch.kind == watch::Batch::Kind::kChanges ? batch.version : 0;
+  for (const watch::Change& change : batch.changes) {
+    ChangeToProto(change, version, message.add_changes());
+  }
   grpc::ByteBuffer bytes;
   bool own_buffer = false;
   (void)grpc::SerializationTraits<v1::WatchWorkspacesResponse>::Serialize(message, &bytes,
@@ -127,7 +133,7 @@ grpc::ByteBuffer Serialized(const watch::Batch& batch) {
 }
 
 // The batch's wire bytes, made once for every stream it was handed to.
-grpc::ByteBuffer Encoded(const watch::Batch& batch) {
+grpc::ByteBuffer EncodedOne(const watch::Batch& batch) {
   if (batch.memo == nullptr) return Serialized(batch);
   absl::MutexLock lock(&batch.memo->mu);
   if (batch.memo->encoded == nullptr) {
@@ -135,6 +141,28 @@ grpc::ByteBuffer Encoded(const watch::Batch& batch) {
   }
   // A copy shares the slices.
   return *std::static_pointer_cast<const grpc::ByteBuffer>(batch.memo->encoded);
+}
+
+// The label of wsched_watch_streams_ended_total for a stream ended with `status`.
+const char* EndReasonOf(const absl::Status& status) {
+  std::optional<core::ErrorDetails> details = core::DetailsOf(status);
+  if (details && details->reason == core::ErrorReason::kWatchTooSlow) return "too_slow";
+  if (details && details->reason == core::ErrorReason::kResumeTooOld) return "resume_too_old";
+  return "error";
+}
+
+// One message of several kChanges batches: protobuf merges concatenated
+// messages (repeated fields append, the last version wins), so each
+// batch's shared encoding is reused as it is.
+grpc::ByteBuffer Encoded(const std::vector<watch::Batch>& batches) {
+  if (batches.size() == 1) return EncodedOne(batches.front());
+  std::vector<grpc::Slice> slices;
+  for (const watch::Batch& batch : batches) {
+    std::vector<grpc::Slice> parts;
+    (void)EncodedOne(batch).Dump(&parts);
+    slices.insert(slices.end(), parts.begin(), parts.end());
+  }
+  return grpc::ByteBuffer(slices.data(), slices.size());
 }
 
 // A refused call: finished before it starts.
@@ -174,6 +202,7 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* WorkspacesWatch::Start(
   }();
   if (!filter.ok()) return new Refused(ToGrpc(filter.status()));
   auto* watch = new WorkspacesWatch(parts, *std::move(filter), request->resume_version());
+  if (services.metrics != nullptr) services.metrics->WatchStreamStarted();
   parts.pool->Submit([watch] {
     watch->Open();
     watch->Release();
@@ -249,26 +278,27 @@ absl::Status WorkspacesWatch::CatchUpAndJoin(int64_t cursor, bool check_resume) 
 
 void WorkspacesWatch::Pump() {
   std::optional<absl::Status> end;
-  std::optional<watch::Batch> batch;
+  std::vector<watch::Batch> batches;
   bool more = false;
   {
     absl::MutexLock lock(&mu_);
     if (writing_ || finished_) return;
-    watch::Outbox::Next next = outbox_.Take();
-    if (next.end) {
+    watch::Outbox::Run run = outbox_.TakeRun(kChangesPerMessage);
+    if (run.end) {
       finished_ = true;
-      end = std::move(next.end);
-    } else if (!next.batch) {
+      end = std::move(run.end);
+      end_reason_ = EndReasonOf(*end);
+    } else if (run.batches.empty()) {
       return;
     } else {
       writing_ = true;
-      batch = std::move(next.batch);
-      more = next.more;
+      batches = std::move(run.batches);
+      more = run.more;
     }
   }
-  if (batch) {
-    message_version_ = batch->version;
-    message_ = Encoded(*batch);
+  if (!batches.empty()) {
+    message_version_ = batches.back().version;
+    message_ = Encoded(batches);
   }
   // Outside the lock: gRPC may run OnWriteDone before StartWrite returns.
   if (end) {
@@ -314,11 +344,14 @@ void WorkspacesWatch::OnCancel() {
 
 void WorkspacesWatch::OnDone() {
   std::optional<watch::Fanout::Id> member;
+  const char* reason = nullptr;
   {
     absl::MutexLock lock(&mu_);
     done_ = true;
     member = member_;
+    reason = end_reason_;
   }
+  if (parts_.services->metrics != nullptr) parts_.services->metrics->WatchStreamEnded(reason);
   if (member) parts_.services->scheduler->workspace_fanout().Leave(*member);
   outbox_.Close();
   Release();

@@ -72,6 +72,8 @@ class WorkspacesWatch final : public grpc::ServerWriteReactor<grpc::ByteBuffer> 
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;  // Finish was called.
   bool done_ ABSL_GUARDED_BY(mu_) = false;      // OnDone ran.
+  // Why it ended, for wsched_watch_streams_ended_total.
+  const char* end_reason_ ABSL_GUARDED_BY(mu_) = "client_gone";
   std::optional<watch::Fanout::Id> member_ ABSL_GUARDED_BY(mu_);
   // The message in flight (its wire bytes) and the version it completes (0: none).
   grpc::ByteBuffer message_;

@@ -116,6 +116,16 @@ Metrics::Metrics()
               .Help("Agent calls refused because the credential does not speak for the node "
                     "named, by reason.")
               .Register(*registry_)),
+      watch_streams_(prometheus::BuildGauge()
+                         .Name("wsched_watch_streams")
+                         .Help("WatchWorkspaces streams open on this replica.")
+                         .Register(*registry_)
+                         .Add({})),
+      watch_streams_ended_(prometheus::BuildCounter()
+                               .Name("wsched_watch_streams_ended_total")
+                               .Help("WatchWorkspaces streams ended, by reason (too_slow, "
+                                     "resume_too_old, client_gone, error).")
+                               .Register(*registry_)),
       serving_(prometheus::BuildGauge()
                    .Name("wsched_health_serving")
                    .Help("1 when this replica's gRPC health reports SERVING, else 0.")
@@ -188,6 +198,9 @@ Metrics::Metrics()
   for (const char* role : {"admin", "control-plane", "project-owner", "agent", "actuator"}) {
     rate_limited_.Add({{"role", role}});
   }
+  for (const char* reason : {"too_slow", "resume_too_old", "client_gone", "error"}) {
+    watch_streams_ended_.Add({{"reason", reason}});
+  }
   for (const char* reason : {"not_this_node", "bootstrap_node_exists", "bootstrap_registers_only"}) {
     node_identity_refusals_.Add({{"reason", reason}});
   }
@@ -243,6 +256,13 @@ void Metrics::SetHealthCheck(absl::string_view check, bool ok) {
 
 void Metrics::Heartbeat(absl::string_view result) {
   heartbeats_.Add({{"result", std::string(result)}}).Increment();
+}
+
+void Metrics::WatchStreamStarted() { watch_streams_.Increment(); }
+
+void Metrics::WatchStreamEnded(absl::string_view reason) {
+  watch_streams_.Decrement();
+  watch_streams_ended_.Add({{"reason", std::string(reason)}}).Increment();
 }
 
 void Metrics::RateLimited(absl::string_view role) {

@@ -69,6 +69,12 @@ class Metrics {
   // not_this_node, bootstrap_node_exists, bootstrap_registers_only.
   void NodeIdentityRefused(absl::string_view reason);
 
+  // ---- WatchWorkspaces (docs/api.md "Following every workspace") ----
+  // A stream began (after its call was admitted) or ended, by why:
+  // too_slow, resume_too_old, client_gone, error.
+  void WatchStreamStarted();
+  void WatchStreamEnded(absl::string_view reason);
+
   // ---- health (grpc.health.v1) ----
   // What this replica's health service reports (1 SERVING, 0 NOT_SERVING)
   // and each check behind it: check is database, schema or feed.
@@ -123,6 +129,8 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& heartbeats_;
   prometheus::Family<prometheus::Counter>& rate_limited_;
   prometheus::Family<prometheus::Counter>& node_identity_refusals_;
+  prometheus::Gauge& watch_streams_;
+  prometheus::Family<prometheus::Counter>& watch_streams_ended_;
   prometheus::Gauge& serving_;
   prometheus::Family<prometheus::Gauge>& placer_;
   prometheus::Gauge& scaling_leader_;

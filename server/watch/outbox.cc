@@ -64,24 +64,38 @@ bool Outbox::Put(Batch batch) {
 }
 
 Outbox::Next Outbox::Take() {
-  absl::MutexLock lock(&mu_);
+  Run run = TakeRun(1);
   Next next;
+  if (!run.batches.empty()) next.batch = std::move(run.batches.front());
+  next.end = std::move(run.end);
+  next.more = run.more;
+  return next;
+}
+
+Outbox::Run Outbox::TakeRun(size_t max_changes) {
+  absl::MutexLock lock(&mu_);
+  Run run;
   if (!queue_.empty()) {
-    next.batch = std::move(queue_.front());
+    run.batches.push_back(std::move(queue_.front()));
     queue_.pop_front();
-    next.more = !queue_.empty();
+    while (run.batches.front().kind == Batch::Kind::kChanges && !queue_.empty() &&
+           queue_.front().kind == Batch::Kind::kChanges && run.batches.size() < max_changes) {
+      run.batches.push_back(std::move(queue_.front()));
+      queue_.pop_front();
+    }
+    run.more = !queue_.empty();
   } else if (overflowed_) {
     // Take runs only between writes: sent_ is the last version the reader has.
-    next.end = core::ReasonError(
+    run.end = core::ReasonError(
         absl::StrCat("this stream fell ", limit_,
                      " messages behind (--watch_buffer); resume from version ", sent_),
         {.reason = core::ErrorReason::kWatchTooSlow,
          .metadata = {{"last_version", absl::StrCat(sent_)}, {"buffer", absl::StrCat(limit_)}},
          .retry_delay = absl::ZeroDuration()});
   } else if (end_) {
-    next.end = *end_;
+    run.end = *end_;
   }
-  return next;
+  return run;
 }
 
 void Outbox::Sent(int64_t version) {

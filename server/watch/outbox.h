@@ -11,6 +11,7 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -45,6 +46,14 @@ class Outbox final : public Subscriber {
     bool more = false;  // Another batch waits behind this one.
   };
   Next Take() ABSL_LOCKS_EXCLUDED(mu_);
+  // The same, but up to `max_changes` kChanges batches in a row at once:
+  // one message for a stream that is behind instead of one per version.
+  struct Run {
+    std::vector<Batch> batches;
+    std::optional<absl::Status> end;
+    bool more = false;
+  };
+  Run TakeRun(size_t max_changes) ABSL_LOCKS_EXCLUDED(mu_);
   // The transport wrote everything up to `version` whole.
   void Sent(int64_t version) ABSL_LOCKS_EXCLUDED(mu_);
   // The stream is over: producers stop, waiting ones return false.

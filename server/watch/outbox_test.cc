@@ -23,6 +23,26 @@ int64_t TakeVersion(Outbox& outbox) {
   return next.batch ? next.batch->version : -1;
 }
 
+TEST(OutboxTest, ARunTakesConsecutiveChangesUpToItsLimitAndStopsAtAnythingElse) {
+  Outbox outbox(16, [] {});
+  for (int64_t v : {1, 2, 3}) outbox.Deliver(Changes(v));
+  outbox.Deliver(Batch{Batch::Kind::kBookmark, 4, {}});
+  outbox.Deliver(Changes(5));
+  Outbox::Run first = outbox.TakeRun(2);
+  ASSERT_EQ(first.batches.size(), 2u);
+  EXPECT_EQ(first.batches[1].version, 2);
+  EXPECT_TRUE(first.more);
+  Outbox::Run second = outbox.TakeRun(8);
+  ASSERT_EQ(second.batches.size(), 1u);  // The bookmark ends the run.
+  EXPECT_EQ(second.batches[0].version, 3);
+  Outbox::Run bookmark = outbox.TakeRun(8);
+  ASSERT_EQ(bookmark.batches.size(), 1u);  // Never merged with changes.
+  EXPECT_EQ(bookmark.batches[0].kind, Batch::Kind::kBookmark);
+  Outbox::Run last = outbox.TakeRun(8);
+  ASSERT_EQ(last.batches.size(), 1u);
+  EXPECT_FALSE(last.more);
+}
+
 TEST(OutboxTest, BatchesAreTakenInTheOrderDelivered) {
   Outbox outbox(8, [] {});
   outbox.Deliver(Changes(3));
