@@ -105,10 +105,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-json() {  # json FILE EXPR: evaluates EXPR on the loadgen's JSON line (as d).
-  python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(eval(sys.argv[2]))' "$1" "$2"
-}
-
 say "machine"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  cpus: $(nproc)  kernel: $(uname -r)"
 grep -m1 'model name' /proc/cpuinfo || true

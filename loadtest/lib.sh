@@ -46,3 +46,7 @@ pg_cpu() {
   { cat "/proc/$pm/stat" $(pgrep -P "$pm" | sed 's|.*|/proc/&/stat|') 2>/dev/null || true; } |
     awk -v hz="$(getconf CLK_TCK)" '{s += $14 + $15} END {print s / hz}'
 }
+
+json() {  # json FILE EXPR: evaluates EXPR on the last JSON line of FILE (as d).
+  python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(eval(sys.argv[2]))' "$1" "$2"
+}

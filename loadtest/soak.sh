@@ -74,9 +74,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-json() {  # json FILE EXPR: evaluates EXPR on the last JSON line of FILE (as d).
-  python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(eval(sys.argv[2]))' "$1" "$2"
-}
 rss_mb() { awk '/^VmRSS:/ {printf "%.1f", $2 / 1024}' "/proc/$SERVER_PID/status"; }
 metric_sum() {  # metric_sum SELECTOR: sum of the samples whose line starts with it
   curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" |

@@ -110,9 +110,6 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-json() {  # json FILE EXPR: evaluates EXPR on the last JSON line of FILE (as d).
-  python3 -c 'import json, sys; d = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); print(eval(sys.argv[2]))' "$1" "$2"
-}
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$SERVER_PID/status"; }
 server_alive() {
   kill -0 "$SERVER_PID" 2>/dev/null && return 0
