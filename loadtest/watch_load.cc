@@ -15,9 +15,11 @@
 //
 // Readiness: a stream that resumed sends nothing until something it
 // matches happens, so once every stream has been started the tool places
-// one "ping" workspace (--ping_class) in --idle_project: every stream
-// matches it, and a stream that has received it is open (joined the
-// server's fanout, or is catching up to it). When all have, it prints
+// one "ping" workspace (--ping_class) in --idle_project: every stream but
+// a node's matches it, and a stream that has received anything (the ping;
+// for a node's stream, its first bookmark, within the server's
+// --watch_bookmark_interval) is open (joined the server's fanout, or is
+// catching up to it). When all are, it prints
 //   ready streams=N watchers=N failed=0 open_s=...
 // and starts counting: what came before is left out of every figure.
 //
@@ -26,13 +28,21 @@
 // the placing transaction, so it includes the rest of that transaction and
 // its commit; client and server must share a clock).
 //
+// --stalled adds streams that hang: each on its own connection with small
+// HTTP/2 windows that do not grow, seeing every change, and reading
+// nothing once they have the ping, as a client that stopped reading would.
+// The server must end them (WATCH_TOO_SLOW) without slowing placements or
+// the other streams. At the end they read again, which lets the server's
+// refusal through; how they ended is stalled_codes in the result (only
+// they count there, not in streams_failed).
+//
 // After --duration from ready (0: only on SIGTERM / SIGINT) it cancels
 // every stream and prints one line of key=value for scripts (the last
 // line, starting with "result"):
 //   result watchers=N streams_open=N streams_failed=0 failed_codes= events_delivered=...
 //     placed_events=... bookmarks=... messages=... delay_p50_ms=... delay_p90_ms=...
 //     delay_p99_ms=... delay_max_ms=... delay_mean_ms=... seconds=... client_cpu_s=...
-//     client_rss_kb=...
+//     client_rss_kb=... stalled=N stalled_codes=...
 // and, on stderr, the first message of each failure code.
 #include <algorithm>
 #include <atomic>
@@ -75,6 +85,11 @@ ABSL_FLAG(int, watchers, 10000, "WatchWorkspaces streams to hold open");
 ABSL_FLAG(int, channels, 50, "gRPC channels (separate HTTP/2 connections) the streams share");
 ABSL_FLAG(int, matching, 100,
           "streams with an empty filter (every change); the others filter on --idle_project");
+ABSL_FLAG(std::vector<std::string>, node_filters, {},
+          "node names: one more stream filters on each (as a node's agent would), taken from "
+          "those that would filter on --idle_project");
+ABSL_FLAG(int, stalled, 0,
+          "extra streams that stop reading once open, each on its own connection (see above)");
 ABSL_FLAG(std::string, idle_project, "watch-load-idle",
           "project_id the non-matching streams filter on: one the load never places in");
 ABSL_FLAG(std::string, ping_class, "standard",
@@ -136,7 +151,8 @@ struct Shared {
 
 class Watcher final : public grpc::ClientReadReactor<v1::WatchWorkspacesResponse> {
  public:
-  Watcher(Shared* shared, bool lister) : shared_(shared), lister_(lister) {}
+  Watcher(Shared* shared, bool lister, bool stalls = false)
+      : shared_(shared), lister_(lister), stalls_(stalls) {}
 
   void Start(v1::PlacementService::Stub* stub, const v1::WorkspaceWatchFilter& filter,
              int64_t resume_version) {
@@ -153,11 +169,29 @@ class Watcher final : public grpc::ClientReadReactor<v1::WatchWorkspacesResponse
   void OnReadDone(bool ok) override {
     if (!ok) return;  // The stream ended: OnDone says how.
     Handle(response_);
+    if (stalls_ && pinged_) {
+      // Hangs until Unstall; one of the two restarts reading, never both.
+      parked_.store(true);
+      if (!shared_->stopping.load() || !parked_.exchange(false)) return;
+    }
     StartRead(&response_);
   }
 
+  // A stalled stream reads again (after stopping was set), so that how the
+  // server ended it gets through.
+  void Unstall() {
+    if (parked_.exchange(false)) StartRead(&response_);
+  }
+  bool done() const { return done_.load(); }
+  const std::string& end_code() const { return end_code_; }  // After done().
+
   void OnDone(const grpc::Status& status) override {
     const bool ours = shared_->stopping.load() && status.error_code() == grpc::CANCELLED;
+    end_code_ = CodeName(status.error_code());
+    if (stalls_) {
+      done_.store(true);
+      return;
+    }
     if (!ours) {
       // Ended by the server (even with OK) or the transport: a failure.
       std::string code = CodeName(status.error_code());
@@ -179,7 +213,14 @@ class Watcher final : public grpc::ClientReadReactor<v1::WatchWorkspacesResponse
  private:
   void Handle(const v1::WatchWorkspacesResponse& message) {
     const int64_t now_ns = absl::GetCurrentTimeNanos();
-    const bool measuring = shared_->measuring.load(std::memory_order_relaxed);
+    // A stalled stream's few messages are no delivery figure.
+    const bool measuring = !stalls_ && shared_->measuring.load(std::memory_order_relaxed);
+    // Anything the server sends a resumed stream means it serves it: the
+    // ping, or for a stream the ping does not match (a node's), a bookmark.
+    if (!pinged_) {
+      pinged_ = true;
+      shared_->pinged.fetch_add(1);
+    }
     switch (message.kind()) {
       case v1::WatchWorkspacesResponse::KIND_SYNCED:
         if (lister_ && !synced_) {
@@ -196,10 +237,6 @@ class Watcher final : public grpc::ClientReadReactor<v1::WatchWorkspacesResponse
         std::vector<int64_t> delays;
         int64_t placed = 0, negative = 0;
         for (const v1::WorkspaceChange& change : message.changes()) {
-          if (!pinged_ && change.workspace().id() == shared_->ping_id) {
-            pinged_ = true;
-            shared_->pinged.fetch_add(1);
-          }
           if (!measuring || change.what() != v1::WorkspaceChange::WHAT_PLACED ||
               !change.workspace().has_placed_at()) {
             continue;
@@ -232,6 +269,10 @@ class Watcher final : public grpc::ClientReadReactor<v1::WatchWorkspacesResponse
 
   Shared* const shared_;
   const bool lister_;
+  const bool stalls_;
+  std::atomic<bool> parked_{false};
+  std::atomic<bool> done_{false};
+  std::string end_code_;
   bool synced_ = false;  // Touched only by this stream's (serialized) callbacks.
   bool pinged_ = false;
   grpc::ClientContext context_;
@@ -278,6 +319,7 @@ int Main() {
   const int n = absl::GetFlag(FLAGS_watchers);
   const int channel_count = absl::GetFlag(FLAGS_channels);
   const int matching = absl::GetFlag(FLAGS_matching);
+  const int stalled_count = absl::GetFlag(FLAGS_stalled);
   const std::string idle_project = absl::GetFlag(FLAGS_idle_project);
   const absl::Duration duration = absl::GetFlag(FLAGS_duration);
   const absl::Duration open_timeout = absl::GetFlag(FLAGS_open_timeout);
@@ -296,6 +338,14 @@ int Main() {
   }
   if (matching < 0 || matching > n) {
     std::fprintf(stderr, "--matching must be 0..--watchers\n");
+    return 2;
+  }
+  if (matching + static_cast<int>(absl::GetFlag(FLAGS_node_filters).size()) > n) {
+    std::fprintf(stderr, "--matching plus the --node_filters must be at most --watchers\n");
+    return 2;
+  }
+  if (stalled_count < 0 || stalled_count > 1000) {
+    std::fprintf(stderr, "--stalled must be 0..1000\n");
     return 2;
   }
   if (duration < absl::ZeroDuration() || open_timeout <= absl::ZeroDuration()) {
@@ -324,18 +374,46 @@ int Main() {
     }
     stubs.push_back(v1::PlacementService::NewStub(*channel));
   }
+  // A stalled stream's own connection, with windows that stay small: what
+  // it does not read backs up into the server's buffer for it, not into
+  // megabytes of transport windows.
+  std::vector<std::unique_ptr<v1::PlacementService::Stub>> stalled_stubs;
+  for (int i = 0; i < stalled_count; ++i) {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+    args.SetInt("wsched.watch_load.stalled_index", i);
+    args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+    args.SetInt("grpc.http2.lookahead_bytes", 1024);
+    auto channel = grpc_api::CreateClientChannel(server, TlsFromFlags(), args);
+    if (!channel.ok()) {
+      std::fprintf(stderr, "%s\n", std::string(channel.status().message()).c_str());
+      return 2;
+    }
+    stalled_stubs.push_back(v1::PlacementService::NewStub(*channel));
+  }
 
-  // Watchers [0, n - matching) filter on the idle project; the last
-  // `matching` see everything. Watcher 0 lists, with its own filter.
+  // The last `matching` watchers see everything, the node_filters.size()
+  // before them one node each, the others the idle project. Watcher 0
+  // lists, with its own filter.
   v1::WorkspaceWatchFilter idle_filter;
   idle_filter.set_project_id(idle_project);
   const v1::WorkspaceWatchFilter every;
+  std::vector<v1::WorkspaceWatchFilter> node_filters;
+  for (const std::string& node : absl::GetFlag(FLAGS_node_filters)) {
+    node_filters.emplace_back().set_node_name(node);
+  }
+  const int first_node_watcher = n - matching - static_cast<int>(node_filters.size());
   auto filter_of = [&](int i) -> const v1::WorkspaceWatchFilter& {
-    return i >= n - matching ? every : idle_filter;
+    if (i >= n - matching) return every;
+    if (i >= first_node_watcher) return node_filters[i - first_node_watcher];
+    return idle_filter;
   };
   std::vector<std::unique_ptr<Watcher>> watchers;
   watchers.reserve(n);
   for (int i = 0; i < n; ++i) watchers.push_back(std::make_unique<Watcher>(&shared, i == 0));
+  std::vector<std::unique_ptr<Watcher>> stalled;
+  for (int i = 0; i < stalled_count; ++i)
+    stalled.push_back(std::make_unique<Watcher>(&shared, false, /*stalls=*/true));
 
   auto finish_early = [&](int code) {
     std::fflush(stdout);
@@ -366,12 +444,19 @@ int Main() {
   const double synced_s = Since(t_open);
   for (int i = 1; i < n; ++i)
     watchers[i]->Start(stubs[i % channel_count].get(), filter_of(i), version);
+  for (int i = 0; i < stalled_count; ++i) stalled[i]->Start(stalled_stubs[i].get(), every, version);
   const double started_s = Since(t_open);
 
-  // The ping: one change every stream matches.
-  {
+  // A ping: one change every stream but a node's matches. It also moves
+  // the server's position, so a stream that has had nothing since it
+  // joined gets a bookmark one --watch_bookmark_interval later (the server
+  // bookmarks only streams that are behind): while some stream has heard
+  // nothing, another ping every 5 s.
+  int pings = 0;
+  auto ping = [&] {
     v1::PlaceWorkspaceRequest request;
-    request.set_workspace_id(shared.ping_id);
+    request.set_workspace_id(pings == 0 ? shared.ping_id : absl::StrCat(shared.ping_id, "-", pings));
+    ++pings;
     request.set_org_id(absl::GetFlag(FLAGS_ping_org));
     request.set_project_id(idle_project);
     request.set_user_id("watch-load");
@@ -383,24 +468,31 @@ int Main() {
     grpc::Status status = stubs[0]->PlaceWorkspace(&context, request, &placed);
     if (!status.ok()) {
       std::fprintf(stderr, "watch-load: placing the ping workspace %s failed: %s: %s\n",
-                   shared.ping_id.c_str(), CodeName(status.error_code()).c_str(),
+                   request.workspace_id().c_str(), CodeName(status.error_code()).c_str(),
                    status.error_message().c_str());
       finish_early(1);
     }
-  }
+  };
+  ping();
+  Clock::time_point next_ping = Clock::now() + std::chrono::seconds(5);
 
   auto open_now = [&] { return shared.pinged.load() - shared.failed_after_ping.load(); };
   Clock::time_point next_progress = Clock::now() + absl::ToChronoNanoseconds(progress_every);
-  while (shared.pinged.load() + shared.failed.load() - shared.failed_after_ping.load() < n &&
+  while (shared.pinged.load() + shared.failed.load() - shared.failed_after_ping.load() <
+             n + stalled_count &&
          Clock::now() < open_deadline && !g_signalled.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (Clock::now() >= next_ping) {
+      ping();
+      next_ping = Clock::now() + std::chrono::seconds(5);
+    }
     if (progress_every > absl::ZeroDuration() && Clock::now() >= next_progress) {
       std::fprintf(stderr, "watch-load: opening: %d of %d open, %d failed, %.1f s\n", open_now(), n,
                    shared.failed.load(), Since(t_open));
       next_progress += absl::ToChronoNanoseconds(progress_every);
     }
   }
-  const int ready_streams = open_now();
+  const int ready_streams = open_now() - stalled_count;
   shared.measuring.store(true);
   const double cpu0 = CpuSeconds();
   const Clock::time_point t_ready = Clock::now();
@@ -435,7 +527,7 @@ int Main() {
   shared.measuring.store(false);
   const double seconds = Since(t_ready);
   const double client_cpu = CpuSeconds() - cpu0;
-  const int open_at_end = open_now();
+  const int open_at_end = open_now() - stalled_count;
   const int failed = shared.failed.load();
   std::vector<int64_t> delays;
   std::map<std::string, int> failures;
@@ -446,6 +538,19 @@ int Main() {
     failures = shared.failures;
     first_failure = shared.first_failure;
   }
+  // The stalled streams read again: how did the server end them?
+  for (auto& watcher : stalled) watcher->Unstall();
+  const Clock::time_point stalled_deadline = Clock::now() + std::chrono::seconds(15);
+  auto all_stalled_done = [&] {
+    return std::all_of(stalled.begin(), stalled.end(), [](const auto& w) { return w->done(); });
+  };
+  while (!all_stalled_done() && Clock::now() < stalled_deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::map<std::string, int> stalled_ends;
+  for (const auto& watcher : stalled) ++stalled_ends[watcher->done() ? watcher->end_code() : "OPEN"];
+  std::vector<std::string> stalled_codes;
+  for (const auto& [code, count] : stalled_ends) stalled_codes.push_back(absl::StrCat(code, ":", count));
   const Percentiles p = Summarize(delays);
   std::vector<std::string> codes;
   for (const auto& [code, count] : failures) codes.push_back(absl::StrCat(code, ":", count));
@@ -461,16 +566,22 @@ int Main() {
               "failed_codes=%s events_delivered=%lld placed_events=%lld bookmarks=%lld "
               "messages=%lld delay_p50_ms=%.3f delay_p90_ms=%.3f delay_p99_ms=%.3f "
               "delay_max_ms=%.3f delay_mean_ms=%.3f seconds=%.3f client_cpu_s=%.3f "
-              "client_rss_kb=%ld\n",
+              "client_rss_kb=%ld stalled=%d stalled_codes=%s\n",
               n, matching, channel_count, open_at_end, failed,
               codes.empty() ? "-" : absl::StrJoin(codes, ",").c_str(),
               static_cast<long long>(shared.events.load()),
               static_cast<long long>(shared.placed_events.load()),
               static_cast<long long>(shared.bookmarks.load()),
               static_cast<long long>(shared.messages.load()), p.p50, p.p90, p.p99, p.max, p.mean,
-              seconds, client_cpu, RssKb());
+              seconds, client_cpu, RssKb(), stalled_count,
+              stalled_codes.empty() ? "-" : absl::StrJoin(stalled_codes, ",").c_str());
   std::fflush(stdout);
 
+  for (auto& watcher : stalled) watcher->Cancel();
+  while (!all_stalled_done() && Clock::now() < stalled_deadline + std::chrono::seconds(10)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!all_stalled_done()) finish_early(0);
   for (auto& watcher : watchers) watcher->Cancel();
   const Clock::time_point done_deadline = Clock::now() + std::chrono::seconds(10);
   while (shared.done.load() < n && Clock::now() < done_deadline) {

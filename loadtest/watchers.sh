@@ -16,8 +16,13 @@
 #      the API as the runs need room, which gets slow past a few thousand);
 #      placements/s, the server's CPU per placement.
 #   b. The server's RSS (VmRSS) just before, then wsched-watch-load opens
-#      WATCHERS streams over CHANNELS connections (MATCHING of them see
-#      every change, the others filter on a project the load never uses);
+#      WATCHERS streams over CHANNELS connections: a fleet's mix by
+#      default, MATCHING (3) that see every change, as a control plane's
+#      replicas would, AGENTS (every node the load uses) that follow one
+#      node each, as node agents would, and the others filtered on a
+#      project the load never uses (as most of a fleet's dashboards are
+#      idle at any moment). MATCHING=100 AGENTS=0 is the harder run: a
+#      hundred streams that each get every change;
 #      once all are open and SETTLE seconds have passed, the RSS again:
 #      memory per idle watcher = the difference / WATCHERS.
 #   c. The same load with the watchers attached: placements/s; the
@@ -30,7 +35,14 @@
 #      watchers end.
 # and one more a. at the end, so each c has a run without watchers on
 # either side (a shared machine drifts; with LOAD=place the cluster fills
-# up too): its ratio is against their mean.
+# up too): its ratio is against their mean. Then, unless STALLED=0, the
+# slow watcher: s. the same load with two streams that see every change,
+# one that reads and one that stops reading once open (its own connection,
+# small HTTP/2 windows: what it does not read backs up into the server's
+# buffer for it), and one more a.: the placement rate with the stalled
+# stream against the runs around it, the reading stream's delay, and how
+# the server ended the stalled one (expected: RESOURCE_EXHAUSTED,
+# WATCH_TOO_SLOW).
 #
 # CPU per delivered event, two ways: all the server's CPU in c's window /
 # the changes delivered, and the marginal cost: (the server's CPU per
@@ -41,7 +53,9 @@
 # Targets (the issue's): p99 delivery <= 50 ms, memory per idle watcher <=
 # 8 KiB, placements/s with watchers >= 0.9x without.
 #
-# Env: WATCHERS (10000; N is taken too), MATCHING (100), CHANNELS (50),
+# Env: WATCHERS (10000; N is taken too), MATCHING (3), AGENTS (0..NODES:
+#      node-filtered streams; default all of the load's nodes; LOAD=cycle
+#      only), STALLED (1: run the slow-watcher phase; 0: skip it), CHANNELS (50),
 #      D (20: seconds of each load), WARMUP (1), C (16), ROUNDS (1),
 #      MIX (gpu-1x=0.5,standard=0.5), LOAD (cycle or place), NODES (400:
 #      LOAD=cycle's nodes), RATE_GUESS (2500, LOAD=place: placements/s the
@@ -59,7 +73,9 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 BIN=$BUILD/bin
 WATCHERS=${WATCHERS:-${N:-10000}}
-MATCHING=${MATCHING:-100}
+MATCHING=${MATCHING:-3}
+AGENTS=${AGENTS:-}
+STALLED=${STALLED:-1}
 CHANNELS=${CHANNELS:-50}
 D=${D:-20}
 WARMUP=${WARMUP:-1}
@@ -121,7 +137,7 @@ server_alive() {
 say "machine"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)  cpus: $(nproc)  kernel: $(uname -r)  fd limit: $(ulimit -n)"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "WATCHERS=$WATCHERS MATCHING=$MATCHING CHANNELS=$CHANNELS D=${D}s WARMUP=${WARMUP}s C=$C ROUNDS=$ROUNDS LOAD=$LOAD MIX=$MIX"
+echo "WATCHERS=$WATCHERS MATCHING=$MATCHING AGENTS=${AGENTS:-all} STALLED=$STALLED CHANNELS=$CHANNELS D=${D}s WARMUP=${WARMUP}s C=$C ROUNDS=$ROUNDS LOAD=$LOAD MIX=$MIX"
 
 say "PostgreSQL (fsync on) and wsched-server"
 PGPORT=$(free_port)
@@ -216,7 +232,8 @@ watchers_open() {
   server_alive
   rss0=$(rss_kb)
   "$BIN/wsched-watch-load" --server="$SERVER" --token="$CP_TOKEN" --watchers="$WATCHERS" \
-    --channels="$CHANNELS" --matching="$MATCHING" --duration=0 --run_id="$name" \
+    --channels="$CHANNELS" --matching="$MATCHING" --node_filters="$NODE_FILTERS" \
+    --duration=0 --run_id="$name" \
     --open_timeout="$((READY_TIMEOUT - 10))s" --progress_every=10s \
     >"$WORK/$name.watch" 2>"$WORK/$name.watch.err" &
   WATCH_PID=$!
@@ -245,12 +262,40 @@ watchers_close() {
   grep 'streams ended\|clock skew\|still open' "$WORK/$name.watch.err" || true
 }
 
+# The node agents' streams: the first AGENTS of the load's nodes.
+node_filters() {
+  [ "$LOAD" = cycle ] || { NODE_FILTERS=; AGENTS=0; return; }
+  NODE_FILTERS=$("${PSQL[@]}" -d wsched -Atc \
+    "SELECT string_agg(name, ',' ORDER BY name) FROM (SELECT name FROM nodes ORDER BY name LIMIT ${AGENTS:-100000}) n")
+  AGENTS=$(awk -F, '{print NF}' <<<"$NODE_FILTERS")
+  [ $((MATCHING + AGENTS)) -le "$WATCHERS" ] || die "MATCHING + AGENTS ($MATCHING + $AGENTS) exceeds WATCHERS"
+}
+
+# stalled NAME: one stream that reads and one that stops reading, under the
+# load (NAME.phase, NAME.watch).
+stalled() {
+  local name=$1
+  "$BIN/wsched-watch-load" --server="$SERVER" --token="$CP_TOKEN" --watchers=1 --matching=1 \
+    --stalled=1 --channels=1 --duration=0 --run_id="$name" --open_timeout="$((READY_TIMEOUT - 10))s" \
+    >"$WORK/$name.watch" 2>"$WORK/$name.watch.err" &
+  WATCH_PID=$!
+  until grep -q '^ready ' "$WORK/$name.watch"; do
+    kill -0 "$WATCH_PID" 2>/dev/null ||
+      { cat "$WORK/$name.watch" "$WORK/$name.watch.err" >&2; server_alive; die "wsched-watch-load exited"; }
+    sleep 0.1
+  done
+  load "$name"
+  watchers_close "$name"
+}
+
 for round in $(seq 1 "$ROUNDS"); do
   say "round $round a: $LOAD_NAME without watchers, C=$C, ${D}s"
   top_up
   load "a$round"
-  say "round $round b: $WATCHERS watchers ($MATCHING see every change) over $CHANNELS connections"
   top_up
+  [ -n "${NODE_FILTERS+set}" ] || node_filters
+  say "round $round b: $WATCHERS watchers ($MATCHING see every change, $AGENTS follow a node each) over $CHANNELS connections"
+
   watchers_open "w$round"
   say "round $round c: the same load with the watchers attached"
   load "c$round"
@@ -259,6 +304,13 @@ done
 say "round $((ROUNDS + 1)) a: $LOAD_NAME without watchers (closes round $ROUNDS)"
 top_up
 load "a$((ROUNDS + 1))"
+if [ "$STALLED" = 1 ]; then
+  say "slow watcher s: the same load with one stream that reads and one that never does"
+  stalled s
+  say "slow watcher a: $LOAD_NAME without watchers (closes s)"
+  top_up
+  load "a$((ROUNDS + 2))"
+fi
 server_alive
 
 # Whatever the server said about the streams or the load (less its
@@ -274,16 +326,16 @@ fi
 
 say "summary"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg) (the runs share this machine's $(nproc) CPUs with whatever else runs)"
-python3 - "$WORK" "$ROUNDS" "$WATCHERS" "$MATCHING" "$CHANNELS" <<'EOF'
-import json, statistics, sys
-work, rounds, watchers, matching, channels = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+python3 - "$WORK" "$ROUNDS" "$WATCHERS" "$MATCHING" "$CHANNELS" "$AGENTS" "$STALLED" <<'EOF'
+import json, os, statistics, sys
+work, rounds, watchers, matching, channels, agents, stalled = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6] or 0), sys.argv[7] == "1"
 phase = lambda name: json.load(open("%s/%s.phase" % (work, name)))
 def result(name):
     for line in open("%s/%s.watch" % (work, name)):
         if line.startswith("result "):
             return dict(kv.split("=", 1) for kv in line.split()[1:])
     return {}
-a = [phase("a%d" % k) for k in range(1, rounds + 2)]
+a = [phase("a%d" % k) for k in range(1, rounds + (3 if stalled else 2))]
 rows = []
 for k in range(1, rounds + 1):
     c, w = phase("c%d" % k), result("w%d" % k)
@@ -303,8 +355,8 @@ for k in range(1, rounds + 1):
         open=int(w["streams_open"]), failed=int(w["streams_failed"]), codes=w["failed_codes"],
         pending=c["pending"] + before["pending"] + after["pending"],
         errors=sum(c["errors"].values()) + sum(c["stop_errors"].values())))
-print("watchers %d (%d see every change, %d filtered to an unused project) over %d connections"
-      % (watchers, matching, watchers - matching, channels))
+print("watchers %d (%d see every change, %d follow one of the load's nodes, %d filtered to an unused project) over %d connections"
+      % (watchers, matching, agents, watchers - matching - agents, channels))
 for r in rows:
     print("round %d:" % r["k"])
     print("  placements/s without watchers %.1f (mean of the runs around it), with %.1f: %.3fx"
@@ -343,6 +395,25 @@ if all(r["events"] > 0 for r in rows):
 failed = sum(r["failed"] for r in rows)
 print("%-34s %10d" % ("streams failed", failed))
 ok &= failed == 0
+if stalled:
+    # The slow watcher: s against the no-watcher runs on either side of it;
+    # "within noise" = no further below 1 than the no-watcher runs are from
+    # each other.
+    s, w = phase("s"), result("s")
+    base = (a[-2]["rate"] + a[-1]["rate"]) / 2
+    rates = [x["rate"] for x in a]
+    noise = min(rates) / max(rates)
+    codes = w.get("stalled_codes", "?")
+    print("--- slow watcher (one stream that stops reading, one that reads)")
+    print("placements/s with it %.1f, without %.1f (mean of the runs around it): %.3fx; the runs without"
+          " watchers differ among themselves by up to %.3fx" % (s["rate"], base, s["rate"] / base, noise))
+    print("the reading stream: p50 %s ms, p99 %s ms over %s PLACED changes; ended: %s"
+          % (w.get("delay_p50_ms"), w.get("delay_p99_ms"), w.get("placed_events"), w.get("failed_codes")))
+    print("the stalled stream ended with: %s (expected RESOURCE_EXHAUSTED: WATCH_TOO_SLOW)" % codes)
+    check("slow watcher: placements/s ratio", s["rate"] / base, "x", ">= %.3f" % noise, s["rate"] / base >= noise)
+    ended = codes.startswith("RESOURCE_EXHAUSTED")
+    print("%-34s %10s        %s" % ("slow watcher ended WATCH_TOO_SLOW", codes, "met" if ended else "MISSED"))
+    ok &= ended and w.get("failed_codes") == "-"
 print("all targets met" if ok else "some targets MISSED")
 sys.exit(0 if ok else 1)
 EOF
