@@ -10,13 +10,21 @@
 namespace wsched::store {
 namespace {
 
-constexpr char kNodeColumns[] =
-    "n.info::text, n.state, n.driver_state, n.driver_detail, n.driver_verified_kernel, "
-    "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
-    "COALESCE(extract(epoch from l.last_heartbeat)::float8, 0), n.held_cpu_millis, "
-    "n.held_memory_bytes, n.version, n.name, n.info_schema, n.driver_installing_kernel, "
-    "n.driver_failure, n.driver_released, "
-    "COALESCE(extract(epoch from n.driver_released_at)::float8, 'NaN'::float8)";
+// The columns of a StoredNode (table alias `n`), around its last heartbeat,
+// which lives apart (node_liveness `l`, or the change log's stored row).
+#define WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT                                   \
+  "n.info::text, n.state, n.driver_state, n.driver_detail, "                   \
+  "n.driver_verified_kernel, "                                                 \
+  "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
+#define WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT                                    \
+  ", n.held_cpu_millis, "                                                      \
+  "n.held_memory_bytes, n.version, n.name, n.info_schema, "                    \
+  "n.driver_installing_kernel, "                                               \
+  "n.driver_failure, n.driver_released, "                                      \
+  "COALESCE(extract(epoch from n.driver_released_at)::float8, 'NaN'::float8)"
+constexpr char kNodeColumns[] = WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT
+    "COALESCE(extract(epoch from l.last_heartbeat)::float8, "
+    "0)" WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT;
 // Seconds since the epoch as text; "" (stored as NULL) when the node was
 // never released.
 std::string ReleasedAtSeconds(const core::DriverHistory& history) {
@@ -26,7 +34,17 @@ std::string ReleasedAtSeconds(const core::DriverHistory& history) {
 
 constexpr char kFrom[] = " FROM nodes n LEFT JOIN node_liveness l ON l.name = n.name ";
 
-absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
+} // namespace
+
+std::string NodeColumnsOverStoredRow(absl::string_view heartbeat_sql) {
+  return absl::StrCat(WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT, heartbeat_sql,
+                      WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT);
+}
+
+#undef WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT
+#undef WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT
+
+absl::StatusOr<StoredNode> NodeRowOf(const pqxx::row &row) {
   StoredNode node;
   auto info = documents::DecodeNodeInfo(row[0].c_str(), {"nodes", row[11].c_str(), row[12].as<int>()});
   if (!info.ok()) return info.status();
@@ -56,8 +74,6 @@ absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   return node;
 }
 
-}  // namespace
-
 absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::string& name,
                                                    bool for_update) {
   pqxx::result rows = txn.exec_params(
@@ -65,7 +81,7 @@ absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::s
                    for_update ? " FOR UPDATE OF n" : ""),
       name);
   if (rows.empty()) return std::optional<StoredNode>();
-  auto node = FromRow(rows[0]);
+  auto node = NodeRowOf(rows[0]);
   if (!node.ok()) return node.status();
   return std::optional<StoredNode>(std::move(*node));
 }
@@ -76,7 +92,7 @@ absl::StatusOr<std::vector<StoredNode>> NodeRows(const pqxx::result& rows) {
   std::vector<StoredNode> nodes;
   nodes.reserve(rows.size());
   for (const auto& row : rows) {
-    auto node = FromRow(row);
+    auto node = NodeRowOf(row);
     if (!node.ok()) return node.status();
     nodes.push_back(std::move(*node));
   }
@@ -113,6 +129,16 @@ absl::StatusOr<std::vector<StoredNode>> LoadNodesPage(pqxx::work& txn, const std
       absl::StrCat("SELECT ", kNodeColumns, kFrom,
                    "WHERE ($1 = '' OR n.pool = $1) AND n.name > $2 ORDER BY n.name LIMIT $3"),
       pool, after_name, limit));
+}
+
+absl::StatusOr<std::vector<StoredNode>>
+ListSelectedNodes(pqxx::work &txn, const std::string &pool,
+                  const std::string &name) {
+  return NodeRows(
+      txn.exec_params(absl::StrCat("SELECT ", kNodeColumns, kFrom,
+                                   "WHERE ($1 = '' OR n.pool = $1) AND ($2 = "
+                                   "'' OR n.name = $2) ORDER BY n.name"),
+                      pool, name));
 }
 
 absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,

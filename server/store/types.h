@@ -135,21 +135,41 @@ struct WorkspaceChangeRow {
   std::optional<WorkspaceRow> after;
 };
 
-// One change-log entry: its version (seq) and what it did to workspaces
-// (often nothing: the entry changed only nodes or settings).
-struct WorkspaceHistoryEntry {
+// One change-log entry: its version (seq) and what it did to the records
+// of one kind (often nothing: the entry changed only other kinds).
+template <typename ChangeRow> struct HistoryEntry {
   int64_t seq = 0;
-  std::vector<WorkspaceChangeRow> changes;
+  std::vector<ChangeRow> changes;
 };
 
-struct WorkspaceHistoryRead {
+template <typename ChangeRow> struct HistoryRead {
   int64_t head = 0;
   // False when entries after `after` are gone (pruned past it): the caller
   // must list again. `oldest` is then the oldest version one can resume from.
   bool reaches = true;
   int64_t oldest = 0;
-  std::vector<WorkspaceHistoryEntry> entries;  // seq > after, ascending, contiguous.
+  std::vector<HistoryEntry<ChangeRow>>
+      entries; // seq > after, ascending, contiguous.
 };
+
+using WorkspaceHistoryEntry = HistoryEntry<WorkspaceChangeRow>;
+using WorkspaceHistoryRead = HistoryRead<WorkspaceChangeRow>;
+
+// ---- node history (change_log.h): what WatchNodes streams
+
+// One node's change as its transaction committed it. No facts from before:
+// a node stream selects by pool and name, which never change for a node
+// (RegisterNode refuses another pool for a registered name).
+struct NodeChangeRow {
+  std::string id; // The node's name.
+  int64_t version = 0;
+  // After the change (its last heartbeat as of the change); nullopt when
+  // the change removed it.
+  std::optional<StoredNode> after;
+};
+
+using NodeHistoryEntry = HistoryEntry<NodeChangeRow>;
+using NodeHistoryRead = HistoryRead<NodeChangeRow>;
 
 // Which workspaces a listing or stream selects; empty fields select all.
 struct WorkspaceSelection {
