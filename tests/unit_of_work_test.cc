@@ -163,6 +163,8 @@ TEST_F(UnitOfWorkTest, TheChangeLogKeepsEachChangedNodeAsItCommitted) {
   ASSERT_EQ(read.entries[0].changes.size(), 2u);
   const store::NodeChangeRow &registered = read.entries[0].changes[0];
   EXPECT_EQ(registered.id, "n-1");
+  EXPECT_EQ(registered.pool, "west");
+  EXPECT_TRUE(registered.registered);
   ASSERT_TRUE(registered.after.has_value());
   EXPECT_EQ(registered.after->info, NodeNamed("n-1", "west").info);
   EXPECT_EQ(registered.after->version, registered.version);
@@ -177,6 +179,7 @@ TEST_F(UnitOfWorkTest, TheChangeLogKeepsEachChangedNodeAsItCommitted) {
   // Removed: no row, a fresh version.
   ASSERT_EQ(read.entries[3].changes.size(), 1u);
   EXPECT_EQ(read.entries[3].changes[0].id, "n-2");
+  EXPECT_EQ(read.entries[3].changes[0].pool, "east");
   EXPECT_FALSE(read.entries[3].changes[0].after.has_value());
   EXPECT_GT(read.entries[3].changes[0].version,
             read.entries[2].changes[0].version);

@@ -71,9 +71,11 @@ constexpr Statement kPublish{
     "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq), "
     "changed AS (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], "
     "$6::text[], "
-    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) WITH "
+    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], "
+    "$12::bool[]) WITH "
     "ORDINALITY "
-    "AS c(entity, id, version, state, org, project, pool, node, class, ord)), "
+    "AS c(entity, id, version, state, org, project, pool, node, class, "
+    "created, ord)), "
     "payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, 'version', "
     "c.version, "
     "'before', jsonb_build_array(c.state, c.org, c.project, c.pool, c.node, "
@@ -84,10 +86,11 @@ constexpr Statement kPublish{
     "h.workspace_id = w.id)) "
     "FROM workspaces w WHERE w.id = c.id)) ORDER BY c.ord) AS doc FROM changed "
     "c WHERE c.entity = 'workspace'), "
-    // A node's row less what is generated from it, with its last heartbeat
-    // (kept apart, in node_liveness) as of this commit.
+    // A node's pool (also of a removed one), and its row less what is
+    // generated from it, with its last heartbeat (kept apart, in
+    // node_liveness) as of this commit.
     "node_payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, "
-    "'version', c.version, "
+    "'pool', c.pool, 'version', c.version, 'registered', c.created, "
     "'row', (SELECT (to_jsonb(n) - 'gpu_uuids') || "
     "jsonb_build_object('last_heartbeat', "
     "(SELECT extract(epoch FROM l.last_heartbeat)::float8 FROM node_liveness l "
@@ -105,10 +108,12 @@ struct PublishArgs {
   std::string entities, ids, versions;
   // Each workspace's facts before the change.
   std::string states, orgs, projects, pools, nodes, classes;
+  std::string created; // Nodes: whether the change registered it.
 };
 
 PublishArgs ArgsOf(const ChangeSet& changes) {
-  std::vector<std::string> entities, ids, versions, states, orgs, projects, pools, nodes, classes;
+  std::vector<std::string> entities, ids, versions, states, orgs, projects,
+      pools, nodes, classes, created;
   for (const Change& change : changes.changes()) {
     entities.push_back(EntityName(change.entity));
     ids.push_back(change.id);
@@ -119,10 +124,12 @@ PublishArgs ArgsOf(const ChangeSet& changes) {
     pools.push_back(change.before.pool);
     nodes.push_back(change.before.node);
     classes.push_back(change.before.class_id);
+    created.push_back(change.created ? "t" : "f");
   }
-  return {TextArray(entities), TextArray(ids),      TextArray(versions),
-          TextArray(states),   TextArray(orgs),     TextArray(projects),
-          TextArray(pools),    TextArray(nodes),    TextArray(classes)};
+  return {TextArray(entities), TextArray(ids),   TextArray(versions),
+          TextArray(states),   TextArray(orgs),  TextArray(projects),
+          TextArray(pools),    TextArray(nodes), TextArray(classes),
+          TextArray(created)};
 }
 
 }  // namespace
@@ -130,9 +137,11 @@ PublishArgs ArgsOf(const ChangeSet& changes) {
 int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes) {
   if (changes.empty()) return 0;
   PublishArgs args = ArgsOf(changes);
-  return ExecPrepared(txn, kPublish.name, kPublish.sql, ReplicaId(), args.entities, args.ids,
-                      args.versions, std::string(kChangeChannel), args.states, args.orgs,
-                      args.projects, args.pools, args.nodes, args.classes)[0][0]
+  return ExecPrepared(txn, kPublish.name, kPublish.sql, ReplicaId(),
+                      args.entities, args.ids, args.versions,
+                      std::string(kChangeChannel), args.states, args.orgs,
+                      args.projects, args.pools, args.nodes, args.classes,
+                      args.created)[0][0]
       .as<int64_t>();
 }
 
@@ -141,9 +150,10 @@ void PreparePublish(pqxx::connection_base& connection) { StatementPipeline::Prep
 std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, const ChangeSet& changes) {
   if (changes.empty()) return std::nullopt;
   PublishArgs args = ArgsOf(changes);
-  return pipeline.Execute(kPublish, ReplicaId(), args.entities, args.ids, args.versions,
-                          std::string(kChangeChannel), args.states, args.orgs, args.projects,
-                          args.pools, args.nodes, args.classes);
+  return pipeline.Execute(kPublish, ReplicaId(), args.entities, args.ids,
+                          args.versions, std::string(kChangeChannel),
+                          args.states, args.orgs, args.projects, args.pools,
+                          args.nodes, args.classes, args.created);
 }
 
 FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit) {
@@ -203,7 +213,9 @@ const std::string &NodeHistorySql() {
       NodeColumnsOverStoredRow(
           "COALESCE((e.value->'row'->>'last_heartbeat')::float8, 0)"),
       ", c.seq, e.value->>'id', (e.value->>'version')::bigint, "
-      "jsonb_typeof(e.value->'row') = 'object' "
+      "jsonb_typeof(e.value->'row') = 'object', COALESCE(e.value->>'pool', "
+      "''), "
+      "COALESCE((e.value->>'registered')::bool, false) "
       "FROM (SELECT seq, nodes FROM change_log WHERE seq > $1 ORDER BY seq "
       "LIMIT $2) c "
       "LEFT JOIN LATERAL jsonb_array_elements(c.nodes) WITH ORDINALITY "
@@ -283,6 +295,8 @@ absl::StatusOr<NodeHistoryRead> ReadNodeHistory(pqxx::work &txn, int64_t after,
         NodeChangeRow change;
         change.id = row[k + 1].c_str();
         change.version = row[k + 2].as<int64_t>();
+        change.pool = row[k + 4].c_str();
+        change.registered = row[k + 5].as<bool>();
         if (row[k + 3].as<bool>()) {
           auto node = NodeRowOf(row);
           if (!node.ok())
