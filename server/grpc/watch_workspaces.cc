@@ -227,7 +227,7 @@ void WorkspacesWatch::Open() {
     outbox_.End(listing.status());
     return;
   }
-  const auto& all = listing->workspaces;
+  const auto &all = listing->records;
   for (size_t from = 0; from < all.size(); from += kListingPage) {
     watch::Batch page{watch::Batch::Kind::kExisting, 0, {}};
     for (size_t i = from; i < all.size() && i < from + kListingPage; ++i) {
