@@ -21,13 +21,16 @@
 
 namespace wsched::watch {
 
+// How a follower of any kind reads.
+struct FollowOptions {
+  absl::Duration poll = absl::Seconds(1);
+  absl::Duration gap = absl::Milliseconds(5);
+  int page = 256; // Entries per read.
+};
+
 template <typename K> class BasicHistoryFollower {
 public:
-  struct Options {
-    absl::Duration poll = absl::Seconds(1);
-    absl::Duration gap = absl::Milliseconds(5);
-    int page = 256;  // Entries per read.
-  };
+  using Options = FollowOptions;
   using Clock = std::function<absl::Time()>;
 
   BasicHistoryFollower(BasicHistorySource<K> *source, BasicFanout<K> *fanout,
