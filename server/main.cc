@@ -100,10 +100,13 @@ ABSL_FLAG(absl::Duration, feed_gap, kDefaults.feed_gap,
           "commits in between are read together, and this replica's view of them lags by "
           "up to this much more (0: read on every notification)");
 ABSL_FLAG(int, watch_buffer, kDefaults.watch_buffer,
-          "how many messages a WatchWorkspaces stream may fall behind before it is ended with "
+          "how many messages a WatchWorkspaces or WatchNodes stream may fall "
+          "behind before it is ended with "
           "WATCH_TOO_SLOW (it then resumes from its last version), 10..100000");
-ABSL_FLAG(absl::Duration, watch_bookmark_interval, kDefaults.watch_bookmark_interval,
-          "a WatchWorkspaces stream sent nothing for this long gets a bookmark with the current "
+ABSL_FLAG(absl::Duration, watch_bookmark_interval,
+          kDefaults.watch_bookmark_interval,
+          "a WatchWorkspaces or WatchNodes stream sent nothing for this long "
+          "gets a bookmark with the current "
           "version, 1s..1h");
 ABSL_FLAG(absl::Duration, max_connection_age, kDefaults.max_connection_age,
           "ask clients to reconnect once their connection is this old (GOAWAY, then 30s for "

@@ -5,6 +5,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -95,6 +98,121 @@ TEST_F(UnitOfWorkTest, ASnapshotUnitRefusesWrites) {
       store::UnitOfWork::Mode::kSnapshot);
   EXPECT_FALSE(status.ok());
   EXPECT_EQ(test_db_.Query("SELECT count(*) FROM project_settings"), "0");
+}
+
+store::StoredNode NodeNamed(const std::string &name, const std::string &pool) {
+  store::StoredNode node;
+  node.info.name = name;
+  node.info.pool = pool;
+  node.info.cpu_millis = 8000;
+  node.info.memory_bytes = int64_t{32} << 30;
+  core::Gpu gpu;
+  gpu.uuid = "GPU-" + name;
+  gpu.model = "H100";
+  node.info.gpus.push_back(gpu);
+  node.state = core::NodeState::kReady;
+  node.driver_state = core::DriverState::kReady;
+  return node;
+}
+
+// WatchNodes' history (migrations/0018): each entry keeps the rows of the
+// nodes it changed as they committed, null for a removed one, and nothing
+// for an entry that changed no node.
+TEST_F(UnitOfWorkTest, TheChangeLogKeepsEachChangedNodeAsItCommitted) {
+  const int64_t head_before = ReadFeed().head;
+  auto write = [&](const store::UnitOfWork::Body &body) {
+    absl::Status status = store::UnitOfWork::Run(*db_, "writing", body);
+    ASSERT_TRUE(status.ok()) << status;
+  };
+  write([&](store::UnitOfWork &unit) {
+    unit.nodes().Save(NodeNamed("n-1", "west"));
+    unit.nodes().Save(NodeNamed("n-2", "east"));
+    return absl::OkStatus();
+  });
+  write([&](store::UnitOfWork &unit) {
+    return unit.settings().SaveProject(Project("p1"));
+  });
+  write([&](store::UnitOfWork &unit) {
+    unit.nodes().SetState("n-1", core::NodeState::kCordoned);
+    return absl::OkStatus();
+  });
+  write([&](store::UnitOfWork &unit) {
+    unit.nodes().Delete("n-2");
+    return absl::OkStatus();
+  });
+
+  store::NodeHistoryRead read;
+  std::vector<store::StoredNode> west;
+  absl::Status status =
+      store::UnitOfWork::Run(*db_, "reading", [&](store::UnitOfWork &unit) {
+        auto history = unit.change_log().ReadNodeHistory(head_before, 100);
+        if (!history.ok())
+          return history.status();
+        read = std::move(*history);
+        auto listed = unit.nodes().ListSelected("west", "");
+        if (!listed.ok())
+          return listed.status();
+        west = std::move(*listed);
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(read.reaches);
+  EXPECT_EQ(read.head, head_before + 4);
+  ASSERT_EQ(read.entries.size(), 4u);
+  // Registered: both rows, GPUs and all.
+  ASSERT_EQ(read.entries[0].changes.size(), 2u);
+  const store::NodeChangeRow &registered = read.entries[0].changes[0];
+  EXPECT_EQ(registered.id, "n-1");
+  EXPECT_EQ(registered.pool, "west");
+  EXPECT_TRUE(registered.registered);
+  ASSERT_TRUE(registered.after.has_value());
+  EXPECT_EQ(registered.after->info, NodeNamed("n-1", "west").info);
+  EXPECT_EQ(registered.after->version, registered.version);
+  EXPECT_GT(registered.after->last_heartbeat, absl::UnixEpoch());
+  // The settings entry changed no node.
+  EXPECT_TRUE(read.entries[1].changes.empty());
+  // Cordoned: the row as of then.
+  ASSERT_EQ(read.entries[2].changes.size(), 1u);
+  ASSERT_TRUE(read.entries[2].changes[0].after.has_value());
+  EXPECT_EQ(read.entries[2].changes[0].after->state,
+            core::NodeState::kCordoned);
+  // Removed: no row, a fresh version.
+  ASSERT_EQ(read.entries[3].changes.size(), 1u);
+  EXPECT_EQ(read.entries[3].changes[0].id, "n-2");
+  EXPECT_EQ(read.entries[3].changes[0].pool, "east");
+  EXPECT_FALSE(read.entries[3].changes[0].after.has_value());
+  EXPECT_GT(read.entries[3].changes[0].version,
+            read.entries[2].changes[0].version);
+  // The listing of one pool.
+  ASSERT_EQ(west.size(), 1u);
+  EXPECT_EQ(west[0].info.name, "n-1");
+  EXPECT_EQ(west[0].state, core::NodeState::kCordoned);
+}
+
+TEST_F(UnitOfWorkTest, ANodeHistoryReadPrunedPastItsStartDoesNotReach) {
+  for (int i = 0; i < 3; ++i) {
+    absl::Status status =
+        store::UnitOfWork::Run(*db_, "writing", [&](store::UnitOfWork &unit) {
+          unit.nodes().Save(NodeNamed("n-1", "west"));
+          return absl::OkStatus();
+        });
+    ASSERT_TRUE(status.ok()) << status;
+  }
+  const int64_t head = ReadFeed().head;
+  test_db_.Query(absl::StrCat("DELETE FROM change_log WHERE seq <= ", head - 1,
+                              " RETURNING 1"));
+  store::NodeHistoryRead read;
+  absl::Status status =
+      store::UnitOfWork::Run(*db_, "reading", [&](store::UnitOfWork &unit) {
+        auto history = unit.change_log().ReadNodeHistory(head - 3, 100);
+        if (!history.ok())
+          return history.status();
+        read = std::move(*history);
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_FALSE(read.reaches);
+  EXPECT_EQ(read.oldest, head - 1);
 }
 
 }  // namespace

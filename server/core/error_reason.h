@@ -88,7 +88,7 @@ enum class ErrorReason : int {
   kPlacerUnreachable = 42,
   // A registration claims another node's provider id or GPU UUID.
   kNodeIdentityClaimed = 43,
-  // WatchWorkspaces (docs/api.md "Following every workspace").
+  // WatchWorkspaces and WatchNodes (docs/api.md "Following every workspace").
   kResumeTooOld = 44,
   kWatchTooSlow = 45,
 };

@@ -25,10 +25,12 @@ struct MethodRoles {
 
 // THE table. Adding an RPC without a line here keeps the server from starting.
 const std::vector<MethodRoles>& MethodTable() {
-  static const auto* table = new std::vector<MethodRoles>{
+  static const auto *table = new std::vector<MethodRoles>{
       // Classes: admins write; everyone who schedules or picks a class reads.
-      {"/wsched.v1.ClassService/ListClasses", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
-      {"/wsched.v1.ClassService/GetClass", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.ClassService/ListClasses",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.ClassService/GetClass",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       {"/wsched.v1.ClassService/UpdateClass", {R::kAdmin}},
       {"/wsched.v1.ClassService/DeleteClass", {R::kAdmin}},
       {"/wsched.v1.ClassService/ApplyCatalog", {R::kAdmin}},
@@ -36,11 +38,13 @@ const std::vector<MethodRoles>& MethodTable() {
       // Settings: project owners within their scope, admins everywhere.
       {"/wsched.v1.SettingsService/GetProjectSettings",
        {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
-      {"/wsched.v1.SettingsService/SetProjectSettings", {R::kAdmin, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/SetProjectSettings",
+       {R::kAdmin, R::kProjectOwner}},
       {"/wsched.v1.SettingsService/GetOrgSettings",
        {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       {"/wsched.v1.SettingsService/SetOrgSettings", {R::kAdmin}},
-      {"/wsched.v1.SettingsService/ResolveClass", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/ResolveClass",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       // Inventory: agents report their pool's nodes; admins operate nodes.
       {"/wsched.v1.InventoryService/RegisterNode", {R::kAgent, R::kAdmin}},
       {"/wsched.v1.InventoryService/Heartbeat", {R::kAgent, R::kAdmin}},
@@ -48,37 +52,49 @@ const std::vector<MethodRoles>& MethodTable() {
       {"/wsched.v1.InventoryService/DrainNode", {R::kAdmin}},
       {"/wsched.v1.InventoryService/UncordonNode", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RemoveNode", {R::kAdmin}},
-      {"/wsched.v1.InventoryService/GetNode", {R::kAdmin, R::kControlPlane, R::kAgent}},
+      {"/wsched.v1.InventoryService/GetNode",
+       {R::kAdmin, R::kControlPlane, R::kAgent}},
       {"/wsched.v1.InventoryService/ListNodes", {R::kAdmin, R::kControlPlane}},
-      {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
+      // Scoped in the handler: an agent to its own node (watch_nodes.cc).
+      {"/wsched.v1.InventoryService/WatchNodes",
+       {R::kAdmin, R::kControlPlane, R::kAgent}},
+      {"/wsched.v1.InventoryService/ListPools",
+       {R::kAdmin, R::kControlPlane, R::kActuator}},
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ListDriverRollouts", {R::kAdmin}},
       {"/wsched.v1.InventoryService/SetDriverRolloutPaused", {R::kAdmin}},
       // Agents report their own node's installs (node identity, checked by
       // the handler); admins report manual ones.
-      {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin, R::kAgent}},
+      {"/wsched.v1.InventoryService/ReportDriverInstall",
+       {R::kAdmin, R::kAgent}},
       {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RotateNodeCredential", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RevokeNodeCredential", {R::kAdmin}},
       // Placement: the control plane's hot path.
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
-      {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
-      {"/wsched.v1.PlacementService/ListWorkspaces", {R::kControlPlane, R::kAdmin}},
+      {"/wsched.v1.PlacementService/GetWorkspace",
+       {R::kControlPlane, R::kAdmin}},
+      {"/wsched.v1.PlacementService/ListWorkspaces",
+       {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/WatchWorkspace", {R::kControlPlane}},
       // Scoped in the handler: a project owner to its projects, an agent
       // to its own node (watch_workspaces.cc).
       {"/wsched.v1.PlacementService/WatchWorkspaces",
        {R::kControlPlane, R::kAdmin, R::kProjectOwner, R::kAgent}},
       // Scaling: actuators watch and report.
-      {"/wsched.v1.ScalingService/GetScalingState", {R::kActuator, R::kAdmin, R::kControlPlane}},
-      {"/wsched.v1.ScalingService/WatchScalingSignals", {R::kActuator, R::kAdmin}},
+      {"/wsched.v1.ScalingService/GetScalingState",
+       {R::kActuator, R::kAdmin, R::kControlPlane}},
+      {"/wsched.v1.ScalingService/WatchScalingSignals",
+       {R::kActuator, R::kAdmin}},
       {"/wsched.v1.ScalingService/ReportActuator", {R::kActuator}},
       // The audit trail: who changed what.
       {"/wsched.v1.AuditService/ListAuditRecords", {R::kAdmin}},
       // The usage ledger: owners read their own orgs' and projects' usage.
-      {"/wsched.v1.UsageService/ListUsage", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
-      {"/wsched.v1.UsageService/SummarizeUsage", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.UsageService/ListUsage",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.UsageService/SummarizeUsage",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
   };
   return *table;
 }

@@ -90,45 +90,58 @@ TEST(Principal, ScopesLimitProjectOwnersAndAgents) {
 // to the table must change this test too, in the same review.
 const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
   using R = Role;
-  static const auto* expected = new std::map<std::string, std::set<Role>>{
-      {"/wsched.v1.ClassService/ListClasses", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
-      {"/wsched.v1.ClassService/GetClass", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+  static const auto *expected = new std::map<std::string, std::set<Role>>{
+      {"/wsched.v1.ClassService/ListClasses",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.ClassService/GetClass",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       {"/wsched.v1.ClassService/UpdateClass", {R::kAdmin}},
       {"/wsched.v1.ClassService/DeleteClass", {R::kAdmin}},
       {"/wsched.v1.ClassService/ApplyCatalog", {R::kAdmin}},
       {"/wsched.v1.ClassService/GetCatalog", {R::kAdmin, R::kControlPlane}},
       {"/wsched.v1.SettingsService/GetProjectSettings",
        {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
-      {"/wsched.v1.SettingsService/SetProjectSettings", {R::kAdmin, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/SetProjectSettings",
+       {R::kAdmin, R::kProjectOwner}},
       {"/wsched.v1.SettingsService/GetOrgSettings",
        {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       {"/wsched.v1.SettingsService/SetOrgSettings", {R::kAdmin}},
-      {"/wsched.v1.SettingsService/ResolveClass", {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.SettingsService/ResolveClass",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       {"/wsched.v1.InventoryService/RegisterNode", {R::kAgent, R::kAdmin}},
       {"/wsched.v1.InventoryService/Heartbeat", {R::kAgent, R::kAdmin}},
       {"/wsched.v1.InventoryService/CordonNode", {R::kAdmin}},
       {"/wsched.v1.InventoryService/DrainNode", {R::kAdmin}},
       {"/wsched.v1.InventoryService/UncordonNode", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RemoveNode", {R::kAdmin}},
-      {"/wsched.v1.InventoryService/GetNode", {R::kAdmin, R::kControlPlane, R::kAgent}},
+      {"/wsched.v1.InventoryService/GetNode",
+       {R::kAdmin, R::kControlPlane, R::kAgent}},
       {"/wsched.v1.InventoryService/ListNodes", {R::kAdmin, R::kControlPlane}},
-      {"/wsched.v1.InventoryService/ListPools", {R::kAdmin, R::kControlPlane, R::kActuator}},
+      {"/wsched.v1.InventoryService/WatchNodes",
+       {R::kAdmin, R::kControlPlane, R::kAgent}},
+      {"/wsched.v1.InventoryService/ListPools",
+       {R::kAdmin, R::kControlPlane, R::kActuator}},
       {"/wsched.v1.InventoryService/ListDriverWork", {R::kAdmin}},
       {"/wsched.v1.InventoryService/ListDriverRollouts", {R::kAdmin}},
       {"/wsched.v1.InventoryService/SetDriverRolloutPaused", {R::kAdmin}},
-      {"/wsched.v1.InventoryService/ReportDriverInstall", {R::kAdmin, R::kAgent}},
+      {"/wsched.v1.InventoryService/ReportDriverInstall",
+       {R::kAdmin, R::kAgent}},
       {"/wsched.v1.InventoryService/ClearGpuHealth", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RotateNodeCredential", {R::kAdmin}},
       {"/wsched.v1.InventoryService/RevokeNodeCredential", {R::kAdmin}},
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
-      {"/wsched.v1.PlacementService/GetWorkspace", {R::kControlPlane, R::kAdmin}},
-      {"/wsched.v1.PlacementService/ListWorkspaces", {R::kControlPlane, R::kAdmin}},
+      {"/wsched.v1.PlacementService/GetWorkspace",
+       {R::kControlPlane, R::kAdmin}},
+      {"/wsched.v1.PlacementService/ListWorkspaces",
+       {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/WatchWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/WatchWorkspaces",
        {R::kControlPlane, R::kAdmin, R::kProjectOwner, R::kAgent}},
-      {"/wsched.v1.ScalingService/GetScalingState", {R::kActuator, R::kAdmin, R::kControlPlane}},
-      {"/wsched.v1.ScalingService/WatchScalingSignals", {R::kActuator, R::kAdmin}},
+      {"/wsched.v1.ScalingService/GetScalingState",
+       {R::kActuator, R::kAdmin, R::kControlPlane}},
+      {"/wsched.v1.ScalingService/WatchScalingSignals",
+       {R::kActuator, R::kAdmin}},
       {"/wsched.v1.ScalingService/ReportActuator", {R::kActuator}},
   };
   return *expected;
@@ -201,7 +214,7 @@ TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
       }
     }
   }
-  EXPECT_EQ(checked, 36 * 5 * 2);
+  EXPECT_EQ(checked, 37 * 5 * 2);
 }
 
 TEST(Authenticator, UnknownCallersAreUnauthenticated) {

@@ -11,59 +11,20 @@
 #include "server/core/validation.h"
 #include "server/grpc/handler.h"
 #include "server/grpc/node_identity.h"
+#include "server/grpc/node_message.h"
 #include "server/grpc/token_hash.h"
+#include "server/grpc/watch_nodes.h"
 #include "server/scheduler/scheduler.h"
 
 namespace wsched::grpc_api {
+InventoryServiceImpl::InventoryServiceImpl(const ServiceContext &context)
+    : context_(context),
+      watch_openings_(BlockingPool::Options{.max_threads = 4}) {}
+
 namespace {
 
 constexpr char kService[] = "wsched.v1.InventoryService";
 using google::protobuf::util::TimeUtil;
-
-v1::NodeState ToProto(core::NodeState state) {
-  switch (state) {
-    case core::NodeState::kProvisioning: return v1::NODE_STATE_PROVISIONING;
-    case core::NodeState::kReady: return v1::NODE_STATE_READY;
-    case core::NodeState::kCordoned: return v1::NODE_STATE_CORDONED;
-    case core::NodeState::kDraining: return v1::NODE_STATE_DRAINING;
-    case core::NodeState::kLost: return v1::NODE_STATE_LOST;
-  }
-  return v1::NODE_STATE_UNSPECIFIED;
-}
-
-v1::DriverState ToProto(core::DriverState state) {
-  switch (state) {
-    case core::DriverState::kNotNeeded: return v1::DRIVER_STATE_NOT_NEEDED;
-    case core::DriverState::kReady: return v1::DRIVER_STATE_READY;
-    case core::DriverState::kNeedsDriver: return v1::DRIVER_STATE_NEEDS_DRIVER;
-    case core::DriverState::kInstallFailed: return v1::DRIVER_STATE_INSTALL_FAILED;
-    case core::DriverState::kNoPolicy: return v1::DRIVER_STATE_NO_POLICY;
-    case core::DriverState::kInstalling: return v1::DRIVER_STATE_INSTALLING;
-    case core::DriverState::kOutdated: return v1::DRIVER_STATE_OUTDATED;
-  }
-  return v1::DRIVER_STATE_UNSPECIFIED;
-}
-
-void ToProto(const inventory::NodeView& view, v1::Node* out) {
-  const store::StoredNode& node = view.node;
-  *out->mutable_info() = convert::ToProto(node.info);
-  for (size_t i = 0; i < view.gpus.size() && static_cast<int>(i) < out->info().gpus_size(); ++i) {
-    auto* gpu = out->mutable_info()->mutable_gpus(i);
-    gpu->set_passthrough_safe(view.gpus[i].passthrough_safe);
-    gpu->set_passthrough_unsafe_reason(view.gpus[i].passthrough_unsafe_reason);
-    gpu->set_binding_problem(view.gpus[i].binding_problem);
-    gpu->set_held_by_workspace(view.gpus[i].held_by);
-  }
-  out->set_state(ToProto(node.state));
-  out->set_driver_state(ToProto(node.driver_state));
-  out->set_driver_detail(node.driver_detail);
-  *out->mutable_last_heartbeat() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(node.last_heartbeat));
-  *out->mutable_registered_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(node.registered_at));
-  out->mutable_held()->set_cpu_millis(node.held_cpu_millis);
-  out->mutable_held()->set_memory_bytes(node.held_memory_bytes);
-  out->set_workspace_count(view.workspace_count);
-  out->set_version(node.version);
-}
 
 google::protobuf::Duration ToDuration(absl::Duration d) {
   return TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(d));
@@ -208,7 +169,7 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
     if (!who.CoversPool(info.pool)) return NotYourPool(who, info.pool);
     auto view = inventory().RegisterNode(info, issue->has_value() ? &**issue : nullptr);
     if (!view.ok()) return CountedNodeIdentityRefusal(view.status(), context_.metrics);
-    ToProto(*view, response->mutable_node());
+    NodeToProto(*view, response->mutable_node());
     if (auto work = inventory().AgentDriverWork(view->node)) {
       DriverWorkToProto(*work, response->mutable_driver_work());
     }
@@ -246,7 +207,7 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     auto result = inventory().Heartbeat(input);
     if (!result.ok()) return result.status();
     response->set_reregister(result->reregister);
-    response->set_state(ToProto(result->state));
+    response->set_state(NodeStateToProto(result->state));
     if (result->driver_work) DriverWorkToProto(*result->driver_work, response->mutable_driver_work());
     return absl::OkStatus();
   });
@@ -260,7 +221,7 @@ grpc::Status InventoryServiceImpl::SetState(grpc::ServerContext* context, const 
     auto view = inventory().SetNodeAdminState(request->node_name(), state,
                                                       request->expected_version());
     if (!view.ok()) return view.status();
-    ToProto(*view, response);
+    NodeToProto(*view, response);
     return absl::OkStatus();
   });
 }
@@ -307,7 +268,7 @@ grpc::Status InventoryServiceImpl::GetNode(grpc::ServerContext* context,
     auto view = inventory().GetNode(request->node_name());
     if (!view.ok()) return view.status();
     if (!who.CoversPool(view->node.info.pool)) return NotYourPool(who, view->node.info.pool);
-    ToProto(*view, response);
+    NodeToProto(*view, response);
     return absl::OkStatus();
   });
 }
@@ -322,10 +283,18 @@ grpc::Status InventoryServiceImpl::ListNodes(grpc::ServerContext* context,
     if (!page.ok()) return page.status();
     auto views = inventory().ListNodes(request->pool(), *page);
     if (!views.ok()) return views.status();
-    for (const auto& view : views->items) ToProto(view, response->add_nodes());
+    for (const auto &view : views->items)
+      NodeToProto(view, response->add_nodes());
     response->set_next_page_token(views->next_page_token);
     return absl::OkStatus();
   });
+}
+
+grpc::ServerWriteReactor<grpc::ByteBuffer> *
+InventoryServiceImpl::WatchNodes(grpc::CallbackServerContext *context,
+                                 const grpc::ByteBuffer *request) {
+  return NodesWatch::Start({&context_, &watch_openings_, context_.watch_buffer},
+                           context, request);
 }
 
 grpc::Status InventoryServiceImpl::ListPools(grpc::ServerContext* context,
@@ -416,7 +385,7 @@ grpc::Status InventoryServiceImpl::ReportDriverInstall(
     }
     auto view = inventory().ReportDriverInstall(DriverInstallReportOf(*request));
     if (!view.ok()) return view.status();
-    ToProto(*view, response);
+    NodeToProto(*view, response);
     return absl::OkStatus();
   });
 }
@@ -428,7 +397,7 @@ grpc::Status InventoryServiceImpl::ClearGpuHealth(grpc::ServerContext* context,
                 [&](const Principal&) -> absl::Status {
     auto view = inventory().ClearGpuHealth(request->node_name(), request->gpu_uuid());
     if (!view.ok()) return view.status();
-    ToProto(*view, response);
+    NodeToProto(*view, response);
     return absl::OkStatus();
   });
 }

@@ -2,14 +2,22 @@
 #ifndef WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_
 #define WSCHED_SERVER_GRPC_INVENTORY_SERVICE_H_
 
+#include "server/grpc/blocking_pool.h"
 #include "server/grpc/service_context.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 
 namespace wsched::grpc_api {
 
-class InventoryServiceImpl final : public v1::InventoryService::Service {
- public:
-  explicit InventoryServiceImpl(const ServiceContext& context) : context_(context) {}
+// WatchNodes is a callback stream over raw bytes, as WatchWorkspaces
+// (watch_stream.h): an idle stream holds no thread, and the streams sent
+// the same changes share one encoding. The other calls stay synchronous.
+using InventoryServiceBase =
+    v1::InventoryService::WithRawCallbackMethod_WatchNodes<
+        v1::InventoryService::Service>;
+
+class InventoryServiceImpl final : public InventoryServiceBase {
+public:
+  explicit InventoryServiceImpl(const ServiceContext &context);
 
   grpc::Status RegisterNode(grpc::ServerContext* context, const v1::RegisterNodeRequest* request,
                             v1::RegisterNodeResponse* response) override;
@@ -27,6 +35,9 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
                        v1::Node* response) override;
   grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
                          v1::ListNodesResponse* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer> *
+  WatchNodes(grpc::CallbackServerContext *context,
+             const grpc::ByteBuffer *request) override;
   grpc::Status ListPools(grpc::ServerContext* context, const v1::ListPoolsRequest* request,
                          v1::ListPoolsResponse* response) override;
   grpc::Status ListDriverRollouts(grpc::ServerContext* context,
@@ -58,6 +69,9 @@ class InventoryServiceImpl final : public v1::InventoryService::Service {
   // The replica's node inventory, which every handler here calls.
   inventory::NodeInventory& inventory() const { return context_.scheduler->inventory(); }
   const ServiceContext context_;
+  // The node streams' listings and catch-ups, apart from the workspace
+  // streams' (placement_service.h). Last: its threads finish first.
+  BlockingPool watch_openings_;
 };
 
 }  // namespace wsched::grpc_api

@@ -299,6 +299,20 @@ absl::Status ValidateRequest(const v1::ListNodesRequest& request) {
   return request.pool().empty() ? absl::OkStatus() : CheckPoolId(request.pool(), "pool");
 }
 
+absl::Status ValidateRequest(const v1::WatchNodesRequest &request) {
+  const v1::NodeWatchFilter &filter = request.filter();
+  if (!filter.pool().empty())
+    WSCHED_CHECK(CheckPoolId(filter.pool(), "filter.pool"));
+  if (!filter.node_name().empty()) {
+    WSCHED_CHECK(CheckNodeName(filter.node_name(), "filter.node_name"));
+  }
+  if (request.resume_version() < 0) {
+    return Invalid("resume_version",
+                   "must be 0 (list first) or a version a stream sent");
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::ListPoolsRequest&) { return absl::OkStatus(); }
 absl::Status ValidateRequest(const v1::ListDriverWorkRequest&) { return absl::OkStatus(); }
 
@@ -534,25 +548,45 @@ std::pair<std::string, AnyValidator> For() {
 }
 
 const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
-  static const auto* validators = new absl::flat_hash_map<std::string, AnyValidator>{
-      For<v1::ListClassesRequest>(), For<v1::GetClassRequest>(), For<v1::UpdateClassRequest>(),
-      For<v1::DeleteClassRequest>(), For<v1::ApplyCatalogRequest>(), For<v1::GetCatalogRequest>(),
-      For<v1::GetProjectSettingsRequest>(), For<v1::SetProjectSettingsRequest>(),
-      For<v1::GetOrgSettingsRequest>(), For<v1::SetOrgSettingsRequest>(),
-      For<v1::ResolveClassRequest>(), For<v1::RegisterNodeRequest>(),
-      For<v1::HeartbeatRequest>(), For<v1::NodeNameRequest>(), For<v1::ListNodesRequest>(),
-      For<v1::ListPoolsRequest>(), For<v1::ListDriverWorkRequest>(),
-      For<v1::ReportDriverInstallRequest>(), For<v1::ListDriverRolloutsRequest>(),
-      For<v1::SetDriverRolloutPausedRequest>(), For<v1::ClearGpuHealthRequest>(),
-      For<v1::RotateNodeCredentialRequest>(), For<v1::RevokeNodeCredentialRequest>(),
-      For<v1::PlaceWorkspaceRequest>(),
-      For<v1::StopWorkspaceRequest>(), For<v1::GetWorkspaceRequest>(),
-      For<v1::ListWorkspacesRequest>(), For<v1::WatchWorkspaceRequest>(),
-      For<v1::WatchWorkspacesRequest>(),
-      For<v1::GetScalingStateRequest>(), For<v1::WatchScalingSignalsRequest>(),
-      For<v1::ActuatorReport>(), For<v1::ListAuditRecordsRequest>(),
-      For<v1::ListUsageRequest>(), For<v1::SummarizeUsageRequest>(),
-  };
+  static const auto *validators =
+      new absl::flat_hash_map<std::string, AnyValidator>{
+          For<v1::ListClassesRequest>(),
+          For<v1::GetClassRequest>(),
+          For<v1::UpdateClassRequest>(),
+          For<v1::DeleteClassRequest>(),
+          For<v1::ApplyCatalogRequest>(),
+          For<v1::GetCatalogRequest>(),
+          For<v1::GetProjectSettingsRequest>(),
+          For<v1::SetProjectSettingsRequest>(),
+          For<v1::GetOrgSettingsRequest>(),
+          For<v1::SetOrgSettingsRequest>(),
+          For<v1::ResolveClassRequest>(),
+          For<v1::RegisterNodeRequest>(),
+          For<v1::HeartbeatRequest>(),
+          For<v1::NodeNameRequest>(),
+          For<v1::ListNodesRequest>(),
+          For<v1::WatchNodesRequest>(),
+          For<v1::ListPoolsRequest>(),
+          For<v1::ListDriverWorkRequest>(),
+          For<v1::ReportDriverInstallRequest>(),
+          For<v1::ListDriverRolloutsRequest>(),
+          For<v1::SetDriverRolloutPausedRequest>(),
+          For<v1::ClearGpuHealthRequest>(),
+          For<v1::RotateNodeCredentialRequest>(),
+          For<v1::RevokeNodeCredentialRequest>(),
+          For<v1::PlaceWorkspaceRequest>(),
+          For<v1::StopWorkspaceRequest>(),
+          For<v1::GetWorkspaceRequest>(),
+          For<v1::ListWorkspacesRequest>(),
+          For<v1::WatchWorkspaceRequest>(),
+          For<v1::WatchWorkspacesRequest>(),
+          For<v1::GetScalingStateRequest>(),
+          For<v1::WatchScalingSignalsRequest>(),
+          For<v1::ActuatorReport>(),
+          For<v1::ListAuditRecordsRequest>(),
+          For<v1::ListUsageRequest>(),
+          For<v1::SummarizeUsageRequest>(),
+      };
   return *validators;
 }
 

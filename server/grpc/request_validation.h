@@ -45,6 +45,7 @@ absl::Status ValidateRequest(const v1::RegisterNodeRequest& request);
 absl::Status ValidateRequest(const v1::HeartbeatRequest& request);
 absl::Status ValidateRequest(const v1::NodeNameRequest& request);
 absl::Status ValidateRequest(const v1::ListNodesRequest& request);
+absl::Status ValidateRequest(const v1::WatchNodesRequest &request);
 absl::Status ValidateRequest(const v1::ListPoolsRequest& request);
 absl::Status ValidateRequest(const v1::ListDriverWorkRequest& request);
 absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request);

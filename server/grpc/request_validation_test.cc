@@ -72,6 +72,22 @@ TEST(RequestValidation, ListWorkspacesWithAnUnknownStateNamesTheField) {
   EXPECT_THAT(ErrorOf(list), HasSubstr("pool: must be a pool id"));
 }
 
+TEST(RequestValidation, WatchNodesNamesTheFieldAndTheRule) {
+  v1::WatchNodesRequest watch;
+  EXPECT_EQ(ErrorOf(watch), "OK");
+  watch.mutable_filter()->set_pool("Not A Pool");
+  EXPECT_THAT(ErrorOf(watch), HasSubstr("filter.pool: must be a pool id"));
+  watch.mutable_filter()->set_pool("gpu-h100");
+  watch.mutable_filter()->set_node_name("Not A Node");
+  EXPECT_THAT(ErrorOf(watch),
+              HasSubstr("filter.node_name: must be a node name"));
+  watch.mutable_filter()->set_node_name("node-1");
+  EXPECT_EQ(ErrorOf(watch), "OK");
+  watch.set_resume_version(-1);
+  EXPECT_THAT(ErrorOf(watch),
+              HasSubstr("resume_version: must be 0 (list first)"));
+}
+
 TEST(RequestValidation, HeartbeatStringsAndMapsAreBounded) {
   v1::HeartbeatRequest beat;
   beat.set_node_name("node-1");

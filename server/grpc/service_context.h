@@ -35,8 +35,8 @@ struct ServiceContext {
   // checked). gRPC's own limit sits above it (server.cc), so such a request
   // reaches the handler and its refusal carries the sizes.
   int64_t max_request_bytes = 0;
-  // --watch_buffer: messages a WatchWorkspaces stream may fall behind
-  // before it is ended (watch/outbox.h).
+  // --watch_buffer: messages a watch stream (WatchWorkspaces, WatchNodes) may
+  // fall behind before it is ended (watch/outbox.h).
   size_t watch_buffer = 1000;
   // Sends placements and stops to the placer; null: this replica places
   // every call it receives (no --advertise_host).

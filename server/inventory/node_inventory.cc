@@ -192,21 +192,31 @@ NodeView NodeInventory::ViewOf(const store::StoredNode& node) const {
   return ViewOf(node, *parts_.mirror->View());
 }
 
-NodeView NodeInventory::ViewOf(const store::StoredNode& node, const replica::ClusterView& cluster) {
+NodeView NodeInventory::CommittedViewOf(const store::StoredNode &node) {
   NodeView view;
   view.node = node;
   placement::NodeIommu iommu = placement::AnalyzeIommu(node.info);
-  const placement::SnapshotNode* mirrored = cluster.snapshot.FindNode(node.info.name);
-  const core::GpuBinding binding = BindingOf(*cluster.catalog, node.info);
   for (size_t i = 0; i < node.info.gpus.size(); ++i) {
     NodeView::GpuView gpu;
     if (i < iommu.gpus.size()) {
       gpu.passthrough_safe = iommu.gpus[i].safe;
       gpu.passthrough_unsafe_reason = iommu.gpus[i].reason;
     }
+    view.gpus.push_back(std::move(gpu));
+  }
+  return view;
+}
+
+NodeView NodeInventory::ViewOf(const store::StoredNode &node,
+                               const replica::ClusterView &cluster) {
+  NodeView view = CommittedViewOf(node);
+  const placement::SnapshotNode *mirrored =
+      cluster.snapshot.FindNode(node.info.name);
+  const core::GpuBinding binding = BindingOf(*cluster.catalog, node.info);
+  for (size_t i = 0; i < view.gpus.size(); ++i) {
+    NodeView::GpuView &gpu = view.gpus[i];
     gpu.binding_problem = core::PoolBindingProblem(node.info.gpus[i], binding).value_or("");
     if (mirrored != nullptr && i < mirrored->gpus.size()) gpu.held_by = mirrored->gpus[i].holder;
-    view.gpus.push_back(std::move(gpu));
   }
   return view;
 }

@@ -222,8 +222,12 @@ class NodeInventory {
 
   // The node as listed: holders from `cluster`.
   static NodeView ViewOf(const store::StoredNode& node, const replica::ClusterView& cluster);
+  // The node as committed, from its row alone (WatchNodes): each GPU's
+  // passthrough safety, but no holders, binding problems nor workspace
+  // count, which move with placements and the catalog, not its version.
+  static NodeView CommittedViewOf(const store::StoredNode &node);
 
- private:
+private:
   NodeView ViewOf(const store::StoredNode& node) const;
   std::vector<NodeView> ViewsOf(const std::vector<store::StoredNode>& nodes,
                                 const std::map<std::string, int>& workspaces);

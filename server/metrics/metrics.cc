@@ -22,14 +22,16 @@ Metrics::Metrics()
                         .Name("wsched_rpc_requests_total")
                         .Help("Finished RPCs by method and gRPC status code.")
                         .Register(*registry_)),
-      rpc_latency_(prometheus::BuildHistogram()
-                       .Name("wsched_rpc_duration_seconds")
-                       .Help("RPC latency from first message to status, by method.")
-                       .Register(*registry_)),
-      catalog_applies_(prometheus::BuildCounter()
-                           .Name("wsched_catalog_applies_total")
-                           .Help("Catalog applies by result and source (rpc or reload).")
-                           .Register(*registry_)),
+      rpc_latency_(
+          prometheus::BuildHistogram()
+              .Name("wsched_rpc_duration_seconds")
+              .Help("RPC latency from first message to status, by method.")
+              .Register(*registry_)),
+      catalog_applies_(
+          prometheus::BuildCounter()
+              .Name("wsched_catalog_applies_total")
+              .Help("Catalog applies by result and source (rpc or reload).")
+              .Register(*registry_)),
       placements_(prometheus::BuildCounter()
                       .Name("wsched_placements_total")
                       .Help("Placement answers by class and result.")
@@ -38,55 +40,66 @@ Metrics::Metrics()
                              .Name("wsched_placement_duration_seconds")
                              .Help("Time to answer PlaceWorkspace, by result.")
                              .Register(*registry_)),
-      scaling_signals_(prometheus::BuildCounter()
-                           .Name("wsched_scaling_signals_total")
-                           .Help("Published scaling signals by pool, direction and reasons.")
-                           .Register(*registry_)),
+      scaling_signals_(
+          prometheus::BuildCounter()
+              .Name("wsched_scaling_signals_total")
+              .Help("Published scaling signals by pool, direction and reasons.")
+              .Register(*registry_)),
       pool_size_(prometheus::BuildGauge()
                      .Name("wsched_pool_size_nodes")
-                     .Help("Current and target node count by pool (kind=current|target).")
+                     .Help("Current and target node count by pool "
+                           "(kind=current|target).")
                      .Register(*registry_)),
       actuator_runs_(prometheus::BuildCounter()
                          .Name("wsched_actuator_runs_total")
-                         .Help("Runs of the exec actuator's command by pool and result (ok|failed).")
+                         .Help("Runs of the exec actuator's command by pool "
+                               "and result (ok|failed).")
                          .Register(*registry_)),
       driver_install_reports_(
           prometheus::BuildCounter()
               .Name("wsched_driver_install_reports_total")
-              .Help("Driver install jobs' reports by pool, outcome (started|succeeded|failed) and "
+              .Help("Driver install jobs' reports by pool, outcome "
+                    "(started|succeeded|failed) and "
                     "cache (hit|miss|unknown).")
               .Register(*registry_)),
       driver_install_duration_(
           prometheus::BuildHistogram()
               .Name("wsched_driver_install_duration_seconds")
-              .Help("Run time of successful driver install jobs as their runner measured it, by "
+              .Help("Run time of successful driver install jobs as their "
+                    "runner measured it, by "
                     "pool and cache (hit|miss|unknown).")
               .Register(*registry_)),
       driver_rollout_nodes_(
           prometheus::BuildGauge()
               .Name("wsched_driver_rollout_nodes")
-              .Help("GPU nodes in their pool's driver rollout by phase: waiting (outdated, not "
-                    "released), in_flight (released, not ready), failed (of in_flight, the last "
+              .Help("GPU nodes in their pool's driver rollout by phase: "
+                    "waiting (outdated, not "
+                    "released), in_flight (released, not ready), failed (of "
+                    "in_flight, the last "
                     "install failed). Set by the scaling leader.")
               .Register(*registry_)),
       driver_rollout_paused_(
           prometheus::BuildGauge()
               .Name("wsched_driver_rollout_paused")
-              .Help("1 while a pool's driver rollout is paused (by an admin or a failed canary). "
+              .Help("1 while a pool's driver rollout is paused (by an admin or "
+                    "a failed canary). "
                     "Set by the scaling leader.")
               .Register(*registry_)),
-      pending_to_scale_up_(prometheus::BuildHistogram()
-                               .Name("wsched_pending_to_scale_up_seconds")
-                               .Help("From the oldest pending workspace to its scale-up signal.")
-                               .Register(*registry_)),
+      pending_to_scale_up_(
+          prometheus::BuildHistogram()
+              .Name("wsched_pending_to_scale_up_seconds")
+              .Help("From the oldest pending workspace to its scale-up signal.")
+              .Register(*registry_)),
       feed_lag_entries_(prometheus::BuildGauge()
                             .Name("wsched_feed_lag_entries")
-                            .Help("Change-log entries committed but not yet applied by this replica.")
+                            .Help("Change-log entries committed but not yet "
+                                  "applied by this replica.")
                             .Register(*registry_)
                             .Add({})),
       feed_lag_seconds_(prometheus::BuildGauge()
                             .Name("wsched_feed_lag_seconds")
-                            .Help("Age of the oldest change-log entry this replica had not applied.")
+                            .Help("Age of the oldest change-log entry this "
+                                  "replica had not applied.")
                             .Register(*registry_)
                             .Add({})),
       feed_deltas_(prometheus::BuildCounter()
@@ -95,87 +108,114 @@ Metrics::Metrics()
                        .Register(*registry_)),
       feed_reloads_(prometheus::BuildCounter()
                         .Name("wsched_feed_full_reloads_total")
-                        .Help("Full reloads of the replica's state, by reason (start, gap).")
+                        .Help("Full reloads of the replica's state, by reason "
+                              "(start, gap).")
                         .Register(*registry_)),
       database_up_(prometheus::BuildGauge()
                        .Name("wsched_database_up")
-                       .Help("1 when this replica's last read of PostgreSQL succeeded, else 0.")
+                       .Help("1 when this replica's last read of PostgreSQL "
+                             "succeeded, else 0.")
                        .Register(*registry_)
                        .Add({})),
       heartbeats_(prometheus::BuildCounter()
                       .Name("wsched_heartbeats_total")
-                      .Help("Heartbeats by result: written (node changed) or skipped (liveness only).")
+                      .Help("Heartbeats by result: written (node changed) or "
+                            "skipped (liveness only).")
                       .Register(*registry_)),
       rate_limited_(prometheus::BuildCounter()
                         .Name("wsched_rate_limited_total")
-                        .Help("Calls refused by the per-principal rate limit (--rate_limits), by role.")
+                        .Help("Calls refused by the per-principal rate limit "
+                              "(--rate_limits), by role.")
                         .Register(*registry_)),
       node_identity_refusals_(
           prometheus::BuildCounter()
               .Name("wsched_node_identity_refusals_total")
-              .Help("Agent calls refused because the credential does not speak for the node "
+              .Help("Agent calls refused because the credential does not speak "
+                    "for the node "
                     "named, by reason.")
               .Register(*registry_)),
       watch_streams_(prometheus::BuildGauge()
                          .Name("wsched_watch_streams")
-                         .Help("WatchWorkspaces streams open on this replica.")
+                         .Help("WatchWorkspaces and WatchNodes streams open on "
+                               "this replica.")
                          .Register(*registry_)
                          .Add({})),
       watch_streams_ended_(prometheus::BuildCounter()
                                .Name("wsched_watch_streams_ended_total")
-                               .Help("WatchWorkspaces streams ended, by reason (too_slow, "
+                               .Help("WatchWorkspaces and WatchNodes streams "
+                                     "ended, by reason (too_slow, "
                                      "resume_too_old, client_gone, error).")
                                .Register(*registry_)),
-      serving_(prometheus::BuildGauge()
-                   .Name("wsched_health_serving")
-                   .Help("1 when this replica's gRPC health reports SERVING, else 0.")
-                   .Register(*registry_)
-                   .Add({})),
+      serving_(
+          prometheus::BuildGauge()
+              .Name("wsched_health_serving")
+              .Help(
+                  "1 when this replica's gRPC health reports SERVING, else 0.")
+              .Register(*registry_)
+              .Add({})),
       placer_(prometheus::BuildGauge()
                   .Name("wsched_placer")
-                  .Help("1 while this replica holds the placement lock and places for all "
-                        "replicas, else 0 (only replicas started with --advertise_host).")
+                  .Help("1 while this replica holds the placement lock and "
+                        "places for all "
+                        "replicas, else 0 (only replicas started with "
+                        "--advertise_host).")
                   .Register(*registry_)),
-      scaling_leader_(prometheus::BuildGauge()
-                          .Name("wsched_scaling_leader")
-                          .Help("1 while this replica leads scaling (holds the scaling leader "
-                                "lock on a session that proves itself alive), else 0.")
-                          .Register(*registry_)
-                          .Add({})),
+      scaling_leader_(
+          prometheus::BuildGauge()
+              .Name("wsched_scaling_leader")
+              .Help("1 while this replica leads scaling (holds the scaling "
+                    "leader "
+                    "lock on a session that proves itself alive), else 0.")
+              .Register(*registry_)
+              .Add({})),
       placer_since_(prometheus::BuildGauge()
                         .Name("wsched_placer_since_timestamp_seconds")
-                        .Help("When this replica took the placement lock (Unix time); 0 while "
+                        .Help("When this replica took the placement lock (Unix "
+                              "time); 0 while "
                               "it does not hold it.")
                         .Register(*registry_)),
       forwards_(prometheus::BuildCounter()
                     .Name("wsched_placer_forwards_total")
-                    .Help("Placements and stops this replica forwarded to the placer, by method "
+                    .Help("Placements and stops this replica forwarded to the "
+                          "placer, by method "
                           "and outcome (ok, refused, unreachable).")
                     .Register(*registry_)),
-      forward_latency_(prometheus::BuildHistogram()
-                           .Name("wsched_placer_forward_seconds")
-                           .Help("Time of a forwarded call, from this replica to the placer's "
-                                 "answer, by method.")
-                           .Register(*registry_)),
+      forward_latency_(
+          prometheus::BuildHistogram()
+              .Name("wsched_placer_forward_seconds")
+              .Help(
+                  "Time of a forwarded call, from this replica to the placer's "
+                  "answer, by method.")
+              .Register(*registry_)),
       health_checks_(prometheus::BuildGauge()
                          .Name("wsched_health_check_ok")
-                         .Help("Each health check's last outcome (check=database|schema|feed): 1 passed.")
+                         .Help("Each health check's last outcome "
+                               "(check=database|schema|feed): 1 passed.")
                          .Register(*registry_)),
-      batch_writes_(prometheus::BuildHistogram()
-                        .Name("wsched_commit_batch_writes")
-                        .Help("Workspace writes (placements, queue placements, stops) per group commit.")
-                        .Register(*registry_)
-                        .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16, 32, 64, 128})),
-      batch_statements_(prometheus::BuildHistogram()
-                            .Name("wsched_commit_batch_statements")
-                            .Help("SQL statements per group commit (BEGIN and COMMIT not counted).")
-                            .Register(*registry_)
-                            .Add({}, prometheus::Histogram::BucketBoundaries{2, 4, 6, 8, 10, 12, 16, 24})),
-      batch_round_trips_(prometheus::BuildHistogram()
-                             .Name("wsched_commit_batch_round_trips")
-                             .Help("Waits for PostgreSQL's answers per group commit, BEGIN to COMMIT.")
-                             .Register(*registry_)
-                             .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 5, 6, 8})),
+      batch_writes_(
+          prometheus::BuildHistogram()
+              .Name("wsched_commit_batch_writes")
+              .Help("Workspace writes (placements, queue placements, stops) "
+                    "per group commit.")
+              .Register(*registry_)
+              .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 4, 8, 16,
+                                                               32, 64, 128})),
+      batch_statements_(
+          prometheus::BuildHistogram()
+              .Name("wsched_commit_batch_statements")
+              .Help("SQL statements per group commit (BEGIN and COMMIT not "
+                    "counted).")
+              .Register(*registry_)
+              .Add({}, prometheus::Histogram::BucketBoundaries{2, 4, 6, 8, 10,
+                                                               12, 16, 24})),
+      batch_round_trips_(
+          prometheus::BuildHistogram()
+              .Name("wsched_commit_batch_round_trips")
+              .Help("Waits for PostgreSQL's answers per group commit, BEGIN to "
+                    "COMMIT.")
+              .Register(*registry_)
+              .Add({}, prometheus::Histogram::BucketBoundaries{1, 2, 3, 4, 5, 6,
+                                                               8})),
       batch_duration_(prometheus::BuildHistogram()
                           .Name("wsched_commit_batch_duration_seconds")
                           .Help("Group commit time from BEGIN to COMMIT.")
@@ -183,7 +223,8 @@ Metrics::Metrics()
                           .Add({}, LatencyBuckets())),
       batch_wait_(prometheus::BuildHistogram()
                       .Name("wsched_commit_queue_wait_seconds")
-                      .Help("How long a batch's oldest write waited before the batch began.")
+                      .Help("How long a batch's oldest write waited before the "
+                            "batch began.")
                       .Register(*registry_)
                       .Add({}, LatencyBuckets())),
       batches_(prometheus::BuildCounter()

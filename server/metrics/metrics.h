@@ -69,7 +69,8 @@ class Metrics {
   // not_this_node, bootstrap_node_exists, bootstrap_registers_only.
   void NodeIdentityRefused(absl::string_view reason);
 
-  // ---- WatchWorkspaces (docs/api.md "Following every workspace") ----
+  // ---- WatchWorkspaces and WatchNodes (docs/api.md "Following every
+  // workspace", "Following every node"), counted together ----
   // A stream began (after its call was admitted) or ended, by why:
   // too_slow, resume_too_old, client_gone, error.
   void WatchStreamStarted();

@@ -70,9 +70,9 @@ struct ServerOptions {
   absl::Duration min_idle_for = absl::Minutes(1);
   absl::Duration commit_wait = kScheduler.max_commit_wait;  // store::CommitBatcher::Options::max_wait.
   absl::Duration feed_gap = kScheduler.feed_gap;
-  // WatchWorkspaces (docs/api.md "Following every workspace"): how many
-  // messages a stream may fall behind before it is ended, and how long a
-  // quiet stream waits for a bookmark.
+  // WatchWorkspaces and WatchNodes (docs/api.md "Following every workspace"):
+  // how many messages a stream may fall behind before it is ended, and how long
+  // a quiet stream waits for a bookmark.
   int watch_buffer = 1000;
   // Connections older than this are asked to reconnect (0: never).
   absl::Duration max_connection_age = absl::ZeroDuration();

@@ -82,16 +82,14 @@ class InventoryReads : public inventory::NodeInventory::Mirror {
 
 }  // namespace
 
-Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics* metrics, SchedulerOptions options,
-                     core::Clock clock)
-    : stores_(stores),
-      metrics_(metrics),
-      options_(options),
-      clock_(std::move(clock)),
-      usage_(clock_),
+Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics *metrics,
+                     SchedulerOptions options, core::Clock clock)
+    : stores_(stores), metrics_(metrics), options_(options),
+      clock_(std::move(clock)), usage_(clock_),
       credentials_(inventory::CredentialAdmin::LoaderOver(stores.db)),
       credential_admin_(stores.db, &credentials_),
-      fanout_(options.watch_bookmark_interval) {
+      fanout_(options.watch_bookmark_interval),
+      node_fanout_(options.watch_bookmark_interval) {
   // Each part after what it reads and writes through.
   mirror_ = std::make_unique<replica::ReplicaMirror>(
       replica::ReplicaMirror::Listeners{&watches_, &settings_, &usage_, &drains_},
@@ -143,20 +141,35 @@ absl::Status Scheduler::Start() {
   (void)listener_->WaitUntilListening(absl::Seconds(5));
   if (absl::Status loaded = follower_->CatchUp(); !loaded.ok()) return loaded;
   follower_->StartFollowing(options_.feed_poll_interval, options_.feed_gap);
-  history_ = std::make_unique<watch::DatabaseHistory>(stores_.db);
-  history_follower_ = std::make_unique<watch::HistoryFollower>(
-      history_.get(), &fanout_,
-      watch::HistoryFollower::Options{options_.feed_poll_interval, options_.feed_gap}, clock_);
-  history_follower_->Start();
-  history_listener_ = std::make_unique<store::ChangeListener>(
-      stores_.db->url(), stores_.db->bounds().probe, [this] { history_follower_->Notify(); },
-      store::ChangeListener::Hears::kEveryReplica);
+  StartHistoryFollowers();
   // Liveness reaches the database well inside the lost-node timeout.
   inventory_->liveness().StartFlushing(std::clamp(options_.node_lost_after / 10, absl::Milliseconds(100),
                                      absl::Seconds(1)));
   loop_ = std::thread([this] { Loop(); });
   idle_->Start();
   return absl::OkStatus();
+}
+
+void Scheduler::StartHistoryFollowers() {
+  const watch::FollowOptions follow{options_.feed_poll_interval,
+                                    options_.feed_gap};
+  history_ = std::make_unique<watch::DatabaseHistory>(stores_.db);
+  history_follower_ = std::make_unique<watch::HistoryFollower>(
+      history_.get(), &fanout_, follow, clock_);
+  history_follower_->Start();
+  node_history_ = std::make_unique<watch::DatabaseNodeHistory>(stores_.db);
+  node_history_follower_ = std::make_unique<watch::NodeHistoryFollower>(
+      node_history_.get(), &node_fanout_, follow, clock_);
+  node_history_follower_->Start();
+  // One listener for both: each follower skips to the head while nobody
+  // follows its kind.
+  history_listener_ = std::make_unique<store::ChangeListener>(
+      stores_.db->url(), stores_.db->bounds().probe,
+      [this] {
+        history_follower_->Notify();
+        node_history_follower_->Notify();
+      },
+      store::ChangeListener::Hears::kEveryReplica);
 }
 
 void Scheduler::Stop() {
@@ -168,6 +181,8 @@ void Scheduler::Stop() {
   listener_.reset();
   history_listener_.reset();
   if (history_follower_) history_follower_->Stop();
+  if (node_history_follower_)
+    node_history_follower_->Stop();
   follower_->StopFollowing();
   inventory_->liveness().StopFlushing();
 }

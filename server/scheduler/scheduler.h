@@ -102,6 +102,9 @@ class Scheduler {
   // log's history (a database scheduler only).
   watch::Fanout& workspace_fanout() { return fanout_; }
   watch::HistorySource& workspace_history() { return *history_; }
+  // WatchNodes: the same for nodes.
+  watch::NodeFanout &node_fanout() { return node_fanout_; }
+  watch::NodeHistorySource &node_history() { return *node_history_; }
   idle::IdleMonitor& idle() { return *idle_; }
   const idle::IdleMonitor& idle() const { return *idle_; }
   const SchedulerOptions& options() const { return options_; }
@@ -114,6 +117,9 @@ class Scheduler {
             SchedulerOptions options);
   // The idle-GPU policy over this replica (from the constructor).
   void WireIdleMonitor();
+  // The workspace and node streams' followers of the change log, and the
+  // listener that wakes them (from Start).
+  void StartHistoryFollowers();
   // Lost nodes, change-log pruning and the queue drain's timer.
   void Loop();
 
@@ -144,7 +150,11 @@ class Scheduler {
   watch::Fanout fanout_;
   std::unique_ptr<watch::HistorySource> history_;
   std::unique_ptr<watch::HistoryFollower> history_follower_;
-  // Hears every commit, this replica's own too: streams follow them all.
+  watch::NodeFanout node_fanout_;
+  std::unique_ptr<watch::NodeHistorySource> node_history_;
+  std::unique_ptr<watch::NodeHistoryFollower> node_history_follower_;
+  // Hears every commit, this replica's own too: streams follow them all
+  // (both followers; each reads its own kind of the log).
   std::unique_ptr<store::ChangeListener> history_listener_;
   std::thread loop_;
 };

@@ -18,7 +18,7 @@ struct SchedulerOptions {
   absl::Duration feed_poll_interval = absl::Seconds(1);   // Read the change log at least this often.
   absl::Duration feed_gap = absl::Milliseconds(10);  // Between background reads (FeedFollower::StartFollowing).
   absl::Duration feed_retention = absl::Minutes(15);      // Change-log entries kept for followers.
-  // A WatchWorkspaces stream that was sent nothing for this long gets a
+  // A WatchWorkspaces or WatchNodes stream sent nothing for this long gets a
   // bookmark (watch/fanout.h).
   absl::Duration watch_bookmark_interval = absl::Seconds(10);
   // One writer: batches never hold node rows at the same time, so they

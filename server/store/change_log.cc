@@ -3,6 +3,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/store/change_feed.h"
+#include "server/store/node_repository.h"
 #include "server/store/prepared.h"
 #include "server/store/workspace_repository.h"
 
@@ -62,17 +63,19 @@ namespace {
 // Incrementing the head locks it until COMMIT: entries get their seq in
 // commit order, and a rollback returns the number (no gaps). The NOTIFY is
 // delivered at COMMIT. As the transaction's last statement it also reads
-// the rows of the workspaces it changed, exactly as they commit, and keeps
-// them with the entry for WatchWorkspaces (migrations/0016).
+// the rows of the workspaces and nodes it changed, exactly as they commit,
+// and keeps them with the entry for WatchWorkspaces and WatchNodes
+// (migrations/0016, 0018).
 constexpr Statement kPublish{
     "publish_changes",
     "WITH head AS (UPDATE feed_head SET seq = seq + 1 RETURNING seq), "
     "changed AS (SELECT * FROM unnest($2::text[], $3::text[], $4::bigint[], "
     "$6::text[], "
-    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) WITH "
+    "$7::text[], $8::text[], $9::text[], $10::text[], $11::text[], "
+    "$12::bool[]) WITH "
     "ORDINALITY "
-    "AS c(entity, id, version, state, org, project, pool, node, class, ord) "
-    "WHERE c.entity = 'workspace'), "
+    "AS c(entity, id, version, state, org, project, pool, node, class, "
+    "created, ord)), "
     "payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, 'version', "
     "c.version, "
     "'before', jsonb_build_array(c.state, c.org, c.project, c.pool, c.node, "
@@ -82,11 +85,22 @@ constexpr Statement kPublish{
     "|| '/' || h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE "
     "h.workspace_id = w.id)) "
     "FROM workspaces w WHERE w.id = c.id)) ORDER BY c.ord) AS doc FROM changed "
-    "c), "
+    "c WHERE c.entity = 'workspace'), "
+    // A node's pool (also of a removed one), and its row less what is
+    // generated from it, with its last heartbeat (kept apart, in
+    // node_liveness) as of this commit.
+    "node_payload AS (SELECT jsonb_agg(jsonb_build_object('id', c.id, "
+    "'pool', c.pool, 'version', c.version, 'registered', c.created, "
+    "'row', (SELECT (to_jsonb(n) - 'gpu_uuids') || "
+    "jsonb_build_object('last_heartbeat', "
+    "(SELECT extract(epoch FROM l.last_heartbeat)::float8 FROM node_liveness l "
+    "WHERE l.name = n.name)) FROM nodes n WHERE n.name = c.id)) ORDER BY "
+    "c.ord) AS doc "
+    "FROM changed c WHERE c.entity = 'node'), "
     "entry AS (INSERT INTO change_log (seq, replica, entities, ids, versions, "
-    "workspaces) "
-    "SELECT head.seq, $1, $2::text[], $3::text[], $4::bigint[], payload.doc "
-    "FROM head, payload "
+    "workspaces, nodes) "
+    "SELECT head.seq, $1, $2::text[], $3::text[], $4::bigint[], payload.doc, "
+    "node_payload.doc FROM head, payload, node_payload "
     "RETURNING seq) "
     "SELECT seq, pg_notify($5, $1 || ':' || seq) FROM entry"};
 
@@ -94,10 +108,12 @@ struct PublishArgs {
   std::string entities, ids, versions;
   // Each workspace's facts before the change.
   std::string states, orgs, projects, pools, nodes, classes;
+  std::string created; // Nodes: whether the change registered it.
 };
 
 PublishArgs ArgsOf(const ChangeSet& changes) {
-  std::vector<std::string> entities, ids, versions, states, orgs, projects, pools, nodes, classes;
+  std::vector<std::string> entities, ids, versions, states, orgs, projects,
+      pools, nodes, classes, created;
   for (const Change& change : changes.changes()) {
     entities.push_back(EntityName(change.entity));
     ids.push_back(change.id);
@@ -108,10 +124,12 @@ PublishArgs ArgsOf(const ChangeSet& changes) {
     pools.push_back(change.before.pool);
     nodes.push_back(change.before.node);
     classes.push_back(change.before.class_id);
+    created.push_back(change.created ? "t" : "f");
   }
-  return {TextArray(entities), TextArray(ids),      TextArray(versions),
-          TextArray(states),   TextArray(orgs),     TextArray(projects),
-          TextArray(pools),    TextArray(nodes),    TextArray(classes)};
+  return {TextArray(entities), TextArray(ids),   TextArray(versions),
+          TextArray(states),   TextArray(orgs),  TextArray(projects),
+          TextArray(pools),    TextArray(nodes), TextArray(classes),
+          TextArray(created)};
 }
 
 }  // namespace
@@ -119,9 +137,11 @@ PublishArgs ArgsOf(const ChangeSet& changes) {
 int64_t PublishChanges(pqxx::work& txn, const ChangeSet& changes) {
   if (changes.empty()) return 0;
   PublishArgs args = ArgsOf(changes);
-  return ExecPrepared(txn, kPublish.name, kPublish.sql, ReplicaId(), args.entities, args.ids,
-                      args.versions, std::string(kChangeChannel), args.states, args.orgs,
-                      args.projects, args.pools, args.nodes, args.classes)[0][0]
+  return ExecPrepared(txn, kPublish.name, kPublish.sql, ReplicaId(),
+                      args.entities, args.ids, args.versions,
+                      std::string(kChangeChannel), args.states, args.orgs,
+                      args.projects, args.pools, args.nodes, args.classes,
+                      args.created)[0][0]
       .as<int64_t>();
 }
 
@@ -130,9 +150,10 @@ void PreparePublish(pqxx::connection_base& connection) { StatementPipeline::Prep
 std::optional<StatementPipeline::Id> QueuePublish(StatementPipeline& pipeline, const ChangeSet& changes) {
   if (changes.empty()) return std::nullopt;
   PublishArgs args = ArgsOf(changes);
-  return pipeline.Execute(kPublish, ReplicaId(), args.entities, args.ids, args.versions,
-                          std::string(kChangeChannel), args.states, args.orgs, args.projects,
-                          args.pools, args.nodes, args.classes);
+  return pipeline.Execute(kPublish, ReplicaId(), args.entities, args.ids,
+                          args.versions, std::string(kChangeChannel),
+                          args.states, args.orgs, args.projects, args.pools,
+                          args.nodes, args.classes, args.created);
 }
 
 FeedRead ReadChangesSince(pqxx::work& txn, int64_t after, int limit) {
@@ -168,7 +189,7 @@ namespace {
 
 // One row per workspace change (or one per entry that changed none): the
 // stored row's columns first (WorkspaceRowOf), then where it belongs.
-const std::string& HistorySql() {
+const std::string &WorkspaceHistorySql() {
   static const std::string* sql = new std::string(absl::StrCat(
       "SELECT ", WorkspaceColumnsOverStoredRow("COALESCE(e.value->'row'->>'gpus', '')"),
       ", c.seq, e.value->>'id', (e.value->>'version')::bigint, e.value->'before'->>0, "
@@ -183,34 +204,54 @@ const std::string& HistorySql() {
   return *sql;
 }
 
-constexpr int kHistoryColumn = 23;  // The first column after the row's.
+constexpr int kWorkspaceHistoryColumn = 23; // The first column after the row's.
 
-}  // namespace
+// The same for nodes (NodeRowOf), from change_log.nodes (migrations/0018).
+const std::string &NodeHistorySql() {
+  static const std::string *sql = new std::string(absl::StrCat(
+      "SELECT ",
+      NodeColumnsOverStoredRow(
+          "COALESCE((e.value->'row'->>'last_heartbeat')::float8, 0)"),
+      ", c.seq, e.value->>'id', (e.value->>'version')::bigint, "
+      "jsonb_typeof(e.value->'row') = 'object', COALESCE(e.value->>'pool', "
+      "''), "
+      "COALESCE((e.value->>'registered')::bool, false) "
+      "FROM (SELECT seq, nodes FROM change_log WHERE seq > $1 ORDER BY seq "
+      "LIMIT $2) c "
+      "LEFT JOIN LATERAL jsonb_array_elements(c.nodes) WITH ORDINALITY "
+      "e(value, ord) ON true "
+      "LEFT JOIN LATERAL jsonb_populate_record(NULL::nodes, "
+      "CASE WHEN jsonb_typeof(e.value->'row') = 'object' THEN e.value->'row' "
+      "END) n ON true "
+      "ORDER BY c.seq, e.ord"));
+  return *sql;
+}
 
-absl::StatusOr<WorkspaceHistoryRead>
-ReadWorkspaceHistory(pqxx::work &txn, int64_t after, int limit) {
-  WorkspaceHistoryRead read;
+constexpr int kNodeHistoryColumn = 17; // The first column after the row's.
+
+// The entries after `after` (at most `limit`) as `sql` has them: a row per
+// change, or one per entry that changed no record of the kind, the entry's
+// seq at `k` and the change's id (NULL for none) at `k + 1`. `parse` makes
+// a change of a row.
+template <typename ChangeRow, typename Parse>
+absl::StatusOr<HistoryRead<ChangeRow>>
+ReadHistory(pqxx::work &txn, const std::string &sql, int k, int64_t after,
+            int limit, Parse parse) {
+  HistoryRead<ChangeRow> read;
   pqxx::row bounds = txn.exec1(
       "SELECT h.seq, COALESCE((SELECT min(seq) FROM change_log), h.seq + 1) "
       "FROM feed_head h");
   read.head = bounds[0].as<int64_t>();
   read.oldest = bounds[1].as<int64_t>() - 1;  // Resuming from it misses nothing.
-  const int k = kHistoryColumn;
-  for (const auto& row : txn.exec_params(HistorySql(), after, limit)) {
+  for (const auto &row : txn.exec_params(sql, after, limit)) {
     const int64_t seq = row[k].as<int64_t>();
     if (read.entries.empty() || read.entries.back().seq != seq) read.entries.push_back({seq, {}});
-    if (row[k + 1].is_null()) continue;  // The entry changed no workspace.
-    WorkspaceChangeRow change;
-    change.id = row[k + 1].c_str();
-    change.version = row[k + 2].as<int64_t>();
-    change.before = {row[k + 3].c_str(), row[k + 4].c_str(), row[k + 5].c_str(),
-                     row[k + 6].c_str(), row[k + 7].c_str(), row[k + 8].c_str()};
-    if (row[k + 9].as<bool>()) {
-      auto after_row = WorkspaceRowOf(row);
-      if (!after_row.ok()) return after_row.status();
-      change.after = std::move(*after_row);
-    }
-    read.entries.back().changes.push_back(std::move(change));
+    if (row[k + 1].is_null())
+      continue; // The entry changed no record of this kind.
+    absl::StatusOr<ChangeRow> change = parse(row);
+    if (!change.ok())
+      return change.status();
+    read.entries.back().changes.push_back(std::move(*change));
   }
   // The entries read must start right after `after`: a later first one
   // means the log was pruned past it. The head is read first, so entries
@@ -219,6 +260,51 @@ ReadWorkspaceHistory(pqxx::work &txn, int64_t after, int limit) {
   read.reaches = after >= read.head ? true : first == after + 1;
   if (read.entries.empty() && after < read.head) read.reaches = false;
   return read;
+}
+
+} // namespace
+
+absl::StatusOr<WorkspaceHistoryRead>
+ReadWorkspaceHistory(pqxx::work &txn, int64_t after, int limit) {
+  const int k = kWorkspaceHistoryColumn;
+  return ReadHistory<WorkspaceChangeRow>(
+      txn, WorkspaceHistorySql(), k, after, limit,
+      [k](const pqxx::row &row) -> absl::StatusOr<WorkspaceChangeRow> {
+        WorkspaceChangeRow change;
+        change.id = row[k + 1].c_str();
+        change.version = row[k + 2].as<int64_t>();
+        change.before = {row[k + 3].c_str(), row[k + 4].c_str(),
+                         row[k + 5].c_str(), row[k + 6].c_str(),
+                         row[k + 7].c_str(), row[k + 8].c_str()};
+        if (row[k + 9].as<bool>()) {
+          auto after_row = WorkspaceRowOf(row);
+          if (!after_row.ok())
+            return after_row.status();
+          change.after = std::move(*after_row);
+        }
+        return change;
+      });
+}
+
+absl::StatusOr<NodeHistoryRead> ReadNodeHistory(pqxx::work &txn, int64_t after,
+                                                int limit) {
+  const int k = kNodeHistoryColumn;
+  return ReadHistory<NodeChangeRow>(
+      txn, NodeHistorySql(), k, after, limit,
+      [k](const pqxx::row &row) -> absl::StatusOr<NodeChangeRow> {
+        NodeChangeRow change;
+        change.id = row[k + 1].c_str();
+        change.version = row[k + 2].as<int64_t>();
+        change.pool = row[k + 4].c_str();
+        change.registered = row[k + 5].as<bool>();
+        if (row[k + 3].as<bool>()) {
+          auto node = NodeRowOf(row);
+          if (!node.ok())
+            return node.status();
+          change.after = std::move(*node);
+        }
+        return change;
+      });
 }
 
 int64_t FeedHead(pqxx::work& txn) {

@@ -38,6 +38,10 @@ int64_t FeedHead(pqxx::work& txn);
 // longer holds the entry right after `after`.
 absl::StatusOr<WorkspaceHistoryRead>
 ReadWorkspaceHistory(pqxx::work &txn, int64_t after, int limit);
+// The same for nodes: what the entries after `after` did to nodes, with
+// the rows as each committed them.
+absl::StatusOr<NodeHistoryRead> ReadNodeHistory(pqxx::work &txn, int64_t after,
+                                                int limit);
 // Deletes entries older than `keep_for`; returns how many.
 int64_t PruneChangeLog(pqxx::work& txn, absl::Duration keep_for);
 

@@ -10,13 +10,21 @@
 namespace wsched::store {
 namespace {
 
-constexpr char kNodeColumns[] =
-    "n.info::text, n.state, n.driver_state, n.driver_detail, n.driver_verified_kernel, "
-    "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
-    "COALESCE(extract(epoch from l.last_heartbeat)::float8, 0), n.held_cpu_millis, "
-    "n.held_memory_bytes, n.version, n.name, n.info_schema, n.driver_installing_kernel, "
-    "n.driver_failure, n.driver_released, "
-    "COALESCE(extract(epoch from n.driver_released_at)::float8, 'NaN'::float8)";
+// The columns of a StoredNode (table alias `n`), around its last heartbeat,
+// which lives apart (node_liveness `l`, or the change log's stored row).
+#define WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT                                   \
+  "n.info::text, n.state, n.driver_state, n.driver_detail, "                   \
+  "n.driver_verified_kernel, "                                                 \
+  "n.driver_failed_kernel, extract(epoch from n.registered_at)::float8, "
+#define WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT                                    \
+  ", n.held_cpu_millis, "                                                      \
+  "n.held_memory_bytes, n.version, n.name, n.info_schema, "                    \
+  "n.driver_installing_kernel, "                                               \
+  "n.driver_failure, n.driver_released, "                                      \
+  "COALESCE(extract(epoch from n.driver_released_at)::float8, 'NaN'::float8)"
+constexpr char kNodeColumns[] = WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT
+    "COALESCE(extract(epoch from l.last_heartbeat)::float8, "
+    "0)" WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT;
 // Seconds since the epoch as text; "" (stored as NULL) when the node was
 // never released.
 std::string ReleasedAtSeconds(const core::DriverHistory& history) {
@@ -26,7 +34,17 @@ std::string ReleasedAtSeconds(const core::DriverHistory& history) {
 
 constexpr char kFrom[] = " FROM nodes n LEFT JOIN node_liveness l ON l.name = n.name ";
 
-absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
+} // namespace
+
+std::string NodeColumnsOverStoredRow(absl::string_view heartbeat_sql) {
+  return absl::StrCat(WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT, heartbeat_sql,
+                      WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT);
+}
+
+#undef WSCHED_NODE_COLUMNS_BEFORE_HEARTBEAT
+#undef WSCHED_NODE_COLUMNS_AFTER_HEARTBEAT
+
+absl::StatusOr<StoredNode> NodeRowOf(const pqxx::row &row) {
   StoredNode node;
   auto info = documents::DecodeNodeInfo(row[0].c_str(), {"nodes", row[11].c_str(), row[12].as<int>()});
   if (!info.ok()) return info.status();
@@ -56,8 +74,6 @@ absl::StatusOr<StoredNode> FromRow(const pqxx::row& row) {
   return node;
 }
 
-}  // namespace
-
 absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::string& name,
                                                    bool for_update) {
   pqxx::result rows = txn.exec_params(
@@ -65,7 +81,7 @@ absl::StatusOr<std::optional<StoredNode>> LoadNode(pqxx::work& txn, const std::s
                    for_update ? " FOR UPDATE OF n" : ""),
       name);
   if (rows.empty()) return std::optional<StoredNode>();
-  auto node = FromRow(rows[0]);
+  auto node = NodeRowOf(rows[0]);
   if (!node.ok()) return node.status();
   return std::optional<StoredNode>(std::move(*node));
 }
@@ -76,7 +92,7 @@ absl::StatusOr<std::vector<StoredNode>> NodeRows(const pqxx::result& rows) {
   std::vector<StoredNode> nodes;
   nodes.reserve(rows.size());
   for (const auto& row : rows) {
-    auto node = FromRow(row);
+    auto node = NodeRowOf(row);
     if (!node.ok()) return node.status();
     nodes.push_back(std::move(*node));
   }
@@ -115,6 +131,16 @@ absl::StatusOr<std::vector<StoredNode>> LoadNodesPage(pqxx::work& txn, const std
       pool, after_name, limit));
 }
 
+absl::StatusOr<std::vector<StoredNode>>
+ListSelectedNodes(pqxx::work &txn, const std::string &pool,
+                  const std::string &name) {
+  return NodeRows(
+      txn.exec_params(absl::StrCat("SELECT ", kNodeColumns, kFrom,
+                                   "WHERE ($1 = '' OR n.pool = $1) AND ($2 = "
+                                   "'' OR n.name = $2) ORDER BY n.name"),
+                      pool, name));
+}
+
 absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
                                                        const std::vector<std::string>& names) {
   return NodeRows(txn.exec_params(
@@ -123,13 +149,18 @@ absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
 }
 
 int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
-  int64_t version = txn.exec_params1(
-      "INSERT INTO nodes (name, pool, info, state, driver_state, driver_detail, "
-      "driver_verified_kernel, driver_failed_kernel, alloc_cpu_millis, alloc_memory_bytes, "
-      "registered_at, version, info_schema, driver_installing_kernel, driver_failure, "
+  pqxx::row saved = txn.exec_params1(
+      "INSERT INTO nodes (name, pool, info, state, driver_state, "
+      "driver_detail, "
+      "driver_verified_kernel, driver_failed_kernel, alloc_cpu_millis, "
+      "alloc_memory_bytes, "
+      "registered_at, version, info_schema, driver_installing_kernel, "
+      "driver_failure, "
       "driver_released, driver_released_at) "
-      "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), nextval('entity_versions'), "
-      "$11, $12, $13, $14, to_timestamp(NULLIF($15, '')::float8)) ON CONFLICT (name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
+      "VALUES ($1, $2, $3::jsonb, $4, $5, $6, $7, $8, $9, $10, now(), "
+      "nextval('entity_versions'), "
+      "$11, $12, $13, $14, to_timestamp(NULLIF($15, '')::float8)) ON CONFLICT "
+      "(name) DO UPDATE SET pool = EXCLUDED.pool, info = EXCLUDED.info, "
       "info_schema = EXCLUDED.info_schema, "
       "state = EXCLUDED.state, driver_state = EXCLUDED.driver_state, "
       "driver_detail = EXCLUDED.driver_detail, "
@@ -140,29 +171,36 @@ int64_t SaveNode(pqxx::work& txn, const StoredNode& node, ChangeSet& changes) {
       "driver_released = EXCLUDED.driver_released, "
       "driver_released_at = EXCLUDED.driver_released_at, "
       "alloc_cpu_millis = EXCLUDED.alloc_cpu_millis, "
-      "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, version = EXCLUDED.version "
-      "RETURNING version",
+      "alloc_memory_bytes = EXCLUDED.alloc_memory_bytes, version = "
+      "EXCLUDED.version "
+      // xmax is 0 only for a row this statement inserted: a registration.
+      "RETURNING version, xmax = 0",
       node.info.name, node.info.pool, documents::EncodeNodeInfo(node.info),
       core::NodeStateName(node.state), core::DriverStateName(node.driver_state),
-      node.driver_detail, node.driver_history.verified_kernel, node.driver_history.failed_kernel,
-      node.info.cpu_millis, node.info.memory_bytes, documents::kSchemaVersion,
+      node.driver_detail, node.driver_history.verified_kernel,
+      node.driver_history.failed_kernel, node.info.cpu_millis,
+      node.info.memory_bytes, documents::kSchemaVersion,
       node.driver_history.installing_kernel, node.driver_history.failure,
-      node.driver_history.released_driver, ReleasedAtSeconds(node.driver_history))[0].as<int64_t>();
+      node.driver_history.released_driver,
+      ReleasedAtSeconds(node.driver_history));
+  const int64_t version = saved[0].as<int64_t>();
   txn.exec_params(
       "INSERT INTO node_liveness (name, last_heartbeat) VALUES ($1, now()) "
       "ON CONFLICT (name) DO UPDATE SET last_heartbeat = now()",
       node.info.name);
-  changes.Add(Entity::kNode, node.info.name, version);
+  changes.AddNode(node.info.name, version, node.info.pool,
+                  /*created=*/saved[1].as<bool>());
   return version;
 }
 
 int64_t SetNodeState(pqxx::work& txn, const std::string& name, core::NodeState state,
                      ChangeSet& changes) {
-  int64_t version = txn.exec_params1(
-      "UPDATE nodes SET state = $2, version = nextval('entity_versions') WHERE name = $1 "
-      "RETURNING version",
-      name, core::NodeStateName(state))[0].as<int64_t>();
-  changes.Add(Entity::kNode, name, version);
+  pqxx::row row = txn.exec_params1("UPDATE nodes SET state = $2, version = "
+                                   "nextval('entity_versions') WHERE name = $1 "
+                                   "RETURNING version, pool",
+                                   name, core::NodeStateName(state));
+  const int64_t version = row[0].as<int64_t>();
+  changes.AddNode(name, version, row[1].c_str());
   return version;
 }
 
@@ -176,13 +214,16 @@ int64_t RecordHeartbeats(pqxx::work& txn, const std::vector<std::string>& names)
 std::vector<std::string> MarkLostNodes(pqxx::work& txn, absl::Duration timeout,
                                        ChangeSet& changes) {
   std::vector<std::string> lost;
-  for (const auto& row : txn.exec_params(
-           "UPDATE nodes n SET state = 'lost', version = nextval('entity_versions') "
-           "FROM node_liveness l WHERE l.name = n.name AND n.state <> 'lost' AND "
-           "l.last_heartbeat < now() - make_interval(secs => $1) RETURNING n.name, n.version",
-           absl::ToDoubleSeconds(timeout))) {
+  for (const auto &row :
+       txn.exec_params("UPDATE nodes n SET state = 'lost', version = "
+                       "nextval('entity_versions') "
+                       "FROM node_liveness l WHERE l.name = n.name AND n.state "
+                       "<> 'lost' AND "
+                       "l.last_heartbeat < now() - make_interval(secs => $1) "
+                       "RETURNING n.name, n.version, n.pool",
+                       absl::ToDoubleSeconds(timeout))) {
     lost.push_back(row[0].c_str());
-    changes.Add(Entity::kNode, row[0].c_str(), row[1].as<int64_t>());
+    changes.AddNode(row[0].c_str(), row[1].as<int64_t>(), row[2].c_str());
   }
   if (lost.empty()) return lost;
   // Their placements end now: the usage records first, while the rows
@@ -244,9 +285,12 @@ std::vector<std::string> DeleteNode(pqxx::work& txn, const std::string& name, Ch
   for (const auto& row : lost) ids.push_back(row[0].c_str());
   PublishWorkspaces(lost, changes);
   txn.exec_params("DELETE FROM gpu_holds WHERE node_name = $1", name);
-  txn.exec_params("DELETE FROM nodes WHERE name = $1", name);
-  // No row carries it any more: a fresh version tells followers to forget it.
-  changes.Add(Entity::kNode, name, NextVersion(txn));
+  pqxx::result removed =
+      txn.exec_params("DELETE FROM nodes WHERE name = $1 RETURNING pool", name);
+  // No row carries it any more: a fresh version tells followers to forget
+  // it, and its pool the streams that follow the pool.
+  changes.AddNode(name, NextVersion(txn),
+                  removed.empty() ? "" : removed[0][0].c_str());
   return ids;
 }
 

@@ -10,6 +10,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
@@ -29,6 +30,19 @@ absl::StatusOr<std::vector<StoredNode>> LoadNodesPage(pqxx::work& txn, const std
 // The nodes of `names` that exist, in no particular order.
 absl::StatusOr<std::vector<StoredNode>> LoadNodesByName(pqxx::work& txn,
                                                        const std::vector<std::string>& names);
+
+// Every node of `pool` and named `name` (each "" for any), by name
+// (WatchNodes' listing).
+absl::StatusOr<std::vector<StoredNode>>
+ListSelectedNodes(pqxx::work &txn, const std::string &pool,
+                  const std::string &name);
+
+// For the store's own statements: the columns of a StoredNode over a node
+// row kept in the change log (change_log.h) as `n`, `heartbeat_sql` the
+// expression of its last heartbeat in epoch seconds; and one row's
+// StoredNode, its columns first.
+std::string NodeColumnsOverStoredRow(absl::string_view heartbeat_sql);
+absl::StatusOr<StoredNode> NodeRowOf(const pqxx::row &row);
 
 // Inserts or updates everything but the held capacity, records liveness
 // (the database's now()) and returns the new version.

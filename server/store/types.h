@@ -47,7 +47,10 @@ struct Change {
   Entity entity = Entity::kWorkspace;
   std::string id;       // Node name, workspace id, settings key; "" for the catalog.
   int64_t version = 0;  // The entity's version after the change.
-  WorkspaceFacts before;  // Workspaces only.
+  // Workspaces: their facts before the change. Nodes: only `pool`, which
+  // never changes for a node (a removed node's stream needs it).
+  WorkspaceFacts before;
+  bool created = false; // Nodes: the change registered it (it did not exist).
   friend bool operator==(const Change&, const Change&) = default;
 };
 
@@ -59,6 +62,13 @@ class ChangeSet {
   }
   void AddWorkspace(std::string id, int64_t version, WorkspaceFacts before) {
     changes_.push_back({Entity::kWorkspace, std::move(id), version, std::move(before)});
+  }
+  void AddNode(std::string name, int64_t version, std::string pool,
+               bool created = false) {
+    WorkspaceFacts facts;
+    facts.pool = std::move(pool);
+    changes_.push_back(
+        {Entity::kNode, std::move(name), version, std::move(facts), created});
   }
   void Append(const ChangeSet& other) {
     changes_.insert(changes_.end(), other.changes_.begin(), other.changes_.end());
@@ -135,21 +145,43 @@ struct WorkspaceChangeRow {
   std::optional<WorkspaceRow> after;
 };
 
-// One change-log entry: its version (seq) and what it did to workspaces
-// (often nothing: the entry changed only nodes or settings).
-struct WorkspaceHistoryEntry {
+// One change-log entry: its version (seq) and what it did to the records
+// of one kind (often nothing: the entry changed only other kinds).
+template <typename ChangeRow> struct HistoryEntry {
   int64_t seq = 0;
-  std::vector<WorkspaceChangeRow> changes;
+  std::vector<ChangeRow> changes;
 };
 
-struct WorkspaceHistoryRead {
+template <typename ChangeRow> struct HistoryRead {
   int64_t head = 0;
   // False when entries after `after` are gone (pruned past it): the caller
   // must list again. `oldest` is then the oldest version one can resume from.
   bool reaches = true;
   int64_t oldest = 0;
-  std::vector<WorkspaceHistoryEntry> entries;  // seq > after, ascending, contiguous.
+  std::vector<HistoryEntry<ChangeRow>>
+      entries; // seq > after, ascending, contiguous.
 };
+
+using WorkspaceHistoryEntry = HistoryEntry<WorkspaceChangeRow>;
+using WorkspaceHistoryRead = HistoryRead<WorkspaceChangeRow>;
+
+// ---- node history (change_log.h): what WatchNodes streams
+
+// One node's change as its transaction committed it. No facts from before
+// but the pool: a node stream selects by pool and name, which never change
+// for a node (RegisterNode refuses another pool for a registered name).
+struct NodeChangeRow {
+  std::string id;   // The node's name.
+  std::string pool; // Kept also when the change removed it.
+  int64_t version = 0;
+  bool registered = false; // The change made it (it did not exist before).
+  // After the change (its last heartbeat as of the change); nullopt when
+  // the change removed it.
+  std::optional<StoredNode> after;
+};
+
+using NodeHistoryEntry = HistoryEntry<NodeChangeRow>;
+using NodeHistoryRead = HistoryRead<NodeChangeRow>;
 
 // Which workspaces a listing or stream selects; empty fields select all.
 struct WorkspaceSelection {

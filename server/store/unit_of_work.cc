@@ -75,6 +75,11 @@ absl::StatusOr<std::vector<StoredNode>> NodeRepository::LoadByName(const std::ve
   return LoadNodesByName(s_.txn, names);
 }
 
+absl::StatusOr<std::vector<StoredNode>>
+NodeRepository::ListSelected(const std::string &pool, const std::string &name) {
+  return ListSelectedNodes(s_.txn, pool, name);
+}
+
 int64_t NodeRepository::Save(const StoredNode& node) { return SaveNode(s_.txn, node, s_.changes); }
 
 int64_t NodeRepository::SetState(const std::string& name, core::NodeState state) {
@@ -187,6 +192,11 @@ FeedRead ChangeLogRepository::ReadSince(int64_t after, int limit) {
 absl::StatusOr<WorkspaceHistoryRead>
 ChangeLogRepository::ReadWorkspaceHistory(int64_t after, int limit) {
   return store::ReadWorkspaceHistory(s_.txn, after, limit);
+}
+
+absl::StatusOr<NodeHistoryRead>
+ChangeLogRepository::ReadNodeHistory(int64_t after, int limit) {
+  return store::ReadNodeHistory(s_.txn, after, limit);
 }
 
 int64_t ChangeLogRepository::Head() { return FeedHead(s_.txn); }

@@ -89,6 +89,9 @@ class NodeRepository {
   absl::StatusOr<std::vector<StoredNode>> LoadPage(const std::string& pool, const std::string& after_name,
                                                    int limit);
   absl::StatusOr<std::vector<StoredNode>> LoadByName(const std::vector<std::string>& names);
+  // Every node of `pool` named `name` ("" = any), by name (WatchNodes).
+  absl::StatusOr<std::vector<StoredNode>> ListSelected(const std::string &pool,
+                                                       const std::string &name);
   int64_t Save(const StoredNode& node);
   int64_t SetState(const std::string& name, core::NodeState state);
   // Liveness only: nothing published.
@@ -225,6 +228,8 @@ class ChangeLogRepository {
   FeedRead ReadSince(int64_t after, int limit);
   // What the entries after `after` did to workspaces (WatchWorkspaces).
   absl::StatusOr<WorkspaceHistoryRead> ReadWorkspaceHistory(int64_t after, int limit);
+  // What they did to nodes (WatchNodes).
+  absl::StatusOr<NodeHistoryRead> ReadNodeHistory(int64_t after, int limit);
   int64_t Head();
   int64_t Prune(absl::Duration keep_for);
 

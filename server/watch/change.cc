@@ -1,5 +1,7 @@
 #include "server/watch/change.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace wsched::watch {
 namespace {
 
@@ -41,25 +43,41 @@ Classify(const Filter &filter,
   return Change{WhatOf(*happened), matched_before && !matches_after, happened};
 }
 
-bool SameChanges(const Batch& a, const Batch& b) {
-  if (a.version != b.version || a.changes.size() != b.changes.size()) return false;
-  for (size_t i = 0; i < a.changes.size(); ++i) {
-    const Change& x = a.changes[i];
-    const Change& y = b.changes[i];
-    if (x.happened != y.happened || x.what != y.what ||
-        x.left_filter != y.left_filter)
-      return false;
-  }
-  return true;
+namespace {
+
+// The keys a workspace described by `facts` may be filed under.
+void KeysOf(const Facts &facts, absl::flat_hash_set<std::string> &keys) {
+  if (!facts.state)
+    return;
+  if (!facts.node.empty())
+    keys.insert(absl::StrCat("node:", facts.node));
+  keys.insert(absl::StrCat("project:", facts.project_id));
+  if (!facts.pool.empty())
+    keys.insert(absl::StrCat("pool:", facts.pool));
+  keys.insert(absl::StrCat("class:", facts.class_id));
+  keys.insert(absl::StrCat("org:", facts.org_id));
 }
 
-std::optional<Batch> BatchFor(const Filter& filter, const Entry& entry) {
-  Batch batch{Batch::Kind::kChanges, entry.version, {}, nullptr};
-  for (const auto& happened : entry.happened) {
-    if (auto change = Classify(filter, happened)) batch.changes.push_back(std::move(*change));
-  }
-  if (batch.changes.empty()) return std::nullopt;
-  return batch;
+} // namespace
+
+std::string IndexKeyOf(const Filter &filter) {
+  if (!filter.node.empty())
+    return absl::StrCat("node:", filter.node);
+  if (!filter.project_id.empty())
+    return absl::StrCat("project:", filter.project_id);
+  if (!filter.pool.empty())
+    return absl::StrCat("pool:", filter.pool);
+  if (!filter.class_id.empty())
+    return absl::StrCat("class:", filter.class_id);
+  if (!filter.org_id.empty())
+    return absl::StrCat("org:", filter.org_id);
+  return "*";
+}
+
+void KeysOf(const Happened &happened, absl::flat_hash_set<std::string> &keys) {
+  KeysOf(happened.before, keys);
+  if (happened.after)
+    KeysOf(FactsOf(*happened.after), keys);
 }
 
 }  // namespace wsched::watch

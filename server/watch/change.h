@@ -1,7 +1,8 @@
 // What WatchWorkspaces streams: one committed change of one workspace
 // (Happened), what a given filter makes of it (Change: what happened, and
-// whether it left the filter), and the messages a stream sends (Batch).
-// Pure: the same entry gives the same messages on every replica.
+// whether it left the filter), and the messages a stream sends (Batch):
+// the workspace kind of batch.h. Pure: the same entry gives the same
+// messages on every replica.
 #ifndef WSCHED_SERVER_WATCH_CHANGE_H_
 #define WSCHED_SERVER_WATCH_CHANGE_H_
 
@@ -9,11 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <vector>
 
-#include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/container/flat_hash_set.h"
 #include "server/core/workspace.h"
+#include "server/watch/batch.h"
 #include "server/watch/filter.h"
 
 namespace wsched::watch {
@@ -26,52 +26,32 @@ struct Happened {
   std::optional<core::Workspace> after;  // nullopt: deleted (retention).
 };
 
-// One change-log entry (a version): what it did to workspaces, often
-// nothing (it changed nodes or settings only).
-struct Entry {
-  int64_t version = 0;
-  std::vector<std::shared_ptr<const Happened>> happened;
-};
-
 enum class What { kExisting, kPending, kPlaced, kStopped, kLost, kIdleChanged, kDeleted };
 const char* WhatName(What what);
 
-// A Happened as one filter's stream tells it.
-struct Change {
-  What what = What::kExisting;
-  bool left_filter = false;  // It matched before the change and does not after.
-  std::shared_ptr<const Happened> happened;
+// The kind WatchWorkspaces follows (batch.h).
+struct WorkspaceKind {
+  using Happened = watch::Happened;
+  using What = watch::What;
+  using Filter = watch::Filter;
+  static constexpr char kName[] = "workspace";
 };
+
+using Entry = BasicEntry<WorkspaceKind>;
+using Change = BasicChange<WorkspaceKind>;
+using Batch = BasicBatch<WorkspaceKind>;
 
 // What `filter`'s stream says of `happened`: nothing when the workspace
 // matched neither before nor after it.
 std::optional<Change> Classify(const Filter &filter,
                                const std::shared_ptr<const Happened> &happened);
 
-// Where the transport keeps what it made of a batch (its wire bytes), so
-// that the streams handed the same batch share one encoding. Copies of a
-// batch share their memo; the fanout hands streams whose changes are the
-// same copies of one batch.
-struct EncodingMemo {
-  absl::Mutex mu;
-  std::shared_ptr<const void> encoded ABSL_GUARDED_BY(mu);
-};
-
-// One message of a stream.
-struct Batch {
-  enum class Kind { kExisting, kSynced, kChanges, kBookmark };
-  Kind kind = Kind::kChanges;
-  int64_t version = 0;  // Unset (0) for kExisting.
-  std::vector<Change> changes;
-  std::shared_ptr<EncodingMemo> memo;  // Null: encoded for one stream only.
-};
-
-// The same changes, in the same order (what makes two streams' batches one).
-bool SameChanges(const Batch& a, const Batch& b);
-
-// What `entry` brings `filter`'s stream: a kChanges batch, or nullopt when
-// nothing in it matches.
-std::optional<Batch> BatchFor(const Filter& filter, const Entry& entry);
+// The key a filter is filed under in the fanout's index: its most
+// selective field (node, project, pool, class, org), else "*".
+std::string IndexKeyOf(const Filter &filter);
+// The keys under which the streams `happened` may matter to are filed:
+// those of the workspace before and after it ("*" aside).
+void KeysOf(const Happened &happened, absl::flat_hash_set<std::string> &keys);
 
 }  // namespace wsched::watch
 

@@ -31,6 +31,58 @@ std::shared_ptr<const Happened> AsHappened(store::WorkspaceChangeRow row) {
   return happened;
 }
 
+std::shared_ptr<const NodeHappened> AsHappened(store::NodeChangeRow row) {
+  auto happened = std::make_shared<NodeHappened>();
+  happened->name = std::move(row.id);
+  happened->pool = std::move(row.pool);
+  happened->version = row.version;
+  happened->registered = row.registered;
+  happened->after = std::move(row.after);
+  return happened;
+}
+
+// The stored history after `after` (`read` in one unit of work) as the
+// fanout's entries of kind K.
+template <typename K, typename Read>
+absl::StatusOr<BasicHistoryRead<K>>
+ReadHistory(store::Database &db, absl::string_view what, int64_t after,
+            int limit, Read read_stored) {
+  BasicHistoryRead<K> read;
+  absl::Status status = store::UnitOfWork::Run(
+      db, what, [&](store::UnitOfWork &unit) -> absl::Status {
+        auto stored = read_stored(unit, after, limit);
+        if (!stored.ok())
+          return stored.status();
+        read.head = stored->head;
+        read.reaches = stored->reaches;
+        read.oldest = stored->oldest;
+        read.entries.reserve(stored->entries.size());
+        for (auto &entry : stored->entries) {
+          BasicEntry<K> out{entry.seq, {}};
+          for (auto &change : entry.changes)
+            out.happened.push_back(AsHappened(std::move(change)));
+          read.entries.push_back(std::move(out));
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok())
+    return status;
+  return read;
+}
+
+absl::StatusOr<int64_t> HeadOf(store::Database &db) {
+  int64_t head = 0;
+  absl::Status status =
+      store::UnitOfWork::Run(db, "reading the change log head",
+                             [&](store::UnitOfWork &unit) -> absl::Status {
+                               head = unit.change_log().Head();
+                               return absl::OkStatus();
+                             });
+  if (!status.ok())
+    return status;
+  return head;
+}
+
 }  // namespace
 
 absl::StatusOr<Listing> DatabaseHistory::List(const Filter& filter) {
@@ -41,14 +93,14 @@ absl::StatusOr<Listing> DatabaseHistory::List(const Filter& filter) {
         listing.version = unit.change_log().Head();
         auto rows = unit.workspaces().ListSelected(SelectionOf(filter));
         if (!rows.ok()) return rows.status();
-        listing.workspaces.reserve(rows->size());
+        listing.records.reserve(rows->size());
         for (store::WorkspaceRow& row : *rows) {
           auto happened = std::make_shared<Happened>();
           happened->id = row.workspace.id;
           happened->version = row.version;
           happened->before = watch::FactsOf(row.workspace);
           happened->after = std::move(row.workspace);
-          listing.workspaces.push_back(std::move(happened));
+          listing.records.push_back(std::move(happened));
         }
         return absl::OkStatus();
       },
@@ -58,37 +110,48 @@ absl::StatusOr<Listing> DatabaseHistory::List(const Filter& filter) {
 }
 
 absl::StatusOr<HistoryRead> DatabaseHistory::ReadSince(int64_t after, int limit) {
-  HistoryRead read;
-  absl::Status status = store::UnitOfWork::Run(
-      *db_, "reading workspace history", [&](store::UnitOfWork& unit) -> absl::Status {
-        auto stored = unit.change_log().ReadWorkspaceHistory(after, limit);
-        if (!stored.ok()) return stored.status();
-        read.head = stored->head;
-        read.reaches = stored->reaches;
-        read.oldest = stored->oldest;
-        read.entries.reserve(stored->entries.size());
-        for (store::WorkspaceHistoryEntry& entry : stored->entries) {
-          Entry out{entry.seq, {}};
-          for (store::WorkspaceChangeRow& change : entry.changes) {
-            out.happened.push_back(AsHappened(std::move(change)));
-          }
-          read.entries.push_back(std::move(out));
-        }
-        return absl::OkStatus();
+  return ReadHistory<WorkspaceKind>(
+      *db_, "reading workspace history", after, limit,
+      [](store::UnitOfWork &unit, int64_t after, int limit) {
+        return unit.change_log().ReadWorkspaceHistory(after, limit);
       });
-  if (!status.ok()) return status;
-  return read;
 }
 
-absl::StatusOr<int64_t> DatabaseHistory::Head() {
-  int64_t head = 0;
-  absl::Status status = store::UnitOfWork::Run(*db_, "reading the change log head",
-                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    head = unit.change_log().Head();
-    return absl::OkStatus();
-  });
+absl::StatusOr<int64_t> DatabaseHistory::Head() { return HeadOf(*db_); }
+
+absl::StatusOr<NodeListing>
+DatabaseNodeHistory::List(const NodeFilter &filter) {
+  NodeListing listing;
+  absl::Status status = store::UnitOfWork::Run(
+      *db_, "listing nodes for a watch",
+      [&](store::UnitOfWork &unit) -> absl::Status {
+        listing.version = unit.change_log().Head();
+        auto nodes = unit.nodes().ListSelected(filter.pool, filter.node);
+        if (!nodes.ok())
+          return nodes.status();
+        listing.records.reserve(nodes->size());
+        for (store::StoredNode &node : *nodes) {
+          store::NodeChangeRow row{node.info.name, node.info.pool, node.version,
+                                   false, std::nullopt};
+          row.after = std::move(node);
+          listing.records.push_back(AsHappened(std::move(row)));
+        }
+        return absl::OkStatus();
+      },
+      store::UnitOfWork::Mode::kSnapshot, store::UnitOfWork::Bound::kLong);
   if (!status.ok()) return status;
-  return head;
+  return listing;
 }
+
+absl::StatusOr<NodeHistoryRead> DatabaseNodeHistory::ReadSince(int64_t after,
+                                                               int limit) {
+  return ReadHistory<NodeKind>(
+      *db_, "reading node history", after, limit,
+      [](store::UnitOfWork &unit, int64_t after, int limit) {
+        return unit.change_log().ReadNodeHistory(after, limit);
+      });
+}
+
+absl::StatusOr<int64_t> DatabaseNodeHistory::Head() { return HeadOf(*db_); }
 
 }  // namespace wsched::watch

@@ -1,6 +1,6 @@
-// HistorySource over PostgreSQL: the listing is one REPEATABLE READ
+// The history sources over PostgreSQL: each listing is one REPEATABLE READ
 // snapshot (the log's head and the rows agree), the history the change
-// log's stored rows (migrations/0016).
+// log's stored rows (workspaces: migrations/0016; nodes: 0018).
 #ifndef WSCHED_SERVER_WATCH_DATABASE_HISTORY_H_
 #define WSCHED_SERVER_WATCH_DATABASE_HISTORY_H_
 
@@ -18,6 +18,17 @@ class DatabaseHistory final : public HistorySource {
 
  private:
   store::Database* const db_;
+};
+
+class DatabaseNodeHistory final : public NodeHistorySource {
+public:
+  explicit DatabaseNodeHistory(store::Database *db) : db_(db) {}
+  absl::StatusOr<NodeListing> List(const NodeFilter &filter) override;
+  absl::StatusOr<NodeHistoryRead> ReadSince(int64_t after, int limit) override;
+  absl::StatusOr<int64_t> Head() override;
+
+private:
+  store::Database *const db_;
 };
 
 }  // namespace wsched::watch

@@ -6,30 +6,11 @@
 #include "absl/strings/str_cat.h"
 
 namespace wsched::watch {
-namespace {
 
-// The keys a workspace described by `facts` may be filed under.
-void KeysOf(const Facts& facts, absl::flat_hash_set<std::string>& keys) {
-  if (!facts.state) return;
-  if (!facts.node.empty()) keys.insert(absl::StrCat("node:", facts.node));
-  keys.insert(absl::StrCat("project:", facts.project_id));
-  if (!facts.pool.empty()) keys.insert(absl::StrCat("pool:", facts.pool));
-  keys.insert(absl::StrCat("class:", facts.class_id));
-  keys.insert(absl::StrCat("org:", facts.org_id));
-}
-
-}  // namespace
-
-std::string IndexKeyOf(const Filter& filter) {
-  if (!filter.node.empty()) return absl::StrCat("node:", filter.node);
-  if (!filter.project_id.empty()) return absl::StrCat("project:", filter.project_id);
-  if (!filter.pool.empty()) return absl::StrCat("pool:", filter.pool);
-  if (!filter.class_id.empty()) return absl::StrCat("class:", filter.class_id);
-  if (!filter.org_id.empty()) return absl::StrCat("org:", filter.org_id);
-  return "*";
-}
-
-Fanout::Joined Fanout::Join(Subscriber* subscriber, Filter filter, int64_t after, absl::Time now) {
+template <typename K>
+typename BasicFanout<K>::Joined
+BasicFanout<K>::Join(Subscriber *subscriber, Filter filter, int64_t after,
+                     absl::Time now) {
   absl::MutexLock lock(&mu_);
   if (after < position_) return {std::nullopt, position_};
   const Id id = next_id_++;
@@ -39,7 +20,7 @@ Fanout::Joined Fanout::Join(Subscriber* subscriber, Filter filter, int64_t after
   return {id, position_};
 }
 
-void Fanout::Leave(Id id) {
+template <typename K> void BasicFanout<K>::Leave(Id id) {
   absl::MutexLock lock(&mu_);
   auto it = members_.find(id);
   if (it == members_.end()) return;
@@ -49,29 +30,32 @@ void Fanout::Leave(Id id) {
   members_.erase(it);
 }
 
-void Fanout::CandidatesLocked(const Happened& happened, absl::flat_hash_set<Id>& out) const {
+template <typename K>
+void BasicFanout<K>::CandidatesLocked(const typename K::Happened &happened,
+                                      absl::flat_hash_set<Id> &out) const {
   absl::flat_hash_set<std::string> keys = {"*"};
-  KeysOf(happened.before, keys);
-  if (happened.after) KeysOf(FactsOf(*happened.after), keys);
+  KeysOf(happened, keys);
   for (const std::string& key : keys) {
     auto filed = index_.find(key);
     if (filed != index_.end()) out.insert(filed->second.begin(), filed->second.end());
   }
 }
 
-void Fanout::HandOutLocked(const Entry& entry, absl::Time now) {
+template <typename K>
+void BasicFanout<K>::HandOutLocked(const Entry &entry, absl::Time now) {
   absl::flat_hash_set<Id> candidates;
   for (const auto& happened : entry.happened) CandidatesLocked(*happened, candidates);
   // The distinct batches of this entry: streams whose changes are the same
   // get copies of one, encoded once (EncodingMemo).
-  std::vector<Batch> distinct;
+  std::vector<BasicBatch<K>> distinct;
   for (Id id : candidates) {
     Member& member = members_.at(id);
     if (entry.version <= member.last_sent) continue;  // It read this far itself.
-    std::optional<Batch> batch = BatchFor(member.filter, entry);
+    std::optional<BasicBatch<K>> batch = BatchFor(member.filter, entry);
     if (!batch) continue;
-    auto same = std::find_if(distinct.begin(), distinct.end(),
-                             [&](const Batch& seen) { return SameChanges(seen, *batch); });
+    auto same = std::find_if(
+        distinct.begin(), distinct.end(),
+        [&](const BasicBatch<K> &seen) { return SameChanges(seen, *batch); });
     if (same == distinct.end()) {
       batch->memo = std::make_shared<EncodingMemo>();
       distinct.push_back(*batch);
@@ -84,7 +68,9 @@ void Fanout::HandOutLocked(const Entry& entry, absl::Time now) {
   }
 }
 
-void Fanout::Publish(const std::vector<Entry>& entries, absl::Time now) {
+template <typename K>
+void BasicFanout<K>::Publish(const std::vector<Entry> &entries,
+                             absl::Time now) {
   absl::MutexLock lock(&mu_);
   for (const Entry& entry : entries) {
     if (entry.version <= position_) continue;  // Read twice (a retried page).
@@ -93,14 +79,15 @@ void Fanout::Publish(const std::vector<Entry>& entries, absl::Time now) {
   }
 }
 
-bool Fanout::SkipTo(int64_t version) {
+template <typename K> bool BasicFanout<K>::SkipTo(int64_t version) {
   absl::MutexLock lock(&mu_);
   if (!members_.empty()) return false;
   position_ = std::max(position_, version);
   return true;
 }
 
-void Fanout::Rebase(const absl::Status& why, int64_t oldest) {
+template <typename K>
+void BasicFanout<K>::Rebase(const absl::Status &why, int64_t oldest) {
   absl::MutexLock lock(&mu_);
   for (auto it = members_.begin(); it != members_.end();) {
     if (it->second.last_sent >= oldest) {
@@ -116,24 +103,28 @@ void Fanout::Rebase(const absl::Status& why, int64_t oldest) {
   position_ = oldest;
 }
 
-void Fanout::Bookmark(absl::Time now) {
+template <typename K> void BasicFanout<K>::Bookmark(absl::Time now) {
   absl::MutexLock lock(&mu_);
   for (auto& [id, member] : members_) {
     if (member.last_sent >= position_ || now - member.last_sent_at < bookmark_every_) continue;
     member.last_sent = position_;
     member.last_sent_at = now;
-    member.subscriber->Deliver(Batch{Batch::Kind::kBookmark, position_, {}, nullptr});
+    member.subscriber->Deliver(
+        BasicBatch<K>{BatchKind::kBookmark, position_, {}, nullptr});
   }
 }
 
-int64_t Fanout::position() const {
+template <typename K> int64_t BasicFanout<K>::position() const {
   absl::MutexLock lock(&mu_);
   return position_;
 }
 
-size_t Fanout::size() const {
+template <typename K> size_t BasicFanout<K>::size() const {
   absl::MutexLock lock(&mu_);
   return members_.size();
 }
+
+template class BasicFanout<WorkspaceKind>;
+template class BasicFanout<NodeKind>;
 
 }  // namespace wsched::watch

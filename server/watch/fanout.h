@@ -1,8 +1,10 @@
-// Hands each committed workspace change to the streams whose filters it
-// matches, in version order, without ever waiting on one (docs/architecture.md
-// "The workspace stream"). Streams are indexed by their most selective
-// field (node, project, pool, class, org), so a change costs a lookup per
-// field and a check per stream that could match, not one per stream.
+// Hands each committed change of a kind of record (batch.h: workspaces,
+// nodes) to the streams whose filters it matches, in version order,
+// without ever waiting on one (docs/architecture.md "The workspace
+// stream"). Streams are indexed by their most selective field (the kind's
+// IndexKeyOf: for workspaces node, project, pool, class, org; for nodes
+// node, pool), so a change costs a lookup per key (KeysOf) and a check per
+// stream that could match, not one per stream.
 //
 // The fanout owns its position (the last version handed out), the members
 // and their index, under its one lock. A subscriber buffers what it is
@@ -22,29 +24,35 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "server/watch/batch.h"
 #include "server/watch/change.h"
 #include "server/watch/filter.h"
+#include "server/watch/node_change.h"
 
 namespace wsched::watch {
 
-class Subscriber {
- public:
-  virtual ~Subscriber() = default;
+template <typename K> class BasicSubscriber {
+public:
+  virtual ~BasicSubscriber() = default;
   // Called under the fanout's lock, in version order: must neither block
   // nor call the fanout.
-  virtual void Deliver(Batch batch) = 0;
+  virtual void Deliver(BasicBatch<K> batch) = 0;
   // The fanout can no longer serve it (it fell behind the change log): it
   // is no member any more and should end with `why`.
   virtual void Abandon(absl::Status why) = 0;
 };
 
-class Fanout {
- public:
+template <typename K> class BasicFanout {
+public:
   using Id = int64_t;
+  using Filter = typename K::Filter;
+  using Entry = BasicEntry<K>;
+  using Subscriber = BasicSubscriber<K>;
 
-  explicit Fanout(absl::Duration bookmark_every) : bookmark_every_(bookmark_every) {}
-  Fanout(const Fanout&) = delete;
-  Fanout& operator=(const Fanout&) = delete;
+  explicit BasicFanout(absl::Duration bookmark_every)
+      : bookmark_every_(bookmark_every) {}
+  BasicFanout(const BasicFanout &) = delete;
+  BasicFanout &operator=(const BasicFanout &) = delete;
 
   // Joins when the subscriber has everything up to the fanout's position
   // (`after` >= position): from then on it is handed every matching entry
@@ -87,7 +95,8 @@ class Fanout {
   };
 
   void HandOutLocked(const Entry& entry, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void CandidatesLocked(const Happened& happened, absl::flat_hash_set<Id>& out) const
+  void CandidatesLocked(const typename K::Happened &happened,
+                        absl::flat_hash_set<Id> &out) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const absl::Duration bookmark_every_;
@@ -99,8 +108,14 @@ class Fanout {
   absl::flat_hash_map<std::string, absl::flat_hash_set<Id>> index_ ABSL_GUARDED_BY(mu_);
 };
 
-// The key a filter is filed under: its most selective field.
-std::string IndexKeyOf(const Filter& filter);
+// Defined in fanout.cc for the two kinds.
+extern template class BasicFanout<WorkspaceKind>;
+extern template class BasicFanout<NodeKind>;
+
+using Subscriber = BasicSubscriber<WorkspaceKind>;
+using Fanout = BasicFanout<WorkspaceKind>;
+using NodeSubscriber = BasicSubscriber<NodeKind>;
+using NodeFanout = BasicFanout<NodeKind>;
 
 }  // namespace wsched::watch
 

@@ -7,20 +7,24 @@
 
 namespace wsched::watch {
 
-HistoryFollower::HistoryFollower(HistorySource *source, Fanout *fanout,
-                                 Options options, Clock clock)
+template <typename K>
+BasicHistoryFollower<K>::BasicHistoryFollower(BasicHistorySource<K> *source,
+                                              BasicFanout<K> *fanout,
+                                              Options options, Clock clock)
     : source_(source), fanout_(fanout), options_(options),
       clock_(std::move(clock)) {}
 
-HistoryFollower::~HistoryFollower() { Stop(); }
+template <typename K> BasicHistoryFollower<K>::~BasicHistoryFollower() {
+  Stop();
+}
 
-void HistoryFollower::Start() {
+template <typename K> void BasicHistoryFollower<K>::Start() {
   // From the head: nothing before it is anyone's to hand out.
   if (absl::StatusOr<int64_t> head = source_->Head(); head.ok()) fanout_->SkipTo(*head);
   if (!thread_.joinable()) thread_ = std::thread([this] { Run(); });
 }
 
-void HistoryFollower::Stop() {
+template <typename K> void BasicHistoryFollower<K>::Stop() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -28,12 +32,13 @@ void HistoryFollower::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void HistoryFollower::Notify() {
+template <typename K> void BasicHistoryFollower<K>::Notify() {
   absl::MutexLock lock(&mu_);
   notified_ = true;
 }
 
-bool HistoryFollower::Await(absl::Duration timeout) {
+template <typename K>
+bool BasicHistoryFollower<K>::Await(absl::Duration timeout) {
   absl::MutexLock lock(&mu_);
   auto wake = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return stopping_ || notified_; };
   mu_.AwaitWithTimeout(absl::Condition(&wake), timeout);
@@ -41,7 +46,7 @@ bool HistoryFollower::Await(absl::Duration timeout) {
   return !stopping_;
 }
 
-absl::Status HistoryFollower::FollowOnce() {
+template <typename K> absl::Status BasicHistoryFollower<K>::FollowOnce() {
   if (fanout_->size() == 0) {
     absl::StatusOr<int64_t> head = source_->Head();
     if (!head.ok()) return head.status();
@@ -49,7 +54,8 @@ absl::Status HistoryFollower::FollowOnce() {
   }
   while (true) {
     const int64_t position = fanout_->position();
-    absl::StatusOr<HistoryRead> read = source_->ReadSince(position, options_.page);
+    absl::StatusOr<BasicHistoryRead<K>> read =
+        source_->ReadSince(position, options_.page);
     if (!read.ok()) return read.status();
     if (!read->reaches) {
       // Behind by more than --feed_retention: what came in between is gone
@@ -59,8 +65,11 @@ absl::Status HistoryFollower::FollowOnce() {
               "this replica fell behind the change log (version ", position,
               " is no longer kept); resume on any replica from the last version received")),
           read->oldest);
-      log::Warning("following the workspace history skipped what the change log no longer keeps",
-                   {{"position", absl::StrCat(position)}, {"oldest", absl::StrCat(read->oldest)}});
+      log::Warning(
+          absl::StrCat("following the ", K::kName,
+                       " history skipped what the change log no longer keeps"),
+          {{"position", absl::StrCat(position)},
+           {"oldest", absl::StrCat(read->oldest)}});
       continue;
     }
     if (read->entries.empty()) break;
@@ -71,11 +80,12 @@ absl::Status HistoryFollower::FollowOnce() {
   return absl::OkStatus();
 }
 
-void HistoryFollower::Run() {
+template <typename K> void BasicHistoryFollower<K>::Run() {
   while (Await(options_.poll)) {
     if (absl::Status s = FollowOnce(); !s.ok()) {
-      log::Warning("following the workspace history failed; retrying",
-                   {{"error", std::string(s.message())}});
+      log::Warning(
+          absl::StrCat("following the ", K::kName, " history failed; retrying"),
+          {{"error", std::string(s.message())}});
       if (!Await(absl::Milliseconds(200))) return;
       continue;
     }
@@ -83,5 +93,8 @@ void HistoryFollower::Run() {
     if (mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.gap)) return;
   }
 }
+
+template class BasicHistoryFollower<WorkspaceKind>;
+template class BasicHistoryFollower<NodeKind>;
 
 }  // namespace wsched::watch

@@ -1,5 +1,6 @@
-// Reads the change log's workspace history as it grows and hands it to the
-// fanout: one read per wake-up, shared by every stream on the replica. It
+// Reads the change log's history of one kind of record (batch.h) as it
+// grows and hands it to that kind's fanout: one read per wake-up, shared
+// by every stream of the kind on the replica. It
 // wakes on every commit's NOTIFY (this replica's own included) and at
 // least once per `poll`; between reads it waits `gap`, so a busy writer's
 // notifications share one read. While nobody watches it only moves its
@@ -20,19 +21,23 @@
 
 namespace wsched::watch {
 
-class HistoryFollower {
- public:
-  struct Options {
-    absl::Duration poll = absl::Seconds(1);
-    absl::Duration gap = absl::Milliseconds(5);
-    int page = 256;  // Entries per read.
-  };
+// How a follower of any kind reads.
+struct FollowOptions {
+  absl::Duration poll = absl::Seconds(1);
+  absl::Duration gap = absl::Milliseconds(5);
+  int page = 256; // Entries per read.
+};
+
+template <typename K> class BasicHistoryFollower {
+public:
+  using Options = FollowOptions;
   using Clock = std::function<absl::Time()>;
 
-  HistoryFollower(HistorySource* source, Fanout* fanout, Options options, Clock clock);
-  ~HistoryFollower();  // Stops the thread.
-  HistoryFollower(const HistoryFollower&) = delete;
-  HistoryFollower& operator=(const HistoryFollower&) = delete;
+  BasicHistoryFollower(BasicHistorySource<K> *source, BasicFanout<K> *fanout,
+                       Options options, Clock clock);
+  ~BasicHistoryFollower(); // Stops the thread.
+  BasicHistoryFollower(const BasicHistoryFollower &) = delete;
+  BasicHistoryFollower &operator=(const BasicHistoryFollower &) = delete;
 
   void Start();
   void Stop() ABSL_LOCKS_EXCLUDED(mu_);
@@ -47,8 +52,8 @@ class HistoryFollower {
   // Waits for a notification, `timeout` or Stop; false once stopping.
   bool Await(absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
-  HistorySource* const source_;
-  Fanout* const fanout_;
+  BasicHistorySource<K> *const source_;
+  BasicFanout<K> *const fanout_;
   const Options options_;
   const Clock clock_;
   absl::Mutex mu_;
@@ -56,6 +61,13 @@ class HistoryFollower {
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
+
+// Defined in history_follower.cc for the two kinds.
+extern template class BasicHistoryFollower<WorkspaceKind>;
+extern template class BasicHistoryFollower<NodeKind>;
+
+using HistoryFollower = BasicHistoryFollower<WorkspaceKind>;
+using NodeHistoryFollower = BasicHistoryFollower<NodeKind>;
 
 }  // namespace wsched::watch
 

@@ -1,6 +1,7 @@
-// Where WatchWorkspaces reads what the fanout did not hand it: the listing
-// at a version, and the change log's entries after a version (both from
-// PostgreSQL in database_history.h; fakes in tests).
+// Where a watch stream reads what the fanout did not hand it: the listing
+// at a version, and the change log's entries after a version, for one kind
+// of record (batch.h). Both from PostgreSQL in database_history.h; fakes
+// in tests.
 #ifndef WSCHED_SERVER_WATCH_HISTORY_SOURCE_H_
 #define WSCHED_SERVER_WATCH_HISTORY_SOURCE_H_
 
@@ -9,34 +10,47 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/watch/batch.h"
 #include "server/watch/change.h"
 #include "server/watch/filter.h"
+#include "server/watch/node_change.h"
 
 namespace wsched::watch {
 
-// Every workspace a filter selects, as of one version.
-struct Listing {
+// Every record a filter selects, as of one version (each as a change that
+// brought it to how it is then).
+template <typename K> struct BasicListing {
   int64_t version = 0;
-  std::vector<std::shared_ptr<const Happened>> workspaces;  // before = after's facts.
+  std::vector<std::shared_ptr<const typename K::Happened>> records;
 };
 
-struct HistoryRead {
+template <typename K> struct BasicHistoryRead {
   int64_t head = 0;  // The newest version committed.
   // False when the log no longer holds the entry right after `after`;
   // `oldest` is then the oldest version a stream can resume from.
   bool reaches = true;
   int64_t oldest = 0;
-  std::vector<Entry> entries;  // After `after`, ascending, contiguous.
+  std::vector<BasicEntry<K>> entries; // After `after`, ascending, contiguous.
 };
 
-class HistorySource {
- public:
-  virtual ~HistorySource() = default;
-  // With no states in `filter`, the live workspaces (pending, placed, lost).
-  virtual absl::StatusOr<Listing> List(const Filter& filter) = 0;
-  virtual absl::StatusOr<HistoryRead> ReadSince(int64_t after, int limit) = 0;
+template <typename K> class BasicHistorySource {
+public:
+  virtual ~BasicHistorySource() = default;
+  // Workspaces: with no states in `filter`, the live ones (pending, placed,
+  // lost); before = after's facts. Nodes: every node the filter selects.
+  virtual absl::StatusOr<BasicListing<K>>
+  List(const typename K::Filter &filter) = 0;
+  virtual absl::StatusOr<BasicHistoryRead<K>> ReadSince(int64_t after,
+                                                        int limit) = 0;
   virtual absl::StatusOr<int64_t> Head() = 0;
 };
+
+using Listing = BasicListing<WorkspaceKind>;
+using HistoryRead = BasicHistoryRead<WorkspaceKind>;
+using HistorySource = BasicHistorySource<WorkspaceKind>;
+using NodeListing = BasicListing<NodeKind>;
+using NodeHistoryRead = BasicHistoryRead<NodeKind>;
+using NodeHistorySource = BasicHistorySource<NodeKind>;
 
 }  // namespace wsched::watch
 

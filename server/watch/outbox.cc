@@ -7,14 +7,15 @@
 
 namespace wsched::watch {
 
-Outbox::Outbox(size_t limit, std::function<void()> on_ready)
+template <typename K>
+BasicOutbox<K>::BasicOutbox(size_t limit, std::function<void()> on_ready)
     : limit_(limit), on_ready_(std::move(on_ready)) {}
 
-void Outbox::NotifyIf(bool ready) {
+template <typename K> void BasicOutbox<K>::NotifyIf(bool ready) {
   if (ready) on_ready_();
 }
 
-void Outbox::Deliver(Batch batch) {
+template <typename K> void BasicOutbox<K>::Deliver(Batch batch) {
   bool ready = false;
   {
     absl::MutexLock lock(&mu_);
@@ -34,9 +35,11 @@ void Outbox::Deliver(Batch batch) {
   NotifyIf(ready);
 }
 
-void Outbox::Abandon(absl::Status why) { End(std::move(why)); }
+template <typename K> void BasicOutbox<K>::Abandon(absl::Status why) {
+  End(std::move(why));
+}
 
-void Outbox::End(absl::Status why) {
+template <typename K> void BasicOutbox<K>::End(absl::Status why) {
   bool ready = false;
   {
     absl::MutexLock lock(&mu_);
@@ -47,7 +50,7 @@ void Outbox::End(absl::Status why) {
   NotifyIf(ready);
 }
 
-bool Outbox::Put(Batch batch) {
+template <typename K> bool BasicOutbox<K>::Put(Batch batch) {
   bool ready = false;
   {
     absl::MutexLock lock(&mu_);
@@ -63,7 +66,7 @@ bool Outbox::Put(Batch batch) {
   return true;
 }
 
-Outbox::Next Outbox::Take() {
+template <typename K> typename BasicOutbox<K>::Next BasicOutbox<K>::Take() {
   Run run = TakeRun(1);
   Next next;
   if (!run.batches.empty()) next.batch = std::move(run.batches.front());
@@ -72,7 +75,8 @@ Outbox::Next Outbox::Take() {
   return next;
 }
 
-Outbox::Run Outbox::TakeRun(size_t max_changes) {
+template <typename K>
+typename BasicOutbox<K>::Run BasicOutbox<K>::TakeRun(size_t max_changes) {
   absl::MutexLock lock(&mu_);
   Run run;
   if (!queue_.empty()) {
@@ -98,15 +102,18 @@ Outbox::Run Outbox::TakeRun(size_t max_changes) {
   return run;
 }
 
-void Outbox::Sent(int64_t version) {
+template <typename K> void BasicOutbox<K>::Sent(int64_t version) {
   absl::MutexLock lock(&mu_);
   if (version > sent_) sent_ = version;
 }
 
-void Outbox::Close() {
+template <typename K> void BasicOutbox<K>::Close() {
   absl::MutexLock lock(&mu_);
   closed_ = true;
   queue_.clear();
 }
+
+template class BasicOutbox<WorkspaceKind>;
+template class BasicOutbox<NodeKind>;
 
 }  // namespace wsched::watch

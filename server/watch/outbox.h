@@ -16,17 +16,19 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
-#include "server/watch/change.h"
+#include "server/watch/batch.h"
 #include "server/watch/fanout.h"
 
 namespace wsched::watch {
 
-class Outbox final : public Subscriber {
- public:
+template <typename K> class BasicOutbox final : public BasicSubscriber<K> {
+public:
+  using Batch = BasicBatch<K>;
+
   // `on_ready` is called, without the outbox's lock, when there is
   // something to take or the stream must end; it must not block (the
   // fanout's lock may be held).
-  Outbox(size_t limit, std::function<void()> on_ready);
+  BasicOutbox(size_t limit, std::function<void()> on_ready);
 
   // The fanout's side: never waits.
   void Deliver(Batch batch) override ABSL_LOCKS_EXCLUDED(mu_);
@@ -71,6 +73,13 @@ class Outbox final : public Subscriber {
   int64_t sent_ ABSL_GUARDED_BY(mu_) = 0;  // The last version written whole.
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
+
+// Defined in outbox.cc for the two kinds.
+extern template class BasicOutbox<WorkspaceKind>;
+extern template class BasicOutbox<NodeKind>;
+
+using Outbox = BasicOutbox<WorkspaceKind>;
+using NodeOutbox = BasicOutbox<NodeKind>;
 
 }  // namespace wsched::watch
 

@@ -1,0 +1,15 @@
+-- What WatchNodes streams (docs/api.md "Following every node";
+-- docs/architecture.md "The workspace stream"): each change-log entry
+-- keeps, for every node it changed, the row as that transaction committed
+-- it, so any replica can replay the same node changes from the same
+-- version; pruned with the entry (--feed_retention). NULL when the entry
+-- changed no node.
+--
+-- A JSON array of {"id", "pool", "version", "registered" (the change made
+-- the node), "row": the nodes row
+-- (to_jsonb, less the generated gpu_uuids) plus "last_heartbeat" (epoch
+-- seconds, from node_liveness as of the commit), or null when the change
+-- removed it}. Unlike change_log.workspaces there are no facts from
+-- before: a node stream selects by pool and node name, and neither changes
+-- for a node; the pool is kept for a removed node, which has no row.
+ALTER TABLE change_log ADD COLUMN nodes jsonb;
