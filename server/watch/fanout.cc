@@ -103,14 +103,22 @@ void BasicFanout<K>::Rebase(const absl::Status &why, int64_t oldest) {
   position_ = oldest;
 }
 
+template <typename K> size_t BasicFanout<K>::BookmarksPerSweepLocked() const {
+  return std::max<size_t>(64, 2 * members_.size() / kSweepsPerInterval);
+}
+
 template <typename K> void BasicFanout<K>::Bookmark(absl::Time now) {
   absl::MutexLock lock(&mu_);
+  if (now - last_sweep_ < bookmark_every_ / kSweepsPerInterval) return;
+  last_sweep_ = now;
+  size_t budget = BookmarksPerSweepLocked();
   for (auto& [id, member] : members_) {
+    if (budget == 0) break;
     if (member.last_sent >= position_ || now - member.last_sent_at < bookmark_every_) continue;
     member.last_sent = position_;
     member.last_sent_at = now;
-    member.subscriber->Deliver(
-        BasicBatch<K>{BatchKind::kBookmark, position_, {}, nullptr});
+    member.subscriber->Deliver(BasicBatch<K>{BatchKind::kBookmark, position_, {}, nullptr});
+    --budget;
   }
 }
 

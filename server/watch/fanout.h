@@ -79,8 +79,15 @@ public:
   void Rebase(const absl::Status& why, int64_t oldest) ABSL_LOCKS_EXCLUDED(mu_);
   // Tells each member that was handed nothing for bookmark_every the
   // position (a kBookmark batch), so a quiet stream's resume point stays
-  // inside the log's retention.
+  // inside the log's retention. Paced: it looks at most every
+  // bookmark_every / kSweepsPerInterval, and tells at most
+  // BookmarksPerSweep() members per look. Streams that went quiet
+  // together (all that one change reached) would otherwise all be due in
+  // the same call, and thousands of writes under the fanout's lock would
+  // hold back every change behind them. Those left over are told at the
+  // next look; a member is told within about 1.1 x bookmark_every.
   void Bookmark(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
+  static constexpr int kSweepsPerInterval = 100;
 
   int64_t position() const ABSL_LOCKS_EXCLUDED(mu_);
   size_t size() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -99,8 +106,13 @@ public:
                         absl::flat_hash_set<Id> &out) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Members told per look: twice the members per interval, so bookmarks
+  // keep up with every member being due once per interval.
+  size_t BookmarksPerSweepLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   const absl::Duration bookmark_every_;
   mutable absl::Mutex mu_;
+  absl::Time last_sweep_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
   int64_t position_ ABSL_GUARDED_BY(mu_) = 0;
   Id next_id_ ABSL_GUARDED_BY(mu_) = 1;
   absl::flat_hash_map<Id, Member> members_ ABSL_GUARDED_BY(mu_);

@@ -280,6 +280,31 @@ TEST(FanoutTest, AQuietMemberIsToldThePositionOnlyAfterBookmarkEvery) {
   EXPECT_EQ(stream.batches.size(), 1u);
 }
 
+TEST(FanoutTest, BookmarksToManyQuietMembersAreSpreadOverSeveralLooks) {
+  Fanout fanout(kBookmarkEvery);
+  constexpr int kMembers = 500;
+  int told = 0;
+  std::vector<std::unique_ptr<Counter>> streams;
+  for (int i = 0; i < kMembers; ++i) {
+    streams.push_back(std::make_unique<Counter>(&told));
+    ASSERT_TRUE(fanout.Join(streams.back().get(), Filter{.org_id = "o1"}, 0, kT0).id.has_value());
+  }
+  // One change none of them follows: all of them due at the same moment.
+  fanout.Publish({Created(1, "w1", "o2")}, kT0);
+  const absl::Time due = kT0 + kBookmarkEvery;
+  fanout.Bookmark(due);
+  EXPECT_EQ(told, 64);  // At most max(64, 2 x members / looks per interval) per look.
+  fanout.Bookmark(due);  // Too soon for another look.
+  EXPECT_EQ(told, 64);
+  const absl::Duration look = kBookmarkEvery / Fanout::kSweepsPerInterval;
+  int looks = 1;
+  for (absl::Time now = due + look; told < kMembers; now += look, ++looks) fanout.Bookmark(now);
+  EXPECT_EQ(looks, (kMembers + 63) / 64);
+  // Each was told once: nothing is due again before another interval.
+  fanout.Bookmark(due + kBookmarkEvery / 2);
+  EXPECT_EQ(told, kMembers);
+}
+
 TEST(FanoutTest, TheBookmarkClockRestartsWithEachBatchSent) {
   Fanout fanout(kBookmarkEvery);
   Recorder stream;
