@@ -103,15 +103,18 @@ void BasicFanout<K>::Rebase(const absl::Status &why, int64_t oldest) {
   position_ = oldest;
 }
 
-template <typename K> size_t BasicFanout<K>::BookmarksPerSweepLocked() const {
-  return std::max<size_t>(64, 2 * members_.size() / kSweepsPerInterval);
+template <typename K>
+size_t BasicFanout<K>::BookmarksPerSweepLocked(absl::Duration since) const {
+  const double share = absl::FDivDuration(std::min(since, bookmark_every_), bookmark_every_);
+  return std::max<size_t>(64, static_cast<size_t>(2 * members_.size() * share));
 }
 
 template <typename K> void BasicFanout<K>::Bookmark(absl::Time now) {
   absl::MutexLock lock(&mu_);
-  if (now - last_sweep_ < bookmark_every_ / kSweepsPerInterval) return;
+  const absl::Duration since = now - last_sweep_;
+  if (since < bookmark_every_ / kSweepsPerInterval) return;
   last_sweep_ = now;
-  size_t budget = BookmarksPerSweepLocked();
+  size_t budget = BookmarksPerSweepLocked(since);
   for (auto& [id, member] : members_) {
     if (budget == 0) break;
     if (member.last_sent >= position_ || now - member.last_sent_at < bookmark_every_) continue;

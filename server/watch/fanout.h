@@ -80,12 +80,13 @@ public:
   // Tells each member that was handed nothing for bookmark_every the
   // position (a kBookmark batch), so a quiet stream's resume point stays
   // inside the log's retention. Paced: it looks at most every
-  // bookmark_every / kSweepsPerInterval, and tells at most
-  // BookmarksPerSweep() members per look. Streams that went quiet
-  // together (all that one change reached) would otherwise all be due in
-  // the same call, and thousands of writes under the fanout's lock would
-  // hold back every change behind them. Those left over are told at the
-  // next look; a member is told within about 1.1 x bookmark_every.
+  // bookmark_every / kSweepsPerInterval, and tells at most twice the
+  // members per bookmark_every, prorated to the time since the last look
+  // (at least 64). Streams that went quiet together (all that one change
+  // reached) would otherwise all be due in the same call, and thousands of
+  // writes under the fanout's lock would hold back every change behind
+  // them. Those left over are told at a later look, within about 1.5 x
+  // bookmark_every however often it is called.
   void Bookmark(absl::Time now) ABSL_LOCKS_EXCLUDED(mu_);
   static constexpr int kSweepsPerInterval = 100;
 
@@ -106,9 +107,10 @@ public:
                         absl::flat_hash_set<Id> &out) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  // Members told per look: twice the members per interval, so bookmarks
-  // keep up with every member being due once per interval.
-  size_t BookmarksPerSweepLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Members to tell at a look `since` the last: twice the members per
+  // interval, so bookmarks keep up with every member being due once per
+  // interval.
+  size_t BookmarksPerSweepLocked(absl::Duration since) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const absl::Duration bookmark_every_;
   mutable absl::Mutex mu_;

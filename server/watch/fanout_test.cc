@@ -291,17 +291,41 @@ TEST(FanoutTest, BookmarksToManyQuietMembersAreSpreadOverSeveralLooks) {
   }
   // One change none of them follows: all of them due at the same moment.
   fanout.Publish({Created(1, "w1", "o2")}, kT0);
+  const absl::Duration look = kBookmarkEvery / Fanout::kSweepsPerInterval;
+  fanout.Bookmark(kT0 + kBookmarkEvery - look);  // A look just before they are due.
+  EXPECT_EQ(told, 0);
   const absl::Time due = kT0 + kBookmarkEvery;
   fanout.Bookmark(due);
-  EXPECT_EQ(told, 64);  // At most max(64, 2 x members / looks per interval) per look.
+  // A look one hundredth of an interval after the last tells at most
+  // max(64, 2 x members / 100) members.
+  EXPECT_EQ(told, 64);
   fanout.Bookmark(due);  // Too soon for another look.
   EXPECT_EQ(told, 64);
-  const absl::Duration look = kBookmarkEvery / Fanout::kSweepsPerInterval;
   int looks = 1;
   for (absl::Time now = due + look; told < kMembers; now += look, ++looks) fanout.Bookmark(now);
   EXPECT_EQ(looks, (kMembers + 63) / 64);
   // Each was told once: nothing is due again before another interval.
   fanout.Bookmark(due + kBookmarkEvery / 2);
+  EXPECT_EQ(told, kMembers);
+}
+
+TEST(FanoutTest, ALookLongAfterTheLastTellsMore) {
+  // Called rarely (a quiet replica reads the log once per poll), it keeps
+  // up all the same: the budget is prorated to the time since the last look.
+  Fanout fanout(kBookmarkEvery);
+  constexpr int kMembers = 1000;
+  int told = 0;
+  std::vector<std::unique_ptr<Counter>> streams;
+  for (int i = 0; i < kMembers; ++i) {
+    streams.push_back(std::make_unique<Counter>(&told));
+    ASSERT_TRUE(fanout.Join(streams.back().get(), Filter{.org_id = "o1"}, 0, kT0).id.has_value());
+  }
+  fanout.Publish({Created(1, "w1", "o2")}, kT0);
+  fanout.Bookmark(kT0 + kBookmarkEvery - absl::Seconds(1));
+  EXPECT_EQ(told, 0);
+  fanout.Bookmark(kT0 + kBookmarkEvery);  // One second later: 2 x 1000 x 1/10.
+  EXPECT_EQ(told, 200);
+  fanout.Bookmark(kT0 + kBookmarkEvery + absl::Seconds(4));  // 2 x 1000 x 4/10.
   EXPECT_EQ(told, kMembers);
 }
 
