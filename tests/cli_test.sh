@@ -262,6 +262,23 @@ if $have_node; then
   check "node uncordon" 0 "ready" "$ADMIN" node uncordon h100-a
 fi
 check "nodes other pool empty" 0 "no nodes in pool general" "$ADMIN" nodes --pool=general
+# get nodes --watch: the listing as a table once SYNCED; Ctrl-C exits 0 and
+# names the version to resume from. timeout passes the SIGINT on (a
+# background job ignores SIGINT of its own).
+WSCHED_TOKEN=$ADMIN timeout -s INT --preserve-status 60 "$CTL" --server="$ADDR" get nodes \
+  --watch >"$WORK/watch_nodes" 2>&1 &
+watch_pid=$!
+for _ in $(seq 100); do grep -q "^CHANGE" "$WORK/watch_nodes" && break; sleep 0.1; done
+kill -INT "$watch_pid" 2>/dev/null || true
+watch_rc=0
+wait "$watch_pid" || watch_rc=$?
+watch_pid=
+if [[ $watch_rc -eq 0 ]] && grep -q "^CHANGE  *NAME  *POOL  *STATE" "$WORK/watch_nodes" &&
+   grep -q "resume with: wschedctl get nodes --watch --resume-version=" "$WORK/watch_nodes"; then
+  passed=$((passed + 1))
+else
+  fail "get nodes --watch lists as a table, and Ctrl-C exits 0 naming the resume version (exit $watch_rc)"
+fi
 
 # --- placement ------------------------------------------------------------------------
 # get workspaces --watch follows what this section does to ws-gpu-1: the
@@ -334,7 +351,8 @@ else
 fi
 check "--resume-version without --watch exits 2" 2 "--resume-version needs --watch" "$CP" \
   get workspaces --resume-version=5
-check "get nodes --watch exits 2" 2 "get workspaces only" "$ADMIN" get nodes --watch
+check "get pools --watch exits 2" 2 "get workspaces and get nodes only" "$ADMIN" get pools --watch
+check "get node NAME --watch exits 2" 2 "--node=NAME" "$ADMIN" get node h100-a --watch
 
 # --- usage (the ledger, docs/billing.md) --------------------------------------------
 if $have_node; then

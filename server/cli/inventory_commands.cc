@@ -6,14 +6,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/cli/all_pages.h"
 #include "server/cli/output.h"
 #include "server/cli/structured_output.h"
-#include "server/cli/all_pages.h"
+#include "server/cli/watch_nodes_command.h"
 #include "server/core/quantity.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 
 namespace wsched::cli {
-namespace {
 
 std::string NodeStateText(v1::NodeState state) {
   return ShortEnumName(v1::NodeState_Name(state), "NODE_STATE_");
@@ -22,6 +22,8 @@ std::string NodeStateText(v1::NodeState state) {
 std::string DriverStateText(v1::DriverState state) {
   return ShortEnumName(v1::DriverState_Name(state), "DRIVER_STATE_");
 }
+
+namespace {
 
 std::string HealthText(v1::GpuHealth health) {
   return ShortEnumName(v1::GpuHealth_Name(health), "GPU_HEALTH_");
@@ -201,7 +203,7 @@ int NodeAction(const Client& client, const std::string& action, const std::strin
   return 0;
 }
 
-}  // namespace
+} // namespace
 
 int NodesCommand(const Client& client, const std::vector<std::string>& args,
                  const Options& options) {
@@ -213,6 +215,8 @@ int NodesCommand(const Client& client, const std::vector<std::string>& args,
 }
 
 int GetNodes(const Client& client, const std::string& name, const Options& options) {
+  if (options.watch || options.resume_version)
+    return WatchNodes(client, name, options);
   auto stub = v1::InventoryService::NewStub(client.channel);
   v1::ListNodesResponse response;
   grpc::Status status;

@@ -8,12 +8,18 @@
 
 #include "server/cli/client.h"
 #include "server/cli/options.h"
+#include "wsched/v1/inventory.pb.h"
 
 namespace wsched::cli {
 
+// "READY", "NEEDS_DRIVER": the enums as the tables show them.
+std::string NodeStateText(v1::NodeState state);
+std::string DriverStateText(v1::DriverState state);
+
 // nodes [--pool=P]
 int NodesCommand(const Client& client, const std::vector<std::string>& args, const Options& options);
-// get nodes [--pool=P] (name empty) or get node NAME: the table row(s).
+// get nodes [--pool=P] (name empty) or get node NAME: the table row(s);
+// get nodes --watch: WatchNodes (watch_nodes_command.h).
 int GetNodes(const Client& client, const std::string& name, const Options& options);
 // describe node NAME: every GPU and its IOMMU group.
 int DescribeNode(const Client& client, const std::string& name, const Options& options);

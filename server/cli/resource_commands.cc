@@ -42,10 +42,13 @@ int GetCommand(const Client& client, const std::vector<std::string>& args, const
     std::cerr << "get " << spec->plural << " takes no NAME: it is a list only\n";
     return 2;
   }
-  if ((options.watch || options.resume_version) && spec->resource != Resource::kWorkspaces) {
+  if ((options.watch || options.resume_version) &&
+      spec->resource != Resource::kWorkspaces &&
+      spec->resource != Resource::kNodes) {
     std::cerr << "get " << spec->plural
-              << ": --watch and --resume-version are for get workspaces only (see wschedctl "
-                 "help get)\n";
+              << ": --watch and --resume-version are for get workspaces and "
+                 "get nodes only (see "
+                 "wschedctl help get)\n";
     return 2;
   }
   switch (spec->resource) {

@@ -148,17 +148,34 @@ absl::Status AddStates(const std::string& text, v1::WorkspaceWatchFilter* filter
 
 // Ctrl-C is how a watch ends: no error. A table shows no versions, so
 // stderr tells the one to resume from, for whoever wants to.
-int Interrupted(int64_t version, const Options& options) {
-  if (version > 0) std::cerr << "resume with: " << WatchCommandLine(options, version) << "\n";
+int Interrupted(int64_t version, const WatchedResource &watched,
+                const Options &options) {
+  if (version > 0) {
+    std::cerr << "resume with: " << WatchCommandLine(watched, options, version)
+              << "\n";
+  }
   return 0;
 }
 
-int Ended(const grpc::Status& status, int64_t version, const Options& options) {
-  const int rc = status.ok() ? 0 : Fail("get workspaces --watch", status);
-  if (std::string advice = ResumeAdvice(status, version, options); !advice.empty()) {
+int Ended(const grpc::Status &status, int64_t version,
+          const WatchedResource &watched, const Options &options) {
+  const int rc =
+      status.ok() ? 0 : Fail("get " + watched.plural + " --watch", status);
+  if (std::string advice = ResumeAdvice(status, version, watched, options);
+      !advice.empty()) {
     std::cerr << advice << "\n";
   }
   return rc;
+}
+
+WatchedResource WorkspacesWatched(const Options &options) {
+  return {"workspaces",
+          {{"--node", options.node},
+           {"--pool", options.pool},
+           {"--state", options.state},
+           {"--org", options.org},
+           {"--project", options.project},
+           {"--class", options.class_id}}};
 }
 
 }  // namespace
@@ -205,14 +222,16 @@ std::string ChangeLabel(const v1::WorkspaceChange& change) {
 }
 
 std::string WatchCommandLine(const Options& options, int64_t version) {
-  std::string line = "wschedctl get workspaces --watch";
+  return WatchCommandLine(WorkspacesWatched(options), options, version);
+}
+
+std::string WatchCommandLine(const WatchedResource &watched,
+                             const Options &options, int64_t version) {
+  std::string line = absl::StrCat("wschedctl get ", watched.plural, " --watch");
   if (version > 0) absl::StrAppend(&line, " --resume-version=", version);
-  const std::pair<const char*, const std::string*> filters[] = {
-      {"--node", &options.node},       {"--pool", &options.pool},
-      {"--state", &options.state},     {"--org", &options.org},
-      {"--project", &options.project}, {"--class", &options.class_id}};
-  for (const auto& [flag, value] : filters) {
-    if (!value->empty()) absl::StrAppend(&line, " ", flag, "=", ShellWord(*value));
+  for (const auto &[flag, value] : watched.filters) {
+    if (!value.empty())
+      absl::StrAppend(&line, " ", flag, "=", ShellWord(value));
   }
   if (std::string output = OutputName(options.output); !output.empty()) {
     absl::StrAppend(&line, " -o ", output);
@@ -222,51 +241,49 @@ std::string WatchCommandLine(const Options& options, int64_t version) {
 }
 
 std::string ResumeAdvice(const grpc::Status& status, int64_t version, const Options& options) {
+  return ResumeAdvice(status, version, WorkspacesWatched(options), options);
+}
+
+std::string ResumeAdvice(const grpc::Status &status, int64_t version,
+                         const WatchedResource &watched,
+                         const Options &options) {
   const std::string reason = ErrorReason(status);
   if (reason == "RESUME_TOO_OLD") {
-    return absl::StrCat("hint: the server no longer keeps the changes after version ", version,
-                        "; run without --resume-version to list again: ",
-                        WatchCommandLine(options, 0));
+    return absl::StrCat(
+        "hint: the server no longer keeps the changes after version ", version,
+        "; run without --resume-version to list again: ",
+        WatchCommandLine(watched, options, 0));
   }
   const bool resumable = status.ok() || reason == "WATCH_TOO_SLOW" ||
                          status.error_code() == grpc::StatusCode::UNAVAILABLE;
   // Before SYNCED there is nothing to resume from: only a new listing is
   // whole, and that is the same command again.
   if (!resumable || version == 0) return "";
-  return absl::StrCat(status.ok() ? "the server ended the watch; " : "hint: ",
-                      "resume with: ", WatchCommandLine(options, version));
+  return absl::StrCat(
+      status.ok() ? "the server ended the watch; " : "hint: ", "resume with: ",
+      WatchCommandLine(watched, options, version));
 }
 
-WorkspaceWatchPrinter::WorkspaceWatchPrinter(const Options& options, int64_t version)
-    : options_(options), version_(version), table_(WatchHeader(options), !options.no_headers) {}
+WorkspaceWatchPrinter::WorkspaceWatchPrinter(const Options &options,
+                                             int64_t version)
+    : WatchPrinter(options, version, WatchHeader(options),
+                   [&options](const v1::WorkspaceChange &change) {
+                     std::vector<std::string> row =
+                         WorkspaceTableRow(change.workspace(), options);
+                     row.insert(row.begin(), ChangeLabel(change));
+                     return row;
+                   }) {}
 
-std::vector<std::string> WorkspaceWatchPrinter::Row(const v1::WorkspaceChange& change) const {
-  std::vector<std::string> row = WorkspaceTableRow(change.workspace(), options_);
-  row.insert(row.begin(), ChangeLabel(change));
-  return row;
-}
-
-void WorkspaceWatchPrinter::Print(const v1::WatchWorkspacesResponse& response) {
-  // EXISTING carries no version; the others bring the stream to theirs.
-  if (response.version() > 0) version_ = response.version();
-  if (options_.structured()) {
-    PrintStructured(response, options_, /*stream=*/true);
-    return;
-  }
-  switch (response.kind()) {
-    case v1::WatchWorkspacesResponse::KIND_EXISTING:
-      // Held until SYNCED, so the listing's columns fit all of its rows.
-      for (const auto& change : response.changes()) table_.Hold(Row(change));
-      break;
-    case v1::WatchWorkspacesResponse::KIND_SYNCED:
-      table_.Flush();
-      break;
-    case v1::WatchWorkspacesResponse::KIND_BOOKMARK:
-      break;
-    default:
-      for (const auto& change : response.changes()) table_.Add(Row(change));
-      break;
-  }
+int RunWatch(const Client &client, const WatchedResource &watched,
+             const Options &options,
+             const std::function<grpc::Status(grpc::ClientContext *)> &stream,
+             const std::function<int64_t()> &version) {
+  auto context = client.StreamContext();
+  CancelOnInterrupt interrupt(context.get()); // destroyed before the context
+  const grpc::Status status = stream(context.get());
+  if (interrupt.interrupted())
+    return Interrupted(version(), watched, options);
+  return Ended(status, version(), watched, options);
 }
 
 int WatchWorkspaces(const Client& client, const Options& options) {
@@ -276,15 +293,17 @@ int WatchWorkspaces(const Client& client, const Options& options) {
     return 2;
   }
   auto stub = v1::PlacementService::NewStub(client.channel);
-  auto context = client.StreamContext();
-  CancelOnInterrupt interrupt(context.get());  // destroyed before the context
-  auto reader = stub->WatchWorkspaces(context.get(), *request);
   WorkspaceWatchPrinter printer(options, request->resume_version());
-  v1::WatchWorkspacesResponse response;
-  while (reader->Read(&response)) printer.Print(response);
-  const grpc::Status status = reader->Finish();
-  if (interrupt.interrupted()) return Interrupted(printer.version(), options);
-  return Ended(status, printer.version(), options);
+  return RunWatch(
+      client, WorkspacesWatched(options), options,
+      [&](grpc::ClientContext *context) {
+        auto reader = stub->WatchWorkspaces(context, *request);
+        v1::WatchWorkspacesResponse response;
+        while (reader->Read(&response))
+          printer.Print(response);
+        return reader->Finish();
+      },
+      [&] { return printer.version(); });
 }
 
 }  // namespace wsched::cli

@@ -122,8 +122,8 @@ TEST(WatchFlags, UsageErrorsExitTwoWithoutCallingTheServer) {
   EXPECT_THAT(err, HasSubstr("--resume-version needs --watch"));
   EXPECT_EQ(RunOffline({"workspaces", "--resume-version=5"}, &err), 2);
   EXPECT_THAT(err, HasSubstr("--resume-version needs --watch"));
-  EXPECT_EQ(RunOffline({"get", "nodes", "--watch"}, &err), 2);
-  EXPECT_THAT(err, HasSubstr("get workspaces only"));
+  EXPECT_EQ(RunOffline({"get", "pools", "--watch"}, &err), 2);
+  EXPECT_THAT(err, HasSubstr("get workspaces and get nodes only"));
   EXPECT_EQ(RunOffline({"get", "ws", "ws-1", "-w"}, &err), 2);
   EXPECT_EQ(RunOffline({"get", "ws", "-w", "--state=sleeping"}, &err), 2);
   EXPECT_THAT(err, HasSubstr("unknown --state \"sleeping\""));
