@@ -36,12 +36,12 @@
 # and one more a. at the end, so each c has a run without watchers on
 # either side (a shared machine drifts; with LOAD=place the cluster fills
 # up too): its ratio is against their mean. Then, unless STALLED=0, the
-# slow watcher: s. the same load with two streams that see every change,
-# one that reads and one that stops reading once open (its own connection,
-# small HTTP/2 windows: what it does not read backs up into the server's
-# buffer for it), and one more a.: the placement rate with the stalled
-# stream against the runs around it, the reading stream's delay, and how
-# the server ended the stalled one (expected: RESOURCE_EXHAUSTED,
+# slow watcher: r. the same load with one stream that sees every change
+# and reads; s. the same with a second one that stops reading once open
+# (its own connection, small HTTP/2 windows: what it does not read backs
+# up into the server's buffer for it); r. again. The placement rate of s
+# against the r's around it, the reading stream's delay in s against r,
+# and how the server ended the stalled one (expected: RESOURCE_EXHAUSTED,
 # WATCH_TOO_SLOW).
 #
 # CPU per delivered event, two ways: all the server's CPU in c's window /
@@ -271,12 +271,12 @@ node_filters() {
   [ $((MATCHING + AGENTS)) -le "$WATCHERS" ] || die "MATCHING + AGENTS ($MATCHING + $AGENTS) exceeds WATCHERS"
 }
 
-# stalled NAME: one stream that reads and one that stops reading, under the
-# load (NAME.phase, NAME.watch).
-stalled() {
+# reader NAME STALLED: one stream that reads and STALLED that stop reading,
+# under the load (NAME.phase, NAME.watch).
+reader() {
   local name=$1
   "$BIN/wsched-watch-load" --server="$SERVER" --token="$CP_TOKEN" --watchers=1 --matching=1 \
-    --stalled=1 --channels=1 --duration=0 --run_id="$name" --open_timeout="$((READY_TIMEOUT - 10))s" \
+    --stalled="$2" --channels=1 --duration=0 --run_id="$name" --open_timeout="$((READY_TIMEOUT - 10))s" \
     >"$WORK/$name.watch" 2>"$WORK/$name.watch.err" &
   WATCH_PID=$!
   until grep -q '^ready ' "$WORK/$name.watch"; do
@@ -305,11 +305,12 @@ say "round $((ROUNDS + 1)) a: $LOAD_NAME without watchers (closes round $ROUNDS)
 top_up
 load "a$((ROUNDS + 1))"
 if [ "$STALLED" = 1 ]; then
-  say "slow watcher s: the same load with one stream that reads and one that never does"
-  stalled s
-  say "slow watcher a: $LOAD_NAME without watchers (closes s)"
-  top_up
-  load "a$((ROUNDS + 2))"
+  say "slow watcher r: the same load with one stream that reads"
+  reader r1 0
+  say "slow watcher s: the same load with one stream that reads and one that stops reading"
+  reader s 1
+  say "slow watcher r: the same load with one stream that reads (closes s)"
+  reader r2 0
 fi
 server_alive
 
@@ -335,7 +336,7 @@ def result(name):
         if line.startswith("result "):
             return dict(kv.split("=", 1) for kv in line.split()[1:])
     return {}
-a = [phase("a%d" % k) for k in range(1, rounds + (3 if stalled else 2))]
+a = [phase("a%d" % k) for k in range(1, rounds + 2)]
 rows = []
 for k in range(1, rounds + 1):
     c, w = phase("c%d" % k), result("w%d" % k)
@@ -396,19 +397,20 @@ failed = sum(r["failed"] for r in rows)
 print("%-34s %10d" % ("streams failed", failed))
 ok &= failed == 0
 if stalled:
-    # The slow watcher: s against the no-watcher runs on either side of it;
-    # "within noise" = no further below 1 than the no-watcher runs are from
-    # each other.
+    # The slow watcher: s against the r's on either side of it; "within
+    # noise" = no further below 1 than the runs without it (the a's, the
+    # r's) are from each other.
     s, w = phase("s"), result("s")
-    base = (a[-2]["rate"] + a[-1]["rate"]) / 2
-    rates = [x["rate"] for x in a]
-    noise = min(rates) / max(rates)
+    r1, r2 = phase("r1"), phase("r2")
+    base = (r1["rate"] + r2["rate"]) / 2
+    noise = min(min(x["rate"] for x in a) / max(x["rate"] for x in a), min(r1["rate"], r2["rate"]) / max(r1["rate"], r2["rate"]))
     codes = w.get("stalled_codes", "?")
-    print("--- slow watcher (one stream that stops reading, one that reads)")
-    print("placements/s with it %.1f, without %.1f (mean of the runs around it): %.3fx; the runs without"
-          " watchers differ among themselves by up to %.3fx" % (s["rate"], base, s["rate"] / base, noise))
-    print("the reading stream: p50 %s ms, p99 %s ms over %s PLACED changes; ended: %s"
-          % (w.get("delay_p50_ms"), w.get("delay_p99_ms"), w.get("placed_events"), w.get("failed_codes")))
+    print("--- slow watcher (one stream that stops reading, beside one that reads)")
+    print("placements/s with it %.1f, without it %.1f (the runs with the reading stream only, %.1f and %.1f): %.3fx;"
+          " runs without it differ among themselves by up to %.3fx" % (s["rate"], base, r1["rate"], r2["rate"], s["rate"] / base, noise))
+    print("the reading stream with it: p50 %s ms, p99 %s ms over %s PLACED changes (without it: p99 %s and %s ms); ended: %s"
+          % (w.get("delay_p50_ms"), w.get("delay_p99_ms"), w.get("placed_events"),
+             result("r1").get("delay_p99_ms"), result("r2").get("delay_p99_ms"), w.get("failed_codes")))
     print("the stalled stream ended with: %s (expected RESOURCE_EXHAUSTED: WATCH_TOO_SLOW)" % codes)
     check("slow watcher: placements/s ratio", s["rate"] / base, "x", ">= %.3f" % noise, s["rate"] / base >= noise)
     ended = codes.startswith("RESOURCE_EXHAUSTED")
