@@ -22,6 +22,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
+#include "tests/support/stream_reader.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "gmock/gmock.h"
@@ -35,70 +36,12 @@ using ::testing::HasSubstr;
 using Response = v1::WatchNodesResponse;
 
 // One stream, read on its own thread into memory.
-class NodeWatcher {
-public:
-  NodeWatcher(const std::shared_ptr<grpc::Channel> &channel,
-              const std::string &token, v1::WatchNodesRequest request)
-      : stub_(v1::InventoryService::NewStub(channel)) {
-    testing::Authorize(context_, token);
-    reader_ = stub_->WatchNodes(&context_, request);
-    thread_ = std::thread([this] {
-      Response message;
-      while (reader_->Read(&message)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        messages_.push_back(message);
-      }
-      grpc::Status status = reader_->Finish();
-      std::lock_guard<std::mutex> lock(mu_);
-      status_ = status;
-      ended_ = true;
-    });
-  }
-  ~NodeWatcher() {
-    context_.TryCancel();
-    if (thread_.joinable())
-      thread_.join();
-  }
-
-  std::vector<Response> messages() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return messages_;
-  }
-  bool ended() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ended_;
-  }
-  grpc::Status status() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return status_;
-  }
-  // The newest version received (SYNCED, CHANGES or BOOKMARK); 0: none.
-  int64_t version() {
-    std::lock_guard<std::mutex> lock(mu_);
-    int64_t version = 0;
-    for (const Response &m : messages_)
-      version = std::max(version, m.version());
-    return version;
-  }
-  // The SYNCED message's version; 0 before it came.
-  int64_t SyncedAt() {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const Response &m : messages_) {
-      if (m.kind() == Response::KIND_SYNCED)
-        return m.version();
-    }
-    return 0;
-  }
-
-private:
-  std::unique_ptr<v1::InventoryService::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReader<Response>> reader_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<Response> messages_;
-  grpc::Status status_;
-  bool ended_ = false;
+class NodeWatcher
+    : public testing::StreamReader<v1::InventoryService, v1::WatchNodesRequest, Response> {
+ public:
+  NodeWatcher(const std::shared_ptr<grpc::Channel> &channel, const std::string &token,
+              v1::WatchNodesRequest request)
+      : StreamReader(channel, token, &v1::InventoryService::Stub::WatchNodes, request) {}
 };
 
 v1::WatchNodesRequest From(int64_t version, const std::string &pool = "",
@@ -110,21 +53,7 @@ v1::WatchNodesRequest From(int64_t version, const std::string &pool = "",
   return request;
 }
 
-std::string ErrorInfoOf(const grpc::Status &status,
-                        std::map<std::string, std::string> *metadata) {
-  google::rpc::Status rpc;
-  if (!rpc.ParseFromString(status.error_details()))
-    return "<no google.rpc.Status>";
-  for (const auto &any : rpc.details()) {
-    google::rpc::ErrorInfo info;
-    if (any.Is<google::rpc::ErrorInfo>() && any.UnpackTo(&info)) {
-      if (metadata != nullptr)
-        metadata->insert(info.metadata().begin(), info.metadata().end());
-      return info.reason();
-    }
-  }
-  return "<no ErrorInfo>";
-}
+using testing::ErrorInfoOf;
 
 // "version:node:node_version" of every change received, in order (the
 // listing left out).

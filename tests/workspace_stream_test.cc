@@ -29,6 +29,7 @@
 #include "tests/support/metrics_text.h"
 #include "tests/support/placing_load.h"
 #include "tests/support/server_process.h"
+#include "tests/support/stream_reader.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
 #include "wsched/v1/placement.grpc.pb.h"
@@ -40,78 +41,13 @@ using ::testing::ElementsAre;
 using Response = v1::WatchWorkspacesResponse;
 
 // One stream, read on its own thread into memory.
-class Watcher {
+class Watcher
+    : public testing::StreamReader<v1::PlacementService, v1::WatchWorkspacesRequest, Response> {
  public:
   Watcher(const std::shared_ptr<grpc::Channel>& channel, const std::string& token,
           v1::WatchWorkspacesRequest request, bool reads = true)
-      : stub_(v1::PlacementService::NewStub(channel)) {
-    testing::Authorize(context_, token);
-    reader_ = stub_->WatchWorkspaces(&context_, request);
-    if (reads) Read();
+      : StreamReader(channel, token, &v1::PlacementService::Stub::WatchWorkspaces, request, reads) {
   }
-  ~Watcher() {
-    context_.TryCancel();
-    if (thread_.joinable()) thread_.join();
-  }
-
-  // Starts reading (a watcher made with reads = false has not read yet).
-  void Read() {
-    thread_ = std::thread([this] {
-      Response message;
-      while (reader_->Read(&message)) {
-        std::lock_guard<std::mutex> lock(mu_);
-        messages_.push_back(message);
-      }
-      grpc::Status status = reader_->Finish();
-      std::lock_guard<std::mutex> lock(mu_);
-      status_ = status;
-      ended_ = true;
-    });
-  }
-  std::vector<Response> messages() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return messages_;
-  }
-  bool ended() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return ended_;
-  }
-  grpc::Status status() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return status_;
-  }
-  // The newest version received (SYNCED, CHANGES or BOOKMARK); 0: none.
-  int64_t version() {
-    std::lock_guard<std::mutex> lock(mu_);
-    int64_t version = 0;
-    for (const Response& m : messages_) version = std::max(version, m.version());
-    return version;
-  }
-  // The SYNCED message's version; 0 before it came.
-  int64_t SyncedAt() {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const Response& m : messages_) {
-      if (m.kind() == Response::KIND_SYNCED) return m.version();
-    }
-    return 0;
-  }
-  bool Synced() {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (const Response& m : messages_) {
-      if (m.kind() == Response::KIND_SYNCED) return true;
-    }
-    return false;
-  }
-
- private:
-  std::unique_ptr<v1::PlacementService::Stub> stub_;
-  grpc::ClientContext context_;
-  std::unique_ptr<grpc::ClientReader<Response>> reader_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::vector<Response> messages_;
-  grpc::Status status_;
-  bool ended_ = false;
 };
 
 v1::WatchWorkspacesRequest From(int64_t version) {
@@ -120,18 +56,7 @@ v1::WatchWorkspacesRequest From(int64_t version) {
   return request;
 }
 
-std::string ErrorInfoOf(const grpc::Status& status, std::map<std::string, std::string>* metadata) {
-  google::rpc::Status rpc;
-  if (!rpc.ParseFromString(status.error_details())) return "<no google.rpc.Status>";
-  for (const auto& any : rpc.details()) {
-    google::rpc::ErrorInfo info;
-    if (any.Is<google::rpc::ErrorInfo>() && any.UnpackTo(&info)) {
-      if (metadata != nullptr) metadata->insert(info.metadata().begin(), info.metadata().end());
-      return info.reason();
-    }
-  }
-  return "<no ErrorInfo>";
-}
+using testing::ErrorInfoOf;
 
 // "version:id:workspace_version" of every change the stream received, in
 // the order received (the listing left out).

@@ -280,17 +280,24 @@ TEST(FanoutTest, AQuietMemberIsToldThePositionOnlyAfterBookmarkEvery) {
   EXPECT_EQ(stream.batches.size(), 1u);
 }
 
+// `n` members that joined at kT0 and then missed a change they do not
+// follow: all due for a bookmark at kT0 + kBookmarkEvery. Each counts
+// what it is told into `told`.
+std::vector<std::unique_ptr<Counter>> QuietMembers(Fanout& fanout, int n, int* told) {
+  std::vector<std::unique_ptr<Counter>> streams;
+  for (int i = 0; i < n; ++i) {
+    streams.push_back(std::make_unique<Counter>(told));
+    EXPECT_TRUE(fanout.Join(streams.back().get(), Filter{.org_id = "o1"}, 0, kT0).id.has_value());
+  }
+  fanout.Publish({Created(1, "w1", "o2")}, kT0);
+  return streams;
+}
+
 TEST(FanoutTest, BookmarksToManyQuietMembersAreSpreadOverSeveralLooks) {
   Fanout fanout(kBookmarkEvery);
   constexpr int kMembers = 500;
   int told = 0;
-  std::vector<std::unique_ptr<Counter>> streams;
-  for (int i = 0; i < kMembers; ++i) {
-    streams.push_back(std::make_unique<Counter>(&told));
-    ASSERT_TRUE(fanout.Join(streams.back().get(), Filter{.org_id = "o1"}, 0, kT0).id.has_value());
-  }
-  // One change none of them follows: all of them due at the same moment.
-  fanout.Publish({Created(1, "w1", "o2")}, kT0);
+  auto streams = QuietMembers(fanout, kMembers, &told);
   const absl::Duration look = kBookmarkEvery / Fanout::kSweepsPerInterval;
   fanout.Bookmark(kT0 + kBookmarkEvery - look);  // A look just before they are due.
   EXPECT_EQ(told, 0);
@@ -315,12 +322,7 @@ TEST(FanoutTest, ALookLongAfterTheLastTellsMore) {
   Fanout fanout(kBookmarkEvery);
   constexpr int kMembers = 1000;
   int told = 0;
-  std::vector<std::unique_ptr<Counter>> streams;
-  for (int i = 0; i < kMembers; ++i) {
-    streams.push_back(std::make_unique<Counter>(&told));
-    ASSERT_TRUE(fanout.Join(streams.back().get(), Filter{.org_id = "o1"}, 0, kT0).id.has_value());
-  }
-  fanout.Publish({Created(1, "w1", "o2")}, kT0);
+  auto streams = QuietMembers(fanout, kMembers, &told);
   fanout.Bookmark(kT0 + kBookmarkEvery - absl::Seconds(1));
   EXPECT_EQ(told, 0);
   fanout.Bookmark(kT0 + kBookmarkEvery);  // One second later: 2 x 1000 x 1/10.
