@@ -9,6 +9,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/core/mig.h"
 #include "server/core/workspace_class.h"
 
 namespace wsched::core {
@@ -65,6 +66,12 @@ struct Gpu {
   // when none; nullopt when the agent does not say. An agent that reports
   // drivers sets this and every member's (core/vfio_binding.h).
   std::optional<std::string> driver;
+  // MIG mode, profiles and slices; nullopt on a GPU without MIG (or an
+  // agent that does not report it).
+  std::optional<GpuMig> mig;
+  // How this GPU reaches each other GPU of the node; empty when the agent
+  // does not know (no nvidia-smi), and then no placement counts on a link.
+  std::vector<GpuLink> links;
   friend bool operator==(const Gpu&, const Gpu&) = default;
 };
 
