@@ -3,6 +3,7 @@
 #include <google/protobuf/util/time_util.h>
 
 #include "absl/strings/str_cat.h"
+#include "server/convert/mig_convert.h"
 
 namespace wsched::convert {
 namespace {
@@ -14,23 +15,11 @@ core::Isolation FromProto(v1::Isolation isolation) {
   return isolation == v1::ISOLATION_VM ? core::Isolation::kVm : core::Isolation::kContainer;
 }
 
-void ToProto(const core::DeviceNode& device, v1::DeviceNode* out) {
-  out->set_path(device.path);
-  out->set_type(std::string(1, device.type));
-  out->set_major(device.major);
-  out->set_minor(device.minor);
-  out->set_permissions(device.permissions);
-}
 google::protobuf::Timestamp TimestampOf(absl::Time time) {
   return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
 }
 absl::Time TimeOf(const google::protobuf::Timestamp& timestamp) {
   return absl::FromUnixMicros(google::protobuf::util::TimeUtil::TimestampToMicroseconds(timestamp));
-}
-
-core::DeviceNode FromProto(const v1::DeviceNode& device) {
-  return {device.path(), device.type().empty() ? 'c' : device.type()[0], device.major(),
-          device.minor(), device.permissions().empty() ? "rwm" : device.permissions()};
 }
 
 google::protobuf::Duration DurationOf(absl::Duration duration) {
@@ -80,6 +69,20 @@ core::DriverInstall FromProto(v1::DriverInstall face) {
 }
 
 }  // namespace
+
+void ToProto(const core::DeviceNode& device, v1::DeviceNode* out) {
+  out->set_path(device.path);
+  out->set_type(std::string(1, device.type));
+  out->set_major(device.major);
+  out->set_minor(device.minor);
+  out->set_permissions(device.permissions);
+}
+
+core::DeviceNode FromProto(const v1::DeviceNode& device) {
+  return {device.path(), device.type().empty() ? 'c' : device.type()[0], device.major(),
+          device.minor(), device.permissions().empty() ? "rwm" : device.permissions()};
+}
+
 
 v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
   v1::WorkspaceClass out;
@@ -234,6 +237,8 @@ v1::NodeInfo ToProto(const core::NodeInfo& node) {
       *g->mutable_reported_healthy_since() = TimestampOf(gpu.reported_healthy_since);
     }
     g->set_cdi_device(gpu.cdi_device);
+    if (gpu.mig) *g->mutable_mig() = ToProto(*gpu.mig);
+    for (const core::GpuLink& link : gpu.links) *g->add_links() = ToProto(link);
   }
   for (const auto& device : node.control_devices) ToProto(device, out.add_control_devices());
   if (node.cdi != core::NodeCdi{}) *out.mutable_cdi() = ToProto(node.cdi);
@@ -312,6 +317,8 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
     if (g.has_unhealthy_since()) gpu.unhealthy_since = TimeOf(g.unhealthy_since());
     if (g.has_reported_healthy_since()) gpu.reported_healthy_since = TimeOf(g.reported_healthy_since());
     gpu.cdi_device = g.cdi_device();
+    if (g.has_mig()) gpu.mig = FromProto(g.mig());
+    for (const auto& link : g.links()) gpu.links.push_back(FromProto(link));
     out.gpus.push_back(std::move(gpu));
   }
   for (const auto& device : node.control_devices()) {

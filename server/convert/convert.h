@@ -29,6 +29,10 @@ core::ProjectSettings FromProto(const v1::ProjectSettings& settings);
 v1::OrgSettings ToProto(const core::OrgSettings& settings);
 core::OrgSettings FromProto(const v1::OrgSettings& settings);
 
+void ToProto(const core::DeviceNode& device, v1::DeviceNode* out);
+// A missing type reads as 'c' and missing permissions as "rwm".
+core::DeviceNode FromProto(const v1::DeviceNode& device);
+
 v1::NodeInfo ToProto(const core::NodeInfo& node);
 core::NodeInfo FromProto(const v1::NodeInfo& node);
 v1::CdiMode ToProto(core::CdiMode mode);

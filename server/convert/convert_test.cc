@@ -1,5 +1,7 @@
 #include "server/convert/convert.h"
 
+#include "server/core/test_mig.h"
+
 #include "gtest/gtest.h"
 
 namespace wsched::convert {
@@ -128,6 +130,11 @@ TEST(Convert, NodeInfoRoundTrips) {
   node.cdi = {core::CdiMode::kWsched, "/var/run/cdi", {{"/dev/fuse", "wsched.io/device=fuse"}},
               {"libnvidia-ml.so.550.54.15 not found"}};
   EXPECT_EQ(ToProto(node).cdi().mode(), v1::CDI_MODE_WSCHED);
+  EXPECT_EQ(FromProto(ToProto(node)), node);
+
+  node.gpus[0].mig = core::testing::H200MixedLayout();
+  node.gpus[0].links = {core::testing::NvlinkTo(1, 18), {2, core::GpuLinkKind::kPxb, 0}};
+  EXPECT_EQ(ToProto(node).gpus(0).links(0).kind(), v1::GPU_LINK_KIND_NVLINK);
   EXPECT_EQ(FromProto(ToProto(node)), node);
 }
 

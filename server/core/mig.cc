@@ -4,12 +4,18 @@ namespace wsched::core {
 
 const char* GpuLinkKindName(GpuLinkKind kind) {
   switch (kind) {
-    case GpuLinkKind::kNvlink: return "nvlink";
-    case GpuLinkKind::kPix: return "pix";
-    case GpuLinkKind::kPxb: return "pxb";
-    case GpuLinkKind::kPhb: return "phb";
-    case GpuLinkKind::kNode: return "node";
-    case GpuLinkKind::kSys: return "sys";
+    case GpuLinkKind::kNvlink:
+      return "nvlink";
+    case GpuLinkKind::kPix:
+      return "pix";
+    case GpuLinkKind::kPxb:
+      return "pxb";
+    case GpuLinkKind::kPhb:
+      return "phb";
+    case GpuLinkKind::kNode:
+      return "node";
+    case GpuLinkKind::kSys:
+      return "sys";
   }
   return "sys";
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/core/cdi_names.h"
 #include "server/core/error_reason.h"
+#include "server/core/mig_validation.h"
 #include "server/core/validation.h"
 
 namespace wsched::core {
@@ -133,6 +134,15 @@ absl::Status ValidateNodeInfo(const NodeInfo& node, absl::string_view prefix) {
       if (member.driver) CheckText(errors, member_at + ".driver", *member.driver, 64, false);
     }
     if (gpu.driver) CheckText(errors, at + ".driver", *gpu.driver, 64, false);
+    if (gpu.mig) CheckGpuMig(errors, at, *gpu.mig);
+  }
+  // Links name peers by index: checked once every index is known.
+  for (size_t i = 0; i < node.gpus.size() && i < kMaxGpusPerNode; ++i) {
+    if (node.gpus[i].links.size() > kMaxGpusPerNode) {
+      errors.Add(field(absl::StrCat("gpus[", i, "].links")), absl::StrCat("at most ", kMaxGpusPerNode));
+      continue;
+    }
+    CheckGpuLinks(errors, field(absl::StrCat("gpus[", i, "]")), node.gpus[i], indices);
   }
   if (node.control_devices.size() > kMaxControlDevices) {
     errors.Add(field("control_devices"), absl::StrCat("at most ", kMaxControlDevices));

@@ -1,5 +1,7 @@
 #include "server/core/node_validation.h"
 
+#include "server/core/test_mig.h"
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,6 +29,39 @@ NodeInfo GoodNode() {
 }
 
 TEST(ValidateNodeInfo, AcceptsAGoodNode) { EXPECT_TRUE(ValidateNodeInfo(GoodNode()).ok()); }
+
+TEST(ValidateNodeInfo, AcceptsMigSlicesAndLinks) {
+  NodeInfo node = GoodNode();
+  node.gpus[0].mig = testing::H200MixedLayout();
+  node.gpus[0].links = {testing::NvlinkTo(1)};
+  node.gpus[1].links = {testing::NvlinkTo(0)};
+  EXPECT_TRUE(ValidateNodeInfo(node).ok()) << ValidateNodeInfo(node);
+}
+
+TEST(ValidateNodeInfo, NamesEveryBadSliceAndLink) {
+  NodeInfo node = GoodNode();
+  GpuMig mig = testing::H200MixedLayout();
+  mig.profiles[3].starts = {0, 5};                // 5 + 4 leaves the 8 slots.
+  mig.instances[1].start = 3;                     // 2g.35gb starts at 0, 2 or 4.
+  mig.instances[2] = {"1g.18gb", 9, 0, 2, 1};     // Inside the 3g at 0:4.
+  mig.instances.push_back({"9g.1tb", 10, 0, 7, 1});
+  node.gpus[0].mig = mig;
+  node.gpus[0].links = {testing::NvlinkTo(0), testing::NvlinkTo(1, 0)};
+  node.gpus[1].links = {{0, GpuLinkKind::kPix, 2}, {7, GpuLinkKind::kSys, 0}};
+  std::string errors(ValidateNodeInfo(node).message());
+  EXPECT_THAT(errors, HasSubstr("node.gpus[0].mig.profiles[3].starts[1]: start 5 with size 4"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[0].mig.instances[1]: placement 3:2 is not a legal"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[0].mig.instances[2]: placement 2:1 overlaps"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[0].mig.instances[3].profile: \"9g.1tb\" is not one"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[0].links[0].peer: must be the index of another GPU"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[0].links[1].nvlinks: must be 1..64"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[1].links[0].nvlinks: must be 0 unless"));
+  EXPECT_THAT(errors, HasSubstr("node.gpus[1].links[1].peer: must be the index of another GPU"));
+
+  node = GoodNode();
+  node.gpus[1].mig = GpuMig{.enabled = false, .instances = {{"1g.18gb", 1, 0, 0, 1}}};
+  EXPECT_THAT(ValidateNodeInfo(node).message(), HasSubstr("a GPU with MIG mode off has no slices"));
+}
 
 TEST(ValidateNodeInfo, ReportsEveryBadFieldWithItsPath) {
   NodeInfo node = GoodNode();

@@ -18,14 +18,16 @@ nlohmann::json DeviceNodesJson(const std::vector<core::DeviceNode>& devices) {
   return out;
 }
 
+core::DeviceNode ReadDeviceNode(Fields& d) {
+  std::string type = d.String("type");
+  std::string permissions = d.String("permissions");
+  return {d.String("path"), type.empty() ? 'c' : type[0], d.Int64("major"), d.Int64("minor"),
+          permissions.empty() ? "rwm" : permissions};
+}
+
 std::vector<core::DeviceNode> ReadDeviceNodes(Fields& fields, const char* key) {
   std::vector<core::DeviceNode> out;
-  for (Fields& d : fields.Objects(key)) {
-    std::string type = d.String("type");
-    std::string permissions = d.String("permissions");
-    out.push_back({d.String("path"), type.empty() ? 'c' : type[0], d.Int64("major"), d.Int64("minor"),
-                   permissions.empty() ? "rwm" : permissions});
-  }
+  for (Fields& d : fields.Objects(key)) out.push_back(ReadDeviceNode(d));
   return out;
 }
 

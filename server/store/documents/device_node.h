@@ -15,6 +15,7 @@ namespace wsched::store::documents {
 nlohmann::json DeviceNodeJson(const core::DeviceNode& device);
 nlohmann::json DeviceNodesJson(const std::vector<core::DeviceNode>& devices);
 // A missing type reads as 'c' and missing permissions as "rwm".
+core::DeviceNode ReadDeviceNode(Fields& device);
 std::vector<core::DeviceNode> ReadDeviceNodes(Fields& fields, const char* key);
 
 }  // namespace wsched::store::documents

@@ -1,3 +1,4 @@
+#include "server/core/test_mig.h"
 #include "server/store/documents/documents.h"
 
 #include <fstream>
@@ -94,6 +95,9 @@ core::NodeInfo RichNode() {
   h.iommu_group_members.clear();
   h.driver.reset();  // An agent that does not report drivers.
   h.reported_healthy_since = absl::InfinitePast();
+  h.mig = core::testing::H200MixedLayout();
+  g.links = {core::testing::NvlinkTo(1, 12)};
+  h.links = {core::testing::NvlinkTo(0, 12), {5, core::GpuLinkKind::kSys, 0}};
   n.gpus = {g, h};
   n.control_devices = {{"/dev/nvidiactl", 'c', 195, 255, "rw"}};
   n.cdi = {core::CdiMode::kNvidia, "/etc/cdi", {{"/dev/fuse", "wsched.io/device=fuse"}}, {"libcuda mismatch"}};
@@ -261,6 +265,10 @@ TEST(DocumentsTest, VersionOneNodesDecode) {
   want.pool = "pool-c";
   // Version one knew no drivers: not reported.
   want.gpus[0].driver.reset();
+  for (core::Gpu& gpu : want.gpus) {  // Nor MIG slices and links.
+    gpu.mig.reset();
+    gpu.links.clear();
+  }
   want.gpus[0].iommu_group_members = {{"0000:07:00.1", "0x040300", "0x10de"}};
   want.gpus[0].health_reason = want.gpus[1].health_reason = "XID 79: fell off the bus";
   want.control_devices.push_back({"/dev/nvidia-uvm", 'c', 511, 0, "rwm"});

@@ -103,6 +103,25 @@ std::vector<std::string> Fields::Strings(const char* key) {
   return out;
 }
 
+std::vector<int> Fields::Ints(const char* key) {
+  std::vector<int> out;
+  const nlohmann::json* j = Raw(key);
+  if (j == nullptr) return out;
+  if (!j->is_array()) {
+    decoding_.Fail(PathOf(key), "is not a list");
+    return out;
+  }
+  for (const auto& item : *j) {
+    if (!item.is_number_integer() || item.get<int64_t>() < INT32_MIN ||
+        item.get<int64_t>() > INT32_MAX) {
+      decoding_.Fail(PathOf(key), absl::StrCat("holds a non-integer: ", item.dump()));
+      return {};
+    }
+    out.push_back(item.get<int>());
+  }
+  return out;
+}
+
 std::map<std::string, std::string> Fields::StringMap(const char* key) {
   std::map<std::string, std::string> out;
   const nlohmann::json* j = Raw(key);

@@ -50,6 +50,7 @@ class Fields {
   bool Bool(const char* key);
   std::string String(const char* key);
   std::vector<std::string> Strings(const char* key);
+  std::vector<int> Ints(const char* key);
   std::map<std::string, std::string> StringMap(const char* key);
   std::optional<absl::Time> Time(const char* key);
   // An enum stored by name (or by number, as proto3 JSON allows): the

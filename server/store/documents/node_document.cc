@@ -6,6 +6,7 @@
 #include "server/store/documents/documents.h"
 #include "server/store/documents/enums.h"
 #include "server/store/documents/fields.h"
+#include "server/store/documents/mig_document.h"
 
 namespace wsched::store::documents {
 namespace {
@@ -38,6 +39,8 @@ nlohmann::json GpuJson(const core::Gpu& gpu) {
                       {"health_reason", gpu.health_reason},
                       {"cdi_device", gpu.cdi_device}};
   if (gpu.driver) j["driver"] = *gpu.driver;
+  if (gpu.mig) j["mig"] = GpuMigJson(*gpu.mig);
+  if (!gpu.links.empty()) j["links"] = GpuLinksJson(gpu.links);
   if (gpu.unhealthy_since != absl::InfinitePast()) j["unhealthy_since"] = Rfc3339(gpu.unhealthy_since);
   if (gpu.reported_healthy_since != absl::InfinitePast()) {
     j["reported_healthy_since"] = Rfc3339(gpu.reported_healthy_since);
@@ -65,6 +68,8 @@ core::Gpu ReadGpu(Fields& g) {
   if (auto since = g.Time("unhealthy_since")) gpu.unhealthy_since = *since;
   if (auto since = g.Time("reported_healthy_since")) gpu.reported_healthy_since = *since;
   gpu.cdi_device = g.String("cdi_device");
+  if (std::optional<Fields> mig = g.Object("mig")) gpu.mig = ReadGpuMig(*mig);
+  gpu.links = ReadGpuLinks(g, "links");
   return gpu;
 }
 
