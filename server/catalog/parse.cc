@@ -30,7 +30,7 @@ constexpr absl::string_view kClassKeys[] = {
     "devices", "pool_selector", "credits_per_minute", "default",  "deprecated", "idle"};
 constexpr absl::string_view kResourceKeys[] = {"cpu", "cpu_limit", "memory", "ephemeral_storage",
                                                "disk"};
-constexpr absl::string_view kGpuKeys[] = {"count", "models", "isolation"};
+constexpr absl::string_view kGpuKeys[] = {"count", "models", "isolation", "links"};
 constexpr absl::string_view kDeviceKeys[] = {"path", "type", "major", "minor", "permissions"};
 constexpr absl::string_view kPoolKeys[] = {"id",
                                            "labels",
@@ -147,6 +147,16 @@ std::optional<core::Isolation> ReadIsolation(const Field& field, Diagnostics& di
   return std::nullopt;
 }
 
+std::optional<core::GpuLinks> ReadGpuLinks(const Field& field, Diagnostics& diagnostics) {
+  auto text = ReadString(field, diagnostics);
+  if (!text) return std::nullopt;
+  if (auto links = core::ParseGpuLinks(*text)) return links;
+  diagnostics.ParseError(
+      field.path,
+      absl::StrCat("must be any, nvlink_preferred or nvlink_required, got \"", *text, "\""));
+  return std::nullopt;
+}
+
 std::optional<core::GpuBinding> ReadGpuBinding(const Field& field, Diagnostics& diagnostics) {
   auto text = ReadString(field, diagnostics);
   if (!text) return std::nullopt;
@@ -172,6 +182,7 @@ core::GpuRequirement ReadGpu(const Field& field, Diagnostics& diagnostics) {
   SetIf(ReadSmallInt(fields.Require("count"), diagnostics), gpu.count);
   SetIf(ReadStringList(fields.Get("models"), diagnostics), gpu.models);
   SetIf(ReadIsolation(fields.Get("isolation"), diagnostics), gpu.isolation);
+  SetIf(ReadGpuLinks(fields.Get("links"), diagnostics), gpu.links);
   return gpu;
 }
 

@@ -242,6 +242,43 @@ pools:
                   "e.g. \"10m\", \"30s\", \"1h30m\""));
 }
 
+TEST(CheckCatalogText, GpuLinksNeedTwoGpusAndAKnownName) {
+  const CatalogCheck check = CheckCatalogText(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+  - id: pair
+    display_name: Linked pair
+    resources: {cpu: 8, memory: 64Gi}
+    gpu: {count: 2, models: [H100], links: nvlink_required}
+  - id: one
+    display_name: One
+    resources: {cpu: 8, memory: 64Gi}
+    gpu: {count: 1, models: [H100], links: nvlink_preferred}
+  - id: typo
+    display_name: Typo
+    resources: {cpu: 8, memory: 64Gi}
+    gpu: {count: 2, models: [H100], links: nvswitch}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 2}
+  - {id: h100, node: {cpu: 64, memory: 512Gi, gpus: 8, gpu_model: H100}, max_size: 2}
+)");
+  EXPECT_THAT(check.errors,
+              ElementsAre("classes[3] (typo).gpu.links: must be any, nvlink_preferred or "
+                          "nvlink_required, got \"nvswitch\"",
+                          "classes[2] (one).gpu.links: nvlink_preferred needs gpu.count >= 2, got 1"));
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(R"(
+classes:
+  - {id: cpu, display_name: CPU, resources: {cpu: 1, memory: 1Gi}, default: true}
+  - {id: pair, display_name: Pair, resources: {cpu: 8, memory: 64Gi},
+     gpu: {count: 2, models: [H100], links: nvlink_required}}
+pools:
+  - {id: cpu, node: {cpu: 16, memory: 64Gi}, max_size: 2}
+  - {id: h100, node: {cpu: 64, memory: 512Gi, gpus: 8, gpu_model: H100}, max_size: 2}
+)");
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->classes[1].gpu.links, core::GpuLinks::kNvlinkRequired);
+}
+
 TEST(CheckCatalogText, GpuBindingIsHostOrVfio) {
   const CatalogCheck check = CheckCatalogText(R"(
 classes:

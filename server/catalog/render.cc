@@ -101,6 +101,10 @@ void Gpu(YAML::Emitter& out, const core::GpuRequirement& gpu) {
   }
   Key(out, "isolation");
   out << core::IsolationName(gpu.isolation);
+  if (gpu.links != core::GpuLinks::kAny) {
+    Key(out, "links");
+    out << core::GpuLinksName(gpu.links);
+  }
   out << YAML::EndMap;
 }
 

@@ -75,6 +75,10 @@ classes:
     pool_selector: {"example.com/tier": "", zone: "1"}
     credits_per_minute: 0.005
     default: true
+  - id: pair
+    display_name: Linked pair
+    resources: {cpu: 8, memory: 64Gi}
+    gpu: {count: 2, isolation: container, links: nvlink_preferred}
 pools:
   - id: cpu
     labels: {"example.com/tier": "", zone: "1"}
@@ -84,6 +88,7 @@ pools:
     scale_down: {unneeded: 1h30m, delay_after_add: 0s}
     max_node_provision_time: 90s
     warm_buffer: 3
+  - {id: h100, node: {cpu: 64, memory: 512Gi, gpus: 8, gpu_model: H100}, max_size: 2}
 driver_policy:
   - {kernel: "6.1.0-*-amd64", os_id: debian, driver_version: 550.54.15, driver_branch: "550",
      installer_repo: "localhost:5000/driver"}

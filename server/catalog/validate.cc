@@ -254,6 +254,12 @@ class CatalogValidator {
     if (gpu.count < 0) Error(path, "count", "must be >= 0");
     if (gpu.count > kMaxGpusPerClass)
       Error(path, "count", absl::StrCat("must be <= ", kMaxGpusPerClass));
+    if (gpu.links != core::GpuLinks::kAny && gpu.count < 2) {
+      // One GPU has no peer to be linked to; the setting would read as a
+      // promise placement cannot keep or break.
+      Error(path, "links",
+            absl::StrCat(core::GpuLinksName(gpu.links), " needs gpu.count >= 2, got ", gpu.count));
+    }
     const std::string models_path = FieldPath(path, "models");
     if (gpu.count == 0 && !gpu.models.empty()) {
       Error(models_path, "set on a class without GPUs (gpu.count is 0)");

@@ -1,3 +1,4 @@
+#include "server/cli/gpu_topology_text.h"
 #include "server/cli/inventory_commands.h"
 
 #include <algorithm>
@@ -126,6 +127,9 @@ void PrintNodeDetail(const v1::Node& node) {
                gpu.passthrough_safe() ? "safe" : "UNSAFE", OrDash(gpu.held_by_workspace())});
   }
   table.Print();
+  std::vector<std::string> topology = GpuLinkLines(info);
+  for (std::string& line : GpuMigLines(info)) topology.push_back(std::move(line));
+  if (!topology.empty()) std::cout << "\n" << Join(topology, "\n") << "\n";
   PrintUnhealthyGpus(info);
   // Unsafe GPUs: why, and what shares the group (the JSON output has every group).
   bool first = true;

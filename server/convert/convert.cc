@@ -60,6 +60,23 @@ v1::DriverInstall ToProto(core::DriverInstall face) {
   return v1::DRIVER_INSTALL_MANUAL;
 }
 
+v1::GpuLinks ToProto(core::GpuLinks links) {
+  switch (links) {
+    case core::GpuLinks::kAny: return v1::GPU_LINKS_ANY;
+    case core::GpuLinks::kNvlinkPreferred: return v1::GPU_LINKS_NVLINK_PREFERRED;
+    case core::GpuLinks::kNvlinkRequired: return v1::GPU_LINKS_NVLINK_REQUIRED;
+  }
+  return v1::GPU_LINKS_ANY;
+}
+
+core::GpuLinks FromProto(v1::GpuLinks links) {
+  switch (links) {
+    case v1::GPU_LINKS_NVLINK_PREFERRED: return core::GpuLinks::kNvlinkPreferred;
+    case v1::GPU_LINKS_NVLINK_REQUIRED: return core::GpuLinks::kNvlinkRequired;
+    default: return core::GpuLinks::kAny;
+  }
+}
+
 core::DriverInstall FromProto(v1::DriverInstall face) {
   switch (face) {
     case v1::DRIVER_INSTALL_NODE: return core::DriverInstall::kNode;
@@ -100,6 +117,7 @@ v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
   gpu->set_count(cls.gpu.count);
   for (const auto& model : cls.gpu.models) gpu->add_models(model);
   gpu->set_isolation(ToProto(cls.gpu.isolation));
+  gpu->set_links(ToProto(cls.gpu.links));
   for (const auto& device : cls.devices) ToProto(device, out.add_devices());
   for (const auto& [key, value] : cls.pool_selector) (*out.mutable_pool_selector())[key] = value;
   out.set_credits_per_minute_milli(cls.credits_per_minute_milli);
@@ -122,6 +140,7 @@ core::WorkspaceClass FromProto(const v1::WorkspaceClass& cls) {
   out.gpu.count = cls.gpu().count();
   out.gpu.models.assign(cls.gpu().models().begin(), cls.gpu().models().end());
   out.gpu.isolation = FromProto(cls.gpu().isolation());
+  out.gpu.links = FromProto(cls.gpu().links());
   for (const auto& device : cls.devices()) out.devices.push_back(FromProto(device));
   out.pool_selector.insert(cls.pool_selector().begin(), cls.pool_selector().end());
   out.credits_per_minute_milli = cls.credits_per_minute_milli();
@@ -336,6 +355,7 @@ void ToProto(const core::HandOff& hand_off, v1::Workspace* out) {
     assigned->set_pci_address(gpu.pci_address);
     assigned->set_model(gpu.model);
   }
+  if (hand_off.gpu_link) out->set_gpu_link(ToProto(*hand_off.gpu_link));
   auto* spec = out->mutable_device_spec();
   for (const auto& device : hand_off.extra_devices) ToProto(device, spec->add_extra_devices());
   if (hand_off.vfio) {

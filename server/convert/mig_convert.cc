@@ -5,41 +5,6 @@
 namespace wsched::convert {
 namespace {
 
-v1::GpuLinkKind ToProto(core::GpuLinkKind kind) {
-  switch (kind) {
-    case core::GpuLinkKind::kNvlink:
-      return v1::GPU_LINK_KIND_NVLINK;
-    case core::GpuLinkKind::kPix:
-      return v1::GPU_LINK_KIND_PIX;
-    case core::GpuLinkKind::kPxb:
-      return v1::GPU_LINK_KIND_PXB;
-    case core::GpuLinkKind::kPhb:
-      return v1::GPU_LINK_KIND_PHB;
-    case core::GpuLinkKind::kNode:
-      return v1::GPU_LINK_KIND_NODE;
-    case core::GpuLinkKind::kSys:
-      return v1::GPU_LINK_KIND_SYS;
-  }
-  return v1::GPU_LINK_KIND_SYS;
-}
-
-core::GpuLinkKind FromProto(v1::GpuLinkKind kind) {
-  switch (kind) {
-    case v1::GPU_LINK_KIND_NVLINK:
-      return core::GpuLinkKind::kNvlink;
-    case v1::GPU_LINK_KIND_PIX:
-      return core::GpuLinkKind::kPix;
-    case v1::GPU_LINK_KIND_PXB:
-      return core::GpuLinkKind::kPxb;
-    case v1::GPU_LINK_KIND_PHB:
-      return core::GpuLinkKind::kPhb;
-    case v1::GPU_LINK_KIND_NODE:
-      return core::GpuLinkKind::kNode;
-    default:
-      return core::GpuLinkKind::kSys;
-  }
-}
-
 v1::MigProfile ToProto(const core::MigProfile& profile) {
   v1::MigProfile out;
   out.set_name(profile.name);
@@ -86,6 +51,41 @@ core::MigInstance FromProto(const v1::MigInstance& slice) {
 }
 
 }  // namespace
+
+v1::GpuLinkKind ToProto(core::GpuLinkKind kind) {
+  switch (kind) {
+    case core::GpuLinkKind::kNvlink:
+      return v1::GPU_LINK_KIND_NVLINK;
+    case core::GpuLinkKind::kPix:
+      return v1::GPU_LINK_KIND_PIX;
+    case core::GpuLinkKind::kPxb:
+      return v1::GPU_LINK_KIND_PXB;
+    case core::GpuLinkKind::kPhb:
+      return v1::GPU_LINK_KIND_PHB;
+    case core::GpuLinkKind::kNode:
+      return v1::GPU_LINK_KIND_NODE;
+    case core::GpuLinkKind::kSys:
+      return v1::GPU_LINK_KIND_SYS;
+  }
+  return v1::GPU_LINK_KIND_SYS;
+}
+
+core::GpuLinkKind FromProto(v1::GpuLinkKind kind) {
+  switch (kind) {
+    case v1::GPU_LINK_KIND_NVLINK:
+      return core::GpuLinkKind::kNvlink;
+    case v1::GPU_LINK_KIND_PIX:
+      return core::GpuLinkKind::kPix;
+    case v1::GPU_LINK_KIND_PXB:
+      return core::GpuLinkKind::kPxb;
+    case v1::GPU_LINK_KIND_PHB:
+      return core::GpuLinkKind::kPhb;
+    case v1::GPU_LINK_KIND_NODE:
+      return core::GpuLinkKind::kNode;
+    default:
+      return core::GpuLinkKind::kSys;
+  }
+}
 
 v1::GpuMig ToProto(const core::GpuMig& mig) {
   v1::GpuMig out;

@@ -7,6 +7,8 @@
 
 namespace wsched::convert {
 
+v1::GpuLinkKind ToProto(core::GpuLinkKind kind);
+core::GpuLinkKind FromProto(v1::GpuLinkKind kind);
 v1::GpuMig ToProto(const core::GpuMig& mig);
 core::GpuMig FromProto(const v1::GpuMig& mig);
 v1::GpuLink ToProto(const core::GpuLink& link);

@@ -52,6 +52,9 @@ struct HandOff {
   std::optional<CdiHandOff> cdi;
   std::optional<VfioHandOff> vfio;
   std::vector<DeviceNode> extra_devices;  // The class's (fuse, tun, kvm).
+  // Two or more GPUs: the weakest link between any two as the node reports
+  // them; nullopt for fewer GPUs or unknown links.
+  std::optional<GpuLinkKind> gpu_link;
   friend bool operator==(const HandOff&, const HandOff&) = default;
 };
 

@@ -9,6 +9,22 @@ const char* IsolationName(Isolation isolation) {
   return isolation == Isolation::kVm ? "vm" : "container";
 }
 
+const char* GpuLinksName(GpuLinks links) {
+  switch (links) {
+    case GpuLinks::kAny: return "any";
+    case GpuLinks::kNvlinkPreferred: return "nvlink_preferred";
+    case GpuLinks::kNvlinkRequired: return "nvlink_required";
+  }
+  return "any";
+}
+
+std::optional<GpuLinks> ParseGpuLinks(absl::string_view name) {
+  for (GpuLinks links : {GpuLinks::kAny, GpuLinks::kNvlinkPreferred, GpuLinks::kNvlinkRequired}) {
+    if (name == GpuLinksName(links)) return links;
+  }
+  return std::nullopt;
+}
+
 const char* NodeStateName(NodeState state) {
   switch (state) {
     case NodeState::kProvisioning: return "provisioning";

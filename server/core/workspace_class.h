@@ -8,11 +8,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "server/core/idle_policy.h"
 
 namespace wsched::core {
 
 enum class Isolation { kContainer, kVm };
+
+// Whether a multi-GPU class needs its GPUs joined by NVLink
+// (docs/catalog.md "Linked GPUs").
+enum class GpuLinks {
+  kAny,               // Any GPUs of the node.
+  kNvlinkPreferred,   // An NVLink-connected set when a node has one free, else any.
+  kNvlinkRequired,    // Only an NVLink-connected set; waits otherwise.
+};
 
 // A device node made inside the workspace, e.g. /dev/fuse c 10:229.
 struct DeviceNode {
@@ -38,6 +47,7 @@ struct GpuRequirement {
   // Acceptable models, preferred first; empty = any.
   std::vector<std::string> models;
   Isolation isolation = Isolation::kContainer;
+  GpuLinks links = GpuLinks::kAny;
   friend bool operator==(const GpuRequirement&, const GpuRequirement&) = default;
 };
 
@@ -69,6 +79,9 @@ struct WorkspaceClass {
 };
 
 const char* IsolationName(Isolation isolation);
+// "any", "nvlink_preferred", "nvlink_required"; nullopt for another name.
+const char* GpuLinksName(GpuLinks links);
+std::optional<GpuLinks> ParseGpuLinks(absl::string_view name);
 
 }  // namespace wsched::core
 

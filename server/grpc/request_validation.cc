@@ -126,6 +126,8 @@ absl::Status CheckClass(const v1::WorkspaceClass& cls) {
   }
   WSCHED_CHECK(CheckEnum<v1::Isolation>(cls.gpu().isolation(), v1::Isolation_IsValid,
                                         "class.gpu.isolation"));
+  WSCHED_CHECK(
+      CheckEnum<v1::GpuLinks>(cls.gpu().links(), v1::GpuLinks_IsValid, "class.gpu.links"));
   WSCHED_CHECK(CheckDevices(cls.devices(), "class.devices",
                             static_cast<int>(catalog::kMaxListEntries)));
   if (cls.pool_selector_size() > static_cast<int>(catalog::kMaxListEntries)) {

@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/placement/cdi.h"
 #include "server/placement/device_nodes.h"
+#include "server/placement/nvlink_peers.h"
 #include "server/placement/vfio.h"
 
 namespace wsched::pipeline {
@@ -41,6 +42,7 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
     built.gpu_uuids.push_back(gpu->uuid);
     out->gpus.push_back({gpu->index, gpu->uuid, gpu->pci_address, gpu->model});
   }
+  out->gpu_link = placement::NvlinkPeers::Weakest(node.gpus, gpu_indices);
   if (cls.is_gpu() && cls.gpu.isolation == core::Isolation::kVm) {
     // Extra devices (e.g. /dev/kvm) are for the VMM's host side.
     if (absl::Status s = placement::CheckClassDevices(cls.devices); !s.ok()) return s;

@@ -17,10 +17,11 @@ struct Candidate {
   std::vector<int> gpus;
 };
 
-// The best node of one pool for the class, if any fits now.
+// The best node of one pool for the class, if any fits now; with
+// `linked_only`, only a node with a free NVLink-connected set.
 std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core::NodePool& pool,
                                     const Resources& request, const Snapshot& snapshot,
-                                    const AvoidNode* avoid) {
+                                    const AvoidNode* avoid, bool linked_only) {
   const CapacityIndex* index = snapshot.ReadyIndex(pool.id);
   if (index == nullptr) return std::nullopt;
   const GpuView view = ViewFor(cls, pool);
@@ -31,12 +32,41 @@ std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core:
     const SnapshotNode& node = snapshot.node(id);
     if (!Covers(node.free, request)) return false;
     if (avoid != nullptr && (*avoid)(node.info.name)) return false;
-    std::optional<std::vector<int>> gpus = ChooseGpus(node.FreeUnits(view), count);
-    if (!gpus) return false;  // Enough GPUs, but not in whole IOMMU groups.
+    const LinkRule links{&node.nvlinks, linked_only,
+                         cls.gpu.links == core::GpuLinks::kNvlinkPreferred};
+    std::optional<std::vector<int>> gpus = ChooseGpus(node.FreeUnits(view), count, links);
+    if (!gpus) return false;  // Enough GPUs, but not in whole IOMMU groups or not linked.
     found = Candidate{score, 0, &pool, id, std::move(*gpus)};
     return true;
   });
   return found;
+}
+
+// The best candidate of one tier. A class that prefers NVLink looks for a
+// linked set on every node of the tier before it settles for any set: a
+// link preference weighs more than packing, less than the model order the
+// tiers stand for.
+std::optional<Candidate> BestInTier(const core::WorkspaceClass& cls,
+                                    const std::vector<const core::NodePool*>& tier,
+                                    const Resources& request, const Snapshot& snapshot,
+                                    const AvoidNode* avoid) {
+  const bool required = cls.gpu.links == core::GpuLinks::kNvlinkRequired;
+  const bool preferred = cls.gpu.links == core::GpuLinks::kNvlinkPreferred;
+  for (bool linked_only : {required || preferred, required}) {
+    std::optional<Candidate> best;
+    for (size_t rank = 0; rank < tier.size(); ++rank) {
+      std::optional<Candidate> candidate =
+          BestInPool(cls, *tier[rank], request, snapshot, avoid, linked_only);
+      if (!candidate) continue;
+      candidate->pool_rank = rank;
+      if (!best || std::pair(candidate->score, candidate->pool_rank) <
+                       std::pair(best->score, best->pool_rank)) {
+        best = std::move(candidate);
+      }
+    }
+    if (best || linked_only == required) return best;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -50,17 +80,7 @@ Decision DecideWith(const core::WorkspaceClass& cls, const std::vector<core::Nod
 
   const Resources request = RequestOf(cls);
   for (const auto& tier : plan.tiers) {
-    std::optional<Candidate> best;
-    for (size_t rank = 0; rank < tier.size(); ++rank) {
-      std::optional<Candidate> candidate = BestInPool(cls, *tier[rank], request, snapshot, avoid);
-      if (!candidate) continue;
-      candidate->pool_rank = rank;
-      if (!best || std::pair(candidate->score, candidate->pool_rank) <
-                       std::pair(best->score, best->pool_rank)) {
-        best = std::move(candidate);
-      }
-    }
-    if (best) {
+    if (std::optional<Candidate> best = BestInTier(cls, tier, request, snapshot, avoid)) {
       return Placed{snapshot.node(best->node).info.name, best->pool->id, std::move(best->gpus),
                     request};
     }

@@ -72,6 +72,32 @@ class DecideTest : public ::testing::Test {
   int workspaces_ = 0;
 };
 
+// Node a has GPUs 0 and 2 free (their NVLink peers taken), node b a free
+// pair; a packs first (fewer free GPUs) unless the class asks for links.
+TEST_F(DecideTest, NvlinkClassesLookForALinkedSetOnEveryNode) {
+  core::NodeInfo a = FakeGpuNode("a", "gpu-h100", "h100", 4);
+  core::NodeInfo b = FakeGpuNode("b", "gpu-h100", "h100", 4);
+  for (core::NodeInfo* node : {&a, &b}) {
+    testing::LinkPair(*node, 0, 1);
+    testing::LinkPair(*node, 2, 3);
+    AddNode(*node);
+  }
+  ASSERT_TRUE(snapshot_.Hold("x1", "a", {1}, {}).ok());
+  ASSERT_TRUE(snapshot_.Hold("x3", "a", {3}, {}).ok());
+  ASSERT_TRUE(snapshot_.Hold("y", "b", {0}, {}).ok());
+
+  core::WorkspaceClass cls = GpuClass("pair", 2);
+  EXPECT_EQ(std::get<Placed>(Run(cls)).node, "a");
+  cls.gpu.links = core::GpuLinks::kNvlinkPreferred;
+  EXPECT_EQ(std::get<Placed>(Run(cls)), (Placed{"b", "gpu-h100", {2, 3}, RequestOf(cls)}));
+  cls.gpu.links = core::GpuLinks::kNvlinkRequired;
+  EXPECT_EQ(std::get<Placed>(Run(cls)).gpu_indices, (std::vector<int>{2, 3}));
+  ASSERT_TRUE(snapshot_.Hold("z", "b", {3}, {}).ok());
+  EXPECT_TRUE(std::holds_alternative<NotNow>(Run(cls))) << "no node has a free pair";
+  cls.gpu.links = core::GpuLinks::kNvlinkPreferred;
+  EXPECT_EQ(std::get<Placed>(Run(cls)).node, "a") << "preferred settles for any set";
+}
+
 TEST_F(DecideTest, DensityEqualsGpusPerNodeOverGpusPerWorkspace) {
   AddGpuNode("g1");
   EXPECT_EQ(Fill(GpuClass("gpu-1", 1)), 8);

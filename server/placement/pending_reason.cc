@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "server/core/vfio_binding.h"
 #include "server/placement/filters.h"
+#include "server/placement/gpu_allocator.h"
 #include "server/placement/resources.h"
 
 namespace wsched::placement {
@@ -40,6 +41,7 @@ int Nearness(PendingCode code) {
     case PendingCode::kScaleUpRequested: return 3;
     case PendingCode::kScaleUpNotYetRequested: return 4;
     case PendingCode::kPoolBackingOff: return 5;
+    case PendingCode::kGpusNotLinked: return 6;
     case PendingCode::kIommuUnsafe: return 6;
     case PendingCode::kGpusNotBound: return 7;
     case PendingCode::kGpusUnhealthy: return 8;
@@ -110,6 +112,7 @@ Supply NewNodeOf(const core::NodeShape& shape) {
 // node on each shelf that would hold it.
 enum Shelf : int {
   kFree,          // Ready nodes: holds it now.
+  kUnlinked,      // Ready nodes, counting GPUs no NVLink-connected set is made of.
   kUnsafe,        // Ready nodes, counting IOMMU-unsafe groups (VM classes).
   kUnbound,       // Ready nodes, counting GPUs not bound as the class needs.
   kUnhealthy,     // Ready nodes, counting unhealthy GPUs.
@@ -134,7 +137,10 @@ struct PoolSupply {
   int requested_left = 0, headroom_left = 0;  // Nodes not made yet.
 
   std::deque<Supply>& On(int shelf) {
-    return shelves[shelf == kUnsafe || shelf == kUnbound || shelf == kUnhealthy ? kFree : shelf];
+    return shelves[shelf == kUnlinked || shelf == kUnsafe || shelf == kUnbound ||
+                           shelf == kUnhealthy
+                       ? kFree
+                       : shelf];
   }
 };
 
@@ -155,12 +161,26 @@ void Shelve(PoolSupply& pool, const SnapshotNode& node) {
   }
 }
 
+// Whether the node's free GPUs hold a set whose every two share NVLink. It
+// looks at the node as the snapshot has it, not at what the simulation has
+// handed out of it: a node asked for (no node yet) is taken to have one.
+bool HasLinkedSet(const Supply& s, GpuView view, int need) {
+  if (s.node == nullptr) return true;
+  const LinkRule required{&s.node->nvlinks, /*require_linked=*/true};
+  return ChooseGpus(s.node->FreeUnits(view), need, required).has_value();
+}
+
 // Whether `s` on `shelf` would hold one workspace of the class. Each test
 // only turns false as capacity is handed out, so a class's walk over a
-// shelf never has to look back.
-bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, int need) {
+// shelf never has to look back. `linked`: the class requires NVLink.
+bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, int need,
+           bool linked) {
   if (!Covers(s.free, request)) return false;
   switch (shelf) {
+    case kFree:
+      return s.gpus[static_cast<int>(view)] >= need && (!linked || HasLinkedSet(s, view, need));
+    case kUnlinked:
+      return linked && s.gpus[static_cast<int>(view)] >= need && !HasLinkedSet(s, view, need);
     case kUnsafe:
       return view == GpuView::kVmSafe && s.gpus[static_cast<int>(GpuView::kVmAny)] >= need;
     case kUnbound: return s.gpus_any_binding[static_cast<int>(view)] >= need;
@@ -246,11 +266,12 @@ class QueueSimulation {
     const Resources request = RequestOf(cls);
     const GpuView view = ViewFor(cls, *pool.pool);
     const int need = cls.gpu.count;
+    const bool linked = cls.gpu.links == core::GpuLinks::kNvlinkRequired;
     std::deque<Supply>& list = pool.On(shelf);
     size_t& at = cursors_[CursorKey{&cls, pool.pool, shelf}];
     while (true) {
       for (; at < list.size(); ++at) {
-        if (Holds(shelf, list[at], request, view, need)) return &list[at];
+        if (Holds(shelf, list[at], request, view, need, linked)) return &list[at];
       }
       int* left = shelf == kRequested ? &pool.requested_left
                   : shelf == kHeadroom ? &pool.headroom_left
@@ -258,7 +279,9 @@ class QueueSimulation {
       if (left == nullptr || *left == 0) return nullptr;
       --*left;
       list.push_back(NewNodeOf(pool.pool->shape));
-      if (!Holds(shelf, list.back(), request, view, need)) return nullptr;  // Not on a new node either.
+      if (!Holds(shelf, list.back(), request, view, need, linked)) {
+        return nullptr;  // Not on a new node either.
+      }
     }
   }
 
@@ -301,6 +324,13 @@ bool QueueSimulation::Room(const core::WorkspaceClass& cls, PoolSupply& pool, Ca
                                   pool.pool->id, ", the workspaces ahead are served first")
                    : absl::StrCat("room exists on node ", r.node,
                                   "; placing it at the next pass of the queue");
+    return true;
+  }
+  if (Supply* s = First(cls, pool, kUnlinked)) {
+    AtNode(PendingCode::kGpusNotLinked, *s, c);
+    r.detail = absl::StrCat(Gpus(s->gpus[static_cast<int>(ViewFor(cls, *pool.pool))]),
+                            " free on node ", r.node, " but no NVLink-connected set of ",
+                            cls.gpu.count, " (the class has gpu.links: nvlink_required)");
     return true;
   }
   if (Supply* s = First(cls, pool, kUnsafe)) {
@@ -453,6 +483,7 @@ const char* PendingCodeName(PendingCode code) {
     case PendingCode::kScaleUpRequested: return "scale_up_requested";
     case PendingCode::kScaleUpNotYetRequested: return "scale_up_not_yet_requested";
     case PendingCode::kGpusNotBound: return "gpus_not_bound";
+    case PendingCode::kGpusNotLinked: return "gpus_not_linked";
   }
   return "unknown";
 }

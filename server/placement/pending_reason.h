@@ -73,6 +73,10 @@ enum class PendingCode {
   // is on vfio-pci (core/vfio_binding.h). Sits between kIommuUnsafe and
   // kGpusUnhealthy.
   kGpusNotBound,
+  // A node has the GPUs free, but no set of them whose every two share
+  // NVLink, which the class requires (gpu.links: nvlink_required). Sits
+  // between kQueued and kIommuUnsafe.
+  kGpusNotLinked,
 };
 
 // "org_gpu_quota", "queued", ... (stable: API enum and metrics labels).

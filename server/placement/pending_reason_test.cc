@@ -117,6 +117,28 @@ TEST_F(PendingReasonTest, IommuUnsafeForVmClass) {
   EXPECT_THAT(reason.detail, HasSubstr("allow_unsafe_iommu"));
 }
 
+// Four GPUs free, but the two NVLink pairs are each half taken.
+TEST_F(PendingReasonTest, GpusNotLinkedNamesTheNodeAndTheSetItLacks) {
+  cls_ = GpuClass("pair", 2);
+  cls_.gpu.links = core::GpuLinks::kNvlinkRequired;
+  pools_[0].max_size = 1;
+  core::NodeInfo node = FakeGpuNode("b1", "gpu-h100", "h100", 4);
+  testing::LinkPair(node, 0, 1);
+  testing::LinkPair(node, 2, 3);
+  node.cpu_millis = 64000;
+  AddNode(node);
+  ASSERT_TRUE(snapshot_.Hold("w0", "b1", {0}, {}).ok());
+  ASSERT_TRUE(snapshot_.Hold("w2", "b1", {2}, {}).ok());
+  // Free: 1 and 3 (not linked to each other).
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kGpusNotLinked);
+  EXPECT_EQ(reason.node, "b1");
+  EXPECT_EQ(reason.detail, "2 GPUs free on node b1 but no NVLink-connected set of 2 (the class "
+                           "has gpu.links: nvlink_required)");
+  ASSERT_TRUE(snapshot_.Release("w2").has_value());
+  EXPECT_EQ(Explain().code, PendingCode::kQueued) << "2-3 is a free pair again";
+}
+
 // A VM needs the whole group on vfio-pci: the reason names the member that
 // is not and its driver.
 TEST_F(PendingReasonTest, GpusNotBoundForVmClassNameTheMemberAndItsDriver) {
@@ -367,6 +389,7 @@ TEST_F(QueueReasonTest, AShortDimensionIsNotRoom) {
 
 TEST_F(PendingReasonTest, CodeNamesAreStable) {
   EXPECT_STREQ(PendingCodeName(PendingCode::kPoolAtMaxSize), "pool_at_max_size");
+  EXPECT_STREQ(PendingCodeName(PendingCode::kGpusNotLinked), "gpus_not_linked");
   EXPECT_STREQ(PendingCodeName(PendingCode::kScaleUpNotYetRequested),
                "scale_up_not_yet_requested");
 }

@@ -33,7 +33,9 @@ const std::vector<core::NodePool>& Pools() {
   return *pools;
 }
 
-std::unique_ptr<Snapshot> BuildSnapshot(int nodes) {
+// `linked`: every GPU node reports NVLink pairs 0-1, 2-3, ... (SYS between
+// pairs), so every GPU decision weighs links (docs/placement.md "Linked GPUs").
+std::unique_ptr<Snapshot> BuildSnapshot(int nodes, bool linked) {
   auto snapshot = std::make_unique<Snapshot>();
   std::mt19937 rng(42);
   int workspace = 0;
@@ -54,8 +56,9 @@ std::unique_ptr<Snapshot> BuildSnapshot(int nodes) {
     const char* pool = slot < 7 ? "gpu-h100" : slot < 9 ? "gpu-a100" : "gpu-l4";
     const char* model = slot < 7 ? "h100" : slot < 9 ? "a100" : "l4";
     const int gpus = slot < 9 ? 8 : 4;
-    (void)snapshot->UpsertNode(FakeGpuNode(name, pool, model, gpus), core::NodeState::kReady,
-                               core::DriverState::kReady);
+    core::NodeInfo info = FakeGpuNode(name, pool, model, gpus);
+    for (int g = 0; linked && g + 1 < gpus; g += 2) testing::LinkPair(info, g, g + 1);
+    (void)snapshot->UpsertNode(info, core::NodeState::kReady, core::DriverState::kReady);
     // Every node partly used: 1 .. all GPUs held by 1-GPU workspaces.
     int held = std::uniform_int_distribution<int>(1, gpus)(rng);
     for (int g = 0; g < held; ++g) {
@@ -67,15 +70,15 @@ std::unique_ptr<Snapshot> BuildSnapshot(int nodes) {
 }
 
 // Built once per size and shared by the benchmarks.
-Snapshot& SnapshotOf(int nodes) {
-  static auto* cache = new std::map<int, std::unique_ptr<Snapshot>>();
-  auto& slot = (*cache)[nodes];
-  if (!slot) slot = BuildSnapshot(nodes);
+Snapshot& SnapshotOf(int nodes, bool linked = false) {
+  static auto* cache = new std::map<std::pair<int, bool>, std::unique_ptr<Snapshot>>();
+  auto& slot = (*cache)[{nodes, linked}];
+  if (!slot) slot = BuildSnapshot(nodes, linked);
   return *slot;
 }
 
-void RunDecide(benchmark::State& state, const core::WorkspaceClass& cls) {
-  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
+void RunDecide(benchmark::State& state, const core::WorkspaceClass& cls, bool linked = false) {
+  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)), linked);
   for (auto _ : state) {
     Decision decision = Decide(cls, Pools(), snapshot);
     benchmark::DoNotOptimize(decision);
@@ -90,6 +93,23 @@ void BM_DecideGpu4(benchmark::State& state) {
   RunDecide(state, GpuClass("gpu-4", 4, {"h100", "a100"}));
 }
 void BM_DecideCpu(benchmark::State& state) { RunDecide(state, CpuClass("standard")); }
+// The same fleet with NVLink pairs reported: each GPU choice weighs links.
+void BM_DecideGpu1Linked(benchmark::State& state) {
+  RunDecide(state, GpuClass("gpu-1", 1, {"h100", "a100"}), /*linked=*/true);
+}
+void BM_DecideGpu4Linked(benchmark::State& state) {
+  RunDecide(state, GpuClass("gpu-4", 4, {"h100", "a100"}), /*linked=*/true);
+}
+// A pair that must share NVLink: nodes with two free GPUs but no free pair
+// are passed over.
+void BM_DecideGpu2NvlinkRequired(benchmark::State& state) {
+  core::WorkspaceClass cls = GpuClass("gpu-2", 2, {"h100", "a100"});
+  cls.gpu.links = core::GpuLinks::kNvlinkRequired;
+  RunDecide(state, cls, /*linked=*/true);
+}
+void BM_DecideGpu2(benchmark::State& state) {
+  RunDecide(state, GpuClass("gpu-2", 2, {"h100", "a100"}), /*linked=*/true);
+}
 // Nothing has 8 free GPUs: the "not now" path with its reasons.
 void BM_DecideGpu8NotNow(benchmark::State& state) {
   RunDecide(state, GpuClass("gpu-8", 8, {"l4", "h100"}));
@@ -170,6 +190,10 @@ void BM_ExplainPendingGpu8(benchmark::State& state) {
 BENCHMARK(BM_DecideGpu1)->SIZES;
 BENCHMARK(BM_DecideGpu4)->SIZES;
 BENCHMARK(BM_DecideCpu)->SIZES;
+BENCHMARK(BM_DecideGpu1Linked)->SIZES;
+BENCHMARK(BM_DecideGpu4Linked)->SIZES;
+BENCHMARK(BM_DecideGpu2)->SIZES;
+BENCHMARK(BM_DecideGpu2NvlinkRequired)->SIZES;
 BENCHMARK(BM_DecideGpu8NotNow)->SIZES;
 BENCHMARK(BM_HoldRelease)->SIZES;
 BENCHMARK(BM_DecideHoldRelease)->SIZES;

@@ -42,6 +42,21 @@ struct GpuSetScore {
   friend auto operator<=>(const GpuSetScore&, const GpuSetScore&) = default;
 };
 
+// The same on a node whose NVLink peers are known (placement/nvlink_peers.h):
+// a set whose every two GPUs share NVLink first when the class asks for one
+// (unlinked is 0 otherwise); then NUMA span; then how many NVLink pairs
+// between a chosen GPU and a free one left behind it breaks, so that free
+// pairs stay whole for the classes that need them; then best fit; then
+// lowest indices.
+struct LinkedSetScore {
+  int unlinked = 0;
+  int numa_nodes_spanned = 0;
+  int broken_pairs = 0;
+  int numa_leftover = 0;
+  std::vector<int> indices;  // Sorted.
+  friend auto operator<=>(const LinkedSetScore&, const LinkedSetScore&) = default;
+};
+
 }  // namespace wsched::placement
 
 #endif  // WSCHED_SERVER_PLACEMENT_SCORERS_H_

@@ -164,6 +164,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
   node.install_failure = install_failure;
   NodeIommu iommu = AnalyzeIommu(info);
   node.iommu_units = std::move(iommu.units);
+  node.nvlinks = NvlinkPeers::Of(info.gpus);
   node.gpus.resize(info.gpus.size());
   for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
     node.gpus[pos].passthrough_safe = iommu.gpus[pos].safe;

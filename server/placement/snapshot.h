@@ -35,6 +35,7 @@
 #include "server/placement/capacity_index.h"
 #include "server/placement/gpu_allocator.h"
 #include "server/placement/iommu_units.h"
+#include "server/placement/nvlink_peers.h"
 #include "server/placement/resources.h"
 
 namespace wsched::placement {
@@ -66,6 +67,7 @@ struct SnapshotNode {
   Resources free;  // Allocatable minus held; negative when overcommitted.
   std::vector<SnapshotGpu> gpus;  // Parallel to info.gpus.
   std::vector<IommuUnit> iommu_units;
+  NvlinkPeers nvlinks;       // From info.gpus' links, when the node was added.
   bool schedulable = false;  // Takes new workspaces (see NodeAcceptsWork).
   GpuCounts free_gpus{};     // Per GpuView; what the index was fed.
 

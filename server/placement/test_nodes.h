@@ -2,6 +2,7 @@
 #ifndef WSCHED_SERVER_PLACEMENT_TEST_NODES_H_
 #define WSCHED_SERVER_PLACEMENT_TEST_NODES_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,6 +56,25 @@ inline core::NodeInfo FakeGpuNode(const std::string& name, const std::string& po
       {"/dev/nvidia-modeset", 'c', 195, 254, "rwm"},
   };
   return node;
+}
+
+// Joins GPUs `a` and `b` of `node` by NVLink (both report it) and every
+// other pair through the host (SYS), as `nvidia-smi topo -m` would show a
+// PCIe node with NVLink bridges.
+inline void LinkPair(core::NodeInfo& node, int a, int b, int nvlinks = 4) {
+  for (core::Gpu& gpu : node.gpus) {
+    for (core::Gpu& peer : node.gpus) {
+      if (peer.index == gpu.index) continue;
+      auto it = std::find_if(gpu.links.begin(), gpu.links.end(),
+                             [&](const core::GpuLink& l) { return l.peer == peer.index; });
+      if (it == gpu.links.end()) {
+        gpu.links.push_back({peer.index, core::GpuLinkKind::kSys, 0});
+        it = gpu.links.end() - 1;
+      }
+      bool pair = (gpu.index == a && peer.index == b) || (gpu.index == b && peer.index == a);
+      if (pair) *it = {peer.index, core::GpuLinkKind::kNvlink, nvlinks};
+    }
+  }
 }
 
 // Reports the drivers of every GPU and group member of `node` as its agent

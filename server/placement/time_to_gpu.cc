@@ -92,6 +92,8 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
       return None("the free GPUs are unhealthy");
     case PendingCode::kGpusNotBound:
       return None("the free GPUs are not bound as the class needs");
+    case PendingCode::kGpusNotLinked:
+      return None("no free GPUs share NVLink as the class needs");
     case PendingCode::kDriverInstallFailed:
       return None("the driver install failed; an operator must act");
     case PendingCode::kPoolAtMaxSize:

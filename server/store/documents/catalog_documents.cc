@@ -134,7 +134,8 @@ std::string EncodeClass(const core::WorkspaceClass& cls) {
       {"gpu",
        {{"count", cls.gpu.count},
         {"models", cls.gpu.models},
-        {"isolation", NameOf(IsolationNames(), static_cast<int>(cls.gpu.isolation), 1)}}},
+        {"isolation", NameOf(IsolationNames(), static_cast<int>(cls.gpu.isolation), 1)},
+        {"links", NameOf(GpuLinksNames(), static_cast<int>(cls.gpu.links), 1)}}},
       {"devices", DeviceNodesJson(cls.devices)},
       {"pool_selector", cls.pool_selector},
       {"credits_per_minute_milli", cls.credits_per_minute_milli},
@@ -163,6 +164,7 @@ absl::StatusOr<core::WorkspaceClass> DecodeClass(absl::string_view json, const O
     cls.gpu.count = g->Int("count");
     cls.gpu.models = g->Strings("models");
     cls.gpu.isolation = static_cast<core::Isolation>(g->Enum("isolation", IsolationNames()));
+    cls.gpu.links = static_cast<core::GpuLinks>(g->Enum("links", GpuLinksNames()));
   }
   cls.devices = ReadDeviceNodes(c, "devices");
   cls.pool_selector = c.StringMap("pool_selector");

@@ -21,6 +21,15 @@ inline const EnumNames& IsolationNames() {
   return names;
 }
 
+inline const EnumNames& GpuLinksNames() {
+  static const EnumNames names = {
+      {"GPU_LINKS_UNSPECIFIED", static_cast<int>(core::GpuLinks::kAny)},
+      {"GPU_LINKS_ANY", static_cast<int>(core::GpuLinks::kAny)},
+      {"GPU_LINKS_NVLINK_PREFERRED", static_cast<int>(core::GpuLinks::kNvlinkPreferred)},
+      {"GPU_LINKS_NVLINK_REQUIRED", static_cast<int>(core::GpuLinks::kNvlinkRequired)}};
+  return names;
+}
+
 inline const EnumNames& CdiModeNames() {
   static const EnumNames names = {{"CDI_MODE_UNSPECIFIED", static_cast<int>(core::CdiMode::kInline)},
                                   {"CDI_MODE_WSCHED", static_cast<int>(core::CdiMode::kWsched)},

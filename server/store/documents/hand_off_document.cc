@@ -56,7 +56,9 @@ std::string EncodeHandOff(const core::HandOff& hand_off) {
                     {"device_paths", hand_off.vfio->device_paths},
                     {"cloud_hypervisor_args", hand_off.vfio->cloud_hypervisor_args}};
   }
-  return nlohmann::json{{"gpus", gpus}, {"device_spec", spec}}.dump();
+  nlohmann::json j = {{"gpus", gpus}, {"device_spec", spec}};
+  if (hand_off.gpu_link) j["gpu_link"] = core::GpuLinkKindName(*hand_off.gpu_link);
+  return j.dump();
 }
 
 absl::StatusOr<core::HandOff> DecodeHandOff(absl::string_view json, const Origin& origin) {
@@ -67,6 +69,11 @@ absl::StatusOr<core::HandOff> DecodeHandOff(absl::string_view json, const Origin
   core::HandOff hand_off;
   for (Fields& g : h.Objects("gpus")) {
     hand_off.gpus.push_back({g.Int("index"), g.String("uuid"), g.String("pci_address"), g.String("model")});
+  }
+  if (h.Has("gpu_link")) {
+    const std::string link = h.String("gpu_link");
+    hand_off.gpu_link = core::ParseGpuLinkKind(link);
+    if (!hand_off.gpu_link) decoding.Fail(h.PathOf("gpu_link"), "is not a link kind: " + link);
   }
   if (std::optional<Fields> spec = h.Object("device_spec")) {
     if (std::optional<Fields> c = spec->Object("cdi")) hand_off.cdi = ReadCdi(*c);
