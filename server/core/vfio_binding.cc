@@ -32,6 +32,12 @@ std::optional<std::string> VmBindingProblem(const Gpu& gpu) {
 }
 
 std::optional<std::string> ContainerBindingProblem(const Gpu& gpu) {
+  if (gpu.mig && gpu.mig->enabled) {
+    // CUDA in a container given the whole GPU finds no device while MIG
+    // mode is on: only its slices can be used.
+    return absl::StrCat("GPU ", gpu.pci_address,
+                        " is in MIG mode: a container can use its slices, not the whole GPU");
+  }
   if (gpu.driver != kVfioPciDriver) return std::nullopt;
   return absl::StrCat("GPU ", gpu.pci_address, " is bound to ", kVfioPciDriver,
                       ", which a container cannot use");

@@ -27,8 +27,9 @@ inline constexpr char kVfioPciDriver[] = "vfio-pci";
 // vfio-pci". nullopt when the whole group is bound, or nothing is reported.
 std::optional<std::string> VmBindingProblem(const Gpu& gpu);
 
-// Why the GPU cannot go to a container: it is bound to vfio-pci. nullopt
-// otherwise (members do not matter: a container takes the GPU alone).
+// Why the GPU cannot go to a container as a whole GPU: it is in MIG mode
+// (its agent says so), or it is bound to vfio-pci. nullopt otherwise
+// (members do not matter: a container takes the GPU alone).
 std::optional<std::string> ContainerBindingProblem(const Gpu& gpu);
 
 // The problem for what the pool's GPUs serve: VmBindingProblem for a vfio

@@ -58,6 +58,17 @@ TEST(ContainerBindingProblem, OnlyAGpuOnVfioPciIsRefused) {
                                    "cannot use")));
 }
 
+TEST(ContainerBindingProblem, AGpuInMigModeIsNotHandedOutWhole) {
+  Gpu gpu = ReportedGpu("nvidia", "snd_hda_intel");
+  gpu.mig = GpuMig{.enabled = false, .pending_enabled = true};
+  EXPECT_EQ(ContainerBindingProblem(gpu), std::nullopt) << "whole until the GPU is reset";
+  gpu.mig->enabled = true;
+  gpu.driver.reset();  // Judged even when drivers are not reported.
+  EXPECT_THAT(ContainerBindingProblem(gpu),
+              Optional(std::string("GPU 0000:3b:00.0 is in MIG mode: a container can use its "
+                                   "slices, not the whole GPU")));
+}
+
 TEST(PoolBindingProblem, FollowsWhatThePoolServes) {
   Gpu on_nvidia = ReportedGpu("nvidia", "snd_hda_intel");
   EXPECT_EQ(PoolBindingProblem(on_nvidia, GpuBinding::kHost), std::nullopt);
