@@ -1,6 +1,7 @@
 #include "server/placement/mig_packing.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <deque>
 #include <tuple>
@@ -100,6 +101,53 @@ std::optional<StartChoice> BestStartAmong(const core::MigProfile& profile, SlotM
   return best;
 }
 
+// What placing one slice costs a GPU, as ChooseSlice ranks it.
+struct SliceCost {
+  int start = -1;  // BestStart's.
+  SlotMask footprint = 0;
+  int more_stranded = 0;    // Stranded slots after, less before.
+  int weight_lost = 0;      // Size-weighted free placements before, less after.
+  int free_slots_left = 0;  // After.
+};
+
+// The cost of a slice of one profile on GPUs of one table. It depends only
+// on the occupancy, and there are 256 of those: each is worked out once, so
+// that choosing among 10,000 GPUs costs little more than looking at them.
+class SliceCosts {
+ public:
+  SliceCosts(const std::vector<core::MigProfile>& table, absl::string_view want)
+      : table_(&table), want_(core::FindProfile(table, want)), placements_(PlacementsOf(table)) {}
+
+  const std::vector<core::MigProfile>* table() const { return table_; }
+  // The wanted profile in this table; nullptr when it has none.
+  const core::MigProfile* want() const { return want_; }
+
+  // nullopt when no legal start is free (or the table lacks the profile).
+  const std::optional<SliceCost>& At(SlotMask used) {
+    if (!known_[used]) {
+      costs_[used] = WorkOut(used);
+      known_[used] = true;
+    }
+    return costs_[used];
+  }
+
+ private:
+  std::optional<SliceCost> WorkOut(SlotMask used) const {
+    if (want_ == nullptr) return std::nullopt;
+    std::optional<StartChoice> choice = BestStartAmong(*want_, used, placements_);
+    if (!choice) return std::nullopt;
+    const Room before = RoomLeft(used, placements_);
+    return SliceCost{choice->start, choice->footprint, choice->room.stranded - before.stranded,
+                     before.weight - choice->room.weight, FreeSlotCount(used | choice->footprint)};
+  }
+
+  const std::vector<core::MigProfile>* table_;
+  const core::MigProfile* want_;
+  std::vector<Placement> placements_;
+  std::array<bool, kAllSlots + 1> known_{};
+  std::array<std::optional<SliceCost>, kAllSlots + 1> costs_;
+};
+
 }  // namespace
 
 SlotMask SlotsTaken(int compute_slices, int start, int size) {
@@ -141,15 +189,14 @@ std::optional<int> BestStart(const core::MigProfile& profile, SlotMask used,
 
 std::optional<SlicePick> ChooseSlice(const std::vector<GpuSlots>& gpus,
                                      const core::MigProfile& want) {
-  // GPUs of one model share a table; work its placements out once. A deque
-  // keeps the references it hands out valid as it grows.
-  std::deque<std::pair<const std::vector<core::MigProfile>*, std::vector<Placement>>> tables;
-  auto placements_of =
-      [&tables](const std::vector<core::MigProfile>* profiles) -> const std::vector<Placement>& {
-    for (const auto& [table, placements] : tables) {
-      if (table == profiles) return placements;
+  // GPUs of one model share a table (a deque keeps the references valid as it
+  // grows).
+  std::deque<SliceCosts> tables;
+  auto costs_of = [&tables, &want](const std::vector<core::MigProfile>* table) -> SliceCosts& {
+    for (SliceCosts& costs : tables) {
+      if (costs.table() == table) return costs;
     }
-    return tables.emplace_back(profiles, PlacementsOf(*profiles)).second;
+    return tables.emplace_back(*table, want.name);
   };
 
   std::optional<SlicePick> best;
@@ -157,18 +204,16 @@ std::optional<SlicePick> ChooseSlice(const std::vector<GpuSlots>& gpus,
   for (size_t i = 0; i < gpus.size(); ++i) {
     const GpuSlots& gpu = gpus[i];
     if (gpu.profiles == nullptr || gpu.profiles->empty()) continue;
-    const core::MigProfile* profile = core::FindProfile(*gpu.profiles, want.name);
+    SliceCosts& costs = costs_of(gpu.profiles);
+    const core::MigProfile* profile = costs.want();
     if (profile == nullptr) continue;
     if (gpu.media_extensions_taken && UsesAllMediaEngines(profile->name)) continue;
-    const std::vector<Placement>& placements = placements_of(gpu.profiles);
-    std::optional<StartChoice> choice = BestStartAmong(*profile, gpu.used, placements);
-    if (!choice) continue;
-    const Room before = RoomLeft(gpu.used, placements);
-    const auto key = std::make_tuple(gpu.used == 0 ? 1 : 0, choice->room.stranded - before.stranded,
-                                     before.weight - choice->room.weight,
-                                     FreeSlotCount(gpu.used | choice->footprint), gpu.gpu, i);
+    const std::optional<SliceCost>& cost = costs.At(gpu.used);
+    if (!cost) continue;
+    const auto key = std::make_tuple(gpu.used == 0 ? 1 : 0, cost->more_stranded, cost->weight_lost,
+                                     cost->free_slots_left, gpu.gpu, i);
     if (!best || key < best_key) {
-      best = SlicePick{gpu.gpu, i, choice->start, profile, choice->footprint};
+      best = SlicePick{gpu.gpu, i, cost->start, profile, cost->footprint};
       best_key = key;
     }
   }
