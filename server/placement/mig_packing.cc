@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cstdint>
 #include <deque>
 #include <tuple>
 #include <utility>
@@ -15,11 +16,12 @@
 namespace wsched::placement {
 namespace {
 
-// Slots [start, start + size), clipped to 0..7.
+// Slots [start, start + size), clipped to 0..7 (a report may hold anything).
 SlotMask SlotRange(int start, int size) {
+  if (size <= 0 || start >= core::kMigMemorySlots) return 0;
+  const int64_t end = std::min<int64_t>(int64_t{start} + size, core::kMigMemorySlots);
   SlotMask mask = 0;
-  const int end = std::min(start + std::max(size, 0), core::kMigMemorySlots);
-  for (int slot = std::max(start, 0); slot < end; ++slot) mask |= SlotMask(1u << slot);
+  for (int64_t slot = std::max(start, 0); slot < end; ++slot) mask |= SlotMask(1u << slot);
   return mask;
 }
 
@@ -37,7 +39,9 @@ struct Placement {
   SlotMask memory = 0;     // The slots it puts to use.
 };
 
-int RankOf(int compute_slices, int size) { return compute_slices * 16 + size; }
+int RankOf(int compute_slices, int size) {
+  return std::clamp(compute_slices, 0, core::kMigComputeSlices) * 16 + size;
+}
 
 // Every legal placement of `profiles`, once: profiles that differ only in
 // what the name says (1g.18gb and 1g.18gb+me) would otherwise count twice.
@@ -160,7 +164,7 @@ SlotMask SlotsTaken(int compute_slices, int start, int size) {
 }
 
 SlotMask Footprint(const core::MigProfile& profile, int start) {
-  if (profile.size < 1 || start < 0 || start + profile.size > core::kMigMemorySlots) return 0;
+  if (profile.size < 1 || start < 0 || start > core::kMigMemorySlots - profile.size) return 0;
   return SlotsTaken(profile.compute_slices, start, profile.size);
 }
 

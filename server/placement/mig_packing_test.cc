@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <initializer_list>
 #include <iostream>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -74,9 +75,16 @@ TEST(Footprint, PlacementsOutsideTheSlotsTakeNothing) {
   EXPECT_EQ(Footprint(odd, 0), 0);
   odd.size = 9;
   EXPECT_EQ(Footprint(odd, 0), 0);
+  EXPECT_EQ(Footprint(odd, std::numeric_limits<int>::max()), 0);
+  odd.size = std::numeric_limits<int>::max();
+  EXPECT_EQ(Footprint(odd, 1), 0);
   // An instance as reported keeps what lies inside the slots.
   EXPECT_EQ(SlotsTaken(1, 6, 4), Slots({6, 7}));
   EXPECT_EQ(SlotsTaken(1, -2, 3), Slots({0}));
+  EXPECT_EQ(SlotsTaken(1, std::numeric_limits<int>::max(), std::numeric_limits<int>::max()), 0);
+  EXPECT_EQ(SlotsTaken(1, 5, std::numeric_limits<int>::max()), Slots({5, 6, 7}));
+  EXPECT_EQ(SlotsTaken(1, std::numeric_limits<int>::min(), 3), 0);
+  EXPECT_EQ(SlotsTaken(1, 2, -1), 0);
 }
 
 TEST(FirstFitStart, LowestFreeLegalStart) {
