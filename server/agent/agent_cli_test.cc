@@ -1,5 +1,7 @@
 // Runs the real wsched-agent binary, as an operator would.
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -14,10 +16,11 @@ using ::testing::HasSubstr;
 using testing::Tree;
 
 // Its stdout; a failed run is an error naming its exit and with its stderr.
-absl::StatusOr<std::string> RunAgent(std::vector<std::string> flags) {
+absl::StatusOr<std::string> RunAgent(std::vector<std::string> flags,
+                                     std::vector<std::pair<std::string, std::string>> env = {}) {
   flags.insert(flags.begin(), WSCHED_AGENT_BINARY);
   absl::StatusOr<process::Result> run =
-      process::RunCommand({.argv = flags, .timeout = absl::Seconds(30)});
+      process::RunCommand({.argv = flags, .env = std::move(env), .timeout = absl::Seconds(30)});
   if (!run.ok()) return run.status();
   if (run->timed_out) return absl::DeadlineExceededError("wsched-agent did not finish");
   if (!run->succeeded()) {
@@ -53,6 +56,42 @@ TEST(AgentCliTest, OncePrintUsesNvidiaSmiAndShowsUnsafeGroup) {
   EXPECT_EQ(node["gpus"][0]["passthrough_safe"], false);
   EXPECT_THAT(node["gpus"][0]["passthrough_unsafe_reason"].get<std::string>(),
               HasSubstr("0000:00:14.0"));
+}
+
+TEST(AgentCliTest, OncePrintShowsMigSlicesAndLinks) {
+  absl::StatusOr<std::string> out =
+      RunAgent({"--once", "--print", "--root=" + Tree("h200-mig"),
+                "--nvidia_smi=" + testing::FakeNvidiaSmi()},
+               {{"FAKE_NVIDIA_SMI_DIR", Tree("nvidia-smi/h200-mig")}});
+  ASSERT_TRUE(out.ok()) << out.status();
+  nlohmann::json node = nlohmann::json::parse(*out);
+  ASSERT_EQ(node["gpus"].size(), 4u);
+  const nlohmann::json& mig = node["gpus"][0]["mig"];
+  EXPECT_EQ(mig["enabled"], true);
+  EXPECT_EQ(mig["profiles"].size(), 7u);
+  ASSERT_EQ(mig["instances"].size(), 4u);
+  EXPECT_EQ(mig["instances"][0]["profile"], "3g.71gb");
+  EXPECT_EQ(mig["instances"][0]["usable"], true);
+  EXPECT_EQ(mig["instances"][0]["gi_access"]["path"], "/dev/nvidia-caps/nvidia-cap21");
+  EXPECT_EQ(node["gpus"][1]["mig"]["pending_enabled"], true);
+  EXPECT_EQ(node["gpus"][3]["mig"]["instances"][0]["usable"], false);
+  EXPECT_EQ(node["gpus"][2]["links"][0],
+            (nlohmann::json{{"peer", 0}, {"kind", "nvlink"}, {"nvlinks", 18}}));
+}
+
+TEST(AgentCliTest, OncePrintWithAFailingMigCommandStillPrints) {
+  absl::StatusOr<process::Result> run = process::RunCommand(
+      {.argv = {WSCHED_AGENT_BINARY, "--once", "--print", "--root=" + Tree("h200-mig"),
+                "--nvidia_smi=" + testing::FakeNvidiaSmi()},
+       .env = {{"FAKE_NVIDIA_SMI_DIR", Tree("nvidia-smi/h200-mig")},
+               {"FAKE_NVIDIA_SMI_FAIL", "topo -m"}},
+       .timeout = absl::Seconds(30)});
+  ASSERT_TRUE(run.ok()) << run.status();
+  ASSERT_TRUE(run->succeeded()) << run->err.text;
+  EXPECT_THAT(run->err.text, HasSubstr("GPU links: "));
+  nlohmann::json node = nlohmann::json::parse(run->out.text);
+  EXPECT_EQ(node["gpus"][0]["links"], nlohmann::json::array());
+  EXPECT_EQ(node["gpus"][0]["mig"]["instances"].size(), 4u);
 }
 
 TEST(AgentCliTest, WithoutServerOrPrintItRefusesToRun) {

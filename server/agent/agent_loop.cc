@@ -8,6 +8,7 @@
 #include "server/agent/agent_log.h"
 #include "server/process/process_runner.h"
 #include "server/agent/discovery_report.h"
+#include "server/agent/nvidia_proc.h"
 #include "server/agent/rooted_fs.h"
 #include "server/core/vfio_binding.h"
 
@@ -49,6 +50,7 @@ Agent::Agent(AgentOptions options, InventoryClient& client, const StopSignal& st
       stop_(stop),
       interval_(options_.heartbeat_interval),
       sampler_(options_.nvidia_smi),
+      layout_reader_(options_.nvidia_smi),
       xids_(options_.xid_hold),
       driver_backoff_(options_.driver_install.initial_backoff, options_.driver_install.max_backoff) {
   DriverRunnerOptions install = options_.driver_install;
@@ -83,6 +85,22 @@ bool Agent::SampleNvidiaSmiOnce() {
     reported_missing_nvidia_smi_ = true;
   }
   return true;  // Nothing to judge by: XIDs alone decide.
+}
+
+void Agent::ReadLayout() {
+  NvidiaLayout fresh;
+  // Without a driver, or while nvidia-smi fails, the MIG commands would only
+  // fail (or hang) too; known MIG modes are kept meanwhile.
+  absl::StatusOr<std::string> driver = ReadDriverVersion(RootedFs(options_.discovery.root));
+  if (!fresh_sample_.empty() && driver.ok() && !driver->empty()) fresh = layout_reader_.Read();
+  std::vector<std::string> problems = fresh.problems;
+  layout_ = KeepKnownMigModes(layout_, std::move(fresh));
+  if (problems != layout_problems_) {
+    Log(problems.empty() ? "nvidia-smi: MIG layout and GPU links read"
+                         : absl::StrCat("nvidia-smi: ", absl::StrJoin(problems, "; "),
+                                        "; those parts are reported empty"));
+    layout_problems_ = std::move(problems);
+  }
 }
 
 void Agent::ReadXids() {
@@ -167,10 +185,12 @@ void Agent::JudgeVfio(const core::NodeInfo& node) {
 
 absl::StatusOr<core::NodeInfo> Agent::Discover() {
   const bool sampled = SampleNvidiaSmiOnce();
+  ReadLayout();
   ReadXids();
   BindVfio();
   DiscoveryOptions discovery = options_.discovery;
   discovery.nvidia_smi = last_good_sample_;
+  discovery.nvidia_layout = layout_;
   absl::StatusOr<core::NodeInfo> node = DiscoverNode(discovery);
   if (!node.ok()) {
     return absl::Status(node.status().code(),

@@ -22,6 +22,7 @@
 #include "server/agent/gpu_health_rules.h"
 #include "server/agent/inventory_client.h"
 #include "server/agent/node_cdi.h"
+#include "server/agent/nvidia_layout.h"
 #include "server/agent/nvidia_smi.h"
 #include "server/agent/vfio_bind.h"
 #include "server/agent/xid_events.h"
@@ -97,6 +98,10 @@ class Agent {
   absl::StatusOr<core::NodeInfo> Discover();
   // False when nvidia-smi failed this cycle (its verdicts are unknown).
   bool SampleNvidiaSmiOnce();
+  // After a fresh sample, with the driver loaded: the GPUs' MIG layout and
+  // links (layout_), keeping known MIG modes through failures; logs what
+  // could not be read, once per change.
+  void ReadLayout();
   void ReadXids();
   // Keeps the node's spec files in step and reports what they name; a GPU
   // they cannot describe is judged unhealthy with the reason.
@@ -135,6 +140,9 @@ class Agent {
   std::vector<GpuUsage> fresh_sample_;
   bool reported_missing_nvidia_smi_ = false;
   NvidiaSmiSampler sampler_;
+  NvidiaLayoutReader layout_reader_;
+  NvidiaLayout layout_;                       // What discovery attaches this cycle.
+  std::vector<std::string> layout_problems_;  // Last logged, like cdi_problems_.
   std::unique_ptr<KernelLogReader> kernel_log_;
   bool kernel_log_unreadable_ = false;  // Said once; XIDs are then not read.
   XidTracker xids_;

@@ -25,6 +25,8 @@
 #include "server/agent/inventory_client.h"
 #include "server/agent/agent_log.h"
 #include "server/agent/node_json.h"
+#include "server/agent/nvidia_layout.h"
+#include "server/agent/nvidia_proc.h"
 #include "server/agent/nvidia_smi.h"
 #include "server/agent/rooted_fs.h"
 #include "server/core/validation.h"
@@ -192,6 +194,15 @@ int PrintOnly(const wsched::agent::AgentOptions& options) {
       discovery.nvidia_smi = *std::move(sample);
     } else if (!absl::IsNotFound(sample.status())) {
       Log(absl::StrCat("nvidia-smi: ", sample.status().ToString()));
+    }
+    // MIG layout and links, as the agent reads them each cycle.
+    absl::StatusOr<std::string> driver =
+        wsched::agent::ReadDriverVersion(wsched::agent::RootedFs(discovery.root));
+    if (!discovery.nvidia_smi.empty() && driver.ok() && !driver->empty()) {
+      discovery.nvidia_layout = wsched::agent::NvidiaLayoutReader(options.nvidia_smi).Read();
+      for (const std::string& problem : discovery.nvidia_layout.problems) {
+        Log(absl::StrCat("nvidia-smi: ", problem, "; reported empty"));
+      }
     }
   }
   absl::StatusOr<wsched::core::NodeInfo> node = wsched::agent::DiscoverNode(discovery);

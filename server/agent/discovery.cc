@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "server/agent/host_facts.h"
+#include "server/agent/nvidia_mig.h"
 #include "server/agent/nvidia_proc.h"
 #include "server/agent/pci.h"
 #include "server/agent/rooted_fs.h"
@@ -120,6 +121,80 @@ absl::Status ReadHostFacts(const RootedFs& fs, core::NodeInfo& node) {
   return absl::OkStatus();
 }
 
+// The device node a capability file names; nullopt when the file is not
+// there (the driver has no such instance, or /proc/driver is hidden) or does
+// not say, which leaves the slice without it and so not usable. A file that
+// is there but cannot be read fails, as the driver's other files do.
+absl::StatusOr<std::optional<core::DeviceNode>> ReadCapabilityNode(const RootedFs& fs,
+                                                                   const std::string& path,
+                                                                   int64_t caps_major) {
+  absl::StatusOr<std::string> text = fs.ReadFile(path);
+  if (absl::IsNotFound(text.status())) return std::optional<core::DeviceNode>();
+  if (!text.ok()) return text.status();
+  absl::StatusOr<int64_t> minor = ParseCapabilityMinor(*text);
+  if (!minor.ok()) return std::optional<core::DeviceNode>();
+  return std::optional<core::DeviceNode>(CapabilityDeviceNode(caps_major, *minor));
+}
+
+// The nvidia-caps major from /proc/devices; nullopt without the module's
+// entry, and then no slice has device nodes.
+absl::StatusOr<std::optional<int64_t>> ReadCapsMajor(const RootedFs& fs) {
+  absl::StatusOr<std::string> devices = fs.ReadFile("/proc/devices");
+  if (absl::IsNotFound(devices.status())) return std::optional<int64_t>();
+  if (!devices.ok()) return devices.status();
+  return ParseCharDeviceMajor(*devices, "nvidia-caps");
+}
+
+// Each GPU's MIG mode, profiles and slices from the layout, with the
+// slices' capability device nodes. The capability files are numbered by the
+// driver's device minor, which the GPU's index is.
+absl::Status AttachMig(const RootedFs& fs, const NvidiaLayout& layout,
+                       std::vector<core::Gpu>& gpus) {
+  std::optional<std::optional<int64_t>> caps_major;  // Read at the first slice.
+  for (core::Gpu& gpu : gpus) {
+    auto mig = layout.mig.find(gpu.pci_address);
+    if (mig == layout.mig.end()) continue;
+    gpu.mig = mig->second;
+    for (core::MigInstance& instance : gpu.mig->instances) {
+      if (!caps_major) {
+        absl::StatusOr<std::optional<int64_t>> major = ReadCapsMajor(fs);
+        if (!major.ok()) return major.status();
+        caps_major = *major;
+      }
+      if (!*caps_major) break;
+      absl::StatusOr<std::optional<core::DeviceNode>> gi =
+          ReadCapabilityNode(fs, MigCapabilityPath(gpu.index, instance.gpu_instance), **caps_major);
+      if (!gi.ok()) return gi.status();
+      instance.gi_access = *std::move(gi);
+      if (instance.compute_instance < 0) continue;
+      absl::StatusOr<std::optional<core::DeviceNode>> ci = ReadCapabilityNode(
+          fs, MigCapabilityPath(gpu.index, instance.gpu_instance, instance.compute_instance),
+          **caps_major);
+      if (!ci.ok()) return ci.status();
+      instance.ci_access = *std::move(ci);
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Each GPU's links from the layout, peers by index; a peer discovery did not
+// find is left out.
+void AttachLinks(const NvidiaLayout& layout, std::vector<core::Gpu>& gpus) {
+  std::map<std::string, int> index_by_address;
+  for (const core::Gpu& gpu : gpus) index_by_address[gpu.pci_address] = gpu.index;
+  for (core::Gpu& gpu : gpus) {
+    auto links = layout.links.find(gpu.pci_address);
+    if (links == layout.links.end()) continue;
+    for (const PeerLink& link : links->second) {
+      auto peer = index_by_address.find(link.peer_address);
+      if (peer == index_by_address.end() || peer->second == gpu.index) continue;
+      gpu.links.push_back({.peer = peer->second, .kind = link.kind, .nvlinks = link.nvlinks});
+    }
+    std::sort(gpu.links.begin(), gpu.links.end(),
+              [](const core::GpuLink& a, const core::GpuLink& b) { return a.peer < b.peer; });
+  }
+}
+
 absl::Status ReadGpus(const RootedFs& fs, const DiscoveryOptions& options,
                       core::NodeInfo& node) {
   absl::StatusOr<std::vector<PciFunction>> functions = ScanPci(fs);
@@ -140,7 +215,8 @@ absl::Status ReadGpus(const RootedFs& fs, const DiscoveryOptions& options,
   }
   std::sort(node.gpus.begin(), node.gpus.end(),
             [](const core::Gpu& a, const core::Gpu& b) { return a.index < b.index; });
-  return absl::OkStatus();
+  AttachLinks(options.nvidia_layout, node.gpus);
+  return AttachMig(fs, options.nvidia_layout, node.gpus);
 }
 
 }  // namespace

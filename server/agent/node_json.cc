@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/agent/nvidia_mig.h"
 #include "server/agent/nvidia_proc.h"
 
 namespace wsched::agent {
@@ -12,6 +13,49 @@ nlohmann::ordered_json DeviceToJson(const core::DeviceNode& device) {
           {"type", std::string(1, device.type)},
           {"major", device.major},
           {"minor", device.minor}};
+}
+
+nlohmann::ordered_json OptionalDeviceToJson(const std::optional<core::DeviceNode>& device) {
+  return device ? DeviceToJson(*device) : nlohmann::ordered_json();
+}
+
+nlohmann::ordered_json MigToJson(const std::optional<core::GpuMig>& mig) {
+  if (!mig) return nullptr;
+  nlohmann::ordered_json profiles = nlohmann::ordered_json::array();
+  for (const core::MigProfile& profile : mig->profiles) {
+    profiles.push_back({{"name", profile.name},
+                        {"id", profile.id},
+                        {"compute_slices", profile.compute_slices},
+                        {"memory_bytes", profile.memory_bytes},
+                        {"size", profile.size},
+                        {"starts", profile.starts}});
+  }
+  nlohmann::ordered_json instances = nlohmann::ordered_json::array();
+  for (const core::MigInstance& instance : mig->instances) {
+    instances.push_back({{"profile", instance.profile},
+                         {"gpu_instance", instance.gpu_instance},
+                         {"compute_instance", instance.compute_instance},
+                         {"start", instance.start},
+                         {"size", instance.size},
+                         {"uuid", instance.uuid},
+                         {"gi_access", OptionalDeviceToJson(instance.gi_access)},
+                         {"ci_access", OptionalDeviceToJson(instance.ci_access)},
+                         {"usable", IsUsableSlice(instance)}});
+  }
+  return {{"enabled", mig->enabled},
+          {"pending_enabled", mig->pending_enabled},
+          {"profiles", std::move(profiles)},
+          {"instances", std::move(instances)}};
+}
+
+nlohmann::ordered_json LinksToJson(const std::vector<core::GpuLink>& links) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const core::GpuLink& link : links) {
+    out.push_back({{"peer", link.peer},
+                   {"kind", core::GpuLinkKindName(link.kind)},
+                   {"nvlinks", link.nvlinks}});
+  }
+  return out;
 }
 
 nlohmann::ordered_json GpuToJson(const core::Gpu& gpu, const core::PassthroughSafety& safety) {
@@ -35,7 +79,9 @@ nlohmann::ordered_json GpuToJson(const core::Gpu& gpu, const core::PassthroughSa
           {"iommu_group", gpu.iommu_group},
           {"iommu_group_members", std::move(members)},
           {"passthrough_safe", safety.safe},
-          {"passthrough_unsafe_reason", safety.reason}};
+          {"passthrough_unsafe_reason", safety.reason},
+          {"mig", MigToJson(gpu.mig)},
+          {"links", LinksToJson(gpu.links)}};
 }
 
 }  // namespace

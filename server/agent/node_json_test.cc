@@ -57,5 +57,55 @@ TEST(NodeJsonTest, MissingVerdictIsNotReportedSafe) {
   EXPECT_EQ(json["gpus"][0]["passthrough_safe"], false);
 }
 
+TEST(NodeJsonTest, MigAndLinks) {
+  core::NodeInfo node = DesktopLikeNode();
+  core::Gpu& gpu = node.gpus[0];
+  gpu.mig = core::GpuMig{
+      .enabled = true,
+      .profiles = {{.name = "1g.18gb",
+                    .id = 19,
+                    .compute_slices = 1,
+                    .memory_bytes = int64_t{16} << 30,
+                    .size = 1,
+                    .starts = {0, 1, 2}}},
+      .instances = {
+          {.profile = "1g.18gb",
+           .gpu_instance = 7,
+           .compute_instance = 0,
+           .uuid = "MIG-1",
+           .gi_access =
+               core::DeviceNode{.path = "/dev/nvidia-caps/nvidia-cap66", .major = 509, .minor = 66},
+           .ci_access =
+               core::DeviceNode{
+                   .path = "/dev/nvidia-caps/nvidia-cap67", .major = 509, .minor = 67}},
+          {.profile = "3g.71gb", .gpu_instance = 1, .start = 4, .size = 4}}};
+  gpu.links = {{.peer = 1, .kind = core::GpuLinkKind::kNvlink, .nvlinks = 18},
+               {.peer = 2, .kind = core::GpuLinkKind::kSys}};
+  nlohmann::json json = nlohmann::json::parse(NodeInfoToJson(node, ClassifyGpus(node)));
+  const nlohmann::json& mig = json["gpus"][0]["mig"];
+  EXPECT_EQ(mig["enabled"], true);
+  EXPECT_EQ(mig["pending_enabled"], false);
+  EXPECT_EQ(mig["profiles"][0]["name"], "1g.18gb");
+  EXPECT_EQ(mig["profiles"][0]["starts"], nlohmann::json::array({0, 1, 2}));
+  EXPECT_EQ(mig["profiles"][0]["memory_bytes"], int64_t{16} << 30);
+  EXPECT_EQ(mig["instances"][0]["uuid"], "MIG-1");
+  EXPECT_EQ(mig["instances"][0]["ci_access"]["path"], "/dev/nvidia-caps/nvidia-cap67");
+  EXPECT_EQ(mig["instances"][0]["ci_access"]["major"], 509);
+  EXPECT_EQ(mig["instances"][0]["usable"], true);
+  EXPECT_EQ(mig["instances"][1]["compute_instance"], -1);
+  EXPECT_TRUE(mig["instances"][1]["gi_access"].is_null());
+  EXPECT_EQ(mig["instances"][1]["usable"], false);
+  const nlohmann::json& links = json["gpus"][0]["links"];
+  ASSERT_EQ(links.size(), 2u);
+  EXPECT_EQ(links[0], (nlohmann::json{{"peer", 1}, {"kind", "nvlink"}, {"nvlinks", 18}}));
+  EXPECT_EQ(links[1]["kind"], "sys");
+}
+
+TEST(NodeJsonTest, NoMigIsNull) {
+  nlohmann::json json = nlohmann::json::parse(NodeInfoToJson(DesktopLikeNode(), {}));
+  EXPECT_TRUE(json["gpus"][0]["mig"].is_null());
+  EXPECT_EQ(json["gpus"][0]["links"], nlohmann::json::array());
+}
+
 }  // namespace
 }  // namespace wsched::agent

@@ -200,19 +200,17 @@ absl::StatusOr<std::vector<GpuUsage>> ParseNvidiaSmiCsv(absl::string_view text) 
   return gpus;
 }
 
-namespace {
-
-// Runs nvidia-smi with stdout and stderr together: it exits non-zero when
-// one GPU is lost, still prints the others, and says which GPU on stderr.
-// A run past the timeout or the output limit is an error, not a result.
+// Runs nvidia-smi with stdout and stderr together when asked: it exits
+// non-zero when one GPU is lost, still prints the others, and says which GPU
+// on stderr. A run past the timeout or the output limit is an error, not a
+// result.
 absl::StatusOr<process::Result> RunNvidiaSmi(const std::vector<std::string>& argv,
-                                             absl::Duration timeout) {
-  absl::StatusOr<process::Result> result =
-      process::RunCommand({.argv = argv,
-                           .timeout = timeout,
-                           .kill_grace = kKillGrace,
-                           .output_limit = kMaxOutputBytes,
-                           .merge_stderr = true});
+                                             absl::Duration timeout, bool merge_stderr) {
+  absl::StatusOr<process::Result> result = process::RunCommand({.argv = argv,
+                                                                .timeout = timeout,
+                                                                .kill_grace = kKillGrace,
+                                                                .output_limit = kMaxOutputBytes,
+                                                                .merge_stderr = merge_stderr});
   if (!result.ok()) return result.status();
   if (result->timed_out) {
     return absl::DeadlineExceededError(
@@ -225,7 +223,15 @@ absl::StatusOr<process::Result> RunNvidiaSmi(const std::vector<std::string>& arg
   return result;
 }
 
-}  // namespace
+std::string FoldedOutput(absl::string_view output) {
+  // NVML's "Failed to initialize NVML: Driver/library version mismatch"
+  // comes over several lines: folded into one, so the error is one log line.
+  return absl::StrJoin(
+      absl::StrSplit(output.substr(0, 200), absl::ByAnyChar("\r\n"), absl::SkipWhitespace()), " | ",
+      [](std::string* out, absl::string_view part) {
+        absl::StrAppend(out, absl::StripAsciiWhitespace(part));
+      });
+}
 
 absl::StatusOr<std::vector<GpuUsage>> NvidiaSmiSampler::Run(const char* query,
                                                              absl::Duration timeout) {
@@ -236,14 +242,7 @@ absl::StatusOr<std::vector<GpuUsage>> NvidiaSmiSampler::Run(const char* query,
   if (result->exit_code == 0) return gpus;
   // Failed, but with GPUs to show: one GPU is lost and the others are fine.
   if (gpus.ok() && !gpus->empty()) return gpus;
-  // NVML's "Failed to initialize NVML: Driver/library version mismatch"
-  // comes over several lines: folded into one, so the error is one log line.
-  std::string hint = absl::StrJoin(
-      absl::StrSplit(absl::string_view(result->out.text).substr(0, 200), absl::ByAnyChar("\r\n"),
-                     absl::SkipWhitespace()),
-      " | ", [](std::string* out, absl::string_view part) {
-        absl::StrAppend(out, absl::StripAsciiWhitespace(part));
-      });
+  std::string hint = FoldedOutput(result->out.text);
   return absl::UnavailableError(absl::StrCat(
       path_, " failed with ",
       result->signal != 0 ? absl::StrCat("signal ", result->signal)

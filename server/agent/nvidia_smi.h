@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/process/process_runner.h"
 
 namespace wsched::agent {
 
@@ -84,6 +85,19 @@ class NvidiaSmiSampler {
 // different GPU and make the agent register the node again.
 std::vector<GpuUsage> KeepKnownIdentity(const std::vector<GpuUsage>& known,
                                         const std::vector<GpuUsage>& fresh);
+
+// Runs nvidia-smi (`argv[0]`; a name is searched in PATH) without a shell.
+// A command that ran, whatever its exit status, is a Result; NotFound when
+// the binary is absent, DeadlineExceeded past `timeout`, ResourceExhausted
+// past 4 MiB of output. With `merge_stderr` stderr is read into the output
+// (the usage query: lost GPUs are named there); without, it is kept apart,
+// so a warning cannot break a table that is parsed.
+absl::StatusOr<process::Result> RunNvidiaSmi(const std::vector<std::string>& argv,
+                                             absl::Duration timeout, bool merge_stderr = true);
+
+// The first 200 bytes of a failed command's output as one line (NVML's
+// messages come over several), for an error message.
+std::string FoldedOutput(absl::string_view output);
 
 // One sample with a fresh sampler.
 absl::StatusOr<std::vector<GpuUsage>> SampleNvidiaSmi(const std::string& path,

@@ -3,6 +3,8 @@
 #define WSCHED_SERVER_AGENT_TEST_PATHS_H_
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +18,14 @@ inline std::string Tree(const std::string& name) {
 }
 
 inline std::string FakeNvidiaSmi() { return Tree("bin/nvidia-smi"); }
+
+// The text of a file under tests/sysfs, e.g. "nvidia-smi/topo/sxm-8gpu-nv18.txt";
+// empty (and a failed expectation) when it cannot be read.
+inline std::string ReadTreeFile(const std::string& path) {
+  std::ifstream in(Tree(path), std::ios::binary);
+  EXPECT_TRUE(in.good()) << Tree(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 // A fresh directory for one test, removed afterwards.
 class ScratchDir {
