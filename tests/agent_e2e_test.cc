@@ -203,6 +203,48 @@ TEST_F(AgentE2eTest, H100TreeRegistersAsAReadyEightGpuNode) {
   EXPECT_EQ(workspace.gpus_size(), 2);
 }
 
+// The H200 tree with nvidia-smi's MIG tables and topology: the server takes
+// every slice the agent reports (an unusable one too), stores them with the
+// links, and keeps the GPUs in MIG mode from whole-GPU classes.
+TEST_F(AgentE2eTest, H200MigTreeReportsSlicesAndLinksThroughTheServer) {
+  StartServer(testing::SourcePath("classes/saas.yaml"));
+  setenv("FAKE_NVIDIA_SMI_DIR", Tree("nvidia-smi/h200-mig").c_str(), 1);
+  std::vector<std::string> flags =
+      AgentFlags("h200-mig", "gpu-h100", "h200-e2e", Tree("bin/nvidia-smi"));
+  flags.push_back("--once");
+  AgentProcess agent(flags);
+  const int exit_code = agent.Wait();
+  unsetenv("FAKE_NVIDIA_SMI_DIR");
+  ASSERT_EQ(exit_code, 0) << agent.Log() << server_->Log();
+
+  std::optional<v1::Node> node = FindNode("h200-e2e");
+  ASSERT_TRUE(node.has_value()) << agent.Log();
+  ASSERT_EQ(node->info().gpus_size(), 4);
+  const v1::Gpu& sliced = node->info().gpus(0);
+  ASSERT_TRUE(sliced.has_mig());
+  EXPECT_TRUE(sliced.mig().enabled());
+  EXPECT_EQ(sliced.mig().instances_size(), 4);
+  EXPECT_GE(sliced.mig().profiles_size(), 6);
+  for (const auto& slice : sliced.mig().instances()) {
+    EXPECT_THAT(slice.uuid(), ::testing::StartsWith("MIG-")) << slice.profile();
+    EXPECT_THAT(slice.gi_access().path(), ::testing::StartsWith("/dev/nvidia-caps/nvidia-cap"));
+  }
+  EXPECT_THAT(sliced.binding_problem(), HasSubstr("is in MIG mode"));
+  EXPECT_FALSE(node->info().gpus(2).mig().enabled());
+  EXPECT_EQ(node->info().gpus(2).binding_problem(), "");
+  // GPU 3's 3g is split in two compute instances: reported, not usable.
+  bool unusable = false;
+  for (const auto& slice : node->info().gpus(3).mig().instances()) {
+    unusable |= slice.compute_instance() == -1;
+  }
+  EXPECT_TRUE(unusable);
+  ASSERT_EQ(sliced.links_size(), 3);
+  for (const auto& link : sliced.links()) {
+    EXPECT_EQ(link.kind(), v1::GPU_LINK_KIND_NVLINK);
+    EXPECT_EQ(link.nvlinks(), 18);
+  }
+}
+
 TEST_F(AgentE2eTest, DesktopTreeRegistersWithItsGpuUnsafeForPassthrough) {
   StartServer(testing::SourcePath("tests/fixtures/desktop-catalog.yaml"));
   std::vector<std::string> flags =

@@ -41,6 +41,8 @@ struct MigProfile {
 struct MigInstance {
   std::string profile;  // "1g.18gb"
   int gpu_instance = -1;
+  // -1: no compute instance spans the GPU instance (none, several, or one
+  // over part of it); its slots are taken but nobody can be handed it.
   int compute_instance = -1;
   int start = 0;  // Placement start slot.
   int size = 0;   // Placement size in slots.

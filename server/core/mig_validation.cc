@@ -83,7 +83,9 @@ void CheckInstances(ErrorList& errors, const std::string& at, const GpuMig& mig)
     if (slice.gpu_instance < 0 || !gpu_instances.insert(slice.gpu_instance).second) {
       errors.Add(slice_at + ".gpu_instance", "must be >= 0 and distinct");
     }
-    if (slice.compute_instance < 0) errors.Add(slice_at + ".compute_instance", "must be >= 0");
+    if (slice.compute_instance < -1) {
+      errors.Add(slice_at + ".compute_instance", "must be >= 0, or -1 for none usable");
+    }
     if (!slice.uuid.empty() &&
         (slice.uuid.rfind("MIG-", 0) != 0 || !IsBoundedText(slice.uuid, 128))) {
       errors.Add(slice_at + ".uuid", "must start with \"MIG-\" (at most 128 characters)");
