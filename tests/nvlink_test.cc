@@ -51,27 +51,15 @@ class NvlinkTest : public ::testing::Test {
   }
 
   v1::Workspace Place(const std::string& id, const std::string& cls) {
-    grpc::ClientContext context;
-    testing::Authorize(context, testing::kControlPlaneToken);
-    v1::PlaceWorkspaceRequest request;
-    request.set_workspace_id(id);
-    request.set_org_id("o-1");
-    request.set_project_id("p-1");
-    request.set_user_id("u-1");
-    request.set_class_id(cls);
     v1::Workspace out;
-    grpc::Status status = stub_->PlaceWorkspace(&context, request, &out);
+    grpc::Status status = testing::PlaceAs(server_->channel(), id, cls, &out);
     EXPECT_TRUE(status.ok()) << id << ": " << status.error_message();
     return out;
   }
 
   void Stop(const std::string& id) {
-    grpc::ClientContext context;
-    testing::Authorize(context, testing::kControlPlaneToken);
-    v1::StopWorkspaceRequest request;
-    request.set_workspace_id(id);
     v1::Workspace out;
-    EXPECT_TRUE(stub_->StopWorkspace(&context, request, &out).ok()) << id;
+    EXPECT_TRUE(testing::StopAs(server_->channel(), id, &out).ok()) << id;
   }
 
   static std::vector<int> Indices(const v1::Workspace& w) {

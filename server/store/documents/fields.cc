@@ -50,6 +50,13 @@ const nlohmann::json* Fields::Raw(const char* key) const {
 
 bool Fields::Has(const char* key) const { return Raw(key) != nullptr; }
 
+const nlohmann::json* Fields::List(const char* key) {
+  const nlohmann::json* j = Raw(key);
+  if (j == nullptr || j->is_array()) return j;
+  decoding_.Fail(PathOf(key), "is not a list");
+  return nullptr;
+}
+
 int64_t Fields::Int64(const char* key) {
   const nlohmann::json* j = Raw(key);
   if (j == nullptr) return 0;
@@ -87,12 +94,8 @@ std::string Fields::String(const char* key) {
 
 std::vector<std::string> Fields::Strings(const char* key) {
   std::vector<std::string> out;
-  const nlohmann::json* j = Raw(key);
+  const nlohmann::json* j = List(key);
   if (j == nullptr) return out;
-  if (!j->is_array()) {
-    decoding_.Fail(PathOf(key), "is not a list");
-    return out;
-  }
   for (const auto& item : *j) {
     if (!item.is_string()) {
       decoding_.Fail(PathOf(key), absl::StrCat("holds a non-string: ", item.dump()));
@@ -105,12 +108,8 @@ std::vector<std::string> Fields::Strings(const char* key) {
 
 std::vector<int> Fields::Ints(const char* key) {
   std::vector<int> out;
-  const nlohmann::json* j = Raw(key);
+  const nlohmann::json* j = List(key);
   if (j == nullptr) return out;
-  if (!j->is_array()) {
-    decoding_.Fail(PathOf(key), "is not a list");
-    return out;
-  }
   for (const auto& item : *j) {
     if (!item.is_number_integer() || item.get<int64_t>() < INT32_MIN ||
         item.get<int64_t>() > INT32_MAX) {
@@ -179,12 +178,8 @@ std::optional<Fields> Fields::Object(const char* key) {
 
 std::vector<Fields> Fields::Objects(const char* key) {
   std::vector<Fields> out;
-  const nlohmann::json* j = Raw(key);
+  const nlohmann::json* j = List(key);
   if (j == nullptr) return out;
-  if (!j->is_array()) {
-    decoding_.Fail(PathOf(key), "is not a list");
-    return out;
-  }
   for (size_t i = 0; i < j->size(); ++i) {
     const nlohmann::json& item = (*j)[i];
     std::string path = absl::StrCat(PathOf(key), "[", i, "]");

@@ -64,6 +64,10 @@ class Fields {
   Decoding& decoding() { return decoding_; }
 
  private:
+  // The field when it is a list; nullptr (and the error, unless missing)
+  // otherwise.
+  const nlohmann::json* List(const char* key);
+
   const nlohmann::json& object_;
   Decoding& decoding_;
   std::string path_;
