@@ -54,6 +54,26 @@ void CheckAccess(ErrorList& errors, const std::string& at, const std::optional<D
   if (node->major < 0 || node->minor < 0) errors.Add(at, "major and minor must be >= 0");
 }
 
+// Whether a slice's placement is legal: one of its profile's, or, on a GPU
+// whose agent could not read the profiles (`mig -lgip` failed: the slices
+// are reported without them), at least inside the 8 slots. Empty when it is.
+std::string PlacementProblem(const GpuMig& mig, const MigInstance& slice) {
+  const std::string placement = absl::StrCat("placement ", slice.start, ":", slice.size);
+  if (mig.profiles.empty()) {
+    if (slice.start >= 0 && slice.size >= 1 && slice.start + slice.size <= kMigMemorySlots) {
+      return "";
+    }
+    return absl::StrCat(placement, " is not within the ", kMigMemorySlots, " memory slots");
+  }
+  const MigProfile* profile = Named(mig, slice.profile);
+  if (profile == nullptr) return "";  // Reported on the profile field.
+  if (slice.size == profile->size && std::find(profile->starts.begin(), profile->starts.end(),
+                                               slice.start) != profile->starts.end()) {
+    return "";
+  }
+  return absl::StrCat(placement, " is not a legal placement of ", profile->name);
+}
+
 // A slice must be a legal placement of a profile the GPU has, and slices
 // must not overlap: placement hands out what the agent says exists.
 void CheckInstances(ErrorList& errors, const std::string& at, const GpuMig& mig) {
@@ -62,16 +82,13 @@ void CheckInstances(ErrorList& errors, const std::string& at, const GpuMig& mig)
   for (size_t i = 0; i < mig.instances.size() && i < kMaxMigInstances; ++i) {
     const MigInstance& slice = mig.instances[i];
     const std::string slice_at = absl::StrCat(at, ".instances[", i, "]");
-    const MigProfile* profile = Named(mig, slice.profile);
-    if (profile == nullptr) {
+    if (!mig.profiles.empty() && Named(mig, slice.profile) == nullptr) {
       errors.Add(slice_at + ".profile", absl::StrCat("\"", slice.profile.substr(0, 64),
                                                      "\" is not one of the GPU's profiles"));
       continue;
     }
-    if (slice.size != profile->size || std::find(profile->starts.begin(), profile->starts.end(),
-                                                 slice.start) == profile->starts.end()) {
-      errors.Add(slice_at, absl::StrCat("placement ", slice.start, ":", slice.size,
-                                        " is not a legal placement of ", profile->name));
+    if (std::string problem = PlacementProblem(mig, slice); !problem.empty()) {
+      errors.Add(slice_at, problem);
       continue;
     }
     unsigned mask = ((1u << slice.size) - 1) << slice.start;

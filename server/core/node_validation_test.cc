@@ -58,6 +58,17 @@ TEST(ValidateNodeInfo, NamesEveryBadSliceAndLink) {
   EXPECT_THAT(errors, HasSubstr("node.gpus[1].links[0].nvlinks: must be 0 unless"));
   EXPECT_THAT(errors, HasSubstr("node.gpus[1].links[1].peer: must be the index of another GPU"));
 
+  // The agent could not read the profiles (`mig -lgip` failed): the slices
+  // still count, held to the 8 slots and to not overlapping.
+  node = GoodNode();
+  node.gpus[0].mig = testing::H200MixedLayout();
+  node.gpus[0].mig->profiles.clear();
+  EXPECT_TRUE(ValidateNodeInfo(node).ok()) << ValidateNodeInfo(node);
+  node.gpus[0].mig->instances[2].start = 7;
+  node.gpus[0].mig->instances[2].size = 2;
+  EXPECT_THAT(ValidateNodeInfo(node).message(),
+              HasSubstr("node.gpus[0].mig.instances[2]: placement 7:2 is not within the 8 memory"));
+
   node = GoodNode();
   node.gpus[1].mig = GpuMig{.enabled = false, .instances = {{"1g.18gb", 1, 0, 0, 1}}};
   EXPECT_THAT(ValidateNodeInfo(node).message(), HasSubstr("a GPU with MIG mode off has no slices"));
