@@ -74,6 +74,7 @@ FleetScaler::DemandByPool FleetScaler::RouteDemand(
     const std::string* class_id;
     const std::vector<std::string>* pools;
     int64_t count;
+    absl::Time waiting_since;
   };
   std::vector<Group> groups;
   for (const PendingDemand& demand : pending) {
@@ -81,13 +82,20 @@ FleetScaler::DemandByPool FleetScaler::RouteDemand(
       return *g.class_id == demand.class_id && *g.pools == demand.pools;
     };
     auto it = std::find_if(groups.begin(), groups.end(), same);
-    if (it == groups.end()) it = groups.insert(groups.end(), {&demand.class_id, &demand.pools, 0});
+    if (it == groups.end()) {
+      it = groups.insert(groups.end(),
+                         {&demand.class_id, &demand.pools, 0, absl::InfiniteFuture()});
+    }
     it->count += demand.count;
+    it->waiting_since = std::min(it->waiting_since, demand.since);
   }
   DemandByPool by_pool;
   for (const Group& group : groups) {
     std::string pool = DemandPool(*group.pools, can_grow);
-    if (!pool.empty()) by_pool[pool][*group.class_id] += group.count;
+    if (pool.empty()) continue;
+    RoutedDemand& routed = by_pool[pool][*group.class_id];
+    routed.count += group.count;
+    routed.waiting_since = std::min(routed.waiting_since, group.waiting_since);
   }
   return by_pool;
 }
@@ -148,9 +156,9 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
     PoolObservation obs;
     obs.pool = pool;
     TrackNodes(t, std::move(walk.nodes), now, obs);
-    for (const auto& [class_id, count] : pending_by_pool[pool.id]) {
+    for (const auto& [class_id, routed] : pending_by_pool[pool.id]) {
       if (const core::WorkspaceClass* cls = catalog.FindClass(class_id)) {
-        obs.pending.push_back({*cls, count});
+        obs.pending.push_back({*cls, routed.count, routed.waiting_since});
       }
     }
     obs.in_flight = t.in_flight;

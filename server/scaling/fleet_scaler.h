@@ -73,7 +73,12 @@ class FleetScaler {
   // Pool -> class -> workspaces: where Observe counts the pending demand,
   // given each pool's node count (`size_of`). Public for a caller that
   // observes a pool only when something of it changed (the simulator).
-  using DemandByPool = std::map<std::string, std::map<std::string, int64_t>>;
+  struct RoutedDemand {
+    int64_t count = 0;
+    absl::Time waiting_since = absl::InfiniteFuture();  // The longest wait's start.
+    bool operator==(const RoutedDemand&) const = default;
+  };
+  using DemandByPool = std::map<std::string, std::map<std::string, RoutedDemand>>;
   DemandByPool RouteDemand(const core::Catalog& catalog,
                            const std::function<int(const std::string& pool)>& size_of,
                            const std::vector<PendingDemand>& pending, absl::Time now) const;

@@ -60,13 +60,23 @@ TEST_F(FleetScalerTest, ObservesEveryCatalogPoolInOrderWithItsSpec) {
   EXPECT_EQ(fleet_.scaler("gpu-v100"), nullptr);
 }
 
+TEST_F(FleetScalerTest, PendingWorkCarriesItsLongestWaitToItsPool) {
+  Pend("w1");
+  now_ += absl::Seconds(3);
+  Pend("w2");
+  PoolObservation h100 = Of(Observe(), "gpu-h100");
+  ASSERT_EQ(h100.pending.size(), 1u);
+  EXPECT_EQ(h100.pending[0].count, 2);
+  EXPECT_EQ(h100.pending[0].waiting_since, kStart);
+  // A fleet that had never seen the pool (a new leader's) asks at once.
+  EXPECT_EQ(fleet_.Evaluate(h100, now_).target_size, 1);
+}
+
 TEST_F(FleetScalerTest, AskedForNodeTakesTheRequestTimeAndLeavesTheFlight) {
   Pend("w1");
   std::vector<PoolObservation> all = Observe();
-  now_ += absl::Seconds(2);
-  all = Observe();
   PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
-  ASSERT_EQ(signal.target_size, 0) << "first evaluation starts the batching window";
+  ASSERT_EQ(signal.target_size, 0) << "the work has not waited out the batching window";
   now_ += absl::Seconds(2);
   all = Observe();
   signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);

@@ -43,6 +43,10 @@ struct PoolNode {
 struct PendingWorkspaces {
   core::WorkspaceClass workspace_class;
   int64_t count = 1;
+  // When the longest-waiting of them started waiting (InfiniteFuture: not
+  // known). A scaler new to the pool - a new leader's - measures the
+  // batching window from here, not from its own first look.
+  absl::Time waiting_since = absl::InfiniteFuture();
 };
 
 // Nodes the actuator was asked for that have not registered yet; counting

@@ -66,6 +66,14 @@ std::string Bounded(std::string text) {
   return text;
 }
 
+absl::Time LongestWaitStart(const PoolObservation& observation) {
+  absl::Time since = absl::InfiniteFuture();
+  for (const PendingWorkspaces& pending : observation.pending) {
+    since = std::min(since, pending.waiting_since);
+  }
+  return since;
+}
+
 }  // namespace
 
 // The pool's nodes sorted by what they mean for scaling.
@@ -248,8 +256,12 @@ PoolScaler::PendingNeed PoolScaler::AssessPending(const PoolObservation& observa
   if (!unmet) {
     unmet_since_.reset();
   } else if (!unmet_since_) {
-    unmet_since_ = now;
+    // At its first look at the pool (a new leader's scaler) the work has
+    // already waited: since its own start, so that a failover neither
+    // restarts the window nor publishes a smaller target meanwhile.
+    unmet_since_ = assessed_ ? now : std::min(now, LongestWaitStart(observation));
   }
+  assessed_ = true;
   // New nodes only once the work has waited out the batching window; room
   // on existing empty or booting nodes counts at once (it only keeps them).
   if (unmet) {

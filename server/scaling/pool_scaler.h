@@ -106,6 +106,7 @@ class PoolScaler {
   std::string last_failure_;  // For the detail text while backing off.
   // Since when pending work has not fit on ready + provisioning nodes.
   std::optional<absl::Time> unmet_since_;
+  bool assessed_ = false;  // AssessPending has run once.
   // When this scaler last asked for more nodes than the pool had.
   absl::Time last_scale_up_ = absl::InfinitePast();
   // By node name.

@@ -81,6 +81,29 @@ TEST_F(PoolScalerTest, ScalesUpFromZeroAfterTheBatchingWindowNotBefore) {
   EXPECT_EQ(signal.detail, "1 pending gpu-1x workspace needs 1 more node; warm buffer 0");
 }
 
+TEST_F(PoolScalerTest, AScalerNewToThePoolCountsTheWindowFromWhenTheWorkStartedWaiting) {
+  // A new leader's scaler: the work has waited 5 s under the old leader.
+  observation_.pending.push_back({GpuClass(1), 1, now_ - absl::Seconds(5)});
+  EXPECT_EQ(Evaluate().target_size, 1) << "a failover neither restarts the window nor lowers the target";
+}
+
+TEST_F(PoolScalerTest, AScalerNewToThePoolStillWaitsOutWhatIsLeftOfTheWindow) {
+  observation_.pending.push_back({GpuClass(1), 1, now_ - absl::Milliseconds(500)});
+  PoolSignal signal = Evaluate();
+  EXPECT_EQ(signal.target_size, 0);
+  EXPECT_THAT(signal.detail, HasSubstr("1.5s left"));
+  Advance(absl::Milliseconds(1500));
+  EXPECT_EQ(Evaluate().target_size, 1);
+}
+
+TEST_F(PoolScalerTest, LaterWorkWaitsItsOwnWindowFromWhenTheScalerSawItUnmet) {
+  EXPECT_EQ(Evaluate().target_size, 0);  // The scaler has looked at the pool.
+  observation_.pending.push_back({GpuClass(1), 1, now_ - absl::Seconds(5)});
+  EXPECT_EQ(Evaluate().target_size, 0);
+  Advance(absl::Seconds(2));
+  EXPECT_EQ(Evaluate().target_size, 1);
+}
+
 TEST_F(PoolScalerTest, BatchingWindowIsConfigurable) {
   PoolScaler scaler({.batching_window = absl::ZeroDuration()});
   Pend(1, 1);

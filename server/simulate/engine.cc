@@ -80,7 +80,7 @@ class Engine {
     bool dirty = true;
     absl::Time wake = absl::InfiniteFuture();
     // The pending demand its last evaluation saw (class -> workspaces).
-    std::map<std::string, int64_t> demand;
+    std::map<std::string, scaling::FleetScaler::RoutedDemand> demand;
   };
   struct SimNode {
     std::string name;
