@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "server/core/mig_profiles.h"
 #include "server/core/quantity.h"
 
 namespace wsched::core {
@@ -14,6 +15,15 @@ namespace {
 bool ModelAccepted(const WorkspaceClass& cls, const NodeShape& node) {
   const std::vector<std::string>& models = cls.gpu.models;
   return models.empty() || std::find(models.begin(), models.end(), node.gpu_model) != models.end();
+}
+
+// A model without a built-in table (core/mig_profiles.h) may still have the
+// profile: its GPUs' own reports decide, so only a known table says no.
+bool ModelHasAProfile(const WorkspaceClass& cls, const NodeShape& node) {
+  const std::vector<MigProfile>* known = KnownMigProfiles(node.gpu_model);
+  if (known == nullptr) return true;
+  return std::any_of(cls.gpu.mig_profiles.begin(), cls.gpu.mig_profiles.end(),
+                     [&](const std::string& name) { return FindProfile(*known, name) != nullptr; });
 }
 
 bool TooManyGpus(const WorkspaceClass& cls, const NodeShape& node) {
@@ -99,6 +109,9 @@ std::string Explain(InfeasibleReason reason, const WorkspaceClass& cls, const No
     case InfeasibleReason::kTooManyGpus: return TooManyGpusMessage(cls, node);
     case InfeasibleReason::kGpuBinding:
       return "has gpu_binding vfio: its GPUs are bound to vfio-pci and go to vm classes only";
+    case InfeasibleReason::kMigProfile:
+      return absl::StrCat("gpu_model \"", node.gpu_model, "\" has no MIG profile of [",
+                          absl::StrJoin(cls.gpu.mig_profiles, ", "), "]");
     case InfeasibleReason::kCpuClassOnGpuPool:
       return CpuClassOnGpuPoolMessage(cls, catalog_pools);
     case InfeasibleReason::kCpu:
@@ -126,6 +139,7 @@ const char* InfeasibleReasonName(InfeasibleReason reason) {
     case InfeasibleReason::kGpuModel: return "gpu_model";
     case InfeasibleReason::kTooManyGpus: return "too_many_gpus";
     case InfeasibleReason::kGpuBinding: return "gpu_binding";
+    case InfeasibleReason::kMigProfile: return "mig_profile";
     case InfeasibleReason::kCpuClassOnGpuPool: return "cpu_class_on_gpu_pool";
     case InfeasibleReason::kCpu: return "cpu";
     case InfeasibleReason::kMemory: return "memory";
@@ -139,7 +153,12 @@ std::optional<InfeasibleReason> FirstInfeasibility(const WorkspaceClass& cls, co
                                                    const std::vector<NodePool>& catalog_pools) {
   if (pool.max_size <= 0) return InfeasibleReason::kPoolCannotGrow;
   if (!pool.Matches(cls.pool_selector)) return InfeasibleReason::kSelectorMismatch;
-  if (cls.is_gpu()) {
+  if (cls.is_slice()) {
+    if (!pool.is_gpu()) return InfeasibleReason::kNoGpus;
+    if (!ModelAccepted(cls, pool.shape)) return InfeasibleReason::kGpuModel;
+    if (pool.gpu_binding == GpuBinding::kVfio) return InfeasibleReason::kGpuBinding;
+    if (!ModelHasAProfile(cls, pool.shape)) return InfeasibleReason::kMigProfile;
+  } else if (cls.is_gpu()) {
     if (!pool.is_gpu()) return InfeasibleReason::kNoGpus;
     if (!ModelAccepted(cls, pool.shape)) return InfeasibleReason::kGpuModel;
     if (TooManyGpus(cls, pool.shape)) return InfeasibleReason::kTooManyGpus;

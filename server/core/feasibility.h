@@ -30,6 +30,7 @@ enum class InfeasibleReason {
   kGpuModel,           // the pool's GPU model is not among the class's models
   kTooManyGpus,        // more GPUs than one node has (a workspace's GPUs share a node)
   kGpuBinding,         // a container GPU class, a pool whose GPUs are bound to vfio-pci
+  kMigProfile,         // a slice class, a pool whose GPU model has none of its profiles
   kCpuClassOnGpuPool,  // a CPU class whose pool_selector does not ask for GPU pools
   kCpu,                // one node's CPU < the class's CPU request
   kMemory,

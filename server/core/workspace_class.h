@@ -48,6 +48,9 @@ struct GpuRequirement {
   std::vector<std::string> models;
   Isolation isolation = Isolation::kContainer;
   GpuLinks links = GpuLinks::kAny;
+  // A slice class (count 0): one MIG slice of the first of these profiles
+  // ("1g.18gb") that has one free, instead of whole GPUs. Containers only.
+  std::vector<std::string> mig_profiles;
   friend bool operator==(const GpuRequirement&, const GpuRequirement&) = default;
 };
 
@@ -68,6 +71,8 @@ struct WorkspaceClass {
   int64_t version = 0;  // Etag; bumped by the store on every change.
 
   bool is_gpu() const { return gpu.count > 0; }
+  // One MIG slice instead of whole GPUs (docs/catalog.md "Slices").
+  bool is_slice() const { return !gpu.mig_profiles.empty(); }
 
   // Equal in everything an admin sets (ignores version).
   bool SameSpec(const WorkspaceClass& other) const {

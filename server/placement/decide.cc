@@ -5,6 +5,7 @@
 
 #include "server/placement/filters.h"
 #include "server/placement/gpu_allocator.h"
+#include "server/placement/slice_choice.h"
 
 namespace wsched::placement {
 namespace {
@@ -69,9 +70,71 @@ std::optional<Candidate> BestInTier(const core::WorkspaceClass& cls,
   return std::nullopt;
 }
 
-}  // namespace
+struct SliceCandidate {
+  SliceScore score;
+  size_t pool_rank = 0;
+  const core::NodePool* pool = nullptr;
+  NodeId node = 0;
+  HeldSlice slice;
+};
 
-namespace {
+// The best node of one pool with a free slice of `profile`, if any fits now.
+std::optional<SliceCandidate> BestSliceInPool(const std::string& profile,
+                                              const core::NodePool& pool, const Resources& request,
+                                              const Snapshot& snapshot, const AvoidNode* avoid) {
+  const SliceIndex* index = snapshot.ReadySlices(pool.id);
+  if (index == nullptr) return std::nullopt;
+  std::optional<SliceCandidate> found;
+  index->FindFirst(profile, request.cpu_millis, [&](NodeId id, const SliceScore& score) {
+    const SnapshotNode& node = snapshot.node(id);
+    if (!Covers(node.free, request)) return false;
+    if (avoid != nullptr && (*avoid)(node.info.name)) return false;
+    std::optional<HeldSlice> slice = ChooseHeldSlice(node, profile);
+    if (!slice) return false;
+    found = SliceCandidate{score, 0, &pool, id, *slice};
+    return true;
+  });
+  return found;
+}
+
+// The best slice of one tier: the class's profiles in its order, each over
+// every pool of the tier (best packing, then catalog order).
+std::optional<SliceCandidate> BestSliceInTier(const core::WorkspaceClass& cls,
+                                              const std::vector<const core::NodePool*>& tier,
+                                              const Resources& request, const Snapshot& snapshot,
+                                              const AvoidNode* avoid) {
+  for (const std::string& profile : cls.gpu.mig_profiles) {
+    std::optional<SliceCandidate> best;
+    for (size_t rank = 0; rank < tier.size(); ++rank) {
+      std::optional<SliceCandidate> candidate =
+          BestSliceInPool(profile, *tier[rank], request, snapshot, avoid);
+      if (!candidate) continue;
+      candidate->pool_rank = rank;
+      if (!best || std::pair(candidate->score, candidate->pool_rank) <
+                       std::pair(best->score, best->pool_rank)) {
+        best = std::move(candidate);
+      }
+    }
+    if (best) return best;
+  }
+  return std::nullopt;
+}
+
+// Where the class goes in this tier, if anywhere now.
+std::optional<Placed> PlaceInTier(const core::WorkspaceClass& cls,
+                                  const std::vector<const core::NodePool*>& tier,
+                                  const Resources& request, const Snapshot& snapshot,
+                                  const AvoidNode* avoid) {
+  if (cls.is_slice()) {
+    std::optional<SliceCandidate> best = BestSliceInTier(cls, tier, request, snapshot, avoid);
+    if (!best) return std::nullopt;
+    return Placed{snapshot.node(best->node).info.name, best->pool->id, {}, request, best->slice};
+  }
+  std::optional<Candidate> best = BestInTier(cls, tier, request, snapshot, avoid);
+  if (!best) return std::nullopt;
+  return Placed{snapshot.node(best->node).info.name, best->pool->id, std::move(best->gpus),
+                request};
+}
 
 Decision DecideWith(const core::WorkspaceClass& cls, const std::vector<core::NodePool>& pools,
                     const Snapshot& snapshot, const AvoidNode* avoid) {
@@ -80,9 +143,8 @@ Decision DecideWith(const core::WorkspaceClass& cls, const std::vector<core::Nod
 
   const Resources request = RequestOf(cls);
   for (const auto& tier : plan.tiers) {
-    if (std::optional<Candidate> best = BestInTier(cls, tier, request, snapshot, avoid)) {
-      return Placed{snapshot.node(best->node).info.name, best->pool->id, std::move(best->gpus),
-                    request};
+    if (std::optional<Placed> placed = PlaceInTier(cls, tier, request, snapshot, avoid)) {
+      return *std::move(placed);
     }
   }
 

@@ -3,6 +3,7 @@
 #define WSCHED_SERVER_PLACEMENT_DECIDE_H_
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <variant>
 #include <vector>
@@ -18,8 +19,9 @@ namespace wsched::placement {
 struct Placed {
   std::string node;
   std::string pool;
-  std::vector<int> gpu_indices;  // Sorted; empty for CPU classes.
+  std::vector<int> gpu_indices;  // Sorted; empty for CPU and slice classes.
   Resources resources;           // What to hold besides the GPUs.
+  std::optional<HeldSlice> slice;  // For a slice class (Snapshot::HoldSlice).
   friend bool operator==(const Placed&, const Placed&) = default;
 };
 

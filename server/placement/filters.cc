@@ -42,7 +42,7 @@ PoolPlan PlanPools(const core::WorkspaceClass& cls, const std::vector<core::Node
     if (!tier.empty()) plan.tiers.push_back(std::move(tier));
   };
 
-  if (cls.is_gpu()) {
+  if (cls.is_gpu() || cls.is_slice()) {
     if (cls.gpu.models.empty()) {
       add_tier([](const core::NodePool& pool) { return pool.is_gpu(); });
       return plan;

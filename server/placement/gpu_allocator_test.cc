@@ -129,7 +129,9 @@ TEST(ChooseGpus, EveryRequiredChoiceOnAnyFreeSetIsLinked) {
     for (int i = 0; i < 8; i += 2) has_pair |= (mask >> i & 3) == 3;
     std::optional<std::vector<int>> pick = ChooseGpus(Singles(free), 2, required);
     EXPECT_EQ(pick.has_value(), has_pair) << "free mask " << mask;
-    if (pick) EXPECT_TRUE(peers.AllLinked(*pick)) << "free mask " << mask;
+    if (pick) {
+      EXPECT_TRUE(peers.AllLinked(*pick)) << "free mask " << mask;
+    }
   }
 }
 

@@ -5,10 +5,15 @@
 //   build-placement/server/placement/placement_benchmark
 //
 // Snapshots mix pools (40% CPU, 30% 8x h100, 20% 8x a100, 10% 4x l4) and are
-// partly full, from a fixed seed so runs compare.
+// partly full, from a fixed seed so runs compare. The sliced fleet is the same
+// with the h100 nodes replaced by 8x h200 nodes in MIG mode, every GPU laid
+// out as seven 1g.18gb slices (docs/performance.md "Slices").
 #include <map>
 #include <memory>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
@@ -25,17 +30,33 @@ using testing::FakeCpuNode;
 using testing::FakeGpuNode;
 using testing::GpuClass;
 using testing::GpuPool;
+using testing::LayOutSlices;
+using testing::SliceClass;
 
 const std::vector<core::NodePool>& Pools() {
   static const auto* pools = new std::vector<core::NodePool>{
       CpuPool("cpu"), GpuPool("gpu-h100", "h100"), GpuPool("gpu-a100", "a100"),
-      GpuPool("gpu-l4", "l4", 4)};
+      GpuPool("gpu-l4", "l4", 4), GpuPool("gpu-h200", "h200")};
   return *pools;
 }
 
 // `linked`: every GPU node reports NVLink pairs 0-1, 2-3, ... (SYS between
 // pairs), so every GPU decision weighs links (docs/placement.md "Linked GPUs").
-std::unique_ptr<Snapshot> BuildSnapshot(int nodes, bool linked) {
+// An h200 node in MIG mode (7 x 1g.18gb per GPU), 1 .. all but one of its
+// 56 slices held.
+void AddSlicedNode(Snapshot& snapshot, const std::string& name, std::mt19937& rng,
+                   int& workspace) {
+  core::NodeInfo info = FakeGpuNode(name, "gpu-h200", "h200", 8);
+  LayOutSlices(info, std::vector<std::string>(7, "1g.18gb"));
+  (void)snapshot.UpsertNode(info, core::NodeState::kReady, core::DriverState::kReady);
+  const int held = std::uniform_int_distribution<int>(1, 55)(rng);
+  for (int s = 0; s < held; ++s) {
+    (void)snapshot.HoldSlice(absl::StrCat("w", ++workspace), name, {s / 7, s % 7 + 1},
+                             RequestOf(SliceClass("slice", {"1g.18gb"})));
+  }
+}
+
+std::unique_ptr<Snapshot> BuildSnapshot(int nodes, bool linked, bool sliced) {
   auto snapshot = std::make_unique<Snapshot>();
   std::mt19937 rng(42);
   int workspace = 0;
@@ -51,6 +72,10 @@ std::unique_ptr<Snapshot> BuildSnapshot(int nodes, bool linked) {
         (void)snapshot->Hold(absl::StrCat("w", ++workspace), name, {},
                              RequestOf(CpuClass("standard")));
       }
+      continue;
+    }
+    if (sliced && slot < 7) {
+      AddSlicedNode(*snapshot, name, rng, workspace);
       continue;
     }
     const char* pool = slot < 7 ? "gpu-h100" : slot < 9 ? "gpu-a100" : "gpu-l4";
@@ -70,15 +95,16 @@ std::unique_ptr<Snapshot> BuildSnapshot(int nodes, bool linked) {
 }
 
 // Built once per size and shared by the benchmarks.
-Snapshot& SnapshotOf(int nodes, bool linked = false) {
-  static auto* cache = new std::map<std::pair<int, bool>, std::unique_ptr<Snapshot>>();
-  auto& slot = (*cache)[{nodes, linked}];
-  if (!slot) slot = BuildSnapshot(nodes, linked);
+Snapshot& SnapshotOf(int nodes, bool linked = false, bool sliced = false) {
+  static auto* cache = new std::map<std::tuple<int, bool, bool>, std::unique_ptr<Snapshot>>();
+  auto& slot = (*cache)[{nodes, linked, sliced}];
+  if (!slot) slot = BuildSnapshot(nodes, linked, sliced);
   return *slot;
 }
 
-void RunDecide(benchmark::State& state, const core::WorkspaceClass& cls, bool linked = false) {
-  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)), linked);
+void RunDecide(benchmark::State& state, const core::WorkspaceClass& cls, bool linked = false,
+               bool sliced = false) {
+  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)), linked, sliced);
   for (auto _ : state) {
     Decision decision = Decide(cls, Pools(), snapshot);
     benchmark::DoNotOptimize(decision);
@@ -110,6 +136,28 @@ void BM_DecideGpu2NvlinkRequired(benchmark::State& state) {
 void BM_DecideGpu2(benchmark::State& state) {
   RunDecide(state, GpuClass("gpu-2", 2, {"h100", "a100"}), /*linked=*/true);
 }
+// One MIG slice on the sliced fleet, against BM_DecideGpu1 on the whole one.
+void BM_DecideSlice(benchmark::State& state) {
+  RunDecide(state, SliceClass("slice", {"1g.18gb"}), /*linked=*/false, /*sliced=*/true);
+}
+// A profile no GPU is laid out for first, then the one they have.
+void BM_DecideSliceFallback(benchmark::State& state) {
+  RunDecide(state, SliceClass("slice", {"3g.71gb", "1g.18gb"}), /*linked=*/false,
+            /*sliced=*/true);
+}
+// The whole in-memory step of one slice workspace's start and stop, against
+// BM_DecideHoldRelease.
+void BM_DecideHoldReleaseSlice(benchmark::State& state) {
+  Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)), false, /*sliced=*/true);
+  const core::WorkspaceClass cls = SliceClass("slice", {"1g.18gb"});
+  for (auto _ : state) {
+    Placed placed = std::get<Placed>(Decide(cls, Pools(), snapshot));
+    benchmark::DoNotOptimize(snapshot.HoldSlice("bench", placed.node, *placed.slice,
+                                                placed.resources));
+    benchmark::DoNotOptimize(snapshot.Release("bench"));
+  }
+}
+
 // Nothing has 8 free GPUs: the "not now" path with its reasons.
 void BM_DecideGpu8NotNow(benchmark::State& state) {
   RunDecide(state, GpuClass("gpu-8", 8, {"l4", "h100"}));
@@ -195,6 +243,9 @@ BENCHMARK(BM_DecideGpu4Linked)->SIZES;
 BENCHMARK(BM_DecideGpu2)->SIZES;
 BENCHMARK(BM_DecideGpu2NvlinkRequired)->SIZES;
 BENCHMARK(BM_DecideGpu8NotNow)->SIZES;
+BENCHMARK(BM_DecideSlice)->SIZES;
+BENCHMARK(BM_DecideSliceFallback)->SIZES;
+BENCHMARK(BM_DecideHoldReleaseSlice)->SIZES;
 BENCHMARK(BM_HoldRelease)->SIZES;
 BENCHMARK(BM_DecideHoldRelease)->SIZES;
 BENCHMARK(BM_CopyNodesOnly)->SIZES;

@@ -11,6 +11,54 @@
 #include "server/placement/filters.h"
 
 namespace wsched::placement {
+namespace {
+
+// Position of the GPU instance `gpu_instance` among the GPU's slices; -1.
+int SlicePosition(const core::Gpu& gpu, int gpu_instance) {
+  if (!gpu.mig) return -1;
+  const std::vector<core::MigInstance>& slices = gpu.mig->instances;
+  for (size_t k = 0; k < slices.size(); ++k) {
+    if (slices[k].gpu_instance == gpu_instance) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+bool SliceHeldBy(const SnapshotNode& node, const HeldSlice& slice, const std::string& workspace) {
+  const int pos = node.PositionOf(slice.gpu_index);
+  if (pos < 0) return false;
+  const int k = SlicePosition(node.info.gpus[pos], slice.gpu_instance);
+  return k >= 0 && node.gpus[pos].slice_holders[k] == workspace;
+}
+
+// Every slice holder on the node holds that slice by its hold.
+absl::Status CheckSliceHolders(const SnapshotNode& node,
+                               const absl::flat_hash_map<std::string, HoldRecord>& holds) {
+  for (size_t pos = 0; pos < node.gpus.size(); ++pos) {
+    const std::vector<std::string>& holders = node.gpus[pos].slice_holders;
+    for (size_t k = 0; k < holders.size(); ++k) {
+      if (holders[k].empty()) continue;
+      const core::Gpu& gpu = node.info.gpus[pos];
+      const HeldSlice here{gpu.index, gpu.mig->instances[k].gpu_instance};
+      auto hold = holds.find(holders[k]);
+      if (hold == holds.end() || hold->second.node != node.info.name || hold->second.slice != here) {
+        return absl::InternalError(absl::StrCat("slice gi", here.gpu_instance, " of GPU ",
+                                                gpu.index, " on node ", node.info.name,
+                                                " names holder ", holders[k],
+                                                ", whose hold does not name it"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string Describe(const HoldRecord& hold) {
+  if (hold.slice) {
+    return absl::StrCat("slice gi", hold.slice->gpu_instance, " of GPU ", hold.slice->gpu_index);
+  }
+  return absl::StrCat("GPUs [", absl::StrJoin(hold.gpu_indices, ","), "]");
+}
+
+}  // namespace
 
 int SnapshotNode::PositionOf(int gpu_index) const {
   for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
@@ -79,6 +127,33 @@ std::string SnapshotNode::FirstBindingProblem(GpuView view) const {
                                        : gpus[pos].vm_binding_problem;
   }
   return "";
+}
+
+bool SnapshotNode::SliceUsable(int pos, size_t k) const {
+  const core::Gpu& gpu = info.gpus[pos];
+  if (!gpu.healthy || !gpus[pos].holder.empty() || !gpu.mig || !gpu.mig->enabled) return false;
+  const core::MigInstance& slice = gpu.mig->instances[k];
+  return gpus[pos].slice_holders[k].empty() && slice.compute_instance >= 0 && !slice.uuid.empty();
+}
+
+FreeSlices SnapshotNode::CountFreeSlices() const {
+  FreeSlices free;
+  for (size_t pos = 0; pos < info.gpus.size(); ++pos) {
+    if (!info.gpus[pos].mig) continue;
+    const std::vector<core::MigInstance>& slices = info.gpus[pos].mig->instances;
+    for (size_t k = 0; k < slices.size(); ++k) {
+      if (!SliceUsable(static_cast<int>(pos), k)) continue;
+      // A node has a handful of profiles: a linear look-up.
+      auto it = std::find_if(free.begin(), free.end(),
+                             [&](const auto& entry) { return entry.first == slices[k].profile; });
+      if (it == free.end()) {
+        free.emplace_back(slices[k].profile, 1);
+      } else {
+        ++it->second;
+      }
+    }
+  }
+  return free;
 }
 
 Snapshot::Snapshot() : ids_(std::make_shared<NodeIds>()) {}
@@ -173,6 +248,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     node.gpus[pos].vm_binding_problem = core::VmBindingProblem(info.gpus[pos]).value_or("");
     node.gpus[pos].container_binding_problem =
         core::ContainerBindingProblem(info.gpus[pos]).value_or("");
+    if (info.gpus[pos].mig) node.gpus[pos].slice_holders.resize(info.gpus[pos].mig->instances.size());
   }
   // Holds are facts from the store; lay them onto the new picture. They are
   // disjoint (Hold checked that), so nothing can collide here. A GPU index
@@ -181,9 +257,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     for (const std::string& workspace : held->second) {
       const HoldRecord& hold = holds_.at(workspace);
       node.held += hold.resources;
-      for (int index : hold.gpu_indices) {
-        if (int pos = node.PositionOf(index); pos >= 0) node.gpus[pos].holder = workspace;
-      }
+      MarkHolder(hold, node, /*held=*/true);
     }
   }
   nodes_[id] = std::make_shared<SnapshotNode>(std::move(node));
@@ -232,42 +306,93 @@ absl::Status Snapshot::Hold(absl::string_view workspace, absl::string_view node_
         absl::StrCat("workspace ", workspace, ": GPU indices repeat: ",
                      absl::StrJoin(gpu_indices, ",")));
   }
-  HoldRecord wanted{std::string(workspace), std::string(node_name), std::move(gpu_indices),
-                    resources};
-  if (const HoldRecord* existing = FindHold(workspace)) {
-    if (*existing == wanted) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "workspace ", workspace, " already holds GPUs [", absl::StrJoin(existing->gpu_indices, ","),
-        "] on node ", existing->node, "; release it first"));
-  }
+  return AddHold(HoldRecord{std::string(workspace), std::string(node_name), std::move(gpu_indices),
+                            resources, std::nullopt});
+}
 
-  auto id_it = ids_->find(node_name);
-  if (id_it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", node_name));
-  NodeId id = id_it->second;
-  const SnapshotNode& node = *nodes_[id];
-  // Check everything before changing anything.
-  std::vector<int> positions;
-  for (int index : wanted.gpu_indices) {
-    int pos = node.PositionOf(index);
-    if (pos < 0) {
-      return absl::NotFoundError(absl::StrCat("node ", node_name, " has no GPU ", index));
-    }
-    if (!node.gpus[pos].holder.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat("GPU ", index, " on node ", node_name,
-                                                        " is held by workspace ",
-                                                        node.gpus[pos].holder));
-    }
-    positions.push_back(pos);
+absl::Status Snapshot::HoldSlice(absl::string_view workspace, absl::string_view node_name,
+                                 HeldSlice slice, const Resources& resources) {
+  if (workspace.empty()) return absl::InvalidArgumentError("workspace id is empty");
+  return AddHold(
+      HoldRecord{std::string(workspace), std::string(node_name), {}, resources, slice});
+}
+
+absl::Status Snapshot::AddHold(HoldRecord wanted) {
+  if (const HoldRecord* existing = FindHold(wanted.workspace)) {
+    if (*existing == wanted) return absl::OkStatus();
+    return absl::FailedPreconditionError(absl::StrCat("workspace ", wanted.workspace,
+                                                      " already holds ", Describe(*existing),
+                                                      " on node ", existing->node,
+                                                      "; release it first"));
   }
+  auto id_it = ids_->find(wanted.node);
+  if (id_it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", wanted.node));
+  const NodeId id = id_it->second;
+  if (absl::Status holdable = CheckHoldable(wanted, *nodes_[id]); !holdable.ok()) return holdable;
 
   Unindex(id);
   SnapshotNode& changed = MutableNode(id);
-  for (int pos : positions) changed.gpus[pos].holder = wanted.workspace;
-  changed.held += resources;
+  MarkHolder(wanted, changed, /*held=*/true);
+  changed.held += wanted.resources;
   Reindex(id);
   holds_by_node_[wanted.node].insert(wanted.workspace);
   holds_.emplace(wanted.workspace, std::move(wanted));
   return absl::OkStatus();
+}
+
+absl::Status Snapshot::CheckHoldable(const HoldRecord& wanted, const SnapshotNode& node) {
+  const std::string& name = node.info.name;
+  for (int index : wanted.gpu_indices) {
+    const int pos = node.PositionOf(index);
+    if (pos < 0) return absl::NotFoundError(absl::StrCat("node ", name, " has no GPU ", index));
+    if (!node.gpus[pos].holder.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "GPU ", index, " on node ", name, " is held by workspace ", node.gpus[pos].holder));
+    }
+    for (const std::string& holder : node.gpus[pos].slice_holders) {
+      if (holder.empty()) continue;
+      return absl::FailedPreconditionError(
+          absl::StrCat("GPU ", index, " on node ", name, " has a slice held by ", holder));
+    }
+  }
+  if (!wanted.slice) return absl::OkStatus();
+  const HeldSlice& slice = *wanted.slice;
+  const int pos = node.PositionOf(slice.gpu_index);
+  if (pos < 0) return absl::NotFoundError(absl::StrCat("node ", name, " has no GPU ", slice.gpu_index));
+  const int k = SlicePosition(node.info.gpus[pos], slice.gpu_instance);
+  if (k < 0) {
+    return absl::NotFoundError(absl::StrCat("GPU ", slice.gpu_index, " on node ", name,
+                                            " has no GPU instance ", slice.gpu_instance));
+  }
+  if (!node.gpus[pos].holder.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", slice.gpu_index, " on node ", name,
+                                                      " is held whole by workspace ",
+                                                      node.gpus[pos].holder));
+  }
+  if (const std::string& holder = node.gpus[pos].slice_holders[k]; !holder.empty()) {
+    return absl::FailedPreconditionError(absl::StrCat(Describe(wanted), " on node ", name,
+                                                      " is held by workspace ", holder));
+  }
+  return absl::OkStatus();
+}
+
+void Snapshot::MarkHolder(const HoldRecord& hold, SnapshotNode& node, bool held) {
+  auto mark = [&](std::string& holder) {
+    if (held) {
+      holder = hold.workspace;
+    } else if (holder == hold.workspace) {
+      holder.clear();
+    }
+  };
+  for (int index : hold.gpu_indices) {
+    if (int pos = node.PositionOf(index); pos >= 0) mark(node.gpus[pos].holder);
+  }
+  if (!hold.slice) return;
+  // A GPU or instance the node no longer reports simply has no slot to mark.
+  const int pos = node.PositionOf(hold.slice->gpu_index);
+  if (pos < 0) return;
+  const int k = SlicePosition(node.info.gpus[pos], hold.slice->gpu_instance);
+  if (k >= 0) mark(node.gpus[pos].slice_holders[k]);
 }
 
 std::optional<HoldRecord> Snapshot::Release(absl::string_view workspace) {
@@ -285,10 +410,7 @@ std::optional<HoldRecord> Snapshot::Release(absl::string_view workspace) {
     const NodeId id = id_it->second;
     Unindex(id);
     SnapshotNode& node = MutableNode(id);
-    for (int index : hold.gpu_indices) {
-      int pos = node.PositionOf(index);
-      if (pos >= 0 && node.gpus[pos].holder == hold.workspace) node.gpus[pos].holder.clear();
-    }
+    MarkHolder(hold, node, /*held=*/false);
     node.held -= hold.resources;
     Reindex(id);
   }
@@ -310,6 +432,11 @@ const CapacityIndex* Snapshot::ReadyIndex(absl::string_view pool) const {
   return it == pools_.end() ? nullptr : &it->second->ready;
 }
 
+const SliceIndex* Snapshot::ReadySlices(absl::string_view pool) const {
+  auto it = pools_.find(pool);
+  return it == pools_.end() ? nullptr : &it->second->slices;
+}
+
 int Snapshot::PoolNodeCount(absl::string_view pool) const {
   auto it = pools_.find(pool);
   return it == pools_.end() ? 0 : it->second->nodes;
@@ -318,7 +445,9 @@ int Snapshot::PoolNodeCount(absl::string_view pool) const {
 void Snapshot::Unindex(NodeId id) {
   if (!nodes_[id]->schedulable) return;
   SnapshotNode& node = MutableNode(id);
-  MutablePool(node.info.pool).ready.Erase(id, node.free_gpus, node.free.cpu_millis);
+  PoolNodes& pool = MutablePool(node.info.pool);
+  pool.ready.Erase(id, node.free_gpus, node.free.cpu_millis);
+  if (!node.free_slices.empty()) pool.slices.Erase(id, node.free_slices, node.free.cpu_millis);
   node.schedulable = false;
 }
 
@@ -326,9 +455,12 @@ void Snapshot::Reindex(NodeId id) {
   SnapshotNode& node = MutableNode(id);
   node.free = AllocatableOf(node.info) - node.held;
   for (int v = 0; v < kGpuViews; ++v) node.free_gpus[v] = node.CountFreeGpus(static_cast<GpuView>(v));
+  node.free_slices = node.CountFreeSlices();
   node.schedulable = NodeAcceptsWork(node.state, node.driver_state, !node.info.gpus.empty());
   if (node.schedulable) {
-    MutablePool(node.info.pool).ready.Insert(id, node.free_gpus, node.free.cpu_millis);
+    PoolNodes& pool = MutablePool(node.info.pool);
+    pool.ready.Insert(id, node.free_gpus, node.free.cpu_millis);
+    if (!node.free_slices.empty()) pool.slices.Insert(id, node.free_slices, node.free.cpu_millis);
   }
 }
 
@@ -344,6 +476,10 @@ absl::Status Snapshot::CheckInvariants() const {
     const SnapshotNode* node = FindNode(hold.node);
     if (node == nullptr) continue;  // Kept for a node that comes back (holds_by_node_).
     held_by_node[hold.node] += hold.resources;
+    if (hold.slice && !SliceHeldBy(*node, *hold.slice, workspace)) {
+      return absl::InternalError(absl::StrCat("hold of ", workspace, " names ", Describe(hold),
+                                              " on node ", hold.node, ", which it does not hold"));
+    }
     for (int index : hold.gpu_indices) {
       const int pos = node->PositionOf(index);
       if (pos < 0 || node->gpus[pos].holder != workspace) {
@@ -366,6 +502,7 @@ absl::Status Snapshot::CheckInvariants() const {
                                                 holder, ", whose hold does not name it"));
       }
     }
+    if (absl::Status slices = CheckSliceHolders(*node, holds_); !slices.ok()) return slices;
     const Resources& held = node->held;
     if (held.cpu_millis < 0 || held.memory_bytes < 0 || held.ephemeral_storage_bytes < 0 ||
         held.disk_bytes < 0) {

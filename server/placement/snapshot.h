@@ -37,6 +37,7 @@
 #include "server/placement/iommu_units.h"
 #include "server/placement/nvlink_peers.h"
 #include "server/placement/resources.h"
+#include "server/placement/slice_index.h"
 
 namespace wsched::placement {
 
@@ -51,6 +52,9 @@ struct SnapshotGpu {
   // vfio-pci). Empty when it can, or the agent does not report drivers.
   std::string vm_binding_problem;
   std::string container_binding_problem;
+  // Parallel to the GPU's mig->instances (empty without MIG): the workspace
+  // holding each slice; empty when free.
+  std::vector<std::string> slice_holders;
 };
 
 struct SnapshotNode {
@@ -70,6 +74,7 @@ struct SnapshotNode {
   NvlinkPeers nvlinks;       // From info.gpus' links, when the node was added.
   bool schedulable = false;  // Takes new workspaces (see NodeAcceptsWork).
   GpuCounts free_gpus{};     // Per GpuView; what the index was fed.
+  FreeSlices free_slices;    // What the slice index was fed.
 
   // Position of the GPU with this index in info.gpus; -1 when absent.
   int PositionOf(int gpu_index) const;
@@ -82,6 +87,12 @@ struct SnapshotNode {
   // Why the first free healthy GPU that `view` cannot take for its binding
   // is out; empty when none.
   std::string FirstBindingProblem(GpuView view) const;
+  // Whether slice `k` of the GPU at `pos` can be handed to a container now:
+  // the GPU healthy, in MIG mode and not held whole; the slice free, with a
+  // compute instance spanning it and a MIG UUID to name it by.
+  bool SliceUsable(int pos, size_t k) const;
+  // The usable slices per profile (what the slice index is fed).
+  FreeSlices CountFreeSlices() const;
 
  private:
   bool GpuUsable(int pos) const;
@@ -89,11 +100,20 @@ struct SnapshotNode {
   bool UnitUsable(const IommuUnit& unit, GpuView view, bool ignore_binding = false) const;
 };
 
+// One MIG slice: the GPU instance `gpu_instance` of the GPU with index
+// `gpu_index` (its compute instance comes with it).
+struct HeldSlice {
+  int gpu_index = -1;
+  int gpu_instance = -1;
+  friend bool operator==(const HeldSlice&, const HeldSlice&) = default;
+};
+
 struct HoldRecord {
   std::string workspace;
   std::string node;
-  std::vector<int> gpu_indices;  // Sorted.
+  std::vector<int> gpu_indices;  // Sorted; empty for a slice.
   Resources resources;
+  std::optional<HeldSlice> slice;
   friend bool operator==(const HoldRecord&, const HoldRecord&) = default;
 };
 
@@ -127,6 +147,11 @@ class Snapshot {
   // another workspace, or this workspace already holds something else.
   absl::Status Hold(absl::string_view workspace, absl::string_view node,
                     std::vector<int> gpu_indices, const Resources& resources);
+  // The same for one MIG slice: NotFound for an unknown node, GPU or GPU
+  // instance; FailedPrecondition when the slice is held, or its GPU is held
+  // whole, or the workspace already holds something else.
+  absl::Status HoldSlice(absl::string_view workspace, absl::string_view node, HeldSlice slice,
+                         const Resources& resources);
   // Frees what the workspace held, at once. Idempotent: nullopt when it held
   // nothing (already released or never held).
   std::optional<HoldRecord> Release(absl::string_view workspace);
@@ -155,6 +180,9 @@ class Snapshot {
   // Schedulable nodes of a pool by free capacity; nullptr when the pool has
   // no node at all. The ids it yields resolve with node().
   const CapacityIndex* ReadyIndex(absl::string_view pool) const;
+  // Schedulable nodes of a pool with free usable slices; nullptr when the
+  // pool has no node at all.
+  const SliceIndex* ReadySlices(absl::string_view pool) const;
   // Nodes of the pool in any state.
   int PoolNodeCount(absl::string_view pool) const;
   const SnapshotNode& node(NodeId id) const { return *nodes_[id]; }
@@ -162,6 +190,7 @@ class Snapshot {
  private:
   struct PoolNodes {
     CapacityIndex ready;
+    SliceIndex slices;
     int nodes = 0;
   };
   using NodeIds = absl::flat_hash_map<std::string, NodeId>;
@@ -177,6 +206,12 @@ class Snapshot {
   void Unindex(NodeId id);
   // Recomputes free resources and GPU counts and files the node again.
   void Reindex(NodeId id);
+  // Hold and HoldSlice, once the request is well formed.
+  absl::Status AddHold(HoldRecord wanted);
+  // Why `wanted` cannot be held on `node` (checked before anything changes).
+  static absl::Status CheckHoldable(const HoldRecord& wanted, const SnapshotNode& node);
+  // Marks (`held`) or clears the hold's workspace on what it names on the node.
+  static void MarkHolder(const HoldRecord& hold, SnapshotNode& node, bool held);
 
   // By NodeId; null = free slot. Shared with copies (copy on write).
   std::vector<std::shared_ptr<SnapshotNode>> nodes_;

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "server/core/mig_profiles.h"
 #include "server/core/node.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
@@ -100,6 +101,32 @@ inline core::NodeInfo FakeCpuNode(const std::string& name, const std::string& po
   return node;
 }
 
+// Lays every GPU of `node` out as `profiles` (slot order), MIG on: slice k
+// of GPU i is GPU instance k + 1 with compute instance 0, named
+// "MIG-<node>-<i>-<k>", with the model's profile table when wsched knows it.
+inline void LayOutSlices(core::NodeInfo& node, const std::vector<std::string>& profiles) {
+  for (core::Gpu& gpu : node.gpus) {
+    core::GpuMig mig;
+    mig.enabled = mig.pending_enabled = true;
+    if (const auto* known = core::KnownMigProfiles(gpu.model)) mig.profiles = *known;
+    int start = 0;
+    for (size_t k = 0; k < profiles.size(); ++k) {
+      const int compute = profiles[k][0] - '0';
+      const int size = compute == 7 ? 8 : compute >= 3 ? 4 : compute;
+      core::MigInstance slice;
+      slice.profile = profiles[k];
+      slice.gpu_instance = static_cast<int>(k) + 1;
+      slice.compute_instance = 0;
+      slice.start = start;
+      slice.size = size;
+      slice.uuid = absl::StrCat("MIG-", node.name, "-", gpu.index, "-", k);
+      start += size;
+      mig.instances.push_back(std::move(slice));
+    }
+    gpu.mig = std::move(mig);
+  }
+}
+
 inline core::NodePool GpuPool(const std::string& id, const std::string& model, int gpus = 8) {
   core::NodePool pool;
   pool.id = id;
@@ -126,6 +153,18 @@ inline core::WorkspaceClass GpuClass(const std::string& id, int gpus,
   cls.id = id;
   cls.resources = {8000, 8000, 64 * kGi, 50 * kGi, 100 * kGi};
   cls.gpu = {gpus, std::move(models), isolation};
+  return cls;
+}
+
+// A slice class: one slice of the first of `profiles` with one free, 2 CPU
+// and 16Gi per workspace.
+inline core::WorkspaceClass SliceClass(const std::string& id, std::vector<std::string> profiles,
+                                       std::vector<std::string> models = {"h200"}) {
+  core::WorkspaceClass cls;
+  cls.id = id;
+  cls.resources = {2000, 2000, 16 * kGi, 10 * kGi, 20 * kGi};
+  cls.gpu.models = std::move(models);
+  cls.gpu.mig_profiles = std::move(profiles);
   return cls;
 }
 
