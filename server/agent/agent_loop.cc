@@ -210,9 +210,8 @@ void Agent::DescribeCdi(core::NodeInfo& node) {
     // Names that point at a file the runtime cannot read would fail every
     // container: hand nothing out until the directory is writable again.
     std::string problem = absl::StrCat("CDI spec not written: ", status.message());
-    plan.gpu_names.clear();
     plan.cdi.problems.push_back(problem);
-    for (const core::Gpu& gpu : node.gpus) plan.gpu_problems[gpu.uuid] = problem;
+    WithholdAll(node, problem, plan);
   }
   ApplyNodeCdi(plan, node);
   for (const auto& [uuid, problem] : plan.gpu_problems) {

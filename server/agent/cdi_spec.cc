@@ -48,6 +48,34 @@ Json HookJson(const DriverFiles& files, const std::string& host_root,
   return json;
 }
 
+// /dev/nvidia<N>, char 195:N. Read-write without mknod, for a GPU and its
+// slices' capability nodes alike.
+core::DeviceNode GpuDeviceNode(int index) {
+  return {absl::StrCat("/dev/nvidia", index), 'c', kNvidiaMajor, index, "rw"};
+}
+
+core::DeviceNode Accessible(core::DeviceNode node) {
+  node.permissions = "rw";
+  return node;
+}
+
+// The slice's GPU and its own two capability nodes, never another slice's:
+// the driver lets a process into a GPU instance and a compute instance only
+// through their capability nodes, so a container holding these two can use
+// that slice and no other. NVIDIA_VISIBLE_DEVICES names it the way NVIDIA's
+// images and container tools expect.
+Json SliceDeviceJson(const SliceDevice& slice, const std::string& host_root) {
+  Json entry;
+  entry["name"] = slice.uuid;
+  entry["containerEdits"]["env"] =
+      Json::array({absl::StrCat("NVIDIA_VISIBLE_DEVICES=", slice.uuid)});
+  entry["containerEdits"]["deviceNodes"] =
+      Json::array({DeviceNodeJson(GpuDeviceNode(slice.gpu_index), host_root),
+                   DeviceNodeJson(Accessible(slice.gi_access), host_root),
+                   DeviceNodeJson(Accessible(slice.ci_access), host_root)});
+  return entry;
+}
+
 std::string BaseName(const std::string& path) { return path.substr(path.rfind('/') + 1); }
 
 // The libraries at the node's paths; the hook then makes the soname links
@@ -79,16 +107,16 @@ std::string HostPath(const std::string& host_root, const std::string& node_path)
 }
 
 std::string BuildGpuSpec(const core::NodeInfo& node, const DriverFiles& files,
-                         const std::string& host_root) {
+                         const std::string& host_root, const std::vector<SliceDevice>& slices) {
   Json devices = Json::array();
   for (const core::Gpu& gpu : node.gpus) {
-    core::DeviceNode device{absl::StrCat("/dev/nvidia", gpu.index), 'c', kNvidiaMajor, gpu.index,
-                            "rw"};
     Json entry;
     entry["name"] = gpu.uuid;
-    entry["containerEdits"]["deviceNodes"] = Json::array({DeviceNodeJson(device, host_root)});
+    entry["containerEdits"]["deviceNodes"] =
+        Json::array({DeviceNodeJson(GpuDeviceNode(gpu.index), host_root)});
     devices.push_back(std::move(entry));
   }
+  for (const SliceDevice& slice : slices) devices.push_back(SliceDeviceJson(slice, host_root));
   Json edits;
   edits["deviceNodes"] = Json::array();
   for (const core::DeviceNode& control : node.control_devices) {

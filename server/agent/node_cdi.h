@@ -38,9 +38,20 @@ struct NodeCdiPlan {
   core::NodeCdi cdi;
   std::map<std::string, std::string> gpu_names;     // UUID -> qualified CDI name.
   std::map<std::string, std::string> gpu_problems;  // UUID -> why it cannot be handed out.
+  // Each slice of a GPU in MIG mode has a name or a problem, by SliceKey.
+  // Only a usable slice's problem is also in cdi.problems: an unusable one
+  // is reported unusable already, and no spec could give it a device.
+  std::map<std::string, std::string> slice_names;
+  std::map<std::string, std::string> slice_problems;
   std::vector<SpecFile> write;                      // Files that must hold exactly this.
   std::vector<std::string> remove;                  // Our files that must not exist.
 };
+
+// How the plan keys a slice: its MIG UUID, or "<GPU UUID>/gi<G>" without one.
+std::string SliceKey(const core::Gpu& gpu, const core::MigInstance& slice);
+
+// No GPU and no slice gets a name; each has `problem` as its reason.
+void WithholdAll(const core::NodeInfo& node, const std::string& problem, NodeCdiPlan& plan);
 
 // Pure but for reading the node's files (below `fs`'s root) and NVIDIA's
 // spec directories.
@@ -51,7 +62,7 @@ NodeCdiPlan PlanNodeCdi(const RootedFs& fs, const core::NodeInfo& node, const Cd
 // only when its content changed; `remove` files are deleted.
 absl::Status SyncSpecFiles(const std::string& dir, const NodeCdiPlan& plan);
 
-// Sets node.cdi and each GPU's cdi_device from `plan`.
+// Sets node.cdi, each GPU's cdi_device and each slice's from `plan`.
 void ApplyNodeCdi(const NodeCdiPlan& plan, core::NodeInfo& node);
 
 }  // namespace wsched::agent

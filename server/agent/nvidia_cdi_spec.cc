@@ -45,6 +45,25 @@ absl::StatusOr<NvidiaSpec> ParseDevices(const YAML::Node& doc, const std::string
   return spec;
 }
 
+constexpr char kCapsDir[] = "/dev/nvidia-caps/";
+
+// Whether `device` gives the container the slice: its GPU's node, and of
+// the capability nodes its own two and no other.
+bool HoldsSliceAlone(const NvidiaSpecDevice& device, const core::Gpu& gpu,
+                     const core::MigInstance& slice) {
+  if (!slice.gi_access || !slice.ci_access) return false;
+  std::vector<std::string> caps;
+  for (const std::string& node : device.device_nodes) {
+    if (absl::StartsWith(node, kCapsDir)) caps.push_back(node);
+  }
+  std::vector<std::string> own = {slice.gi_access->path, slice.ci_access->path};
+  std::sort(caps.begin(), caps.end());
+  std::sort(own.begin(), own.end());
+  const std::string gpu_node = absl::StrCat("/dev/nvidia", gpu.index);
+  return caps == own && std::find(device.device_nodes.begin(), device.device_nodes.end(),
+                                  gpu_node) != device.device_nodes.end();
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<NvidiaSpec>> FindNvidiaSpec(const std::vector<std::string>& dirs) {
@@ -93,6 +112,19 @@ NvidiaNames MatchNvidiaNames(const NvidiaSpec& spec, const std::vector<core::Gpu
     }
   }
   return names;
+}
+
+std::optional<std::string> MatchNvidiaSliceName(const NvidiaSpec& spec, const core::Gpu& gpu,
+                                                const core::MigInstance& slice) {
+  const NvidiaSpecDevice* by_uuid = nullptr;
+  const NvidiaSpecDevice* by_nodes = nullptr;
+  for (const NvidiaSpecDevice& device : spec.devices) {
+    if (!slice.uuid.empty() && device.name == slice.uuid) by_uuid = &device;
+    if (device.name != "all" && HoldsSliceAlone(device, gpu, slice)) by_nodes = &device;
+  }
+  const NvidiaSpecDevice* chosen = by_uuid != nullptr ? by_uuid : by_nodes;
+  if (chosen == nullptr || !core::IsCdiDeviceName(chosen->name)) return std::nullopt;
+  return core::CdiQualifiedName(core::kNvidiaGpuKind, chosen->name);
 }
 
 }  // namespace wsched::agent

@@ -42,6 +42,16 @@ struct NvidiaNames {
 // grants every GPU and is never used).
 NvidiaNames MatchNvidiaNames(const NvidiaSpec& spec, const std::vector<core::Gpu>& gpus);
 
+// A MIG slice's name in `spec` ("nvidia.com/gpu=<name>"), the same way: a
+// device named by its MIG UUID (`nvidia-ctk cdi generate
+// --device-name-strategy=uuid`), else one that holds the GPU's
+// /dev/nvidia<index> and, of /dev/nvidia-caps, exactly the slice's two
+// capability nodes (index names such as "0:1", whose second number is
+// NVML's MIG device index, which wsched does not know). nullopt when there
+// is none, or its name is not a CDI name.
+std::optional<std::string> MatchNvidiaSliceName(const NvidiaSpec& spec, const core::Gpu& gpu,
+                                                const core::MigInstance& slice);
+
 }  // namespace wsched::agent
 
 #endif  // WSCHED_SERVER_AGENT_NVIDIA_CDI_SPEC_H_

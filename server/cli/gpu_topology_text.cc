@@ -49,6 +49,15 @@ std::string FreeSlots(const v1::GpuMig& mig) {
   return ranges.empty() ? "none" : absl::StrJoin(ranges, ", ");
 }
 
+// " (MIG-aa11, cdi wsched.io/gpu=MIG-aa11)": the UUID and the CDI device a
+// container asks for, those the node reports; empty without either.
+std::string SliceNames(const v1::MigInstance& slice) {
+  std::vector<std::string> names;
+  if (!slice.uuid().empty()) names.push_back(slice.uuid());
+  if (!slice.cdi_device().empty()) names.push_back("cdi " + slice.cdi_device());
+  return names.empty() ? "" : absl::StrCat(" (", absl::StrJoin(names, ", "), ")");
+}
+
 }  // namespace
 
 std::vector<std::string> GpuLinkLines(const v1::NodeInfo& node) {
@@ -85,7 +94,7 @@ std::vector<std::string> GpuMigLines(const v1::NodeInfo& node) {
       std::vector<std::string> slices;
       for (const auto& slice : mig.instances()) {
         slices.push_back(absl::StrCat(slice.profile(), " ", slice.start(), ":", slice.size(),
-                                      slice.uuid().empty() ? "" : " (" + slice.uuid() + ")"));
+                                      SliceNames(slice)));
       }
       absl::StrAppend(&line, ": ", slices.empty() ? "no slices" : absl::StrJoin(slices, ", "),
                       "; slots ", FreeSlots(mig), " free");

@@ -40,15 +40,22 @@ TEST(GpuTopologyText, SlicesAndFreeSlots) {
   big->set_start(0);
   big->set_size(4);
   big->set_uuid("MIG-aa11");
+  big->set_cdi_device("wsched.io/gpu=MIG-aa11");
   v1::MigInstance* small = on->mutable_mig()->add_instances();
   small->set_profile("1g.18gb");
   small->set_start(6);
   small->set_size(1);
+  v1::MigInstance* unnamed = on->mutable_mig()->add_instances();
+  unnamed->set_profile("1g.18gb");
+  unnamed->set_start(5);
+  unnamed->set_size(1);
+  unnamed->set_cdi_device("nvidia.com/gpu=2:1");  // Found in NVIDIA's spec by its nodes.
   v1::Gpu* pending = node.add_gpus();
   pending->set_index(3);
   pending->mutable_mig()->set_pending_enabled(true);
   EXPECT_THAT(GpuMigLines(node),
-              ElementsAre("gpu 2 mig on: 3g.71gb 0:4 (MIG-aa11), 1g.18gb 6:1; slots 4-5, 7 free",
+              ElementsAre("gpu 2 mig on: 3g.71gb 0:4 (MIG-aa11, cdi wsched.io/gpu=MIG-aa11), "
+                          "1g.18gb 6:1, 1g.18gb 5:1 (cdi nvidia.com/gpu=2:1); slots 4, 7 free",
                           "gpu 3 mig off (on after reset)"));
 }
 

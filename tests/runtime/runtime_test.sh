@@ -17,8 +17,11 @@
 # (64-bit libraries in /usr/lib64 and /usr/lib64/nvidia, 32-bit copies of the
 # same names in /usr/lib and /usr/lib/nvidia).
 # Also: NVIDIA's spec already on the node (wsched answers with its names and
-# writes no second GPU spec), the CDI JSON schema, a driver upgrade, and a
-# node whose libraries belong to another driver (no workspace, the reason).
+# writes no second GPU spec), the CDI JSON schema, a driver upgrade, a node
+# whose libraries belong to another driver (no workspace, the reason), and a
+# node with MIG slices (tests/sysfs/h200-mig with the fake nvidia-smi), where
+# a container started with one slice's CDI device, named as the node reports
+# it, sees that slice's GPU and only that slice's two capability nodes.
 #
 # Needs root (mknod, /var/run/cdi), podman and runc (deploy/local/install-deps.sh), gcc,
 # and the test PostgreSQL on 127.0.0.1:55433 (the ctest "pg" fixture).
@@ -267,7 +270,7 @@ cat >"$WORK/tokens.yaml" <<EOF
 tokens:
   - {name: rt-admin, token: $ADMIN, role: admin}
   - {name: rt-cp, token: $CP, role: control-plane}
-  - {name: rt-join, token: $AGENT_TOKEN, role: agent, pools: [rt-a, rt-b, rt-c, rt-r], bootstrap: true}
+  - {name: rt-join, token: $AGENT_TOKEN, role: agent, pools: [rt-a, rt-b, rt-c, rt-r, rt-m], bootstrap: true}
 EOF
 (umask 077; echo "$AGENT_TOKEN" >"$WORK/bootstrap-token")
 sed "s/@DRIVER@/$OLD/; s/@BRANCH@/${OLD%%.*}/" "$SRC/tests/runtime/catalog.yaml.in" >"$WORK/catalog.yaml"
@@ -322,6 +325,111 @@ expect "ws-one has the GSP firmware" "$WORK/ws-one.out" "firmware /lib/firmware/
 run_in ws-two "$INSIDE"
 check_container ws-two $(field ws-two "' '.join(str(g['index']) for g in w['gpus'])")
 refute "ws-two has no /dev/fuse (its class does not ask)" "$WORK/ws-two.out" "device /dev/fuse"
+
+# --- node m: each MIG slice its own CDI device ----------------------------------------
+# make_mig_node NAME: tests/sysfs/h200-mig (GPU 0 in MIG mode with four slices,
+# GPU 3 with one usable slice beside two unusable GPU instances) with node
+# a's driver files, real device nodes, and each slice's capability node at
+# the nvidia-caps major the tree's /proc/devices gives (the test's own
+# number: nothing opens these nodes).
+make_mig_node() {
+  local root=$WORK/nodes/$1 dir caps uvm cap
+  cp -r "$SRC/tests/sysfs/h200-mig" "$root"
+  for dir in usr lib run etc/ld.so.conf.d; do
+    mkdir -p "$root/$dir"
+    cp -r "$SRC/tests/sysfs/h100-8gpu/$dir/." "$root/$dir/"
+  done
+  caps=$(awk '$2 == "nvidia-caps" {print $1}' "$root/proc/devices")
+  uvm=$(awk '$2 == "nvidia-uvm" {print $1}' "$root/proc/devices")
+  for i in 0 1 2 3; do rm -f "$root/dev/nvidia$i"; mknod "$root/dev/nvidia$i" c 195 "$i"; done
+  rm -f "$root"/dev/nvidiactl "$root"/dev/nvidia-modeset "$root"/dev/nvidia-uvm "$root"/dev/nvidia-uvm-tools
+  mknod "$root/dev/nvidiactl" c 195 255
+  mknod "$root/dev/nvidia-modeset" c 195 254
+  mknod "$root/dev/nvidia-uvm" c "$uvm" 0
+  mknod "$root/dev/nvidia-uvm-tools" c "$uvm" 1
+  for cap in "$root"/dev/nvidia-caps/nvidia-cap*; do
+    rm -f "$cap"
+    mknod "$cap" c "$caps" "${cap##*nvidia-cap}"
+  done
+  real_libs "$root/$LIB" "$OLD"
+  cp "$HOOK" "$root/usr/local/bin/wsched-cdi-hook"
+  echo "$root"
+}
+M=$(make_mig_node node-m)
+FAKE_NVIDIA_SMI_DIR=$SRC/tests/sysfs/nvidia-smi/h200-mig agent node-m rt-m \
+  --cdi_nvidia_spec_dirs="$WORK/no-nvidia-spec" --nvidia_smi="$SRC/tests/sysfs/bin/nvidia-smi" ||
+  fail "agent on node-m"
+if "$PY" "$SRC/tests/runtime/validate_cdi.py" "$SCHEMA" "$CDI_DIR/wsched-gpu.json" \
+     >"$WORK/schema-m.out" 2>&1; then
+  pass "node-m's spec with slice devices is valid against the CDI JSON schema"
+else
+  fail "node-m's spec invalid against the CDI JSON schema"
+fi
+cat "$WORK/schema-m.out"
+ctl "$ADMIN" node get node-m >"$WORK/node-m.txt"
+ctl "$ADMIN" node get node-m --output=json >"$WORK/node-m.json"
+refute "node-m: no CDI problem" "$WORK/node-m.txt" "cdi problem"
+grep -q "^gpu 0 mig on: .*(MIG-[^,]*, cdi wsched.io/gpu=MIG-" "$WORK/node-m.txt" &&
+  pass "node get shows the slices' CDI devices" ||
+  { fail "node get lacks the slices' CDI devices"; grep mig "$WORK/node-m.txt" >&2; }
+# slices GPU: "UUID CDI-NAME GI-NODE CI-NODE" per slice of that GPU, from GetNode.
+slices() {
+  "$PY" - "$WORK/node-m.json" "$1" <<'EOF_PY'
+import json, sys
+node = json.load(open(sys.argv[1]))
+gpu = [g for g in node["info"]["gpus"] if g.get("index", 0) == int(sys.argv[2])][0]
+for s in gpu["mig"].get("instances", []):
+    print(s.get("uuid") or "-", s.get("cdi_device") or "-",
+          (s.get("gi_access") or {}).get("path") or "-", (s.get("ci_access") or {}).get("path") or "-")
+EOF_PY
+}
+slices 0 >"$WORK/node-m-gpu0.slices"
+slices 3 >"$WORK/node-m-gpu3.slices"
+echo "--- node-m's slices as GetNode reports them:"
+sed 's/^/    /' "$WORK/node-m-gpu0.slices" "$WORK/node-m-gpu3.slices"
+[[ $(awk '$2 != "-"' "$WORK/node-m-gpu0.slices" | wc -l) -eq 4 ]] &&
+  pass "GPU 0's four slices each have a CDI device" || fail "GPU 0's slices lack CDI devices"
+[[ $(awk '$2 != "-"' "$WORK/node-m-gpu3.slices" | wc -l) -eq 1 ]] &&
+  pass "of GPU 3's GPU instances only the usable slice has a CDI device" ||
+  fail "GPU 3: $(cat "$WORK/node-m-gpu3.slices")"
+
+INSIDE_SLICE='for d in /dev/nvidia[0-9]*; do echo "gpu $d"; done
+for d in /dev/nvidia-caps/*; do test -c "$d" && echo "cap $d $(busybox stat -c %t:%T "$d")"; done
+for d in /dev/nvidiactl /dev/nvidia-uvm; do test -c $d && echo "device $d"; done
+echo "visible $NVIDIA_VISIBLE_DEVICES"
+/usr/local/bin/probe libcuda.so.1'
+caps_major=$(awk '$2 == "nvidia-caps" {print $1}' "$M/proc/devices")
+# check_slice ID GPU "UUID CDI-NAME GI-NODE CI-NODE": podman run --device
+# CDI-NAME; the container has /dev/nvidiaGPU and no other GPU, of the
+# capability nodes exactly GI-NODE and CI-NODE (with their numbers), and
+# NVIDIA_VISIBLE_DEVICES=UUID.
+check_slice() {
+  local id=$1 gpu=$2 uuid name gi ci out=$WORK/$1.out
+  read -r uuid name gi ci <<<"$3"
+  echo "podman run --device $name $IMAGE" >"$WORK/$id.cmd"
+  "${PODMAN[@]}" run --rm --network none --device "$name" "$IMAGE" sh -c "$INSIDE_SLICE" \
+    >"$out" 2>&1 || { fail "$id: podman run --device $name failed"; sed 's/^/    | /' "$out" >&2; return 0; }
+  echo "--- inside $id's container ($(cat "$WORK/$id.cmd")):"
+  sed 's/^/    /' "$out"
+  expect "$id sees its slice's GPU $gpu" "$out" "gpu /dev/nvidia$gpu"
+  [[ $(grep -c '^gpu ' "$out") -eq 1 ]] && pass "$id sees no other GPU" || fail "$id sees other GPUs"
+  # busybox stat prints the numbers in hex.
+  printf 'cap %s %x:%x\ncap %s %x:%x\n' "$gi" "$caps_major" "${gi##*nvidia-cap}" \
+    "$ci" "$caps_major" "${ci##*nvidia-cap}" | sort >"$WORK/$id.caps-want"
+  grep '^cap ' "$out" | sort >"$WORK/$id.caps-got" || true
+  if cmp -s "$WORK/$id.caps-want" "$WORK/$id.caps-got"; then
+    pass "$id has exactly its own two capability nodes ($(basename "$gi"), $(basename "$ci"))"
+  else
+    fail "$id capability nodes: want $(cat "$WORK/$id.caps-want"), got $(cat "$WORK/$id.caps-got")"
+  fi
+  expect "$id's NVIDIA_VISIBLE_DEVICES is its MIG UUID alone" "$out" "visible $uuid"
+  expect "$id has nvidiactl (the GPUs' shared edits)" "$out" "device /dev/nvidiactl"
+  expect "$id's linker finds libcuda.so.1" "$out" \
+    "resolved libcuda.so.1 /$LIB/libcuda.so.1 -> /$LIB/libcuda.so.$OLD: fake libcuda.so $OLD 64-bit"
+}
+check_slice slice-3g 0 "$(sed -n 1p "$WORK/node-m-gpu0.slices")"
+check_slice slice-1g 0 "$(sed -n 4p "$WORK/node-m-gpu0.slices")"
+check_slice slice-gpu3 3 "$(awk '$2 != "-"' "$WORK/node-m-gpu3.slices")"
 
 # --- driver upgrade on node a: the spec follows the loaded driver ---------------------
 for f in "$A"/$LIB/*."$OLD"; do
