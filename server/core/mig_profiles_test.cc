@@ -84,7 +84,9 @@ TEST(KnownMigProfiles, TablesAreWellFormed) {
       for (size_t i = 0; i < p.starts.size(); ++i) {
         EXPECT_GE(p.starts[i], 0);
         EXPECT_LE(p.starts[i] + p.size, kMigMemorySlots);
-        if (i > 0) EXPECT_LT(p.starts[i - 1], p.starts[i]);
+        if (i > 0) {
+          EXPECT_LT(p.starts[i - 1], p.starts[i]);
+        }
       }
     }
     EXPECT_THAT(ids, ElementsAre(19, 20, 15, 14, 9, 5, 0));
