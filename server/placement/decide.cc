@@ -43,6 +43,24 @@ std::optional<Candidate> BestInPool(const core::WorkspaceClass& cls, const core:
   return found;
 }
 
+// The best of the pools' candidates (`in_pool` returns an optional of a
+// candidate with `score` and `pool_rank`): best score, then catalog order.
+template <typename InPool>
+auto BestOverTier(const std::vector<const core::NodePool*>& tier, InPool in_pool)
+    -> decltype(in_pool(*tier.front())) {
+  decltype(in_pool(*tier.front())) best;
+  for (size_t rank = 0; rank < tier.size(); ++rank) {
+    auto candidate = in_pool(*tier[rank]);
+    if (!candidate) continue;
+    candidate->pool_rank = rank;
+    if (!best || std::pair(candidate->score, candidate->pool_rank) <
+                     std::pair(best->score, best->pool_rank)) {
+      best = std::move(candidate);
+    }
+  }
+  return best;
+}
+
 // The best candidate of one tier. A class that prefers NVLink looks for a
 // linked set on every node of the tier before it settles for any set: a
 // link preference weighs more than packing, less than the model order the
@@ -54,17 +72,9 @@ std::optional<Candidate> BestInTier(const core::WorkspaceClass& cls,
   const bool required = cls.gpu.links == core::GpuLinks::kNvlinkRequired;
   const bool preferred = cls.gpu.links == core::GpuLinks::kNvlinkPreferred;
   for (bool linked_only : {required || preferred, required}) {
-    std::optional<Candidate> best;
-    for (size_t rank = 0; rank < tier.size(); ++rank) {
-      std::optional<Candidate> candidate =
-          BestInPool(cls, *tier[rank], request, snapshot, avoid, linked_only);
-      if (!candidate) continue;
-      candidate->pool_rank = rank;
-      if (!best || std::pair(candidate->score, candidate->pool_rank) <
-                       std::pair(best->score, best->pool_rank)) {
-        best = std::move(candidate);
-      }
-    }
+    std::optional<Candidate> best = BestOverTier(tier, [&](const core::NodePool& pool) {
+      return BestInPool(cls, pool, request, snapshot, avoid, linked_only);
+    });
     if (best || linked_only == required) return best;
   }
   return std::nullopt;
@@ -104,17 +114,9 @@ std::optional<SliceCandidate> BestSliceInTier(const core::WorkspaceClass& cls,
                                               const Resources& request, const Snapshot& snapshot,
                                               const AvoidNode* avoid) {
   for (const std::string& profile : cls.gpu.mig_profiles) {
-    std::optional<SliceCandidate> best;
-    for (size_t rank = 0; rank < tier.size(); ++rank) {
-      std::optional<SliceCandidate> candidate =
-          BestSliceInPool(profile, *tier[rank], request, snapshot, avoid);
-      if (!candidate) continue;
-      candidate->pool_rank = rank;
-      if (!best || std::pair(candidate->score, candidate->pool_rank) <
-                       std::pair(best->score, best->pool_rank)) {
-        best = std::move(candidate);
-      }
-    }
+    std::optional<SliceCandidate> best = BestOverTier(tier, [&](const core::NodePool& pool) {
+      return BestSliceInPool(profile, pool, request, snapshot, avoid);
+    });
     if (best) return best;
   }
   return std::nullopt;
