@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "server/core/vfio_binding.h"
 #include "server/placement/filters.h"
@@ -60,6 +61,7 @@ struct Supply {
   GpuCounts gpus_any_binding{};  // Same, counting GPUs not bound as the view needs.
   int gpus_any_health = 0;  // Free GPUs, healthy or not.
   int unhealthy_free = 0;   // Of those, unhealthy (as the node reports them).
+  FreeSlices slices;        // Free usable MIG slices, per profile.
 };
 
 int FreeGpusIgnoringHealth(const SnapshotNode& node) {
@@ -93,8 +95,31 @@ Supply SupplyOf(const SnapshotNode& node) {
   for (int v = 0; v < kGpuViews; ++v) {
     any_binding[v] = node.CountFreeGpus(static_cast<GpuView>(v), /*ignore_binding=*/true);
   }
-  return {&node, node.free, node.free_gpus, any_binding, FreeGpusIgnoringHealth(node),
-          FreeUnhealthyGpus(node)};
+  return {&node,         node.free, node.free_gpus, any_binding, FreeGpusIgnoringHealth(node),
+          FreeUnhealthyGpus(node), node.free_slices};
+}
+
+// The supply's free slices of the first of `profiles` it has free; nullptr
+// when none.
+int* FreeSliceCount(Supply& s, const std::vector<std::string>& profiles) {
+  for (const std::string& profile : profiles) {
+    for (auto& [name, free] : s.slices) {
+      if (name == profile && free > 0) return &free;
+    }
+  }
+  return nullptr;
+}
+
+// A node not registered yet (no layout known) is taken to have a slice, as
+// it is taken to have its shape's GPUs.
+bool HasFreeSlice(Supply& s, const std::vector<std::string>& profiles) {
+  return s.node == nullptr || FreeSliceCount(s, profiles) != nullptr;
+}
+
+// What the class needs, for the texts: "2 GPUs", "a free slice of [1g.18gb]".
+std::string Need(const core::WorkspaceClass& cls) {
+  if (!cls.is_slice()) return Gpus(cls.gpu.count);
+  return absl::StrCat("a free slice of [", absl::StrJoin(cls.gpu.mig_profiles, ", "), "]");
 }
 
 // A node of the pool's shape; a zero in the shape is "not stated" and
@@ -173,9 +198,14 @@ bool HasLinkedSet(const Supply& s, GpuView view, int need) {
 // Whether `s` on `shelf` would hold one workspace of the class. Each test
 // only turns false as capacity is handed out, so a class's walk over a
 // shelf never has to look back. `linked`: the class requires NVLink.
-bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, int need,
-           bool linked) {
+bool Holds(int shelf, Supply& s, const Resources& request, GpuView view, int need,
+           bool linked, const std::vector<std::string>& slices) {
   if (!Covers(s.free, request)) return false;
+  if (!slices.empty()) {
+    // A slice class: a free slice now, or a node that is not ready yet.
+    if (shelf == kFree) return HasFreeSlice(s, slices);
+    return shelf >= kInstalling;
+  }
   switch (shelf) {
     case kFree:
       return s.gpus[static_cast<int>(view)] >= need && (!linked || HasLinkedSet(s, view, need));
@@ -190,8 +220,13 @@ bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, i
   }
 }
 
-void Take(Supply& s, const Resources& request, int need) {
+void Take(Supply& s, const Resources& request, int need,
+          const std::vector<std::string>& slices) {
   s.free -= request;
+  if (!slices.empty()) {
+    if (int* free = FreeSliceCount(s, slices)) --*free;
+    return;
+  }
   for (int& free : s.gpus) free = std::max(0, free - need);
   for (int& free : s.gpus_any_binding) free = std::max(0, free - need);
   s.gpus_any_health = std::max(0, s.gpus_any_health - need);
@@ -245,7 +280,9 @@ class QueueSimulation {
       reason.detail = WhyNoPool(cls, *ctx_.pools);
       return reason;
     }
-    if (best->claim != nullptr) Take(*best->claim, RequestOf(cls), cls.gpu.count);
+    if (best->claim != nullptr) {
+      Take(*best->claim, RequestOf(cls), cls.gpu.count, cls.gpu.mig_profiles);
+    }
     return std::move(best->reason);
   }
 
@@ -271,7 +308,9 @@ class QueueSimulation {
     size_t& at = cursors_[CursorKey{&cls, pool.pool, shelf}];
     while (true) {
       for (; at < list.size(); ++at) {
-        if (Holds(shelf, list[at], request, view, need, linked)) return &list[at];
+        if (Holds(shelf, list[at], request, view, need, linked, cls.gpu.mig_profiles)) {
+          return &list[at];
+        }
       }
       int* left = shelf == kRequested ? &pool.requested_left
                   : shelf == kHeadroom ? &pool.headroom_left
@@ -279,7 +318,7 @@ class QueueSimulation {
       if (left == nullptr || *left == 0) return nullptr;
       --*left;
       list.push_back(NewNodeOf(pool.pool->shape));
-      if (!Holds(shelf, list.back(), request, view, need, linked)) {
+      if (!Holds(shelf, list.back(), request, view, need, linked, cls.gpu.mig_profiles)) {
         return nullptr;  // Not on a new node either.
       }
     }
@@ -430,7 +469,7 @@ void QueueSimulation::NewNode(const core::WorkspaceClass& cls, PoolSupply& pool,
   r.code = PendingCode::kPoolAtMaxSize;
   r.detail = absl::StrCat("pool ", pool.pool->id, " is at max_size ", pool.pool->max_size, " (",
                           pool.size, pool.size == 1 ? " node" : " nodes", ") and no node has ",
-                          Gpus(cls.gpu.count), " free",
+                          Need(cls), cls.is_slice() ? "" : " free",
                           r.queue_position > 1 ? " for it after the workspaces ahead" : "",
                           "; no scale-up can be requested");
 }

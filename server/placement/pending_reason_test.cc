@@ -15,7 +15,9 @@ using ::testing::Not;
 using testing::FakeGpuNode;
 using testing::GpuClass;
 using testing::GpuPool;
+using testing::LayOutSlices;
 using testing::ReportDrivers;
+using testing::SliceClass;
 
 const absl::Time kNow = absl::FromUnixSeconds(1800000000);
 
@@ -95,6 +97,57 @@ TEST_F(PendingReasonTest, NoPoolWhenTheCatalogLostItsPools) {
   pools_.clear();
   PendingReason reason = Explain();
   EXPECT_EQ(reason.code, PendingCode::kNoPool);
+}
+
+// Slice classes: a free slice of one of the class's profiles is room; the
+// workspaces ahead take slices, not GPUs; a node not ready yet counts.
+class SlicePendingReasonTest : public PendingReasonTest {
+ protected:
+  SlicePendingReasonTest() {
+    pools_ = {GpuPool("gpu-h200", "h200")};
+    pools_[0].max_size = 1;
+    cls_ = SliceClass("mid", {"3g.71gb", "1g.18gb"});
+    small_ = SliceClass("small", {"1g.18gb"});
+  }
+  void AddSlicedNode(core::NodeState state = core::NodeState::kReady) {
+    core::NodeInfo node = FakeGpuNode("s1", "gpu-h200", "h200", 1);
+    LayOutSlices(node, {"3g.71gb", "2g.35gb", "1g.18gb"});
+    AddNode(node, state);
+  }
+  core::WorkspaceClass small_;
+};
+
+TEST_F(SlicePendingReasonTest, AFreeSliceOfAnyOfItsProfilesIsRoom) {
+  AddSlicedNode();
+  ahead_ = {&small_};
+  position_ = 2;
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kQueued) << reason.detail;
+  EXPECT_EQ(reason.node, "s1");
+  EXPECT_EQ(reason.gpus_needed, 0);
+}
+
+TEST_F(SlicePendingReasonTest, TheWorkspacesAheadTakeTheSlices) {
+  AddSlicedNode();
+  // The first takes the 3g, the second the one 1g: none of [3g, 1g] left
+  // for the third, and the pool is at max_size.
+  ahead_ = {&cls_, &small_};
+  position_ = 3;
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kPoolAtMaxSize) << reason.detail;
+  EXPECT_THAT(reason.detail, HasSubstr("no node has a free slice of [3g.71gb, 1g.18gb]"));
+  EXPECT_THAT(reason.detail, HasSubstr("for it after the workspaces ahead"));
+}
+
+TEST_F(SlicePendingReasonTest, ANodeBootingHoldsItAndWithoutOneANewNodeCanBeAskedFor) {
+  // What a booting node will have free is not known yet, for slices as for
+  // GPUs: it is the answer as long as its CPU and memory last.
+  AddSlicedNode(core::NodeState::kProvisioning);
+  ahead_ = {&small_};
+  position_ = 2;
+  EXPECT_EQ(Explain().code, PendingCode::kNodeProvisioning);
+  snapshot_ = Snapshot();
+  EXPECT_EQ(Explain().code, PendingCode::kScaleUpNotYetRequested);
 }
 
 TEST_F(PendingReasonTest, QueuedBehindOthersWhenRoomExists) {
