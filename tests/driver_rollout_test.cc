@@ -254,8 +254,16 @@ TEST_F(DriverRolloutTest, APolicyChangeRollsThroughACanaryThenAtMostNIdleNodesAt
   const std::string busy_a = Place("ws-a");
   const std::string busy_b = Place("ws-b");
   ASSERT_NE(busy_a, busy_b);
+  // Nodes are judged against the new policy as they heartbeat, and the
+  // canary is chosen among those outdated at a step: paused until all four
+  // are, the rollout has the whole pool to choose from (docs/operations.md,
+  // "Driver rollouts").
+  v1::DriverRollout paused;
+  ASSERT_TRUE(SetPaused(true, &paused).ok());
   ApplyPolicy(kNew);
   HeartbeatAll();
+  ASSERT_EQ(NodesIn(v1::DRIVER_STATE_OUTDATED).size(), 4u);
+  ASSERT_TRUE(SetPaused(false, &paused).ok());
   // Outdated nodes keep serving until released; the canary is an idle one.
   ASSERT_TRUE(testing::Eventually([&] { return !Rollout().canary().empty(); }, 30))
       << Rollout().DebugString();
