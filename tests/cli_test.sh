@@ -372,6 +372,8 @@ check "usage bad bucket exits 2" 2 "--bucket" "$ADMIN" usage summary --since=1h 
 check "usage bad time exits 2" 2 "--until must be" "$ADMIN" usage list --until=tomorrow
 check "usage refuses a zone abbreviation" 2 "an Area/Location name" "$ADMIN" usage summary \
   --since=1h --until=now --time-zone=CET
+check "usage refuses EST too" 2 "--time-zone: \"EST\" is an abbreviation" "$ADMIN" usage \
+  summary --since=1h --until=now --time-zone=EST
 check "csv is only for usage" 2 "only wschedctl usage" "$ADMIN" get pools -o csv
 check "usage is not for agents" 1 "PERMISSION_DENIED" "$AGENT_TOKEN" usage list
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <fstream>
 #include <future>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <thread>
@@ -20,9 +21,11 @@
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
+#include "wsched/v1/audit.grpc.pb.h"
 #include "wsched/v1/classes.grpc.pb.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/settings.grpc.pb.h"
+#include "wsched/v1/usage.grpc.pb.h"
 
 namespace wsched {
 namespace {
@@ -263,6 +266,62 @@ TEST_F(ErrorsTest, InvalidFieldNamesTheFieldPath) {
   bad = r.Detail<google::rpc::BadRequest>();
   ASSERT_TRUE(bad.has_value());
   EXPECT_EQ(bad->field_violations(0).field(), "settings.allowed_classes[1]");
+}
+
+// Every RPC that takes a Timestamp or a Duration refuses one protobuf
+// cannot hold as the caller's field, before PostgreSQL sees it (it would
+// answer INTERNAL: "timestamp out of range").
+TEST_F(ErrorsTest, TimesProtobufCannotHoldAreTheCallersField) {
+  auto expect_field = [](const grpc::Status& status, const std::string& field) {
+    Refusal r = Expect(status, StatusCode::INVALID_ARGUMENT, "INVALID_FIELD");
+    EXPECT_THAT(status.error_message(), HasSubstr(field + ": must be a"));
+    auto bad = r.Detail<google::rpc::BadRequest>();
+    ASSERT_TRUE(bad.has_value()) << status.error_message();
+    ASSERT_EQ(bad->field_violations_size(), 1);
+    EXPECT_EQ(bad->field_violations(0).field(), field);
+  };
+  constexpr int64_t kLowest = std::numeric_limits<int64_t>::min();
+
+  auto audit = v1::AuditService::NewStub(server_->channel());
+  v1::ListAuditRecordsRequest records;
+  records.mutable_start_time()->set_seconds(kLowest);
+  v1::ListAuditRecordsResponse records_page;
+  expect_field(audit->ListAuditRecords(As(testing::kAdminToken).get(), records, &records_page),
+               "start_time");
+  records.clear_start_time();
+  records.mutable_end_time()->set_nanos(1'000'000'000);
+  expect_field(audit->ListAuditRecords(As(testing::kAdminToken).get(), records, &records_page),
+               "end_time");
+
+  auto usage = v1::UsageService::NewStub(server_->channel());
+  v1::ListUsageRequest usage_records;
+  usage_records.mutable_start_time()->set_seconds(kLowest);
+  v1::ListUsageResponse usage_page;
+  expect_field(usage->ListUsage(As(testing::kAdminToken).get(), usage_records, &usage_page),
+               "start_time");
+
+  v1::WorkspaceClass cls;
+  ASSERT_TRUE(GetClass("small", &cls).ok());
+  cls.mutable_idle()->set_gpu_utilization_below_percent(10);
+  cls.mutable_idle()->mutable_idle_for()->set_seconds(-60);
+  expect_field(UpdateClass(cls, cls.version()), "class.idle.idle_for");
+
+  v1::ReportDriverInstallRequest install;
+  install.set_node_name("n1");
+  install.set_kernel_version("5.15.0-91-generic");
+  install.set_outcome(v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED);
+  install.mutable_duration()->set_seconds(60);
+  install.mutable_duration()->set_nanos(-1);
+  v1::Node installed;
+  expect_field(inventory_->ReportDriverInstall(As(testing::kAdminToken).get(), install, &installed),
+               "duration");
+
+  v1::RegisterNodeRequest registration;
+  *registration.mutable_node() = testing::FakeGpuNode("n1", "gpu-h100");
+  registration.mutable_node()->mutable_gpus(0)->mutable_unhealthy_since()->set_seconds(kLowest);
+  v1::RegisterNodeResponse registered;
+  expect_field(inventory_->RegisterNode(As(testing::kAgentToken).get(), registration, &registered),
+               "node.gpus[0].unhealthy_since");
 }
 
 TEST_F(ErrorsTest, ClassNotFound) {

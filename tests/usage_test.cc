@@ -4,7 +4,8 @@
 // the same record); a node marked lost ends its placements as "lost" and
 // nothing after writes a second record; ListUsage pages every record once;
 // SummarizeUsage splits a DST day of Europe/Berlin into its 25 hours and
-// refuses a time zone the database does not know; owners read only their
+// refuses a time zone the database does not know and the abbreviations it
+// reads without summer time; owners read only their
 // own projects; the ledger outlives the workspace rows' retention and has
 // its own; and what the GPU-seconds metric charges each class equals the
 // ledger's GPU-seconds.
@@ -299,6 +300,15 @@ TEST_F(UsageTest, ADstDayOfBerlinHasTwentyFiveHoursAndBadZonesAreRefused) {
   status = Summarize(*server, request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("time_zone"));
+  // The database knows these, but as fixed offsets or POSIX rules without
+  // the zone's summer time (docs/billing.md).
+  for (const char* zone : {"CET", "EST", "EST5EDT"}) {
+    request.set_time_zone(zone);
+    status = Summarize(*server, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << zone;
+    EXPECT_THAT(status.error_message(), HasSubstr("time_zone: \"" + std::string(zone)));
+    EXPECT_THAT(status.error_message(), HasSubstr("Area/Location")) << zone;
+  }
   request.set_time_zone("Europe/Berlin");
   request.clear_end_time();
   status = Summarize(*server, request, &response);

@@ -3,8 +3,47 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/simulate/engine.h"
+#include "server/simulate/workload.h"
 
 namespace wsched::cli {
+namespace {
+
+// The simulator's defaults in its help come from the values a run starts
+// with (simulate::PoolTimings, simulate::SimulationOptions), so the two
+// cannot drift apart.
+std::string SimulateDefault(absl::Duration d) {
+  return d == absl::ZeroDuration() ? "0" : absl::FormatDuration(d);
+}
+
+const std::string& NodeStartHelp() {
+  static const std::string* const help = new std::string(
+      absl::StrCat("simulate: every pool's node start time (",
+                   SimulateDefault(simulate::PoolTimings{}.node_start), ", the server's default)"));
+  return *help;
+}
+
+const std::string& DriverInstallHelp() {
+  static const std::string* const help = [] {
+    const absl::Duration install = simulate::PoolTimings{}.driver_install;
+    return new std::string(absl::StrCat("simulate: every GPU pool's driver install time (",
+                                        install == absl::ZeroDuration()
+                                            ? "0: the node image has the driver"
+                                            : absl::StrCat("default ", SimulateDefault(install)),
+                                        ")"));
+  }();
+  return *help;
+}
+
+const std::string& LongWaitHelp() {
+  static const std::string* const help =
+      new std::string(absl::StrCat("simulate: count waits longer than D (default ",
+                                   SimulateDefault(simulate::SimulationOptions{}.long_wait), ")"));
+  return *help;
+}
+
+}  // namespace
 
 const std::vector<FlagSpec>& AllFlags() {
   using K = FlagKind;
@@ -115,13 +154,8 @@ const std::vector<FlagSpec>& AllFlags() {
        "simulate: node start and driver install times from `wschedctl pools -o "
        "json`",
        false},
-      {"node_start", 0, K::kString, "D",
-       "simulate: every pool's node start time (5m, the server's default)",
-       false},
-      {"driver_install", 0, K::kString, "D",
-       "simulate: every GPU pool's driver install time (0: the node image has "
-       "the driver)",
-       false},
+      {"node_start", 0, K::kString, "D", NodeStartHelp(), false},
+      {"driver_install", 0, K::kString, "D", DriverInstallHelp(), false},
       {"set", 0, K::kString, "K=V",
        "simulate: change the baseline, e.g. pool.gpu-h100.warm_buffer=2 "
        "(repeatable)",
@@ -129,8 +163,7 @@ const std::vector<FlagSpec>& AllFlags() {
       {"variant", 0, K::kString, "NAME:K=V,..",
        "simulate: also replay the baseline with these settings (repeatable)",
        false},
-      {"long_wait", 0, K::kString, "D",
-       "simulate: count waits longer than D (default 5m)", false},
+      {"long_wait", 0, K::kString, "D", LongWaitHelp(), false},
       {"chart", 0, K::kString, "FILE",
        "simulate: write an SVG of demand vs nodes per variant", false},
       {"workspaces", 0, K::kInt, "N",

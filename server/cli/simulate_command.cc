@@ -65,12 +65,11 @@ absl::Duration DurationOf(const google::protobuf::Duration& d) {
 absl::StatusOr<std::map<std::string, simulate::PoolTimings>> BaseTimings(
     const core::Catalog& catalog, const SimulateFlags& flags) {
   std::map<std::string, simulate::PoolTimings> timings;
-  for (const core::NodePool& pool : catalog.pools) {
-    timings[pool.id] = {.node_start = absl::Minutes(5),
-                        .driver_install = absl::ZeroDuration(),
-                        .node_start_source = "default (the server's --default_node_start_time)",
-                        .driver_install_source = "default (the node image has the driver)"};
-  }
+  // PoolTimings' own defaults, which `wschedctl help simulate` shows too.
+  simulate::PoolTimings defaults;
+  defaults.node_start_source = "default (the server's --default_node_start_time)";
+  defaults.driver_install_source = "default (the node image has the driver)";
+  for (const core::NodePool& pool : catalog.pools) timings[pool.id] = defaults;
   if (!flags.timings.empty()) {
     absl::StatusOr<std::string> json = ReadWholeFile("--timings", flags.timings);
     if (!json.ok()) return json.status();

@@ -11,6 +11,9 @@
 #include "server/cli/arg_parser.h"
 #include "server/cli/options_from_flags.h"
 #include "server/cli/run.h"
+#include "server/scheduler/scheduler_options.h"
+#include "server/simulate/engine.h"
+#include "server/simulate/workload.h"
 
 namespace wsched::cli {
 namespace {
@@ -112,6 +115,36 @@ TEST_F(SimulateCommandTest, ATableOfEveryVariantAndAChart) {
   ASSERT_EQ(ran.exit, 0) << ran.err;
   EXPECT_THAT(ran.out, HasSubstr("\"name\": \"baseline\""));
   EXPECT_THAT(ran.out, HasSubstr("\"gpu_hours_used\""));
+}
+
+// The help and a run agree on the defaults because both read them from
+// simulate::PoolTimings and SimulationOptions; the help calls the node
+// start the server's default and docs/scaling.md promises 5 min, no driver
+// install and a 5 min long wait.
+TEST_F(SimulateCommandTest, TheHelpGivesTheDefaultsARunUses) {
+  const simulate::PoolTimings defaults;
+  EXPECT_EQ(defaults.node_start, scheduler::SchedulerOptions{}.default_node_start);
+  EXPECT_EQ(defaults.node_start, absl::Minutes(5));
+  EXPECT_EQ(defaults.driver_install, absl::ZeroDuration());
+  const absl::Duration long_wait = simulate::SimulationOptions{}.long_wait;
+  EXPECT_EQ(long_wait, absl::Minutes(5));
+  const std::string node_start = absl::FormatDuration(defaults.node_start);
+
+  Ran help = Wschedctl({"help", "simulate"});
+  ASSERT_EQ(help.exit, 0) << help.err;
+  EXPECT_THAT(help.out, HasSubstr("node start time (" + node_start + ", the server's default)"));
+  EXPECT_THAT(help.out, HasSubstr("driver install time (0: the node image has the driver)"));
+  EXPECT_THAT(help.out, HasSubstr("count waits longer than D (default " +
+                                  absl::FormatDuration(long_wait) + ")"));
+
+  std::string trace = Write("trace.csv",
+                            "time,org,project,class,duration_s\n"
+                            "2026-03-02T10:00:00Z,o,p,gpu-1x,3600\n");
+  Ran ran = Wschedctl({"simulate", "--catalog", catalog_, "--trace", trace});
+  ASSERT_EQ(ran.exit, 0) << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("gpu-h100: node start " + node_start +
+                                 " (default (the server's --default_node_start_time)), "
+                                 "driver install 0s (default (the node image has the driver))"));
 }
 
 TEST_F(SimulateCommandTest, BadInputNamesTheFlagOrLineAndRunsNothing) {

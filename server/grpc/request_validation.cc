@@ -158,6 +158,19 @@ absl::Status CheckNodeProto(const v1::NodeInfo& node) {
     WSCHED_CHECK(CheckEchoed(gpu.binding_problem(), at + ".binding_problem"));
     WSCHED_CHECK(CheckText(gpu.health_reason(), at + ".health_reason", 256));
   }
+  // Echoed times are ignored, but converting them is not: every GPU's,
+  // past the limit too, so they must be times protobuf can hold.
+  for (int i = 0; i < node.gpus_size(); ++i) {
+    const v1::Gpu& gpu = node.gpus(i);
+    std::string at = absl::StrCat("node.gpus[", i, "]");
+    if (gpu.has_unhealthy_since()) {
+      WSCHED_CHECK(CheckProtoTimestamp(gpu.unhealthy_since(), at + ".unhealthy_since"));
+    }
+    if (gpu.has_reported_healthy_since()) {
+      WSCHED_CHECK(
+          CheckProtoTimestamp(gpu.reported_healthy_since(), at + ".reported_healthy_since"));
+    }
+  }
   if (node.control_devices_size() <= core::kMaxControlDevices) {
     WSCHED_CHECK(CheckDevices(node.control_devices(), "node.control_devices",
                               core::kMaxControlDevices));
@@ -343,7 +356,8 @@ absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
   if (!v1::DriverCache_IsValid(request.cache())) return Invalid("cache", "must be a DriverCache");
   if (request.has_duration()) {
     const auto& d = request.duration();
-    if (d.seconds() < 0 || d.nanos() < 0 || d.seconds() > 7 * 24 * 3600) {
+    WSCHED_CHECK(CheckProtoDuration(d, "duration"));
+    if (d.seconds() > 7 * 24 * 3600) {
       return Invalid("duration", "must be between 0 and 7 days");
     }
     if (request.outcome() == v1::DRIVER_INSTALL_OUTCOME_STARTED) {

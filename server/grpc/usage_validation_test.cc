@@ -5,8 +5,10 @@
 
 #include <limits>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/core/node_validation.h"
 #include "server/grpc/request_validation.h"
 
 namespace wsched::grpc_api {
@@ -127,6 +129,44 @@ TEST(TimeValidation, AClassIdlePolicyTakesOnlyDurationsProtobufCanHold) {
   // An action the API does not have (the fuzzer's find) is the caller's field too.
   cls.mutable_idle()->set_action(static_cast<v1::IdlePolicy::Action>(104));
   EXPECT_THAT(ValidateRequest(request).message(), HasSubstr("class.idle.action"));
+}
+
+TEST(TimeValidation, ADriverInstallTakesOnlyADurationProtobufCanHoldUpToAWeek) {
+  v1::ReportDriverInstallRequest request;
+  request.set_node_name("n-1");
+  request.set_kernel_version("5.15.0-91-generic");
+  request.set_outcome(v1::DRIVER_INSTALL_OUTCOME_SUCCEEDED);
+  request.mutable_duration()->set_seconds(420);
+  EXPECT_TRUE(ValidateRequest(request).ok());
+  request.mutable_duration()->set_nanos(1'000'000'000);
+  EXPECT_THAT(ValidateRequest(request).message(),
+              HasSubstr("duration: must be a duration between 0 and 315576000000s"));
+  request.mutable_duration()->set_nanos(0);
+  request.mutable_duration()->set_seconds(7 * 24 * 3600 + 1);
+  EXPECT_THAT(ValidateRequest(request).message(),
+              HasSubstr("duration: must be between 0 and 7 days"));
+}
+
+TEST(TimeValidation, ANodesEchoedGpuTimesMustBeTimesProtobufCanHold) {
+  v1::RegisterNodeRequest request;
+  for (int i = 0; i < 2; ++i) request.mutable_node()->add_gpus();
+  request.mutable_node()->mutable_gpus(1)->mutable_unhealthy_since()->set_seconds(
+      std::numeric_limits<int64_t>::min());
+  EXPECT_THAT(ValidateRequest(request).message(),
+              HasSubstr("node.gpus[1].unhealthy_since: must be a time between 0001-01-01"));
+  request.mutable_node()->mutable_gpus(1)->clear_unhealthy_since();
+  request.mutable_node()->mutable_gpus(0)->mutable_reported_healthy_since()->set_nanos(-1);
+  EXPECT_THAT(ValidateRequest(request).message(),
+              HasSubstr("node.gpus[0].reported_healthy_since: must be a time"));
+  request.mutable_node()->mutable_gpus(0)->clear_reported_healthy_since();
+  // Past the GPU limit too: the conversion reads every GPU before the limit
+  // is told.
+  while (request.node().gpus_size() <= core::kMaxGpusPerNode) request.mutable_node()->add_gpus();
+  const int last = request.node().gpus_size() - 1;
+  request.mutable_node()->mutable_gpus(last)->mutable_unhealthy_since()->set_seconds(
+      TimeUtil::kTimestampMaxSeconds + 1);
+  EXPECT_THAT(ValidateRequest(request).message(),
+              HasSubstr(absl::StrCat("node.gpus[", last, "].unhealthy_since: must be a time")));
 }
 
 }  // namespace

@@ -50,8 +50,11 @@ absl::Status StatusFromCurrentException(absl::string_view what_we_did) {
 absl::Status Prefixed(absl::string_view what, const absl::Status& status) {
   if (status.ok()) return status;
   absl::Status prefixed(status.code(), absl::StrCat(what, ": ", status.message()));
-  std::optional<core::ErrorDetails> details = core::DetailsOf(status);
-  return details.has_value() ? core::WithDetails(std::move(prefixed), *details) : prefixed;
+  // Every payload, not only the details this file knows of.
+  status.ForEachPayload([&](absl::string_view type_url, const absl::Cord& payload) {
+    prefixed.SetPayload(type_url, payload);
+  });
+  return prefixed;
 }
 
 }  // namespace wsched::store

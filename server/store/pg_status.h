@@ -14,9 +14,10 @@ namespace wsched::store {
 // (a lost race the caller may retry); syntax and other SQL errors -> INTERNAL.
 absl::Status StatusFromCurrentException(absl::string_view what_we_did);
 
-// `status` with "<what>: " before its message, its code and details (the
-// reason, RetryInfo) kept: a caller during a failover must still be told
-// DATABASE_UNAVAILABLE and when to retry, whatever layer adds context.
+// `status` with "<what>: " before its message, its code and every payload
+// (the details: reason, RetryInfo) kept: a caller during a failover must
+// still be told DATABASE_UNAVAILABLE and when to retry, whatever layer adds
+// context.
 absl::Status Prefixed(absl::string_view what, const absl::Status& status);
 
 }  // namespace wsched::store
