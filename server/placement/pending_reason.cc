@@ -95,25 +95,30 @@ Supply SupplyOf(const SnapshotNode& node) {
   for (int v = 0; v < kGpuViews; ++v) {
     any_binding[v] = node.CountFreeGpus(static_cast<GpuView>(v), /*ignore_binding=*/true);
   }
-  return {&node,         node.free, node.free_gpus, any_binding, FreeGpusIgnoringHealth(node),
-          FreeUnhealthyGpus(node), node.free_slices};
+  return {&node,
+          node.free,
+          node.free_gpus,
+          any_binding,
+          FreeGpusIgnoringHealth(node),
+          FreeUnhealthyGpus(node),
+          node.free_slices};
 }
 
-// The supply's free slices of the first of `profiles` it has free; nullptr
+// Where in s.slices the first of `profiles` that has a free slice is; -1
 // when none.
-int* FreeSliceCount(Supply& s, const std::vector<std::string>& profiles) {
+int FreeSliceAt(const Supply& s, const std::vector<std::string>& profiles) {
   for (const std::string& profile : profiles) {
-    for (auto& [name, free] : s.slices) {
-      if (name == profile && free > 0) return &free;
+    for (size_t i = 0; i < s.slices.size(); ++i) {
+      if (s.slices[i].first == profile && s.slices[i].second > 0) return static_cast<int>(i);
     }
   }
-  return nullptr;
+  return -1;
 }
 
 // A node not registered yet (no layout known) is taken to have a slice, as
 // it is taken to have its shape's GPUs.
-bool HasFreeSlice(Supply& s, const std::vector<std::string>& profiles) {
-  return s.node == nullptr || FreeSliceCount(s, profiles) != nullptr;
+bool HasFreeSlice(const Supply& s, const std::vector<std::string>& profiles) {
+  return s.node == nullptr || FreeSliceAt(s, profiles) >= 0;
 }
 
 // What the class needs, for the texts: "2 GPUs", "a free slice of [1g.18gb]".
@@ -198,7 +203,7 @@ bool HasLinkedSet(const Supply& s, GpuView view, int need) {
 // Whether `s` on `shelf` would hold one workspace of the class. Each test
 // only turns false as capacity is handed out, so a class's walk over a
 // shelf never has to look back. `linked`: the class requires NVLink.
-bool Holds(int shelf, Supply& s, const Resources& request, GpuView view, int need,
+bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, int need,
            bool linked, const std::vector<std::string>& slices) {
   if (!Covers(s.free, request)) return false;
   if (!slices.empty()) {
@@ -220,11 +225,10 @@ bool Holds(int shelf, Supply& s, const Resources& request, GpuView view, int nee
   }
 }
 
-void Take(Supply& s, const Resources& request, int need,
-          const std::vector<std::string>& slices) {
+void Take(Supply& s, const Resources& request, int need, const std::vector<std::string>& slices) {
   s.free -= request;
   if (!slices.empty()) {
-    if (int* free = FreeSliceCount(s, slices)) --*free;
+    if (int at = FreeSliceAt(s, slices); at >= 0) --s.slices[at].second;
     return;
   }
   for (int& free : s.gpus) free = std::max(0, free - need);

@@ -44,8 +44,7 @@ const std::vector<core::NodePool>& Pools() {
 // pairs), so every GPU decision weighs links (docs/placement.md "Linked GPUs").
 // An h200 node in MIG mode (7 x 1g.18gb per GPU), 1 .. all but one of its
 // 56 slices held.
-void AddSlicedNode(Snapshot& snapshot, const std::string& name, std::mt19937& rng,
-                   int& workspace) {
+void AddSlicedNode(Snapshot& snapshot, const std::string& name, std::mt19937& rng, int& workspace) {
   core::NodeInfo info = FakeGpuNode(name, "gpu-h200", "h200", 8);
   LayOutSlices(info, std::vector<std::string>(7, "1g.18gb"));
   (void)snapshot.UpsertNode(info, core::NodeState::kReady, core::DriverState::kReady);
@@ -152,8 +151,8 @@ void BM_DecideHoldReleaseSlice(benchmark::State& state) {
   const core::WorkspaceClass cls = SliceClass("slice", {"1g.18gb"});
   for (auto _ : state) {
     Placed placed = std::get<Placed>(Decide(cls, Pools(), snapshot));
-    benchmark::DoNotOptimize(snapshot.HoldSlice("bench", placed.node, *placed.slice,
-                                                placed.resources));
+    benchmark::DoNotOptimize(
+        snapshot.HoldSlice("bench", placed.node, *placed.slice, placed.resources));
     benchmark::DoNotOptimize(snapshot.Release("bench"));
   }
 }

@@ -43,10 +43,9 @@ class SlicePlacementTest : public ::testing::Test {
     Decision decision = Run(cls);
     const Placed* placed = std::get_if<Placed>(&decision);
     if (placed == nullptr) return std::nullopt;
-    absl::Status held = placed->slice ? snapshot_.HoldSlice(id, placed->node, *placed->slice,
-                                                            placed->resources)
-                                      : snapshot_.Hold(id, placed->node, placed->gpu_indices,
-                                                       placed->resources);
+    absl::Status held =
+        placed->slice ? snapshot_.HoldSlice(id, placed->node, *placed->slice, placed->resources)
+                      : snapshot_.Hold(id, placed->node, placed->gpu_indices, placed->resources);
     EXPECT_TRUE(held.ok()) << held;
     return *placed;
   }
@@ -172,7 +171,8 @@ TEST_F(SlicePlacementTest, WholeGpusAndSlicesNeverMix) {
   EXPECT_EQ(slice->node, "sliced");
   absl::Status whole_beside_slice = snapshot_.Hold("w4", "sliced", {0}, {});
   EXPECT_EQ(whole_beside_slice.code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(whole_beside_slice.message(), HasSubstr("GPU 0 on node sliced has a slice held by w3"));
+  EXPECT_THAT(whole_beside_slice.message(),
+              HasSubstr("GPU 0 on node sliced has a slice held by w3"));
 }
 
 TEST_F(SlicePlacementTest, AModelWithoutTheProfileIsNeverAPlace) {
@@ -189,9 +189,9 @@ TEST_F(SlicePlacementTest, AModelWithoutTheProfileIsNeverAPlace) {
 // workspace waits only when no slice of any of its profiles is free.
 TEST_F(SlicePlacementTest, EveryArrivalOrderHoldsEachSliceOnce) {
   const std::vector<std::string> layout = {"3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"};
-  const std::vector<core::WorkspaceClass> classes = {
-      SliceClass("big", {"3g.71gb"}), SliceClass("mid", {"2g.35gb", "1g.18gb"}),
-      SliceClass("small", {"1g.18gb"})};
+  const std::vector<core::WorkspaceClass> classes = {SliceClass("big", {"3g.71gb"}),
+                                                     SliceClass("mid", {"2g.35gb", "1g.18gb"}),
+                                                     SliceClass("small", {"1g.18gb"})};
   std::vector<int> arrivals = {0, 0, 0, 1, 1, 1, 2, 2, 2};
   int orders = 0, waited = 0;
   do {

@@ -40,11 +40,11 @@ absl::Status CheckSliceHolders(const SnapshotNode& node,
       const core::Gpu& gpu = node.info.gpus[pos];
       const HeldSlice here{gpu.index, gpu.mig->instances[k].gpu_instance};
       auto hold = holds.find(holders[k]);
-      if (hold == holds.end() || hold->second.node != node.info.name || hold->second.slice != here) {
-        return absl::InternalError(absl::StrCat("slice gi", here.gpu_instance, " of GPU ",
-                                                gpu.index, " on node ", node.info.name,
-                                                " names holder ", holders[k],
-                                                ", whose hold does not name it"));
+      if (hold == holds.end() || hold->second.node != node.info.name ||
+          hold->second.slice != here) {
+        return absl::InternalError(absl::StrCat(
+            "slice gi", here.gpu_instance, " of GPU ", gpu.index, " on node ", node.info.name,
+            " names holder ", holders[k], ", whose hold does not name it"));
       }
     }
   }
@@ -248,7 +248,8 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     node.gpus[pos].vm_binding_problem = core::VmBindingProblem(info.gpus[pos]).value_or("");
     node.gpus[pos].container_binding_problem =
         core::ContainerBindingProblem(info.gpus[pos]).value_or("");
-    if (info.gpus[pos].mig) node.gpus[pos].slice_holders.resize(info.gpus[pos].mig->instances.size());
+    if (info.gpus[pos].mig)
+      node.gpus[pos].slice_holders.resize(info.gpus[pos].mig->instances.size());
   }
   // Holds are facts from the store; lay them onto the new picture. They are
   // disjoint (Hold checked that), so nothing can collide here. A GPU index
@@ -313,17 +314,15 @@ absl::Status Snapshot::Hold(absl::string_view workspace, absl::string_view node_
 absl::Status Snapshot::HoldSlice(absl::string_view workspace, absl::string_view node_name,
                                  HeldSlice slice, const Resources& resources) {
   if (workspace.empty()) return absl::InvalidArgumentError("workspace id is empty");
-  return AddHold(
-      HoldRecord{std::string(workspace), std::string(node_name), {}, resources, slice});
+  return AddHold(HoldRecord{std::string(workspace), std::string(node_name), {}, resources, slice});
 }
 
 absl::Status Snapshot::AddHold(HoldRecord wanted) {
   if (const HoldRecord* existing = FindHold(wanted.workspace)) {
     if (*existing == wanted) return absl::OkStatus();
-    return absl::FailedPreconditionError(absl::StrCat("workspace ", wanted.workspace,
-                                                      " already holds ", Describe(*existing),
-                                                      " on node ", existing->node,
-                                                      "; release it first"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("workspace ", wanted.workspace, " already holds ", Describe(*existing),
+                     " on node ", existing->node, "; release it first"));
   }
   auto id_it = ids_->find(wanted.node);
   if (id_it == ids_->end()) return absl::NotFoundError(absl::StrCat("unknown node ", wanted.node));
@@ -358,7 +357,8 @@ absl::Status Snapshot::CheckHoldable(const HoldRecord& wanted, const SnapshotNod
   if (!wanted.slice) return absl::OkStatus();
   const HeldSlice& slice = *wanted.slice;
   const int pos = node.PositionOf(slice.gpu_index);
-  if (pos < 0) return absl::NotFoundError(absl::StrCat("node ", name, " has no GPU ", slice.gpu_index));
+  if (pos < 0)
+    return absl::NotFoundError(absl::StrCat("node ", name, " has no GPU ", slice.gpu_index));
   const int k = SlicePosition(node.info.gpus[pos], slice.gpu_instance);
   if (k < 0) {
     return absl::NotFoundError(absl::StrCat("GPU ", slice.gpu_index, " on node ", name,
@@ -370,8 +370,8 @@ absl::Status Snapshot::CheckHoldable(const HoldRecord& wanted, const SnapshotNod
                                                       node.gpus[pos].holder));
   }
   if (const std::string& holder = node.gpus[pos].slice_holders[k]; !holder.empty()) {
-    return absl::FailedPreconditionError(absl::StrCat(Describe(wanted), " on node ", name,
-                                                      " is held by workspace ", holder));
+    return absl::FailedPreconditionError(
+        absl::StrCat(Describe(wanted), " on node ", name, " is held by workspace ", holder));
   }
   return absl::OkStatus();
 }

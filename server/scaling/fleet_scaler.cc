@@ -83,8 +83,8 @@ FleetScaler::DemandByPool FleetScaler::RouteDemand(
     };
     auto it = std::find_if(groups.begin(), groups.end(), same);
     if (it == groups.end()) {
-      it = groups.insert(groups.end(),
-                         {&demand.class_id, &demand.pools, 0, absl::InfiniteFuture()});
+      it =
+          groups.insert(groups.end(), {&demand.class_id, &demand.pools, 0, absl::InfiniteFuture()});
     }
     it->count += demand.count;
     it->waiting_since = std::min(it->waiting_since, demand.since);
