@@ -356,10 +356,12 @@ absl::Status ValidateRequest(const v1::ReportDriverInstallRequest& request) {
   if (!v1::DriverCache_IsValid(request.cache())) return Invalid("cache", "must be a DriverCache");
   if (request.has_duration()) {
     const auto& d = request.duration();
-    WSCHED_CHECK(CheckProtoDuration(d, "duration"));
-    if (d.seconds() > 7 * 24 * 3600) {
+    // The install's own range first (its message says what a report may
+    // carry), then what protobuf can hold (nanos).
+    if (d.seconds() < 0 || d.seconds() > 7 * 24 * 3600) {
       return Invalid("duration", "must be between 0 and 7 days");
     }
+    WSCHED_CHECK(CheckProtoDuration(d, "duration"));
     if (request.outcome() == v1::DRIVER_INSTALL_OUTCOME_STARTED) {
       return Invalid("duration", "must be unset when outcome is STARTED");
     }
