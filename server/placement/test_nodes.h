@@ -111,8 +111,9 @@ inline void LayOutSlices(core::NodeInfo& node, const std::vector<std::string>& p
     if (const auto* known = core::KnownMigProfiles(gpu.model)) mig.profiles = *known;
     int start = 0;
     for (size_t k = 0; k < profiles.size(); ++k) {
-      const int compute = profiles[k][0] - '0';
-      const int size = compute == 7 ? 8 : compute >= 3 ? 4 : compute;
+      // The slots from the model's table; one slot for a profile it lacks.
+      const core::MigProfile* profile = core::FindProfile(mig.profiles, profiles[k]);
+      const int size = profile != nullptr ? profile->size : 1;
       core::MigInstance slice;
       slice.profile = profiles[k];
       slice.gpu_instance = static_cast<int>(k) + 1;
