@@ -1,5 +1,6 @@
 // Stable lower-case names of enums, used in logs, metrics labels and SQL.
 #include "server/core/node.h"
+#include "server/core/pool.h"
 #include "server/core/workspace.h"
 #include "server/core/workspace_class.h"
 
@@ -21,6 +22,22 @@ const char* GpuLinksName(GpuLinks links) {
 std::optional<GpuLinks> ParseGpuLinks(absl::string_view name) {
   for (GpuLinks links : {GpuLinks::kAny, GpuLinks::kNvlinkPreferred, GpuLinks::kNvlinkRequired}) {
     if (name == GpuLinksName(links)) return links;
+  }
+  return std::nullopt;
+}
+
+const char* MigLayoutKindName(MigLayoutKind kind) {
+  switch (kind) {
+    case MigLayoutKind::kWhole: return "whole";
+    case MigLayoutKind::kFixed: return "fixed";
+    case MigLayoutKind::kByDemand: return "by_demand";
+  }
+  return "whole";
+}
+
+std::optional<MigLayoutKind> ParseMigLayoutKind(absl::string_view name) {
+  for (MigLayoutKind kind : {MigLayoutKind::kWhole, MigLayoutKind::kFixed, MigLayoutKind::kByDemand}) {
+    if (name == MigLayoutKindName(kind)) return kind;
   }
   return std::nullopt;
 }

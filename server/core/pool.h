@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/civil_time.h"
 #include "absl/time/time.h"
 
@@ -122,6 +124,27 @@ struct DriverRollout {
   friend bool operator==(const DriverRollout&, const DriverRollout&) = default;
 };
 
+// How a GPU pool's GPUs are cut into MIG slices (docs/catalog.md "Slices of
+// a GPU"). Placement always uses what each GPU reports; the layout says what
+// the node's agent makes of a GPU that holds nothing.
+enum class MigLayoutKind {
+  kWhole,     // No MIG: GPUs are handed out whole (the default).
+  kFixed,     // Every GPU cut into `MigLayout::profiles`, once, while it holds nothing.
+  kByDemand,  // Re-cut a GPU that holds nothing when pending work needs a profile no free slot holds.
+};
+
+struct MigLayout {
+  MigLayoutKind kind = MigLayoutKind::kWhole;
+  // kFixed: the profiles of one GPU ("3g.71gb", "2g.35gb", "1g.18gb",
+  // "1g.18gb"), each placed at its first free legal start in this order;
+  // kByDemand: the layout a GPU starts with (empty: seven of the smallest).
+  std::vector<std::string> profiles;
+  friend bool operator==(const MigLayout&, const MigLayout&) = default;
+};
+
+const char* MigLayoutKindName(MigLayoutKind kind);  // "whole", "fixed", "by_demand".
+std::optional<MigLayoutKind> ParseMigLayoutKind(absl::string_view name);
+
 struct NodePool {
   std::string id;  // DNS label.
   std::map<std::string, std::string> labels;
@@ -138,6 +161,7 @@ struct NodePool {
   GpuBinding gpu_binding = GpuBinding::kHost;
   DriverInstall driver_install = DriverInstall::kManual;
   DriverRollout driver_rollout;
+  MigLayout mig;  // GPU pools of a MIG-capable model only.
   int64_t version = 0;  // Etag; bumped by the store when an apply changes the spec.
 
   bool is_gpu() const { return shape.gpus_per_node > 0; }
