@@ -347,13 +347,28 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
   return out;
 }
 
+namespace {
+
+void ToProto(const core::AssignedGpu& gpu, v1::AssignedGpu* out) {
+  out->set_index(gpu.index);
+  out->set_uuid(gpu.uuid);
+  out->set_pci_address(gpu.pci_address);
+  out->set_model(gpu.model);
+}
+
+}  // namespace
+
 void ToProto(const core::HandOff& hand_off, v1::Workspace* out) {
-  for (const core::AssignedGpu& gpu : hand_off.gpus) {
-    auto* assigned = out->add_gpus();
-    assigned->set_index(gpu.index);
-    assigned->set_uuid(gpu.uuid);
-    assigned->set_pci_address(gpu.pci_address);
-    assigned->set_model(gpu.model);
+  for (const core::AssignedGpu& gpu : hand_off.gpus) ToProto(gpu, out->add_gpus());
+  if (hand_off.slice) {
+    const core::AssignedSlice& slice = *hand_off.slice;
+    v1::AssignedSlice* s = out->mutable_slice();
+    ToProto(slice.parent, s->mutable_gpu());
+    s->set_gpu_instance(slice.gpu_instance);
+    s->set_compute_instance(slice.compute_instance);
+    s->set_uuid(slice.uuid);
+    s->set_profile(slice.profile);
+    s->set_compute_slices(slice.compute_slices);
   }
   if (hand_off.gpu_link) out->set_gpu_link(ToProto(*hand_off.gpu_link));
   auto* spec = out->mutable_device_spec();

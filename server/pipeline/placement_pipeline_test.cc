@@ -358,7 +358,7 @@ TEST_F(PlacementPipelineTest, APendingWorkspaceOverItsOrgsQuotaSaysSo) {
   ASSERT_TRUE(view.ok()) << view.status();
   ASSERT_TRUE(view->pending.has_value());
   EXPECT_EQ(view->pending->code, placement::PendingCode::kOrgGpuQuota);
-  EXPECT_EQ(view->pending->quota.held, 1);
+  EXPECT_EQ(view->pending->quota.held_sevenths, core::kMigComputeSlices);
   EXPECT_EQ(view->pending->quota.quota, 1);
   EXPECT_EQ(view->workspace.pending_reason, view->pending->detail);
 

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "server/core/mig.h"
+#include "server/core/mig_profiles.h"
 
 namespace wsched::placement {
 
@@ -109,8 +110,7 @@ std::optional<SlicePick> ChooseSlice(const std::vector<GpuSlots>& gpus,
 // strand it. Slots a 4g takes out of play are not free, so not stranded.
 int StrandedSlots(SlotMask used, const std::vector<core::MigProfile>& profiles);
 
-// The compute slices a profile name states ("3g.71gb" -> 3), or nullopt.
-std::optional<int> ComputeSlicesOfName(const std::string& profile);
+using core::ComputeSlicesOfName;
 
 // From a GPU's report: the slots its instances take (SlotsTaken of each,
 // with the compute slices of its profile in mig.profiles, else of its name,

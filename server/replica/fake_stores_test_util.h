@@ -129,7 +129,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     StoredSettings settings = SettingsLocked(request.project_id, request.org_id);
     in.project = std::move(settings.project);
     in.org = std::move(settings.org);
-    in.org_gpus = settings.org_gpus_held;
+    in.org_gpu_sevenths = settings.org_gpu_sevenths_held;
     return in;
   }
   absl::StatusOr<StoredSettings> ReadSettings(const std::string& project_id,
@@ -138,7 +138,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     absl::MutexLock lock(&mu_);
     ++settings_reads;
     StoredSettings settings = SettingsLocked(project_id, org_id);
-    if (!count_org_gpus) settings.org_gpus_held = 0;
+    if (!count_org_gpus) settings.org_gpu_sevenths_held = 0;
     return settings;
   }
   int settings_reads = 0;
@@ -296,7 +296,9 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     }
     for (const auto& [id, row] : rows_) {
       if (row.workspace.org_id == org_id && !row.released) {
-        settings.org_gpus_held += static_cast<int64_t>(row.workspace.gpu_uuids.size());
+        settings.org_gpu_sevenths_held +=
+            static_cast<int64_t>(row.workspace.gpu_uuids.size()) * core::kMigComputeSlices +
+            (row.workspace.slice ? row.workspace.slice->compute_slices : 0);
       }
     }
     return settings;

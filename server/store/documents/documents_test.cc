@@ -1,11 +1,13 @@
-#include "server/core/test_mig.h"
 #include "server/store/documents/documents.h"
-
-#include <fstream>
-#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "server/core/test_mig.h"
 
 namespace wsched::store::documents {
 namespace {
@@ -169,6 +171,19 @@ TEST(DocumentsTest, EveryDocumentRoundTrips) {
   }
   EXPECT_EQ(*DecodeSignal(EncodeSignal(RichSignal()), V1("scaling_signals", "p")), RichSignal());
   EXPECT_EQ(*DecodeSignal(EncodeSignal(SignalRow{}), V1("scaling_signals", "p")), SignalRow{});
+}
+
+TEST(DocumentsTest, ASlicesHandOffRoundTrips) {
+  core::HandOff h = CdiHandOff(core::CdiMode::kWsched);
+  h.gpus.clear();
+  h.slice = core::AssignedSlice{
+      {2, "GPU-a", "0000:18:00.0", "NVIDIA H200"}, 5, 0, "MIG-5a", "2g.35gb", 2};
+  EXPECT_EQ(*DecodeHandOff(EncodeHandOff(h), V1("workspaces", "w")), h) << EncodeHandOff(h);
+  // The usage ledger reads these two paths of the stored document.
+  nlohmann::json stored = nlohmann::json::parse(EncodeHandOff(h));
+  EXPECT_EQ(stored["slice"]["profile"], "2g.35gb");
+  EXPECT_EQ(stored["slice"]["compute_slices"], 2);
+  EXPECT_TRUE(stored["gpus"].empty());
 }
 
 TEST(DocumentsTest, VersionOneClassesDecode) {
