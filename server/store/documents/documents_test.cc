@@ -234,6 +234,38 @@ TEST(DocumentsTest, AClassIdlePolicyRoundTripsAndOlderClassesHaveNone) {
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("idle.action"));
 }
 
+TEST(DocumentsTest, SlicesAndMigLayoutsRoundTripAndOlderRowsHaveNone) {
+  core::WorkspaceClass slice;
+  slice.id = "slice";
+  slice.gpu.models = {"H200"};
+  slice.gpu.mig_profiles = {"1g.18gb", "2g.35gb"};
+  EXPECT_EQ(*DecodeClass(EncodeClass(slice), V1("classes", "slice")), slice);
+  core::NodePool pool = RichPool();
+  pool.gpu_binding = core::GpuBinding::kHost;
+  pool.mig = {core::MigLayoutKind::kFixed, {"3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"}};
+  EXPECT_EQ(*DecodePool(EncodePool(pool), V1("pools", "p")), pool);
+  pool.mig = {core::MigLayoutKind::kByDemand, {}};
+  EXPECT_EQ(*DecodePool(EncodePool(pool), V1("pools", "p")), pool);
+  // Written only when set: other classes and pools store what they stored before.
+  EXPECT_EQ(EncodeClass(RichClass()).find("mig"), std::string::npos);
+  EXPECT_EQ(EncodePool(RichPool()).find("mig"), std::string::npos);
+  for (const char* name : {"class-gpu-1.json", "class-gpu-8-vm.json", "class-cpu-dev.json"}) {
+    auto old = DecodeClass(Fixture(name), V1("classes", name));
+    ASSERT_TRUE(old.ok()) << name << ": " << old.status();
+    EXPECT_TRUE(old->gpu.mig_profiles.empty()) << name;
+  }
+  for (const char* name : {"pool-pool-a.json", "pool-pool-b.json", "pool-pool-c.json"}) {
+    auto old = DecodePool(Fixture(name), V1("pools", name));
+    ASSERT_TRUE(old.ok()) << name << ": " << old.status();
+    EXPECT_EQ(old->mig, core::MigLayout{}) << name;
+  }
+  auto bad = DecodePool(R"({"mig": {"layout": "sideways"}})", V1("pools", "p2"));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(bad.status().message(), HasSubstr("pools row p2: field mig.layout"));
+  auto bad_profiles = DecodeClass(R"({"gpu": {"mig_profiles": "1g.18gb"}})", V1("classes", "x"));
+  EXPECT_THAT(bad_profiles.status().message(), HasSubstr("field gpu.mig_profiles"));
+}
+
 TEST(DocumentsTest, VersionOnePoolsAndDriverPolicyDecode) {
   auto c = DecodePool(Fixture("pool-pool-c.json"), V1("pools", "pool-c"));
   ASSERT_TRUE(c.ok()) << c.status();
