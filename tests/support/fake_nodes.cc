@@ -4,6 +4,7 @@
 #include "gtest/gtest.h"
 #include "loadtest/fake_cluster.h"
 #include "server/convert/mig_convert.h"
+#include "server/core/mig_layout.h"
 #include "server/core/mig_profiles.h"
 #include "tests/support/server_process.h"
 
@@ -35,20 +36,20 @@ v1::NodeInfo FakeGpuNode(const std::string& name, const std::string& pool,
 void LayOutSlices(v1::NodeInfo& node, const std::vector<std::string>& profiles) {
   const std::vector<core::MigProfile>* table = core::KnownMigProfiles(node.gpus(0).model());
   ASSERT_NE(table, nullptr) << node.gpus(0).model() << " has no built-in MIG table";
+  const core::MigLayoutPlan plan = core::LayOutMig(*table, profiles);
+  ASSERT_TRUE(plan.legal()) << plan.misfit->reason;
   int minor = 100;
   for (v1::Gpu& gpu : *node.mutable_gpus()) {
     core::GpuMig mig;
     mig.enabled = mig.pending_enabled = true;
     mig.profiles = *table;
-    int start = 0;
-    for (size_t k = 0; k < profiles.size(); ++k) {
-      const core::MigProfile* profile = core::FindProfile(*table, profiles[k]);
-      ASSERT_NE(profile, nullptr) << profiles[k];
+    for (size_t k = 0; k < plan.slices.size(); ++k) {
+      const core::MigProfile* profile = core::FindProfile(*table, plan.slices[k].profile);
       core::MigInstance slice;
       slice.profile = profile->name;
       slice.gpu_instance = static_cast<int>(k) + 1;
       slice.compute_instance = 0;
-      slice.start = start;
+      slice.start = plan.slices[k].start;
       slice.size = profile->size;
       slice.uuid = absl::StrCat("MIG-", node.name(), "-", gpu.index(), "-", k);
       slice.gi_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor), 'c',
@@ -56,7 +57,6 @@ void LayOutSlices(v1::NodeInfo& node, const std::vector<std::string>& profiles) 
       slice.ci_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor + 1),
                                          'c', 235, minor + 1, "r"};
       minor += 2;
-      start += profile->size;
       mig.instances.push_back(std::move(slice));
     }
     *gpu.mutable_mig() = convert::ToProto(mig);

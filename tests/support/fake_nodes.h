@@ -31,10 +31,11 @@ v1::NodeInfo FakeGpuNode(const std::string& name, const std::string& pool,
 v1::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool, int64_t cpu_cores = 30,
                          int64_t memory_gib = 120);
 
-// Cuts every GPU of `node` into `profiles` in slot order (MIG on, the
-// model's built-in profile table): slice k of GPU i is GPU instance k + 1
-// with compute instance 0, "MIG-<node>-<i>-<k>", with its own two
-// capability nodes. The model must have a built-in table ("NVIDIA H200").
+// Cuts every GPU of `node` into `profiles` at the starts core::LayOutMig
+// gives them (MIG on, the model's built-in profile table): slice k of GPU i
+// is GPU instance k + 1 with compute instance 0, "MIG-<node>-<i>-<k>", with
+// its own two capability nodes. The model must have a built-in table
+// ("NVIDIA H200").
 void LayOutSlices(v1::NodeInfo& node, const std::vector<std::string>& profiles);
 
 // Registers with the agent token; fails the test on error.
