@@ -141,8 +141,14 @@ TEST(WorkspaceStream, ListThenWatchGivesTheDatabaseAtTheMarkerThenEveryChangeInO
             db.Query("SELECT string_agg(id || ':' || upper(state), ',' ORDER BY id) FROM "
                      "workspaces WHERE state IN ('pending', 'placed', 'lost')"));
 
-  // A stop frees a GPU for a waiting one; new ones place and wait.
+  // A stop frees a GPU for a waiting one; new ones place and wait. The
+  // queue's placement of w-9 commits on its own time: await it, so that the
+  // head read below is past it.
   ASSERT_TRUE(testing::StopAs(server.channel(), "w-1", &out).ok());
+  ASSERT_TRUE(testing::Eventually([&] {
+    return testing::GetAs(server.channel(), "w-9", &out).ok() &&
+           out.state() == v1::WORKSPACE_STATE_PLACED;
+  }));
   for (int i = 10; i < 13; ++i) Place(server.channel(), absl::StrCat("w-", i));
   const int64_t head = Head(db);
   ASSERT_TRUE(testing::Eventually([&] { return watcher.version() >= head; }));
