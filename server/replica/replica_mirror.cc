@@ -209,25 +209,26 @@ int64_t ReplicaMirror::KnownVersionLocked(const std::string& id) const {
 bool ReplicaMirror::EvictTentativeHoldersLocked(const placement::HoldRecord& stored) {
   const placement::SnapshotNode* mirrored = snapshot_.FindNode(stored.node);
   if (mirrored == nullptr) return false;
-  std::vector<std::string> evict;
-  auto evict_if_tentative = [&](const std::string& holder) {
-    if (!holder.empty() && tentative_.contains(holder)) evict.push_back(holder);
-  };
   // A stored whole GPU conflicts with its holder and any slice's; a stored
   // slice with the GPU's whole holder and its own slice's.
+  std::vector<std::string> in_the_way;
   std::vector<int> gpus = stored.gpu_indices;
   if (stored.slice) gpus.push_back(stored.slice->gpu_index);
   for (int index : gpus) {
     int pos = mirrored->PositionOf(index);
     if (pos < 0) continue;
     const placement::SnapshotGpu& gpu = mirrored->gpus[pos];
-    evict_if_tentative(gpu.holder);
+    in_the_way.push_back(gpu.holder);
     const auto& instances = mirrored->info.gpus[pos].mig;
     for (size_t k = 0; k < gpu.slice_holders.size() && instances; ++k) {
       if (!stored.slice || instances->instances[k].gpu_instance == stored.slice->gpu_instance) {
-        evict_if_tentative(gpu.slice_holders[k]);
+        in_the_way.push_back(gpu.slice_holders[k]);
       }
     }
+  }
+  std::vector<std::string> evict;
+  for (const std::string& holder : in_the_way) {
+    if (!holder.empty() && tentative_.contains(holder)) evict.push_back(holder);
   }
   std::sort(evict.begin(), evict.end());
   evict.erase(std::unique(evict.begin(), evict.end()), evict.end());
