@@ -57,6 +57,20 @@ struct Workspace {
   std::optional<IdleMark> idle;
 };
 
+// The keys of the GPU holds a placement has (gpu_holds): its GPUs' UUIDs,
+// or its slice's.
+inline std::vector<std::string> HeldUuids(const Workspace& w) {
+  std::vector<std::string> uuids = w.gpu_uuids;
+  if (w.slice) uuids.push_back(w.slice->uuid);
+  return uuids;
+}
+
+// What the org GPU quota counts of a placement, in sevenths of a GPU.
+inline int64_t HeldGpuSevenths(const Workspace& w) {
+  return static_cast<int64_t>(w.gpu_uuids.size()) * kMigComputeSlices +
+         (w.slice ? w.slice->compute_slices : 0);
+}
+
 const char* WorkspaceStateName(WorkspaceState state);
 
 // Pending or placed: a repeated PlaceWorkspace answers with what it has.

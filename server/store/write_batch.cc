@@ -154,19 +154,6 @@ const Statement& LockRecordsStatement() {
 
 bool Places(Kind kind) { return kind == Kind::kPlace || kind == Kind::kQueuePlace; }
 
-// The UUIDs a placement holds: its whole GPUs', or its slice's.
-std::vector<std::string> HeldUuids(const core::Workspace& w) {
-  std::vector<std::string> uuids = w.gpu_uuids;
-  if (w.slice) uuids.push_back(w.slice->uuid);
-  return uuids;
-}
-
-// What the org GPU quota counts of a placement, in sevenths of a GPU.
-int64_t QuotaSevenths(const core::Workspace& w) {
-  return static_cast<int64_t>(w.gpu_uuids.size()) * core::kMigComputeSlices +
-         (w.slice ? w.slice->compute_slices : 0);
-}
-
 struct LockedNode {
   bool takes_work = false;
   int64_t free_cpu = 0;
@@ -228,7 +215,7 @@ class Batch {
       if (w.org_settings_version) orgs.push_back(w.workspace.org_id);
       if (!Places(w.kind)) continue;
       nodes.push_back(w.workspace.node_name);
-      std::vector<std::string> held = HeldUuids(w.workspace);
+      std::vector<std::string> held = core::HeldUuids(w.workspace);
       if (!held.empty()) gpu_orgs.push_back(w.workspace.org_id);
       uuids.insert(uuids.end(), held.begin(), held.end());
     }
@@ -345,14 +332,14 @@ class Batch {
     if (node->second.free_cpu < w.cpu_millis || node->second.free_memory < w.memory_bytes) {
       return absl::AbortedError(absl::StrCat("node ", w.node_name, " has no room left"));
     }
-    const std::vector<std::string> uuids = HeldUuids(w);
+    const std::vector<std::string> uuids = core::HeldUuids(w);
     for (const auto& uuid : uuids) {
       if (current_.held_gpus.contains(uuid)) {
         return absl::AbortedError(
             absl::StrCat(w.slice ? "MIG slice " : "GPU ", uuid, " is held by another workspace"));
       }
     }
-    const int64_t sevenths = QuotaSevenths(w);
+    const int64_t sevenths = core::HeldGpuSevenths(w);
     auto quota = current_.quotas.find(w.org_id);
     if (sevenths > 0 && quota != current_.quotas.end()) {
       int64_t& held = current_.org_gpus[w.org_id];
