@@ -2,8 +2,8 @@
 // which nvidia-smi commands, in which order) and the runner that carries it
 // out and checks the result (docs/agent.md "Re-laying out a GPU").
 //
-// Nothing in the agent's loop calls this yet; the server will ask for it in
-// by_demand pools.
+// The agent's loop runs it for the MigWork the server hands out in
+// by_demand pools (agent_loop.h).
 #ifndef WSCHED_SERVER_AGENT_MIG_RELAYOUT_H_
 #define WSCHED_SERVER_AGENT_MIG_RELAYOUT_H_
 
