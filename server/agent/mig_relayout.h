@@ -1,6 +1,6 @@
 // Re-laying out the MIG slices of one GPU that holds nothing: the plan (pure:
 // which nvidia-smi commands, in which order) and the runner that carries it
-// out and checks the result (docs/agent.md "Re-laying out a GPU").
+// out and checks the result (docs/agent.md "Re-laying out MIG GPUs").
 //
 // The agent's loop runs it for the MigWork the server hands out in
 // by_demand pools (agent_loop.h).
