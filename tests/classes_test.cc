@@ -2,6 +2,7 @@
 // PostgreSQL: apply, all-or-nothing rejection, etags, deprecation, reload.
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <thread>
 
@@ -10,6 +11,7 @@
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/classes.grpc.pb.h"
+#include "wsched/v1/inventory.grpc.pb.h"
 
 namespace wsched {
 namespace {
@@ -226,6 +228,104 @@ TEST_F(ClassesTest, AnIdlePolicyIsStoredCheckedAndRenderedBack) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(),
               HasSubstr("(small).idle: set on a class without GPUs (gpu.count is 0)"));
+}
+
+// MIG slices (docs/catalog.md "Slices of a GPU"): slice classes, a size
+// expanded when read, pool layouts, stored in PostgreSQL and read back.
+constexpr char kSlicesCatalog[] = R"(
+classes:
+  - id: small
+    display_name: Small
+    resources: {cpu: 2, memory: 8Gi}
+    default: true
+  - id: slice-small
+    display_name: A small slice
+    resources: {cpu: 4, memory: 32Gi}
+    gpu: {mig: [1g.18gb, 2g.35gb], models: [H200]}
+    idle: {gpu_utilization_below: 5%, for: 30m}
+  - id: slice-3g
+    display_name: Three compute slices or more
+    resources: {cpu: 8, memory: 64Gi}
+    gpu: {mig: {compute: 3}, models: [H200]}
+pools:
+  - id: cpu
+    node: {cpu: 16, memory: 64Gi}
+    max_size: 4
+  - id: h200-fixed
+    node: {cpu: 128, memory: 1Ti, gpus: 8, gpu_model: H200}
+    max_size: 2
+    mig: {layout: fixed, profiles: [3g.71gb, 2g.35gb, 1g.18gb, 1g.18gb]}
+  - id: h200-demand
+    node: {cpu: 128, memory: 1Ti, gpus: 8, gpu_model: H200}
+    max_size: 2
+    mig: {layout: by_demand}
+)";
+
+TEST_F(ClassesTest, SliceClassesAndMigLayoutsAreStoredCheckedAndRenderedBack) {
+  v1::ApplyCatalogResponse response;
+  grpc::Status status = Apply(kSlicesCatalog, false, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+
+  const v1::WorkspaceClass sized = GetClass("slice-3g");
+  EXPECT_EQ(sized.gpu().count(), 0);
+  EXPECT_THAT(sized.gpu().mig_profiles(), ::testing::ElementsAre("3g.71gb", "4g.71gb", "7g.141gb"));
+  EXPECT_THAT(GetClass("slice-small").gpu().mig_profiles(),
+              ::testing::ElementsAre("1g.18gb", "2g.35gb"));
+  EXPECT_EQ(db_.Query("SELECT spec->'gpu'->>'mig_profiles' FROM classes WHERE id = 'slice-3g'"),
+            "[\"3g.71gb\", \"4g.71gb\", \"7g.141gb\"]");
+  EXPECT_EQ(db_.Query("SELECT spec->'mig'->>'layout' FROM pools WHERE id = 'h200-fixed'"), "fixed");
+  EXPECT_EQ(db_.Query("SELECT spec ? 'mig' FROM pools WHERE id = 'cpu'"), "f");
+
+  // Read back through the API and as the canonical file.
+  grpc::ClientContext context;
+  testing::Authorize(context, kAdminToken);
+  v1::ListPoolsResponse pools;
+  ASSERT_TRUE(
+      v1::InventoryService::NewStub(server_->channel())->ListPools(&context, {}, &pools).ok());
+  std::map<std::string, v1::MigLayout> layouts;
+  for (const v1::Pool& pool : pools.pools()) layouts[pool.id()] = pool.mig();
+  EXPECT_EQ(layouts["h200-fixed"].kind(), v1::MigLayout::KIND_FIXED);
+  EXPECT_THAT(layouts["h200-fixed"].profiles(),
+              ::testing::ElementsAre("3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"));
+  EXPECT_EQ(layouts["h200-demand"].kind(), v1::MigLayout::KIND_BY_DEMAND);
+  EXPECT_EQ(layouts["cpu"].kind(), v1::MigLayout::KIND_WHOLE);
+  const std::string yaml = CatalogYaml();
+  EXPECT_THAT(yaml, HasSubstr("gpu: {mig: [3g.71gb, 4g.71gb, 7g.141gb], models: [H200], "
+                              "isolation: container}"));
+  EXPECT_THAT(yaml, HasSubstr("mig: {layout: fixed, profiles: [3g.71gb, 2g.35gb, 1g.18gb, "
+                              "1g.18gb]}"));
+  // What was stored is what the file says: applying either again changes nothing.
+  ASSERT_TRUE(Apply(kSlicesCatalog, false, &response).ok());
+  EXPECT_EQ(response.changes_size(), 0);
+  ASSERT_TRUE(Apply(yaml, false, &response).ok());
+  EXPECT_EQ(response.changes_size(), 0);
+
+  // UpdateClass is held to the same rules, each error at its field.
+  v1::WorkspaceClass vm = GetClass("slice-small");
+  vm.mutable_gpu()->set_isolation(v1::ISOLATION_VM);
+  vm.mutable_gpu()->set_mig_profiles(1, "2g.34gb");
+  v1::WorkspaceClass out;
+  status = Update(vm, vm.version(), &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("(slice-small).gpu.isolation: vm cannot take a MIG slice: a VM is given "
+                        "whole GPUs through VFIO; MIG slices go to containers only"));
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("(slice-small).gpu.mig[1]: unknown MIG profile \"2g.34gb\" for H200; did "
+                        "you mean 2g.35gb?"));
+  EXPECT_THAT(GetClass("slice-small").gpu().mig_profiles(),
+              ::testing::ElementsAre("1g.18gb", "2g.35gb"));
+
+  // A layout that does not fit one GPU changes nothing.
+  std::string bad = kSlicesCatalog;
+  const std::string fixed = "profiles: [3g.71gb, 2g.35gb, 1g.18gb, 1g.18gb]";
+  ASSERT_NE(bad.find(fixed), std::string::npos);
+  bad.replace(bad.find(fixed), fixed.size(), "profiles: [4g.71gb, 3g.71gb]");
+  status = Apply(bad, false, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(),
+              HasSubstr("pools[1] (h200-fixed).mig.profiles[1]: does not fit on one GPU"));
+  EXPECT_EQ(CatalogYaml(), yaml);
 }
 
 TEST_F(ClassesTest, RemovingAClassInUseDeprecatesIt) {

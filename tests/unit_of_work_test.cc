@@ -215,7 +215,7 @@ TEST_F(UnitOfWorkTest, ANodeHistoryReadPrunedPastItsStartDoesNotReach) {
   EXPECT_EQ(read.oldest, head - 1);
 }
 
-// The scaling leader's MIG re-layouts (migrations/0019): the set is
+// The scaling leader's MIG re-layouts (migrations/0020): the set is
 // replaced whole, read back as written, and publishes no change-log entry
 // (replicas read it each second, not through the feed).
 TEST_F(UnitOfWorkTest, MigReLayoutsAreReplacedWholeAndReadBackAsWritten) {

@@ -379,6 +379,52 @@ TEST_F(UsageStoreTest, SummariesGroupByWhatIsAskedAndCountWorkspaces) {
   EXPECT_EQ(by_project[1].org_id, "") << "not grouped by org";
 }
 
+TEST_F(UsageStoreTest, ASliceIsRecordedWithItsProfileAndChargedItsShare) {
+  store::WorkspaceWrite slice = Place("s", "n1", 0);
+  slice.workspace.class_id = "mig-3g";
+  slice.workspace.slice = core::WorkspaceSlice{{0, 2}, "MIG-n1-0-2", 3};
+  auto hand_off = std::make_shared<core::HandOff>();
+  hand_off->slice =
+      core::AssignedSlice{{0, "GPU-n1-0", "", "NVIDIA H200"}, 2, 0, "MIG-n1-0-2", "3g.71gb", 3};
+  slice.workspace.hand_off = hand_off;
+  ASSERT_TRUE(Run({slice})[0].status.ok());
+  // Open: the listing reads the placed row.
+  store::UsageFilter everything;
+  everything.scope.everything = true;
+  std::vector<core::UsageRecord> open = List(everything);
+  ASSERT_EQ(open.size(), 1u);
+  EXPECT_EQ(open[0].mig_profile, "3g.71gb");
+  EXPECT_EQ(open[0].mig_compute_slices, 3);
+  EXPECT_EQ(open[0].gpu_count, 0);
+  ASSERT_TRUE(Run({Stop("s")})[0].status.ok());
+  EXPECT_EQ(Ledger("mig_profile || '/' || mig_compute_slices || '/' || gpu_count", "s"),
+            "3g.71gb/3/0");
+
+  // Seven hours of a 3g slice are three GPU-hours; a whole GPU beside it
+  // counts as before.
+  InsertRecord("w", "2026-03-01T10:00:00Z", "2026-03-01T17:00:00Z", 1);
+  InsertRecord("m", "2026-03-01T10:00:00Z", "2026-03-01T17:00:00Z", 0, "o-1", "p-1", "mig-3g");
+  test_db_.Query(
+      "UPDATE usage_records SET mig_profile = '3g.71gb', mig_compute_slices = 3 "
+      "WHERE workspace_id = 'm' RETURNING workspace_id");
+  store::UsageSummaryRequest request;
+  request.filter.start = At("2026-03-01T00:00:00Z");
+  request.filter.end = At("2026-03-02T00:00:00Z");
+  request.max_rows = 100;
+  request.group_by = {core::UsageGroup::kClass};
+  auto by_class = Summarize(request);
+  ASSERT_EQ(by_class.size(), 2u);
+  EXPECT_EQ(by_class[0].class_id, "gpu");
+  EXPECT_EQ(by_class[0].figures.gpu_seconds, "25200.000000");
+  EXPECT_EQ(by_class[1].class_id, "mig-3g");
+  EXPECT_EQ(by_class[1].figures.gpu_seconds, "10800.000000");
+  // A share that is not a whole number of seconds rounds to the microsecond.
+  test_db_.Query(
+      "UPDATE usage_records SET ended_at = started_at + interval '1 second', "
+      "mig_compute_slices = 1 WHERE workspace_id = 'm' RETURNING workspace_id");
+  EXPECT_EQ(Summarize(request)[1].figures.gpu_seconds, "0.142857");
+}
+
 TEST_F(UsageStoreTest, TimeZonesAreTheDatabasesIanaNames) {
   InUnit([&](store::UnitOfWork& unit) {
     EXPECT_TRUE(unit.usage().KnownTimeZone("Europe/Berlin"));

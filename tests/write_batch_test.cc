@@ -52,6 +52,23 @@ class WriteBatchTest : public ::testing::Test {
     return write;
   }
 
+  // A slice class's placement: MIG slice `instance` of GPU `gpu`.
+  store::WorkspaceWrite PlaceSlice(const std::string& id, int gpu, int instance,
+                                   int compute_slices) {
+    store::WorkspaceWrite write = Place(id, 100);
+    const std::string uuid = absl::StrCat("MIG-n1-", gpu, "-", instance);
+    write.workspace.slice = core::WorkspaceSlice{{gpu, instance}, uuid, compute_slices};
+    auto hand_off = std::make_shared<core::HandOff>();
+    hand_off->slice = core::AssignedSlice{{gpu, absl::StrCat("GPU-n1-", gpu), "", "H200"},
+                                          instance,
+                                          0,
+                                          uuid,
+                                          absl::StrCat(compute_slices, "g.x"),
+                                          compute_slices};
+    write.workspace.hand_off = hand_off;
+    return write;
+  }
+
   std::vector<store::WriteOutcome> Run(const std::vector<store::WorkspaceWrite>& writes,
                                        store::BatchStatements* stats_out = nullptr) {
     store::BatchStatements stats;
@@ -248,6 +265,57 @@ TEST_F(WriteBatchTest, TheOrgGpuQuotaIsCountedAcrossTheBatch) {
   EXPECT_TRUE(out[0].status.ok()) << out[0].status;
   EXPECT_TRUE(absl::IsResourceExhausted(out[1].status));
   EXPECT_THAT(out[1].status.message(), HasSubstr("org o holds 2 GPUs of its quota of 2"));
+}
+
+TEST_F(WriteBatchTest, ASliceIsHeldOnceAndItsGpusOtherSlicesStayFree) {
+  auto out = Run({PlaceSlice("a", 0, 7, 1), PlaceSlice("b", 0, 8, 1), PlaceSlice("c", 0, 7, 1)});
+  EXPECT_TRUE(out[0].status.ok()) << out[0].status;
+  EXPECT_TRUE(out[1].status.ok()) << out[1].status;
+  EXPECT_TRUE(absl::IsAborted(out[2].status));
+  EXPECT_THAT(out[2].status.message(), HasSubstr("MIG slice MIG-n1-0-7 is held"));
+  // A later batch meets the database's copy, not this batch's memory.
+  EXPECT_THAT(Run({PlaceSlice("d", 0, 8, 1)})[0].status.message(), HasSubstr("MIG-n1-0-8 is held"));
+  EXPECT_EQ(db_.Query("SELECT string_agg(workspace_id || ':' || gpu_index || '/' || gpu_instance "
+                      "|| '/' || compute_slices, ',' ORDER BY gpu_instance) FROM gpu_holds"),
+            "a:0/7/1,b:0/8/1");
+  // The primary key, not only the guard: a second row for a slice fails.
+  EXPECT_THROW(db_.Query("INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id, "
+                         "gpu_instance, compute_slices) VALUES ('MIG-n1-0-7', 'n1', 0, 'b', 7, 1) "
+                         "RETURNING gpu_uuid"),
+               std::exception);
+}
+
+TEST_F(WriteBatchTest, ASliceReadsBackAsTheSliceItHolds) {
+  ASSERT_TRUE(Run({PlaceSlice("a", 1, 2, 3), Place("g", 100, {0})})[0].status.ok());
+  auto rows = store::WorkspaceRows(pqxx::nontransaction(*connection_)
+                                       .exec(absl::StrCat("SELECT ", store::kWorkspaceColumns,
+                                                          " FROM workspaces w ORDER BY w.id")));
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  ASSERT_EQ(rows->size(), 2u);
+  const core::Workspace& slice = (*rows)[0].workspace;
+  ASSERT_TRUE(slice.slice.has_value());
+  EXPECT_EQ(*slice.slice, (core::WorkspaceSlice{{1, 2}, "MIG-n1-1-2", 3}));
+  EXPECT_TRUE(slice.gpu_indices.empty());
+  EXPECT_TRUE(slice.gpu_uuids.empty());
+  const core::Workspace& whole = (*rows)[1].workspace;
+  EXPECT_FALSE(whole.slice.has_value());
+  EXPECT_EQ(whole.gpu_uuids, std::vector<std::string>{"GPU-n1-0"});
+}
+
+TEST_F(WriteBatchTest, TheOrgGpuQuotaCountsASliceByItsShare) {
+  db_.Query("INSERT INTO org_settings (org_id, gpu_quota) VALUES ('o', 1) RETURNING org_id");
+  // 3/7 + 3/7 fit a quota of one GPU; another 3/7 does not, and a 1g does.
+  auto out = Run({PlaceSlice("a", 0, 1, 3), PlaceSlice("b", 0, 2, 3), PlaceSlice("c", 1, 1, 3),
+                  PlaceSlice("d", 1, 2, 1)});
+  EXPECT_TRUE(out[0].status.ok()) << out[0].status;
+  EXPECT_TRUE(out[1].status.ok()) << out[1].status;
+  EXPECT_TRUE(absl::IsResourceExhausted(out[2].status));
+  EXPECT_THAT(out[2].status.message(),
+              HasSubstr("org o holds 0.86 GPUs of its quota of 1; class c needs 0.43 more"));
+  EXPECT_TRUE(out[3].status.ok()) << out[3].status;
+  // Seven sevenths now: a whole GPU is over the quota.
+  EXPECT_THAT(Run({Place("e", 100, {5})})[0].status.message(),
+              HasSubstr("org o holds 1 GPUs of its quota of 1; class c needs 1 more"));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "server/core/builtin_devices.h"
 #include "server/catalog/idle.h"
+#include "server/catalog/mig.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/driver_install.h"
@@ -75,6 +76,9 @@ std::string ClassChanges(const WorkspaceClass& a, const WorkspaceClass& b) {
   c.Compare("gpu.models", a.gpu.models, b.gpu.models, List);
   c.Compare("gpu.isolation", a.gpu.isolation, b.gpu.isolation,
             [](core::Isolation i) { return std::string(core::IsolationName(i)); });
+  c.Compare("gpu.links", a.gpu.links, b.gpu.links,
+            [](core::GpuLinks links) { return std::string(core::GpuLinksName(links)); });
+  c.Compare("gpu.mig", a.gpu.mig_profiles, b.gpu.mig_profiles, List);
   c.Compare("devices", a.devices, b.devices, Devices);
   c.Compare("pool_selector", a.pool_selector, b.pool_selector, Labels);
   c.Compare("credits_per_minute", a.credits_per_minute_milli, b.credits_per_minute_milli,
@@ -115,6 +119,7 @@ std::string PoolChanges(const NodePool& a, const NodePool& b) {
             b.driver_rollout.max_unavailable, Int);
   c.Compare("driver_rollout.drain_deadline", a.driver_rollout.drain_deadline,
             b.driver_rollout.drain_deadline, FormatCatalogDuration);
+  c.Compare("mig", a.mig, b.mig, FormatMigLayout);
   return c.Joined();
 }
 
@@ -129,9 +134,13 @@ std::string PolicyChanges(const DriverPolicyEntry& a, const DriverPolicyEntry& b
 std::string ClassSummary(const WorkspaceClass& cls) {
   std::string summary = absl::StrCat("cpu ", Cpu(cls.resources.cpu_request_millis), ", memory ",
                                      Bytes(cls.resources.memory_bytes));
-  if (cls.is_gpu()) {
+  if (cls.is_slice()) {
+    absl::StrAppend(&summary, ", a MIG slice of ", List(cls.gpu.mig_profiles));
+  } else if (cls.is_gpu()) {
     absl::StrAppend(&summary, ", ", cls.gpu.count, " GPU", cls.gpu.count == 1 ? "" : "s");
-    if (!cls.gpu.models.empty()) absl::StrAppend(&summary, " ", List(cls.gpu.models));
+  }
+  if ((cls.is_gpu() || cls.is_slice()) && !cls.gpu.models.empty()) {
+    absl::StrAppend(&summary, " ", List(cls.gpu.models));
   }
   absl::StrAppend(&summary, ", ", core::IsolationName(cls.gpu.isolation));
   if (cls.is_default) absl::StrAppend(&summary, ", default");
@@ -144,6 +153,9 @@ std::string PoolSummary(const NodePool& pool) {
                                      Bytes(pool.shape.memory_bytes));
   if (pool.is_gpu())
     absl::StrAppend(&summary, ", ", pool.shape.gpus_per_node, "x ", pool.shape.gpu_model);
+  if (pool.mig.kind != core::MigLayoutKind::kWhole) {
+    absl::StrAppend(&summary, ", MIG ", FormatMigLayout(pool.mig));
+  }
   absl::StrAppend(&summary, ", size ", pool.min_size, "..", pool.max_size);
   return summary;
 }

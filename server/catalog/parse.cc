@@ -11,6 +11,7 @@
 #include "server/core/builtin_devices.h"
 #include "server/catalog/closest_name.h"
 #include "server/catalog/idle.h"
+#include "server/catalog/mig.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/catalog/yaml_documents.h"
@@ -30,7 +31,7 @@ constexpr absl::string_view kClassKeys[] = {
     "devices", "pool_selector", "credits_per_minute", "default",  "deprecated", "idle"};
 constexpr absl::string_view kResourceKeys[] = {"cpu", "cpu_limit", "memory", "ephemeral_storage",
                                                "disk"};
-constexpr absl::string_view kGpuKeys[] = {"count", "models", "isolation", "links"};
+constexpr absl::string_view kGpuKeys[] = {"count", "models", "isolation", "links", "mig"};
 constexpr absl::string_view kDeviceKeys[] = {"path", "type", "major", "minor", "permissions"};
 constexpr absl::string_view kPoolKeys[] = {"id",
                                            "labels",
@@ -43,7 +44,8 @@ constexpr absl::string_view kPoolKeys[] = {"id",
                                            "allow_unsafe_iommu",
                                            "gpu_binding",
                                            "driver_install",
-                                           "driver_rollout"};
+                                           "driver_rollout",
+                                           "mig"};
 constexpr absl::string_view kNodeKeys[] = {"cpu",  "memory", "ephemeral_storage",
                                            "disk", "gpus",   "gpu_model"};
 constexpr absl::string_view kDriverRolloutKeys[] = {"max_unavailable", "drain_deadline"};
@@ -179,10 +181,17 @@ core::GpuRequirement ReadGpu(const Field& field, Diagnostics& diagnostics) {
   core::GpuRequirement gpu;
   MapFields fields(field, kGpuKeys, diagnostics);
   if (!fields.is_map()) return gpu;
-  SetIf(ReadSmallInt(fields.Require("count"), diagnostics), gpu.count);
-  SetIf(ReadStringList(fields.Get("models"), diagnostics), gpu.models);
+  const Field mig = fields.Get("mig");
+  // A slice class asks for no whole GPUs: count may be left out.
+  const Field count = mig.present() ? fields.Get("count") : fields.Require("count");
+  SetIf(ReadSmallInt(count, diagnostics), gpu.count);
+  const Field models = fields.Get("models");
+  SetIf(ReadStringList(models, diagnostics), gpu.models);
   SetIf(ReadIsolation(fields.Get("isolation"), diagnostics), gpu.isolation);
   SetIf(ReadGpuLinks(fields.Get("links"), diagnostics), gpu.links);
+  // After models: a size is expanded against them.
+  const bool models_read = !diagnostics.HasParseErrorUnder(models.path);
+  gpu.mig_profiles = ReadClassMig(mig, models_read ? &gpu.models : nullptr, diagnostics);
   return gpu;
 }
 
@@ -314,6 +323,7 @@ core::NodePool ReadPool(const Field& element, Diagnostics& diagnostics) {
   SetIf(ReadGpuBinding(fields.Get("gpu_binding"), diagnostics), pool.gpu_binding);
   SetIf(ReadDriverInstall(fields.Get("driver_install"), diagnostics), pool.driver_install);
   pool.driver_rollout = ReadDriverRollout(fields.Get("driver_rollout"), diagnostics);
+  SetIf(ReadPoolMig(fields.Get("mig"), diagnostics), pool.mig);
   return pool;
 }
 

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "server/core/builtin_devices.h"
 #include "server/catalog/idle.h"
+#include "server/catalog/mig.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/driver_install.h"
@@ -91,8 +92,15 @@ void Gpu(YAML::Emitter& out, const core::GpuRequirement& gpu) {
   if (gpu == core::GpuRequirement{}) return;
   Key(out, "gpu");
   out << YAML::Flow << YAML::BeginMap;
-  Key(out, "count");
-  out << gpu.count;
+  // A slice class leaves count out (it may only be 0).
+  if (gpu.mig_profiles.empty() || gpu.count != 0) {
+    Key(out, "count");
+    out << gpu.count;
+  }
+  if (!gpu.mig_profiles.empty()) {
+    Key(out, "mig");
+    EmitClassMig(out, gpu.mig_profiles);
+  }
   if (!gpu.models.empty()) {
     Key(out, "models");
     out << YAML::Flow << YAML::BeginSeq;
@@ -195,6 +203,10 @@ void Pool(YAML::Emitter& out, const NodePool& pool) {
   if (pool.driver_install != core::DriverInstall::kManual) {
     Key(out, "driver_install");
     out << core::DriverInstallName(pool.driver_install);
+  }
+  if (pool.mig != core::MigLayout{}) {
+    Key(out, "mig");
+    EmitPoolMig(out, pool.mig);
   }
   if (pool.driver_rollout != core::DriverRollout{}) {
     Key(out, "driver_rollout");

@@ -12,9 +12,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "server/catalog/idle.h"
+#include "server/catalog/mig.h"
 #include "server/catalog/schedules.h"
 #include "server/catalog/units.h"
 #include "server/core/feasibility.h"
+#include "server/core/mig_profiles.h"
 #include "server/core/quantity.h"
 #include "server/core/validation.h"
 
@@ -232,7 +234,9 @@ class CatalogValidator {
     }
     if (cls.idle) {
       // An unreadable gpu map says nothing about whether the class has GPUs.
-      const bool gpu = cls.is_gpu() || diagnostics_.HasParseErrorUnder(FieldPath(path, "gpu"));
+      // A slice is a GPU's share: it sits idle as a GPU does.
+      const bool gpu =
+          cls.is_gpu() || cls.is_slice() || diagnostics_.HasParseErrorUnder(FieldPath(path, "gpu"));
       CheckIdlePolicy(FieldPath(path, "idle"), *cls.idle, gpu, options_.min_idle_for, diagnostics_);
     }
   }
@@ -251,17 +255,22 @@ class CatalogValidator {
   }
 
   void CheckGpu(absl::string_view path, const core::GpuRequirement& gpu) {
+    // An unreadable gpu.mig still marks a slice class: its count, links
+    // and models are judged as a slice class's.
+    const bool slice =
+        !gpu.mig_profiles.empty() || diagnostics_.HasParseErrorUnder(FieldPath(path, "mig"));
+    CheckClassMig(path, gpu, diagnostics_);
     if (gpu.count < 0) Error(path, "count", "must be >= 0");
     if (gpu.count > kMaxGpusPerClass)
       Error(path, "count", absl::StrCat("must be <= ", kMaxGpusPerClass));
-    if (gpu.links != core::GpuLinks::kAny && gpu.count < 2) {
+    if (gpu.links != core::GpuLinks::kAny && gpu.count < 2 && !slice) {
       // One GPU has no peer to be linked to; the setting would read as a
       // promise placement cannot keep or break.
       Error(path, "links",
             absl::StrCat(core::GpuLinksName(gpu.links), " needs gpu.count >= 2, got ", gpu.count));
     }
     const std::string models_path = FieldPath(path, "models");
-    if (gpu.count == 0 && !gpu.models.empty()) {
+    if (gpu.count == 0 && !gpu.models.empty() && !slice) {
       Error(models_path, "set on a class without GPUs (gpu.count is 0)");
     }
     if (gpu.models.size() > kMaxListEntries) {
@@ -381,6 +390,7 @@ class CatalogValidator {
     if (pool.driver_rollout.drain_deadline < absl::ZeroDuration()) {
       Error(rollout, "drain_deadline", "must be >= 0");
     }
+    CheckPoolMig(path, pool, diagnostics_);
   }
 
   void CheckNodeShape(absl::string_view path, const core::NodeShape& shape) {
@@ -553,7 +563,10 @@ class CatalogValidator {
         }
       }
       if (holdable || unknown || diagnostics_.IsIncomplete("pools")) {
-        if (holdable) WarnAboutUnofferedModels(i);
+        if (holdable) {
+          WarnAboutUnofferedModels(i);
+          WarnAboutSlicesNoPoolCuts(i);
+        }
         continue;
       }
       Error(path,
@@ -578,6 +591,40 @@ class CatalogValidator {
                                           Quoted(cls.gpu.models[k]), "; this model is never used"));
       }
     }
+  }
+
+  // Placement hands out the slices GPUs report (docs/placement.md
+  // "Slices"). A pool laid out whole, or fixed without any of the class's
+  // profiles, makes none of them: only GPUs cut by hand would serve the
+  // class. Legal, but most likely an oversight.
+  void WarnAboutSlicesNoPoolCuts(size_t i) {
+    const WorkspaceClass& cls = catalog_.classes[i];
+    if (!cls.is_slice()) return;
+    for (size_t j = 0; j < catalog_.pools.size(); ++j) {
+      const NodePool& pool = catalog_.pools[j];
+      if (diagnostics_.HasParseErrorUnder(PoolPath(j))) return;  // It might have cut them.
+      if (core::FirstInfeasibility(cls, pool, catalog_.pools)) continue;
+      if (pool.mig.kind == core::MigLayoutKind::kByDemand) return;
+      if (pool.mig.kind == core::MigLayoutKind::kFixed && LaysOutAnyOf(pool, cls)) return;
+    }
+    diagnostics_.Warning(
+        FieldPath(ClassPath(i), "gpu.mig"),
+        absl::StrCat("no pool that can hold this class cuts its GPUs into any of [",
+                     absl::StrJoin(cls.gpu.mig_profiles, ", "),
+                     "] (their mig.layout is whole, or fixed without these profiles); only GPUs "
+                     "cut by hand would serve it"));
+  }
+
+  static bool LaysOutAnyOf(const NodePool& pool, const WorkspaceClass& cls) {
+    const std::vector<core::MigProfile>* table = core::KnownMigProfiles(pool.shape.gpu_model);
+    if (table == nullptr) return true;  // Not judged: the layout's own check says why.
+    for (const std::string& wanted : cls.gpu.mig_profiles) {
+      const core::MigProfile* profile = core::FindProfile(*table, wanted);
+      for (const std::string& laid_out : pool.mig.profiles) {
+        if (profile != nullptr && profile == core::FindProfile(*table, laid_out)) return true;
+      }
+    }
+    return false;
   }
 
   void WarnAboutUnusedPools() {

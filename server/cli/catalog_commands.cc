@@ -169,11 +169,14 @@ int GetClasses(const Client& client, const std::string& id, const Options& optio
   Table table({"CLASS", "VER", "CPU", "GPUS", "MODELS", "ISOLATION", "FLAGS"});
   for (const auto& cls : response.classes()) {
     std::vector<std::string> models(cls.gpu().models().begin(), cls.gpu().models().end());
+    std::vector<std::string> profiles(cls.gpu().mig_profiles().begin(),
+                                      cls.gpu().mig_profiles().end());
     std::string flags = std::string(cls.is_default() ? "default " : "") +
                         (cls.deprecated() ? "deprecated" : "");
     table.Add({cls.id(), absl::StrCat(cls.version()),
                core::FormatCpuMillis(cls.resources().cpu_request_millis()),
-               absl::StrCat(cls.gpu().count()), models.empty() ? "-" : Join(models),
+               profiles.empty() ? absl::StrCat(cls.gpu().count()) : "mig " + Join(profiles),
+               models.empty() ? "-" : Join(models),
                cls.gpu().isolation() == v1::ISOLATION_VM ? "vm" : "container", flags});
   }
   table.Print("no classes", !options.no_headers);

@@ -94,23 +94,61 @@ void SetFilters(const Options& options, const Query& query, Request& request) {
 }
 
 const std::vector<std::string>& RecordColumns() {
-  static const auto* columns = new std::vector<std::string>{
-      "workspace_id", "org_id", "project_id", "user_id", "class_id", "pool", "node_name",
-      "gpu_count", "gpu_models", "cpu_millis", "memory_bytes", "start_time", "end_time",
-      "end_reason", "counted_start_time", "counted_end_time", "duration_micros", "gpu_seconds",
-      "cpu_millicore_seconds", "memory_byte_seconds"};
+  static const auto* columns = new std::vector<std::string>{"workspace_id",
+                                                            "org_id",
+                                                            "project_id",
+                                                            "user_id",
+                                                            "class_id",
+                                                            "pool",
+                                                            "node_name",
+                                                            "gpu_count",
+                                                            "gpu_models",
+                                                            "cpu_millis",
+                                                            "memory_bytes",
+                                                            "start_time",
+                                                            "end_time",
+                                                            "end_reason",
+                                                            "counted_start_time",
+                                                            "counted_end_time",
+                                                            "duration_micros",
+                                                            "gpu_seconds",
+                                                            "cpu_millicore_seconds",
+                                                            "memory_byte_seconds",
+                                                            "mig_profile",
+                                                            "mig_compute_slices"};
   return *columns;
 }
 
 std::vector<std::string> RecordCells(const v1::UsageRecord& r, const absl::TimeZone& zone) {
   std::vector<std::string> models(r.gpu_models().begin(), r.gpu_models().end());
-  return {r.workspace_id(), r.org_id(), r.project_id(), r.user_id(), r.class_id(), r.pool(),
-          r.node_name(), absl::StrCat(r.gpu_count()), Join(models, ";"),
-          absl::StrCat(r.cpu_millis()), absl::StrCat(r.memory_bytes()),
-          Printed(r.start_time(), zone), Printed(r.end_time(), zone), Reason(r.end_reason()),
-          Printed(r.counted_start_time(), zone), Printed(r.counted_end_time(), zone),
-          absl::StrCat(r.figures().duration_micros()), r.figures().gpu_seconds(),
-          r.figures().cpu_millicore_seconds(), r.figures().memory_byte_seconds()};
+  return {r.workspace_id(),
+          r.org_id(),
+          r.project_id(),
+          r.user_id(),
+          r.class_id(),
+          r.pool(),
+          r.node_name(),
+          absl::StrCat(r.gpu_count()),
+          Join(models, ";"),
+          absl::StrCat(r.cpu_millis()),
+          absl::StrCat(r.memory_bytes()),
+          Printed(r.start_time(), zone),
+          Printed(r.end_time(), zone),
+          Reason(r.end_reason()),
+          Printed(r.counted_start_time(), zone),
+          Printed(r.counted_end_time(), zone),
+          absl::StrCat(r.figures().duration_micros()),
+          r.figures().gpu_seconds(),
+          r.figures().cpu_millicore_seconds(),
+          r.figures().memory_byte_seconds(),
+          r.mig_profile(),
+          absl::StrCat(r.mig_compute_slices())};
+}
+
+// "2" whole GPUs, or a slice's profile and share: "3g.71gb (3/7)".
+std::string GpusHeld(const v1::UsageRecord& r) {
+  if (r.mig_profile().empty()) return absl::StrCat(r.gpu_count());
+  return absl::StrCat(r.mig_profile(), " (", r.mig_compute_slices(), "/7)");
 }
 
 int List(const Client& client, const Options& options, const Query& query) {
@@ -136,10 +174,15 @@ int List(const Client& client, const Options& options, const Query& query) {
                                                    "MEMORY-BYTE-SECONDS"});
   Table table(header);
   for (const auto& r : response.records()) {
-    std::vector<std::string> row = {r.workspace_id(), r.org_id(), r.project_id(), r.class_id(),
-                                    OrDash(r.node_name()), absl::StrCat(r.gpu_count()),
+    std::vector<std::string> row = {r.workspace_id(),
+                                    r.org_id(),
+                                    r.project_id(),
+                                    r.class_id(),
+                                    OrDash(r.node_name()),
+                                    GpusHeld(r),
                                     Printed(r.start_time(), query.zone),
-                                    OrDash(Printed(r.end_time(), query.zone)), Reason(r.end_reason()),
+                                    OrDash(Printed(r.end_time(), query.zone)),
+                                    Reason(r.end_reason()),
                                     Hours(r.figures().gpu_seconds())};
     if (options.wide()) {
       std::vector<std::string> models(r.gpu_models().begin(), r.gpu_models().end());

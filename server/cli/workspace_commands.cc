@@ -18,7 +18,11 @@ std::string StateText(v1::WorkspaceState state) {
   return absl::AsciiStrToUpper(ShortEnumName(v1::WorkspaceState_Name(state), "WORKSPACE_STATE_"));
 }
 
+// "0,3" for whole GPUs; "2:1g.18gb" (GPU:profile) for a slice.
 std::string GpuIndices(const v1::Workspace& workspace) {
+  if (workspace.has_slice()) {
+    return absl::StrCat(workspace.slice().gpu().index(), ":", workspace.slice().profile());
+  }
   std::vector<std::string> indices;
   for (const auto& gpu : workspace.gpus()) indices.push_back(absl::StrCat(gpu.index()));
   return indices.empty() ? "-" : Join(indices, ",");
@@ -146,6 +150,15 @@ void PrintWorkspace(const v1::Workspace& w) {
       table.Add({absl::StrCat(gpu.index()), OrDash(gpu.uuid()), OrDash(gpu.pci_address()),
                  OrDash(gpu.model())});
     }
+    table.Print();
+  }
+  if (w.has_slice()) {
+    const v1::AssignedSlice& s = w.slice();
+    std::cout << "\n";
+    Table table({"GPU", "SLICE", "PROFILE", "SHARE", "MIG-UUID", "MODEL"});
+    table.Add({absl::StrCat(s.gpu().index()),
+               absl::StrCat("gi ", s.gpu_instance(), " ci ", s.compute_instance()), s.profile(),
+               absl::StrCat(s.compute_slices(), "/7"), s.uuid(), OrDash(s.gpu().model())});
     table.Print();
   }
   if (w.state() == v1::WORKSPACE_STATE_PLACED) PrintDeviceSpec(w.device_spec());

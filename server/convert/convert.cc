@@ -77,6 +77,30 @@ core::GpuLinks FromProto(v1::GpuLinks links) {
   }
 }
 
+v1::MigLayout ToProto(const core::MigLayout& layout) {
+  v1::MigLayout out;
+  switch (layout.kind) {
+    case core::MigLayoutKind::kWhole: out.set_kind(v1::MigLayout::KIND_WHOLE); break;
+    case core::MigLayoutKind::kFixed: out.set_kind(v1::MigLayout::KIND_FIXED); break;
+    case core::MigLayoutKind::kByDemand: out.set_kind(v1::MigLayout::KIND_BY_DEMAND); break;
+  }
+  for (const std::string& profile : layout.profiles) out.add_profiles(profile);
+  return out;
+}
+
+// UNSPECIFIED and unknown kinds read as whole: nothing is cut that nobody
+// asked to cut.
+core::MigLayout FromProto(const v1::MigLayout& layout) {
+  core::MigLayout out;
+  switch (layout.kind()) {
+    case v1::MigLayout::KIND_FIXED: out.kind = core::MigLayoutKind::kFixed; break;
+    case v1::MigLayout::KIND_BY_DEMAND: out.kind = core::MigLayoutKind::kByDemand; break;
+    default: out.kind = core::MigLayoutKind::kWhole; break;
+  }
+  out.profiles.assign(layout.profiles().begin(), layout.profiles().end());
+  return out;
+}
+
 core::DriverInstall FromProto(v1::DriverInstall face) {
   switch (face) {
     case v1::DRIVER_INSTALL_NODE: return core::DriverInstall::kNode;
@@ -118,6 +142,7 @@ v1::WorkspaceClass ToProto(const core::WorkspaceClass& cls) {
   for (const auto& model : cls.gpu.models) gpu->add_models(model);
   gpu->set_isolation(ToProto(cls.gpu.isolation));
   gpu->set_links(ToProto(cls.gpu.links));
+  for (const auto& profile : cls.gpu.mig_profiles) gpu->add_mig_profiles(profile);
   for (const auto& device : cls.devices) ToProto(device, out.add_devices());
   for (const auto& [key, value] : cls.pool_selector) (*out.mutable_pool_selector())[key] = value;
   out.set_credits_per_minute_milli(cls.credits_per_minute_milli);
@@ -141,6 +166,7 @@ core::WorkspaceClass FromProto(const v1::WorkspaceClass& cls) {
   out.gpu.models.assign(cls.gpu().models().begin(), cls.gpu().models().end());
   out.gpu.isolation = FromProto(cls.gpu().isolation());
   out.gpu.links = FromProto(cls.gpu().links());
+  out.gpu.mig_profiles.assign(cls.gpu().mig_profiles().begin(), cls.gpu().mig_profiles().end());
   for (const auto& device : cls.devices()) out.devices.push_back(FromProto(device));
   out.pool_selector.insert(cls.pool_selector().begin(), cls.pool_selector().end());
   out.credits_per_minute_milli = cls.credits_per_minute_milli();
@@ -168,6 +194,7 @@ v1::Pool ToProto(const core::NodePool& pool) {
   out.set_gpu_binding(pool.gpu_binding == core::GpuBinding::kVfio ? v1::GPU_BINDING_VFIO
                                                                   : v1::GPU_BINDING_HOST);
   out.set_driver_install(ToProto(pool.driver_install));
+  *out.mutable_mig() = ToProto(pool.mig);
   return out;
 }
 
@@ -184,6 +211,7 @@ core::NodePool FromProto(const v1::Pool& pool) {
   out.gpu_binding =
       pool.gpu_binding() == v1::GPU_BINDING_VFIO ? core::GpuBinding::kVfio : core::GpuBinding::kHost;
   out.driver_install = FromProto(pool.driver_install());
+  out.mig = FromProto(pool.mig());
   return out;
 }
 
@@ -347,13 +375,28 @@ core::NodeInfo FromProto(const v1::NodeInfo& node) {
   return out;
 }
 
+namespace {
+
+void ToProto(const core::AssignedGpu& gpu, v1::AssignedGpu* out) {
+  out->set_index(gpu.index);
+  out->set_uuid(gpu.uuid);
+  out->set_pci_address(gpu.pci_address);
+  out->set_model(gpu.model);
+}
+
+}  // namespace
+
 void ToProto(const core::HandOff& hand_off, v1::Workspace* out) {
-  for (const core::AssignedGpu& gpu : hand_off.gpus) {
-    auto* assigned = out->add_gpus();
-    assigned->set_index(gpu.index);
-    assigned->set_uuid(gpu.uuid);
-    assigned->set_pci_address(gpu.pci_address);
-    assigned->set_model(gpu.model);
+  for (const core::AssignedGpu& gpu : hand_off.gpus) ToProto(gpu, out->add_gpus());
+  if (hand_off.slice) {
+    const core::AssignedSlice& slice = *hand_off.slice;
+    v1::AssignedSlice* s = out->mutable_slice();
+    ToProto(slice.parent, s->mutable_gpu());
+    s->set_gpu_instance(slice.gpu_instance);
+    s->set_compute_instance(slice.compute_instance);
+    s->set_uuid(slice.uuid);
+    s->set_profile(slice.profile);
+    s->set_compute_slices(slice.compute_slices);
   }
   if (hand_off.gpu_link) out->set_gpu_link(ToProto(*hand_off.gpu_link));
   auto* spec = out->mutable_device_spec();

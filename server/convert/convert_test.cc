@@ -54,6 +54,43 @@ TEST(Convert, PoolRoundTripsWhatTheApiCarries) {
   EXPECT_EQ(FromProto(ToProto(pool)), pool);
 }
 
+TEST(Convert, SliceClassRoundTripsThroughProto) {
+  core::WorkspaceClass cls;
+  cls.id = "slice-h200";
+  cls.gpu.models = {"H200"};
+  cls.gpu.mig_profiles = {"1g.18gb", "2g.35gb"};
+  const v1::WorkspaceClass proto = ToProto(cls);
+  EXPECT_EQ(proto.gpu().count(), 0);
+  ASSERT_EQ(proto.gpu().mig_profiles_size(), 2);
+  EXPECT_EQ(proto.gpu().mig_profiles(1), "2g.35gb");
+  EXPECT_EQ(FromProto(proto), cls);
+  EXPECT_TRUE(FromProto(proto).is_slice());
+}
+
+TEST(Convert, PoolMigLayoutRoundTripsThroughProto) {
+  core::NodePool pool;
+  pool.id = "gpu-h200";
+  pool.shape = {192000, int64_t{2} << 40, 0, 0, 8, "H200"};
+  pool.max_size = 2;
+  EXPECT_EQ(ToProto(pool).mig().kind(), v1::MigLayout::KIND_WHOLE);
+  EXPECT_EQ(FromProto(ToProto(pool)), pool);
+  pool.mig = {core::MigLayoutKind::kFixed, {"3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"}};
+  const v1::Pool proto = ToProto(pool);
+  EXPECT_EQ(proto.mig().kind(), v1::MigLayout::KIND_FIXED);
+  ASSERT_EQ(proto.mig().profiles_size(), 4);
+  EXPECT_EQ(proto.mig().profiles(0), "3g.71gb");
+  EXPECT_EQ(FromProto(proto), pool);
+  pool.mig = {core::MigLayoutKind::kByDemand, {}};
+  EXPECT_EQ(ToProto(pool).mig().kind(), v1::MigLayout::KIND_BY_DEMAND);
+  EXPECT_EQ(FromProto(ToProto(pool)), pool);
+  // Unset and unknown kinds are whole GPUs: nothing is cut that nobody asked for.
+  v1::Pool unknown = ToProto(pool);
+  unknown.mutable_mig()->set_kind(static_cast<v1::MigLayout::Kind>(42));
+  EXPECT_EQ(FromProto(unknown).mig.kind, core::MigLayoutKind::kWhole);
+  unknown.clear_mig();
+  EXPECT_EQ(FromProto(unknown).mig, core::MigLayout{});
+}
+
 core::HandOff NodeSpecHandOff() {
   core::HandOff h;
   h.gpus = {{0, "GPU-a", "0000:18:00.0", "H100"}, {3, "GPU-b", "0000:2a:00.0", "H100"}};

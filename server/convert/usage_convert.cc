@@ -40,6 +40,8 @@ v1::UsageRecord ToProto(const core::UsageRecord& record) {
   out.set_node_name(record.node_name);
   out.set_gpu_count(record.gpu_count);
   for (const std::string& model : record.gpu_models) out.add_gpu_models(model);
+  out.set_mig_profile(record.mig_profile);
+  out.set_mig_compute_slices(record.mig_compute_slices);
   out.set_cpu_millis(record.cpu_millis);
   out.set_memory_bytes(record.memory_bytes);
   *out.mutable_start_time() = Timestamp(record.started_at);

@@ -6,7 +6,9 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "server/core/mig.h"
 
 namespace wsched::core {
 namespace {
@@ -296,6 +298,20 @@ absl::Status PreconditionError(ErrorReason reason, absl::string_view type,
 
 absl::Status OrgGpuQuotaExceededError(absl::string_view org, absl::string_view class_id,
                                       int64_t held, int64_t quota, int64_t requested) {
+  return OrgGpuQuotaExceededInSevenths(org, class_id, held * kMigComputeSlices, quota,
+                                       requested * kMigComputeSlices);
+}
+
+std::string GpuSeventhsFigure(int64_t sevenths) {
+  if (sevenths % kMigComputeSlices == 0) return absl::StrCat(sevenths / kMigComputeSlices);
+  return absl::StrFormat("%.2f", static_cast<double>(sevenths) / kMigComputeSlices);
+}
+
+absl::Status OrgGpuQuotaExceededInSevenths(absl::string_view org, absl::string_view class_id,
+                                           int64_t held_sevenths, int64_t quota,
+                                           int64_t requested_sevenths) {
+  const std::string held = GpuSeventhsFigure(held_sevenths);
+  const std::string requested = GpuSeventhsFigure(requested_sevenths);
   std::string message = absl::StrCat("org ", org, " holds ", held, " GPUs of its quota of ", quota,
                                      "; class ", class_id, " needs ", requested, " more");
   ErrorDetails d;

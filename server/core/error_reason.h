@@ -191,6 +191,13 @@ absl::Status PreconditionError(ErrorReason reason, absl::string_view type,
 
 // RESOURCE_EXHAUSTED, ORG_GPU_QUOTA_EXCEEDED: QuotaFailure on "org:<org>"
 // and the figures (org, class, gpu_quota, gpus_held, gpus_requested).
+// The same in sevenths of a GPU, where a MIG slice counts its share
+// (compute slices / 7): "holds 2.43 GPUs".
+absl::Status OrgGpuQuotaExceededInSevenths(absl::string_view org, absl::string_view class_id,
+                                           int64_t held_sevenths, int64_t quota,
+                                           int64_t requested_sevenths);
+// 14 -> "2", 17 -> "2.43".
+std::string GpuSeventhsFigure(int64_t sevenths);
 absl::Status OrgGpuQuotaExceededError(absl::string_view org, absl::string_view class_id,
                                       int64_t held, int64_t quota, int64_t requested);
 

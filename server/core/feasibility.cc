@@ -112,6 +112,9 @@ std::string Explain(InfeasibleReason reason, const WorkspaceClass& cls, const No
     case InfeasibleReason::kMigProfile:
       return absl::StrCat("gpu_model \"", node.gpu_model, "\" has no MIG profile of [",
                           absl::StrJoin(cls.gpu.mig_profiles, ", "), "]");
+    case InfeasibleReason::kMigLayout:
+      return absl::StrCat("has mig.layout ", MigLayoutKindName(pool.mig.kind),
+                          ": its GPUs are cut into MIG slices and go to slice classes only");
     case InfeasibleReason::kCpuClassOnGpuPool:
       return CpuClassOnGpuPoolMessage(cls, catalog_pools);
     case InfeasibleReason::kCpu:
@@ -140,6 +143,7 @@ const char* InfeasibleReasonName(InfeasibleReason reason) {
     case InfeasibleReason::kTooManyGpus: return "too_many_gpus";
     case InfeasibleReason::kGpuBinding: return "gpu_binding";
     case InfeasibleReason::kMigProfile: return "mig_profile";
+    case InfeasibleReason::kMigLayout: return "mig_layout";
     case InfeasibleReason::kCpuClassOnGpuPool: return "cpu_class_on_gpu_pool";
     case InfeasibleReason::kCpu: return "cpu";
     case InfeasibleReason::kMemory: return "memory";
@@ -165,6 +169,7 @@ std::optional<InfeasibleReason> FirstInfeasibility(const WorkspaceClass& cls, co
     if (cls.gpu.isolation == Isolation::kContainer && pool.gpu_binding == GpuBinding::kVfio) {
       return InfeasibleReason::kGpuBinding;
     }
+    if (pool.mig.kind != MigLayoutKind::kWhole) return InfeasibleReason::kMigLayout;
   } else if (pool.is_gpu() && !CpuClassAsksForGpuPools(cls, catalog_pools)) {
     return InfeasibleReason::kCpuClassOnGpuPool;
   }

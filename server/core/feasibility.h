@@ -31,6 +31,7 @@ enum class InfeasibleReason {
   kTooManyGpus,        // more GPUs than one node has (a workspace's GPUs share a node)
   kGpuBinding,         // a container GPU class, a pool whose GPUs are bound to vfio-pci
   kMigProfile,         // a slice class, a pool whose GPU model has none of its profiles
+  kMigLayout,          // a whole-GPU class, a pool whose GPUs are cut into MIG slices
   kCpuClassOnGpuPool,  // a CPU class whose pool_selector does not ask for GPU pools
   kCpu,                // one node's CPU < the class's CPU request
   kMemory,
@@ -62,7 +63,12 @@ struct PoolVerdict {
 //  3. a GPU class needs a GPU pool whose gpu_model is in `gpu.models` (any
 //     when empty) with at least `gpu.count` GPUs per node, and never more
 //     than kMaxGpusPerWorkspace; a container GPU class never uses a pool with
-//     gpu_binding vfio (its GPUs are bound to vfio-pci, for VMs only);
+//     gpu_binding vfio (its GPUs are bound to vfio-pci, for VMs only), and
+//     no whole-GPU class uses a pool whose mig.layout is not whole (its
+//     GPUs are cut into slices, and a GPU in MIG mode is never handed out
+//     whole); a slice class needs a GPU pool of one of its models, not
+//     bound to vfio-pci, whose model has one of its profiles (any model
+//     without a built-in table may have);
 //  4. a CPU class uses a GPU pool only when its pool_selector is non-empty
 //     and matches no CPU pool: it named GPU pools on purpose. A selector
 //     that happens to match both kinds keeps CPU work on the CPU pools, so

@@ -327,3 +327,34 @@ TEST(Feasibility, ContainerClassNeverUsesAVfioPool) {
 
 }  // namespace
 }  // namespace wsched::core
+
+namespace wsched::core {
+namespace {
+
+// A pool laid out in MIG slices serves slice classes only: a GPU in MIG
+// mode is never handed out whole, so a whole-GPU class would wait forever.
+TEST(Feasibility, WholeGpuClassNeverUsesASlicedPool) {
+  std::vector<NodePool> pools = {GpuPool("gpu-h200", {}, 8, "H200")};
+  pools[0].mig = {MigLayoutKind::kFixed, {"3g.71gb", "3g.71gb"}};
+  WorkspaceClass whole = GpuClass("gpu-1x", 1);
+  whole.gpu.models = {"H200"};
+  const PoolVerdict verdict = CanEverHold(whole, pools[0], pools);
+  EXPECT_EQ(verdict, Infeasible(InfeasibleReason::kMigLayout,
+                                "has mig.layout fixed: its GPUs are cut into MIG slices and go to "
+                                "slice classes only"));
+  ExpectEveryCallerAgrees(whole, pools, verdict);
+
+  WorkspaceClass slice = CpuClass("slice");
+  slice.gpu.models = {"H200"};
+  slice.gpu.mig_profiles = {"3g.71gb"};
+  ExpectEveryCallerAgrees(slice, pools, {});
+
+  pools[0].mig = {MigLayoutKind::kByDemand, {}};
+  EXPECT_EQ(FirstInfeasibility(whole, pools[0], pools), InfeasibleReason::kMigLayout);
+  pools[0].mig = {};
+  EXPECT_EQ(FirstInfeasibility(whole, pools[0], pools), std::nullopt);
+  EXPECT_STREQ(InfeasibleReasonName(InfeasibleReason::kMigLayout), "mig_layout");
+}
+
+}  // namespace
+}  // namespace wsched::core

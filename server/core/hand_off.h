@@ -23,6 +23,17 @@ struct AssignedGpu {
   friend bool operator==(const AssignedGpu&, const AssignedGpu&) = default;
 };
 
+// The MIG slice a slice class was handed, and the GPU it is part of.
+struct AssignedSlice {
+  AssignedGpu parent;
+  int gpu_instance = -1;
+  int compute_instance = -1;
+  std::string uuid;     // "MIG-..."
+  std::string profile;  // "1g.18gb"
+  int compute_slices = 0;
+  friend bool operator==(const AssignedSlice&, const AssignedSlice&) = default;
+};
+
 // Container isolation (placement/cdi.h has what each field holds).
 struct CdiHandOff {
   CdiMode mode = CdiMode::kInline;
@@ -46,7 +57,8 @@ struct VfioHandOff {
 };
 
 struct HandOff {
-  std::vector<AssignedGpu> gpus;
+  std::vector<AssignedGpu> gpus;  // Held whole; none for a slice class.
+  std::optional<AssignedSlice> slice;
   // At most one of the two; neither for a CPU class on a node without CDI
   // information (nothing there to name).
   std::optional<CdiHandOff> cdi;

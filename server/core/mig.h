@@ -56,6 +56,14 @@ struct MigInstance {
   friend bool operator==(const MigInstance&, const MigInstance&) = default;
 };
 
+// One MIG slice of a node: the GPU instance `gpu_instance` of the GPU with
+// index `gpu_index` (its compute instance comes with it).
+struct HeldSlice {
+  int gpu_index = -1;
+  int gpu_instance = -1;
+  friend bool operator==(const HeldSlice&, const HeldSlice&) = default;
+};
+
 struct GpuMig {
   bool enabled = false;          // MIG mode now.
   bool pending_enabled = false;  // MIG mode after the next GPU reset.

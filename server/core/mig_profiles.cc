@@ -1,5 +1,6 @@
 #include "server/core/mig_profiles.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -125,6 +126,28 @@ const MigProfile* FindProfile(const std::vector<MigProfile>& profiles, absl::str
     if (absl::EqualsIgnoreCase(profile.name, name)) return &profile;
   }
   return nullptr;
+}
+
+std::optional<int> ComputeSlicesOfName(const std::string& profile) {
+  absl::string_view name = absl::StripPrefix(profile, "MIG ");
+  size_t digits = 0;
+  while (digits < name.size() && absl::ascii_isdigit(name[digits])) ++digits;
+  if (digits == 0 || digits > 1 || digits >= name.size() || name[digits] != 'g') {
+    return std::nullopt;
+  }
+  const int slices = name[0] - '0';
+  if (slices < 1 || slices > kMigComputeSlices) return std::nullopt;
+  return slices;
+}
+
+int64_t LeastGpuSevenths(const WorkspaceClass& cls) {
+  if (cls.is_gpu()) return int64_t{cls.gpu.count} * kMigComputeSlices;
+  int least = 0;
+  for (const std::string& profile : cls.gpu.mig_profiles) {
+    const int slices = ComputeSlicesOfName(profile).value_or(1);
+    least = least == 0 ? slices : std::min(least, slices);
+  }
+  return least;
 }
 
 }  // namespace wsched::core

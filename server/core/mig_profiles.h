@@ -13,10 +13,14 @@
 #ifndef WSCHED_SERVER_CORE_MIG_PROFILES_H_
 #define WSCHED_SERVER_CORE_MIG_PROFILES_H_
 
+#include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "server/core/mig.h"
+#include "server/core/workspace_class.h"
 
 namespace wsched::core {
 
@@ -33,6 +37,14 @@ const std::vector<MigProfile>* KnownMigProfiles(absl::string_view model);
 // The profile named `name` ("3g.71gb"; an "MIG " prefix is ignored) in
 // `profiles`, or nullptr.
 const MigProfile* FindProfile(const std::vector<MigProfile>& profiles, absl::string_view name);
+
+// The compute slices a profile name states ("3g.71gb" -> 3), or nullopt.
+std::optional<int> ComputeSlicesOfName(const std::string& profile);
+
+// What the org GPU quota counts of a placement of `cls`, at least, in
+// sevenths of a GPU: 7 per GPU of a GPU class, the smallest share of a slice
+// class's profiles (it may get a larger one), 0 for a CPU class.
+int64_t LeastGpuSevenths(const WorkspaceClass& cls);
 
 }  // namespace wsched::core
 

@@ -136,7 +136,8 @@ enum class MigLayoutKind {
 struct MigLayout {
   MigLayoutKind kind = MigLayoutKind::kWhole;
   // kFixed: the profiles of one GPU ("3g.71gb", "2g.35gb", "1g.18gb",
-  // "1g.18gb"), each placed at its first free legal start in this order;
+  // "1g.18gb"), laid out in this order by core::LayOutMig (core/mig_layout.h:
+  // each at the lowest free legal start that leaves the rest a start);
   // kByDemand: the layout a GPU starts with (empty: seven of the smallest).
   std::vector<std::string> profiles;
   friend bool operator==(const MigLayout&, const MigLayout&) = default;

@@ -75,7 +75,11 @@ struct UsageRecord {
   std::string pool;
   std::string node_name;
   int gpu_count = 0;
-  std::vector<std::string> gpu_models;  // One per GPU, in index order.
+  std::vector<std::string> gpu_models;  // One per GPU held whole, in index order.
+  // A slice class's MIG slice: its profile ("1g.18gb") and share of its GPU
+  // (mig_compute_slices / 7, what gpu-seconds count); "" and 0 otherwise.
+  std::string mig_profile;
+  int mig_compute_slices = 0;
   int64_t cpu_millis = 0;
   int64_t memory_bytes = 0;
   absl::Time started_at;                // placed_at.

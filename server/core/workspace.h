@@ -12,10 +12,19 @@
 #include "absl/time/time.h"
 #include "server/core/hand_off.h"
 #include "server/core/idle_policy.h"
+#include "server/core/mig.h"
 
 namespace wsched::core {
 
 enum class WorkspaceState { kPending, kPlaced, kStopped, kLost };
+
+// The MIG slice a placed workspace holds, as its GPU hold row stores it.
+struct WorkspaceSlice {
+  HeldSlice at;
+  std::string uuid;        // "MIG-...": the hold's key, as a whole GPU's UUID is.
+  int compute_slices = 0;  // Its share of the GPU: compute_slices / kMigComputeSlices.
+  friend bool operator==(const WorkspaceSlice&, const WorkspaceSlice&) = default;
+};
 
 struct Workspace {
   std::string id;  // Caller-chosen; the idempotency key.
@@ -34,6 +43,9 @@ struct Workspace {
   int64_t memory_bytes = 0;
   std::vector<int> gpu_indices;
   std::vector<std::string> gpu_uuids;
+  // A slice class: the one MIG slice it holds instead of whole GPUs
+  // (gpu_indices and gpu_uuids stay empty).
+  std::optional<WorkspaceSlice> slice;
   // What it was handed when placed (shared: copies of a workspace are
   // many, the hand-off never changes); null before.
   std::shared_ptr<const HandOff> hand_off;

@@ -33,25 +33,29 @@ std::string PendingIdentity(const pipeline::WorkspaceView& view) {
                       r.until ? absl::ToUnixSeconds(*r.until) : 0, "/", r.queue_position);
 }
 
-// The held GPUs' health now, from the node's latest report: a GPU can go
-// bad long after the placement was stored.
+// The held GPUs' health now (a slice's: its GPU's), from the node's latest
+// report: a GPU can go bad long after the placement was stored.
 void FillGpuHealth(const scheduler::Scheduler& scheduler, v1::Workspace* out) {
-  if (out->gpus_size() == 0 || out->node_name().empty()) return;
+  if ((out->gpus_size() == 0 && !out->has_slice()) || out->node_name().empty()) return;
   auto health = scheduler.inventory().GpuHealthOn(out->node_name());
-  for (v1::AssignedGpu& gpu : *out->mutable_gpus()) {
+  auto fill = [&](v1::AssignedGpu& gpu) {
     auto it = health.find(gpu.uuid());
-    if (it == health.end()) continue;  // Node removed: the workspace says lost.
+    if (it == health.end()) return;  // Node removed: the workspace says lost.
     gpu.set_health(it->second.healthy ? v1::GPU_HEALTH_HEALTHY : v1::GPU_HEALTH_UNHEALTHY);
     gpu.set_health_reason(it->second.reason);
-  }
+  };
+  for (v1::AssignedGpu& gpu : *out->mutable_gpus()) fill(gpu);
+  if (out->has_slice()) fill(*out->mutable_slice()->mutable_gpu());
 }
 
 // What a watcher has seen of the GPUs' health, to send again when it changes.
 std::string GpuHealthKey(const v1::Workspace& workspace) {
   std::string key;
-  for (const v1::AssignedGpu& gpu : workspace.gpus()) {
+  auto add = [&](const v1::AssignedGpu& gpu) {
     absl::StrAppend(&key, gpu.uuid(), "=", gpu.health(), ":", gpu.health_reason(), ";");
-  }
+  };
+  for (const v1::AssignedGpu& gpu : workspace.gpus()) add(gpu);
+  if (workspace.has_slice()) add(workspace.slice().gpu());
   return key;
 }
 

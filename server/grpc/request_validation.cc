@@ -124,6 +124,13 @@ absl::Status CheckClass(const v1::WorkspaceClass& cls) {
     WSCHED_CHECK(CheckText(models[i], absl::StrCat("class.gpu.models[", i, "]"),
                            catalog::kMaxModelNameBytes));
   }
+  const auto& profiles = cls.gpu().mig_profiles();
+  if (profiles.size() > static_cast<int>(catalog::kMaxListEntries)) {
+    return Invalid("class.gpu.mig_profiles", absl::StrCat("at most ", catalog::kMaxListEntries));
+  }
+  for (int i = 0; i < profiles.size(); ++i) {
+    WSCHED_CHECK(CheckText(profiles[i], absl::StrCat("class.gpu.mig_profiles[", i, "]"), 64));
+  }
   WSCHED_CHECK(CheckEnum<v1::Isolation>(cls.gpu().isolation(), v1::Isolation_IsValid,
                                         "class.gpu.isolation"));
   WSCHED_CHECK(

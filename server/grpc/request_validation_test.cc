@@ -147,6 +147,12 @@ TEST(RequestValidation, UpdateClassBoundsTheClassBeforeTheCatalogCheck) {
   for (int i = 0; i < 40; ++i) update.mutable_class_()->mutable_gpu()->add_models("H100");
   EXPECT_THAT(ErrorOf(update), HasSubstr("class.gpu.models: at most 32"));
   update.mutable_class_()->mutable_gpu()->clear_models();
+  for (int i = 0; i < 40; ++i) update.mutable_class_()->mutable_gpu()->add_mig_profiles("1g.18gb");
+  EXPECT_THAT(ErrorOf(update), HasSubstr("class.gpu.mig_profiles: at most 32"));
+  update.mutable_class_()->mutable_gpu()->clear_mig_profiles();
+  update.mutable_class_()->mutable_gpu()->add_mig_profiles(std::string(100, 'g'));
+  EXPECT_THAT(ErrorOf(update), HasSubstr("class.gpu.mig_profiles[0]: at most 64"));
+  update.mutable_class_()->mutable_gpu()->clear_mig_profiles();
   (*update.mutable_class_()->mutable_pool_selector())["gpu"] = std::string(100, 'x');
   EXPECT_THAT(ErrorOf(update), HasSubstr("class.pool_selector[gpu]"));
   update.mutable_class_()->clear_pool_selector();

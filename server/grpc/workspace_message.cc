@@ -1,11 +1,12 @@
 #include "server/grpc/workspace_message.h"
 
-#include <string>
-
 #include <google/protobuf/util/time_util.h>
+
+#include <string>
 
 #include "server/convert/convert.h"
 #include "server/core/class_resolution.h"
+#include "server/core/mig.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -47,7 +48,9 @@ void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* o
   out->set_node(reason.node);
   out->set_kernel_version(reason.kernel);
   out->set_installer_image(reason.image);
-  out->set_org_gpus_held(reason.quota.held);
+  // Whole GPUs on the wire: a slice's share rounds up.
+  out->set_org_gpus_held((reason.quota.held_sevenths + core::kMigComputeSlices - 1) /
+                         core::kMigComputeSlices);
   out->set_org_gpu_quota(reason.quota.quota);
   out->set_gpus_needed(reason.gpus_needed);
   if (reason.since) *out->mutable_since() = TimestampOf(*reason.since);

@@ -17,6 +17,7 @@ void SetPlaced(core::Workspace& w, const placement::Placed& placed, const BuiltP
   w.memory_bytes = placed.resources.memory_bytes;
   w.gpu_indices = placed.gpu_indices;
   w.gpu_uuids = built.gpu_uuids;
+  w.slice = built.slice;
   w.hand_off = built.hand_off;
   w.pending_reason.clear();
 }
@@ -35,7 +36,9 @@ absl::StatusOr<HeldPlacement> DecisionCommit::Build(const core::WorkspaceClass& 
                                                     core::Workspace workspace,
                                                     store::WorkspaceWrite write) {
   const auto& placed = std::get<placement::Placed>(held.decision);
-  absl::StatusOr<BuiltPlacement> built = BuildPlacement(cls, held.node, held.pool, placed.gpu_indices);
+  absl::StatusOr<BuiltPlacement> built =
+      placed.slice ? BuildSlicePlacement(cls, held.node, *placed.slice)
+                   : BuildPlacement(cls, held.node, held.pool, placed.gpu_indices);
   if (!built.ok()) {
     mirror_->ReleaseTentative(workspace.id);
     return built.status();

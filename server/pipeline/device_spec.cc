@@ -1,8 +1,12 @@
 #include "server/pipeline/device_spec.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
+#include "server/core/mig_profiles.h"
 #include "server/placement/cdi.h"
 #include "server/placement/device_nodes.h"
+#include "server/placement/mig_packing.h"
 #include "server/placement/nvlink_peers.h"
 #include "server/placement/vfio.h"
 
@@ -21,6 +25,14 @@ core::CdiHandOff CdiOf(placement::CdiSpec& cdi) {
   out.kubernetes_annotations = std::move(cdi.pod_annotations);
   out.kubernetes_unnamed_devices = std::move(cdi.unnamed_devices);
   return out;
+}
+
+const core::MigInstance* FindInstance(const core::Gpu& gpu, int gpu_instance) {
+  if (!gpu.mig) return nullptr;
+  for (const core::MigInstance& instance : gpu.mig->instances) {
+    if (instance.gpu_instance == gpu_instance) return &instance;
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -63,6 +75,42 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
   if (cls.is_gpu() || !cdi->device_names.empty() || !cdi->unnamed_devices.empty()) {
     out->cdi = CdiOf(*cdi);
   }
+  built.hand_off = std::move(out);
+  return built;
+}
+
+absl::StatusOr<BuiltPlacement> BuildSlicePlacement(const core::WorkspaceClass& cls,
+                                                   const core::NodeInfo& node,
+                                                   const core::HeldSlice& slice) {
+  absl::StatusOr<placement::CdiSpec> cdi = placement::BuildSliceCdiSpec(cls, node, slice);
+  if (!cdi.ok()) return cdi.status();
+  // BuildSliceCdiSpec found both.
+  const core::Gpu& gpu = *std::find_if(node.gpus.begin(), node.gpus.end(), [&](const core::Gpu& g) {
+    return g.index == slice.gpu_index;
+  });
+  const core::MigInstance& instance = *FindInstance(gpu, slice.gpu_instance);
+  // The GPU's own table first; a profile it does not list still names its
+  // compute slices ("3g.71gb").
+  const core::MigProfile* profile = core::FindProfile(gpu.mig->profiles, instance.profile);
+  const int compute_slices = profile != nullptr
+                                 ? profile->compute_slices
+                                 : placement::ComputeSlicesOfName(instance.profile).value_or(0);
+  if (compute_slices <= 0) {
+    return absl::FailedPreconditionError(absl::StrCat("GPU ", gpu.index, " on node ", node.name,
+                                                      " reports an unknown profile \"",
+                                                      instance.profile, "\""));
+  }
+  BuiltPlacement built;
+  built.slice = core::WorkspaceSlice{slice, instance.uuid, compute_slices};
+  auto out = std::make_shared<core::HandOff>();
+  out->slice = core::AssignedSlice{{gpu.index, gpu.uuid, gpu.pci_address, gpu.model},
+                                   instance.gpu_instance,
+                                   instance.compute_instance,
+                                   instance.uuid,
+                                   instance.profile,
+                                   compute_slices};
+  out->extra_devices = cdi->extra_device_nodes;
+  out->cdi = CdiOf(*cdi);
   built.hand_off = std::move(out);
   return built;
 }

@@ -5,6 +5,7 @@
 #define WSCHED_SERVER_PIPELINE_DEVICE_SPEC_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -12,12 +13,14 @@
 #include "server/core/hand_off.h"
 #include "server/core/node.h"
 #include "server/core/pool.h"
+#include "server/core/workspace.h"
 #include "server/core/workspace_class.h"
 
 namespace wsched::pipeline {
 
 struct BuiltPlacement {
   std::vector<std::string> gpu_uuids;  // Parallel to the indices asked for.
+  std::optional<core::WorkspaceSlice> slice;  // BuildSlicePlacement's.
   std::shared_ptr<const core::HandOff> hand_off;
 };
 
@@ -27,6 +30,12 @@ absl::StatusOr<BuiltPlacement> BuildPlacement(const core::WorkspaceClass& cls,
                                               const core::NodeInfo& node,
                                               const core::NodePool& pool,
                                               const std::vector<int>& gpu_indices);
+
+// The same for a slice class's one MIG slice: always CDI (a VM cannot take
+// a slice; catalog validation refuses such a class).
+absl::StatusOr<BuiltPlacement> BuildSlicePlacement(const core::WorkspaceClass& cls,
+                                                   const core::NodeInfo& node,
+                                                   const core::HeldSlice& slice);
 
 }  // namespace wsched::pipeline
 

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "server/core/class_resolution.h"
 #include "server/core/error_reason.h"
+#include "server/core/mig_profiles.h"
 #include "server/log/log.h"
 
 namespace wsched::pipeline {
@@ -97,11 +98,14 @@ PlaceAttempts::Next PlaceAttempts::Attempt(const replica::PlaceRequest& request,
   }
   const core::WorkspaceClass* cls = catalog->FindClass(resolution->class_id);
   progress.class_label = cls->id;
-  if (cls->is_gpu() && in->org.gpu_quota >= 0 &&
-      in->org_gpus + cls->gpu.count > in->org.gpu_quota) {
-    return Answer{core::OrgGpuQuotaExceededError(request.org_id, cls->id, in->org_gpus,
-                                                      in->org.gpu_quota, cls->gpu.count),
-                       "refused"};
+  // The commit checks the share of the slice it got; here the least a
+  // slice class can take.
+  if (const int64_t needs = core::LeastGpuSevenths(*cls);
+      needs > 0 && in->org.gpu_quota >= 0 &&
+      in->org_gpu_sevenths + needs > in->org.gpu_quota * core::kMigComputeSlices) {
+    return Answer{core::OrgGpuQuotaExceededInSevenths(request.org_id, cls->id, in->org_gpu_sevenths,
+                                                      in->org.gpu_quota, needs),
+                  "refused"};
   }
   core::Workspace w = NewRecord(request, *cls, *resolution);
   replica::ReplicaMirror::HeldDecision held = parts_.mirror->DecideAndHold(*cls, *catalog, w.id);

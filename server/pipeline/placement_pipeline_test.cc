@@ -358,7 +358,7 @@ TEST_F(PlacementPipelineTest, APendingWorkspaceOverItsOrgsQuotaSaysSo) {
   ASSERT_TRUE(view.ok()) << view.status();
   ASSERT_TRUE(view->pending.has_value());
   EXPECT_EQ(view->pending->code, placement::PendingCode::kOrgGpuQuota);
-  EXPECT_EQ(view->pending->quota.held, 1);
+  EXPECT_EQ(view->pending->quota.held_sevenths, core::kMigComputeSlices);
   EXPECT_EQ(view->pending->quota.quota, 1);
   EXPECT_EQ(view->workspace.pending_reason, view->pending->detail);
 
@@ -396,6 +396,85 @@ TEST_F(PlacementPipelineTest, APendingWorkspaceWhoseClassTheProjectDeniedStaysQu
   ASSERT_TRUE(scheduler_->CatchUp().ok());
   scheduler_->pipeline().drain().Drain();
   EXPECT_EQ(db_.Row("waiting").workspace.state, core::WorkspaceState::kPlaced);
+}
+
+// A slice class end to end through the pipeline: one H200 cut into seven
+// 1g slices, each with its capability nodes.
+class SlicePipelineTest : public PlacementPipelineTest {
+ protected:
+  void StartSliced() {
+    core::Catalog catalog;
+    catalog.classes = {placement::testing::SliceClass("mig-1g", {"1g.18gb"})};
+    catalog.pools = {GpuPool("gpu-h200", "h200", 1)};
+    catalog.pools[0].max_size = 1;  // No scale-up: a waiting workspace waits for a slice.
+    db_.SetCatalog(catalog);
+    core::NodeInfo node = FakeGpuNode("m1", "gpu-h200", "NVIDIA H200", 1);
+    placement::testing::LayOutSlices(node, std::vector<std::string>(7, "1g.18gb"));
+    for (core::MigInstance& slice : node.gpus[0].mig->instances) {
+      slice.gi_access =
+          core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", slice.gpu_instance * 2), 'c',
+                           235, slice.gpu_instance * 2, "r"};
+      slice.ci_access =
+          core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", slice.gpu_instance * 2 + 1),
+                           'c', 235, slice.gpu_instance * 2 + 1, "r"};
+    }
+    db_.AddNode(node);
+    scheduler_ = std::make_unique<scheduler::Scheduler>(
+        scheduler::SchedulerStores{nullptr, &db_, &db_, &db_}, &metrics_,
+        scheduler::SchedulerOptions{}, [this] { return now_; });
+    ASSERT_TRUE(scheduler_->CatchUp().ok());
+  }
+};
+
+TEST_F(SlicePipelineTest, EachWorkspaceGetsItsOwnSliceNamedInItsAnswerAndAFreedOneIsTakenAgain) {
+  StartSliced();
+  std::set<std::string> uuids;
+  for (int i = 0; i < 7; ++i) {
+    auto placed = Place(absl::StrCat("s", i), "mig-1g");
+    ASSERT_TRUE(placed.ok()) << placed.status();
+    const core::Workspace& w = placed->workspace;
+    ASSERT_EQ(w.state, core::WorkspaceState::kPlaced) << w.pending_reason;
+    ASSERT_TRUE(w.slice.has_value());
+    EXPECT_TRUE(w.gpu_indices.empty());
+    EXPECT_EQ(w.slice->compute_slices, 1);
+    EXPECT_TRUE(uuids.insert(w.slice->uuid).second) << w.slice->uuid << " handed out twice";
+    EXPECT_EQ(db_.HolderOf(w.slice->uuid), w.id);
+    ASSERT_TRUE(w.hand_off && w.hand_off->slice && w.hand_off->cdi);
+    EXPECT_EQ(w.hand_off->slice->uuid, w.slice->uuid);
+    EXPECT_EQ(w.hand_off->slice->profile, "1g.18gb");
+    EXPECT_EQ(w.hand_off->slice->parent.index, 0);
+    EXPECT_THAT(w.hand_off->cdi->device_names,
+                ::testing::ElementsAre(absl::StrCat("nvidia.com/gpu=", w.slice->uuid)));
+  }
+  auto waiting = Place("s7", "mig-1g");
+  ASSERT_TRUE(waiting.ok()) << waiting.status();
+  EXPECT_EQ(waiting->workspace.state, core::WorkspaceState::kPending);
+  EXPECT_THAT(waiting->workspace.pending_reason, ::testing::HasSubstr("1g.18gb"));
+
+  const std::string freed = db_.Row("s3").workspace.slice->uuid;
+  ASSERT_TRUE(scheduler_->pipeline().stops().StopWorkspace("s3").ok());
+  EXPECT_EQ(db_.HolderOf(freed), "");
+  scheduler_->pipeline().drain().Drain();
+  EXPECT_EQ(db_.Row("s7").workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_EQ(db_.HolderOf(freed), "s7");
+}
+
+TEST_F(SlicePipelineTest, AnotherReplicasSliceWinsAndThisOneTakesTheNext) {
+  StartSliced();
+  std::string taken;
+  db_.before_commit = [&](const core::Workspace& w) {
+    if (!taken.empty() || !w.slice) return;
+    taken = w.slice->uuid;
+    core::Workspace theirs = w;
+    theirs.id = "theirs";
+    db_.PlaceElsewhere(theirs);
+  };
+  auto placed = Place("mine", "mig-1g");
+  ASSERT_TRUE(placed.ok()) << placed.status();
+  ASSERT_EQ(placed->workspace.state, core::WorkspaceState::kPlaced);
+  EXPECT_NE(placed->workspace.slice->uuid, taken);
+  EXPECT_EQ(db_.HolderOf(taken), "theirs");
+  EXPECT_EQ(db_.HolderOf(placed->workspace.slice->uuid), "mine");
 }
 
 }  // namespace

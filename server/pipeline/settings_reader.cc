@@ -6,12 +6,12 @@
 namespace wsched::pipeline {
 
 absl::StatusOr<replica::CachedSettings> SettingsReader::Read(const std::string& project_id,
-                                                    const std::string& org_id,
-                                                    int64_t* org_gpus_held) {
+                                                             const std::string& org_id,
+                                                             int64_t* org_gpu_sevenths_held) {
   absl::StatusOr<replica::StoredSettings> stored =
-      store_->ReadSettings(project_id, org_id, org_gpus_held != nullptr);
+      store_->ReadSettings(project_id, org_id, org_gpu_sevenths_held != nullptr);
   if (!stored.ok()) return stored.status();
-  if (org_gpus_held != nullptr) *org_gpus_held = stored->org_gpus_held;
+  if (org_gpu_sevenths_held != nullptr) *org_gpu_sevenths_held = stored->org_gpu_sevenths_held;
   replica::CachedSettings read{std::move(stored->project), stored->project_version, std::move(stored->org),
                       stored->org_version};
   cache_->Put(read);

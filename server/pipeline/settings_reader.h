@@ -30,10 +30,11 @@ class SettingsReader {
   SettingsReader(replica::PlacementStore* store, replica::SettingsCache* cache)
       : store_(store), cache_(cache) {}
 
-  // Reads both rows (and, with `org_gpus_held`, the GPUs the org holds
+  // Reads both rows (and, with `org_gpu_sevenths_held`, the GPUs the org holds, in sevenths,
   // now) and caches the settings.
-  absl::StatusOr<replica::CachedSettings> Read(const std::string& project_id, const std::string& org_id,
-                                      int64_t* org_gpus_held);
+  absl::StatusOr<replica::CachedSettings> Read(const std::string& project_id,
+                                               const std::string& org_id,
+                                               int64_t* org_gpu_sevenths_held);
   // Cached, else read and cached; nullopt when unreadable.
   std::optional<replica::CachedSettings> CachedOrRead(const std::string& project_id,
                                              const std::string& org_id);

@@ -59,6 +59,14 @@ inline constexpr char kCdiAnnotationDevice[] = "workspace";
 absl::StatusOr<CdiSpec> BuildCdiSpec(const core::WorkspaceClass& cls, const core::NodeInfo& node,
                                      const std::vector<int>& gpu_indices);
 
+// The same for one MIG slice of a slice class: one device, the slice, named
+// by its MIG UUID, with its parent GPU's node and its own two capability
+// nodes. InvalidArgument: not a slice class, bad class devices. NotFound: no
+// such GPU or GPU instance. FailedPrecondition: the slice lacks a UUID or
+// capability nodes, or the node's spec does not name it.
+absl::StatusOr<CdiSpec> BuildSliceCdiSpec(const core::WorkspaceClass& cls,
+                                          const core::NodeInfo& node, const core::HeldSlice& slice);
+
 }  // namespace wsched::placement
 
 #endif  // WSCHED_SERVER_PLACEMENT_CDI_H_

@@ -1,5 +1,6 @@
 #include "server/placement/cdi.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -170,6 +171,76 @@ TEST(BuildCdiSpec, CpuClassOnANodeWithASpecGetsItsDevicesByName) {
   EXPECT_THAT(spec->device_names, ElementsAre("wsched.io/device=fuse"));
   EXPECT_TRUE(spec->env.empty());
   EXPECT_THAT(spec->podman_args, ElementsAre("--device", "wsched.io/device=fuse"));
+}
+
+// GPU 1 of an H200 node cut into 3g + 2g + 1g + 1g, each slice with its
+// own two capability nodes (minors 100 + 10 * slice, + 1).
+core::NodeInfo SlicedNode() {
+  core::NodeInfo node = FakeGpuNode("g1", "gpu-h200");
+  for (core::Gpu& gpu : node.gpus) gpu.model = "NVIDIA H200";
+  testing::LayOutSlices(node, {"3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"});
+  for (core::MigInstance& slice : node.gpus[1].mig->instances) {
+    const int minor = 100 + 10 * slice.gpu_instance;
+    slice.gi_access =
+        core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor), 'c', 235, minor, "rw"};
+    slice.ci_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor + 1), 'c',
+                                       235, minor + 1, "rw"};
+  }
+  return node;
+}
+
+TEST(BuildSliceCdiSpec, InlineTheSliceBringsItsGpuAndOnlyItsOwnCapabilityNodes) {
+  core::WorkspaceClass cls = testing::SliceClass("mig-1g", {"1g.18gb"});
+  cls.devices = {kFuse};
+  absl::StatusOr<CdiSpec> spec = BuildSliceCdiSpec(cls, SlicedNode(), {1, 3});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->device_names, ElementsAre("nvidia.com/gpu=MIG-g1-1-2"));
+  nlohmann::json json = nlohmann::json::parse(spec->spec_json);
+  ASSERT_EQ(json.at("devices").size(), 1u);
+  EXPECT_EQ(json.at("devices")[0].at("name"), "MIG-g1-1-2");
+  EXPECT_THAT(Paths(json.at("devices")[0].at("containerEdits").at("deviceNodes")),
+              ElementsAre("/dev/nvidia1", "/dev/nvidia-caps/nvidia-cap130",
+                          "/dev/nvidia-caps/nvidia-cap131"));
+  EXPECT_THAT(json.at("containerEdits").at("env").get<std::vector<std::string>>(),
+              ElementsAre("NVIDIA_VISIBLE_DEVICES=MIG-g1-1-2"));
+  EXPECT_THAT(Paths(json.at("containerEdits").at("deviceNodes")),
+              ElementsAre("/dev/nvidiactl", "/dev/nvidia-uvm", "/dev/nvidia-uvm-tools",
+                          "/dev/nvidia-modeset", "/dev/fuse"));
+}
+
+TEST(BuildSliceCdiSpec, OnANodeWithItsOwnSpecNamesTheSlicesDevice) {
+  core::NodeInfo node = SlicedNode();
+  node.cdi.mode = core::CdiMode::kWsched;
+  node.cdi.spec_dir = "/var/run/cdi";
+  node.gpus[1].mig->instances[0].cdi_device = "wsched.io/gpu=MIG-g1-1-0";
+  absl::StatusOr<CdiSpec> spec =
+      BuildSliceCdiSpec(testing::SliceClass("mig-3g", {"3g.71gb"}), node, {1, 1});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_THAT(spec->device_names, ElementsAre("wsched.io/gpu=MIG-g1-1-0"));
+  EXPECT_THAT(spec->env, ElementsAre("NVIDIA_VISIBLE_DEVICES=MIG-g1-1-0"));
+  EXPECT_THAT(spec->podman_args, ElementsAre("--device", "wsched.io/gpu=MIG-g1-1-0", "--env",
+                                             "NVIDIA_VISIBLE_DEVICES=MIG-g1-1-0"));
+  // A slice the node's spec does not name is never handed out.
+  absl::Status unnamed =
+      BuildSliceCdiSpec(testing::SliceClass("mig-2g", {"2g.35gb"}), node, {1, 2}).status();
+  EXPECT_EQ(unnamed.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(unnamed.message(),
+              HasSubstr("MIG slice 2 of GPU 1 on node g1 is not in the node's CDI spec"));
+}
+
+TEST(BuildSliceCdiSpec, RefusesWhatItCannotHandOut) {
+  core::NodeInfo node = SlicedNode();
+  const core::WorkspaceClass slice_class = testing::SliceClass("mig-1g", {"1g.18gb"});
+  EXPECT_EQ(BuildSliceCdiSpec(GpuClass("gpu-1", 1), node, {1, 1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(BuildSliceCdiSpec(slice_class, node, {1, 9}).status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(BuildSliceCdiSpec(slice_class, node, {42, 1}).status().code(),
+            absl::StatusCode::kNotFound);
+  // GPU 0's slices have no capability nodes: nothing to isolate them with.
+  absl::Status bare = BuildSliceCdiSpec(slice_class, node, {0, 1}).status();
+  EXPECT_EQ(bare.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(bare.message(), HasSubstr("capability device nodes"));
 }
 
 }  // namespace

@@ -228,18 +228,6 @@ int StrandedSlots(SlotMask used, const std::vector<core::MigProfile>& profiles) 
   return RoomLeft(used, PlacementsOf(profiles)).stranded;
 }
 
-std::optional<int> ComputeSlicesOfName(const std::string& profile) {
-  absl::string_view name = absl::StripPrefix(profile, "MIG ");
-  size_t digits = 0;
-  while (digits < name.size() && absl::ascii_isdigit(name[digits])) ++digits;
-  if (digits == 0 || digits > 1 || digits >= name.size() || name[digits] != 'g') {
-    return std::nullopt;
-  }
-  const int slices = name[0] - '0';
-  if (slices < 1 || slices > core::kMigComputeSlices) return std::nullopt;
-  return slices;
-}
-
 namespace {
 
 int ComputeSlicesOf(const core::MigInstance& instance, const core::GpuMig& mig) {

@@ -23,6 +23,7 @@
 
 #include "absl/strings/string_view.h"
 #include "server/core/mig.h"
+#include "server/core/mig_profiles.h"
 
 namespace wsched::placement {
 
@@ -114,8 +115,7 @@ int StrandedSlots(SlotMask used, const std::vector<core::MigProfile>& profiles);
 // so a GPU has at most one instance of such a profile.
 bool UsesAllMediaEngines(absl::string_view profile);
 
-// The compute slices a profile name states ("3g.71gb" -> 3), or nullopt.
-std::optional<int> ComputeSlicesOfName(const std::string& profile);
+using core::ComputeSlicesOfName;
 
 // From a GPU's report: the slots its instances take (SlotsTaken of each,
 // with the compute slices of its profile in mig.profiles, else of its name,

@@ -10,6 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "server/core/error_reason.h"
+#include "server/core/mig_profiles.h"
 #include "server/core/vfio_binding.h"
 #include "server/placement/filters.h"
 #include "server/placement/gpu_allocator.h"
@@ -531,12 +533,16 @@ std::optional<PendingReason> OwnLimits(const PendingContext& ctx) {
   PendingReason reason;
   reason.gpus_needed = cls.gpu.count;
   reason.queue_position = ctx.queue_position;
-  if (ctx.quota && ctx.quota->held + cls.gpu.count > ctx.quota->quota) {
+  const int64_t needs = core::LeastGpuSevenths(cls);
+  if (ctx.quota && needs > 0 &&
+      ctx.quota->held_sevenths + needs > ctx.quota->quota * core::kMigComputeSlices) {
     reason.code = PendingCode::kOrgGpuQuota;
     reason.quota = *ctx.quota;
-    reason.detail = absl::StrCat("the org holds ", ctx.quota->held, " of its GPU quota of ",
-                                 ctx.quota->quota, "; class ", cls.id, " needs ",
-                                 Gpus(cls.gpu.count), " more");
+    reason.detail = absl::StrCat(
+        "the org holds ", core::GpuSeventhsFigure(ctx.quota->held_sevenths),
+        " of its GPU quota of ", ctx.quota->quota, "; class ", cls.id, " needs ",
+        cls.is_slice() ? absl::StrCat(core::GpuSeventhsFigure(needs), " GPU") : Gpus(cls.gpu.count),
+        " more");
     return reason;
   }
   if (ctx.policy_denial) {

@@ -103,8 +103,8 @@ struct PoolScalingView {
 };
 
 struct QuotaFigures {
-  int64_t held = 0;   // GPUs the org holds.
-  int64_t quota = 0;  // Its quota (>= 0).
+  int64_t held_sevenths = 0;  // What the org holds, in sevenths of a GPU (a slice: its share).
+  int64_t quota = 0;          // Its quota in GPUs (>= 0).
   friend bool operator==(const QuotaFigures&, const QuotaFigures&) = default;
 };
 

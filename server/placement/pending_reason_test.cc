@@ -79,11 +79,11 @@ class PendingReasonTest : public ::testing::Test {
 };
 
 TEST_F(PendingReasonTest, OrgQuotaComesFirst) {
-  quota_ = QuotaFigures{4, 8};
+  quota_ = QuotaFigures{4 * core::kMigComputeSlices, 8};
   AddNode(FakeGpuNode("g1", "gpu-h100"));  // Room exists: the quota still holds it back.
   PendingReason reason = Explain();
   EXPECT_EQ(reason.code, PendingCode::kOrgGpuQuota);
-  EXPECT_EQ(reason.quota.held, 4);
+  EXPECT_EQ(reason.quota.held_sevenths, 28);
   EXPECT_EQ(reason.quota.quota, 8);
   EXPECT_EQ(reason.detail, "the org holds 4 of its GPU quota of 8; class gpu-8x needs 8 GPUs more");
 }

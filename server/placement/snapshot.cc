@@ -347,6 +347,13 @@ absl::Status Snapshot::HoldSlice(absl::string_view workspace, absl::string_view 
   return AddHold(HoldRecord{std::string(workspace), std::string(node_name), {}, resources, slice});
 }
 
+absl::Status Snapshot::HoldAsRecorded(HoldRecord record) {
+  if (record.slice) {
+    return HoldSlice(record.workspace, record.node, *record.slice, record.resources);
+  }
+  return Hold(record.workspace, record.node, std::move(record.gpu_indices), record.resources);
+}
+
 absl::Status Snapshot::AddHold(HoldRecord wanted) {
   if (const HoldRecord* existing = FindHold(wanted.workspace)) {
     if (*existing == wanted) return absl::OkStatus();

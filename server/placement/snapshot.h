@@ -104,13 +104,7 @@ struct SnapshotNode {
   bool UnitUsable(const IommuUnit& unit, GpuView view, bool ignore_binding = false) const;
 };
 
-// One MIG slice: the GPU instance `gpu_instance` of the GPU with index
-// `gpu_index` (its compute instance comes with it).
-struct HeldSlice {
-  int gpu_index = -1;
-  int gpu_instance = -1;
-  friend bool operator==(const HeldSlice&, const HeldSlice&) = default;
-};
+using HeldSlice = core::HeldSlice;
 
 struct HoldRecord {
   std::string workspace;
@@ -156,6 +150,8 @@ class Snapshot {
   // whole, or the workspace already holds something else.
   absl::Status HoldSlice(absl::string_view workspace, absl::string_view node, HeldSlice slice,
                          const Resources& resources);
+  // Hold or HoldSlice, as `record` says (a slice when record.slice is set).
+  absl::Status HoldAsRecorded(HoldRecord record);
   // Frees what the workspace held, at once. Idempotent: nullopt when it held
   // nothing (already released or never held).
   std::optional<HoldRecord> Release(absl::string_view workspace);

@@ -20,7 +20,8 @@ absl::StatusOr<PlacementInputs> DatabasePlacementStore::ReadInputs(const PlaceRe
     auto o = unit.settings().LoadOrg(request.org_id, &in.org_version);
     if (!o.ok()) return o.status();
     in.org = std::move(*o);
-    if (in.org.gpu_quota >= 0) in.org_gpus = unit.workspaces().OrgGpusHeld(request.org_id);
+    if (in.org.gpu_quota >= 0)
+      in.org_gpu_sevenths = unit.workspaces().OrgGpuSeventhsHeld(request.org_id);
     return absl::OkStatus();
   });
   if (!read.ok()) return read;
@@ -40,7 +41,7 @@ absl::StatusOr<StoredSettings> DatabasePlacementStore::ReadSettings(const std::s
     if (!org.ok()) return org.status();
     read.org = std::move(*org);
     if (count_org_gpus && read.org.gpu_quota >= 0) {
-      read.org_gpus_held = unit.workspaces().OrgGpusHeld(org_id);
+      read.org_gpu_sevenths_held = unit.workspaces().OrgGpuSeventhsHeld(org_id);
     }
     return absl::OkStatus();
   });

@@ -56,6 +56,15 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     row.version = ++versions_;
     Publish("other", {{store::Entity::kWorkspace, id, row.version}});
   }
+  // Another replica placed `w` as it is (a slice class's workspace too).
+  void PlaceElsewhere(const core::Workspace& w) {
+    absl::MutexLock lock(&mu_);
+    store::WorkspaceRow& row = rows_[w.id];
+    row.workspace = w;
+    for (const auto& key : HeldKeys(w)) holds_[key] = w.id;
+    row.version = ++versions_;
+    Publish("other", {{store::Entity::kWorkspace, w.id, row.version}});
+  }
   // Another replica stopped `id` (as StopWorkspace: whatever its version).
   void StopElsewhere(const std::string& id) {
     absl::MutexLock lock(&mu_);
@@ -85,7 +94,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     std::vector<store::Change> changes = {{store::Entity::kNode, name, ++versions_}};
     for (auto& [id, row] : rows_) {
       if (row.workspace.node_name != name || row.released) continue;
-      for (const auto& uuid : row.workspace.gpu_uuids) holds_.erase(uuid);
+      for (const auto& uuid : HeldKeys(row.workspace)) holds_.erase(uuid);
       row.workspace.state = core::WorkspaceState::kLost;
       row.released = true;
       row.version = ++versions_;
@@ -110,6 +119,13 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     absl::MutexLock lock(&mu_);
     return rows_[id];
   }
+  // The gpu_holds keys of a placement: its GPUs' UUIDs, or its slice's.
+  static std::vector<std::string> HeldKeys(const core::Workspace& w) {
+    std::vector<std::string> keys = w.gpu_uuids;
+    if (w.slice) keys.push_back(w.slice->uuid);
+    return keys;
+  }
+
   std::string HolderOf(const std::string& gpu_uuid) {
     absl::MutexLock lock(&mu_);
     auto it = holds_.find(gpu_uuid);
@@ -129,7 +145,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     StoredSettings settings = SettingsLocked(request.project_id, request.org_id);
     in.project = std::move(settings.project);
     in.org = std::move(settings.org);
-    in.org_gpus = settings.org_gpus_held;
+    in.org_gpu_sevenths = settings.org_gpu_sevenths_held;
     return in;
   }
   absl::StatusOr<StoredSettings> ReadSettings(const std::string& project_id,
@@ -138,7 +154,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     absl::MutexLock lock(&mu_);
     ++settings_reads;
     StoredSettings settings = SettingsLocked(project_id, org_id);
-    if (!count_org_gpus) settings.org_gpus_held = 0;
+    if (!count_org_gpus) settings.org_gpu_sevenths_held = 0;
     return settings;
   }
   int settings_reads = 0;
@@ -194,7 +210,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     if (node == nodes_.end() || node->second.state != core::NodeState::kReady) {
       return {absl::AbortedError(absl::StrCat("node ", w.node_name, " no longer takes workspaces"))};
     }
-    for (const auto& uuid : w.gpu_uuids) {
+    for (const auto& uuid : HeldKeys(w)) {
       if (holds_.contains(uuid)) return {absl::AbortedError(absl::StrCat("GPU ", uuid, " is held"))};
     }
     // The guarded capacity update of store/write_batch.h: a node never
@@ -206,7 +222,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     }
     target.held_cpu_millis += w.cpu_millis;
     target.held_memory_bytes += w.memory_bytes;
-    for (const auto& uuid : w.gpu_uuids) holds_[uuid] = w.id;
+    for (const auto& uuid : HeldKeys(w)) holds_[uuid] = w.id;
     return {absl::OkStatus(), WriteLocked(w, true)};
   }
 
@@ -296,7 +312,9 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
     }
     for (const auto& [id, row] : rows_) {
       if (row.workspace.org_id == org_id && !row.released) {
-        settings.org_gpus_held += static_cast<int64_t>(row.workspace.gpu_uuids.size());
+        settings.org_gpu_sevenths_held +=
+            static_cast<int64_t>(row.workspace.gpu_uuids.size()) * core::kMigComputeSlices +
+            (row.workspace.slice ? row.workspace.slice->compute_slices : 0);
       }
     }
     return settings;
@@ -326,7 +344,7 @@ class FakeDatabase : public PlacementStore, public StateStore, public FeedSource
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     store::WorkspaceRow& row = rows_[id];
     if (row.workspace.state == core::WorkspaceState::kStopped) return row;
-    for (const auto& uuid : row.workspace.gpu_uuids) holds_.erase(uuid);
+    for (const auto& uuid : HeldKeys(row.workspace)) holds_.erase(uuid);
     if (!row.released && row.workspace.state != core::WorkspaceState::kPending) {
       if (auto node = nodes_.find(row.workspace.node_name); node != nodes_.end()) {
         node->second.held_cpu_millis -= row.workspace.cpu_millis;

@@ -198,10 +198,10 @@ bool ReplicaMirror::ApplyWorkspaceLocked(const store::WorkspaceRow& row) {
   if (w.state == core::WorkspaceState::kPending) {
     pending_.Upsert(PendingEntryFor(w));
   } else if (HoldsCapacity(row)) {
-    absl::Status held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, *catalog_));
-    if (!held.ok() && EvictTentativeHoldersLocked(w.node_name, w.gpu_indices)) {
-      held = snapshot_.Hold(w.id, w.node_name, w.gpu_indices, HeldResources(w, *catalog_));
-    }
+    placement::HoldRecord record{w.id, w.node_name, w.gpu_indices, HeldResources(w, *catalog_),
+                                 w.slice ? std::optional(w.slice->at) : std::nullopt};
+    absl::Status held = snapshot_.HoldAsRecorded(record);
+    if (!held.ok() && EvictTentativeHoldersLocked(record)) held = snapshot_.HoldAsRecorded(record);
     if (!held.ok()) {
       log::Warning("stored hold does not fit the snapshot",
                    {{"workspace", w.id}, {"error", std::string(held.message())}});
@@ -215,17 +215,31 @@ int64_t ReplicaMirror::KnownVersionLocked(const std::string& id) const {
   return ended_.VersionOf(id);
 }
 
-bool ReplicaMirror::EvictTentativeHoldersLocked(const std::string& node,
-                                                const std::vector<int>& gpu_indices) {
-  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
+bool ReplicaMirror::EvictTentativeHoldersLocked(const placement::HoldRecord& stored) {
+  const placement::SnapshotNode* mirrored = snapshot_.FindNode(stored.node);
   if (mirrored == nullptr) return false;
   std::vector<std::string> evict;
-  for (int index : gpu_indices) {
+  auto evict_if_tentative = [&](const std::string& holder) {
+    if (!holder.empty() && tentative_.contains(holder)) evict.push_back(holder);
+  };
+  // A stored whole GPU conflicts with its holder and any slice's; a stored
+  // slice with the GPU's whole holder and its own slice's.
+  std::vector<int> gpus = stored.gpu_indices;
+  if (stored.slice) gpus.push_back(stored.slice->gpu_index);
+  for (int index : gpus) {
     int pos = mirrored->PositionOf(index);
     if (pos < 0) continue;
-    const std::string& holder = mirrored->gpus[pos].holder;
-    if (!holder.empty() && tentative_.contains(holder)) evict.push_back(holder);
+    const placement::SnapshotGpu& gpu = mirrored->gpus[pos];
+    evict_if_tentative(gpu.holder);
+    const auto& instances = mirrored->info.gpus[pos].mig;
+    for (size_t k = 0; k < gpu.slice_holders.size() && instances; ++k) {
+      if (!stored.slice || instances->instances[k].gpu_instance == stored.slice->gpu_instance) {
+        evict_if_tentative(gpu.slice_holders[k]);
+      }
+    }
   }
+  std::sort(evict.begin(), evict.end());
+  evict.erase(std::unique(evict.begin(), evict.end()), evict.end());
   // The database's word beats an uncommitted decision, which its commit
   // will refuse anyway (the GPU's primary key).
   if (!evict.empty()) StateChangedLocked();
@@ -317,7 +331,10 @@ ReplicaMirror::HeldDecision ReplicaMirror::DecideAndHold(const core::WorkspaceCl
   auto* placed = std::get_if<placement::Placed>(&held.decision);
   if (placed == nullptr) return held;
   // Tentative hold: concurrent decisions on this replica see it.
-  if (!snapshot_.Hold(workspace, placed->node, placed->gpu_indices, placed->resources).ok()) {
+  if (!snapshot_
+           .HoldAsRecorded(
+               {workspace, placed->node, placed->gpu_indices, placed->resources, placed->slice})
+           .ok()) {
     held.id_busy = true;
     return held;
   }

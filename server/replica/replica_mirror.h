@@ -185,8 +185,9 @@ class ReplicaMirror {
   bool ApplyNodeLocked(const store::StoredNode& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool ForgetNodeLocked(const std::string& name, int64_t version) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ApplyCatalogLocked(core::Catalog catalog, int64_t generation) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Releases uncommitted holds on these GPUs; true when there were any.
-  bool EvictTentativeHoldersLocked(const std::string& node, const std::vector<int>& gpu_indices)
+  // Releases uncommitted holds in the way of `stored` (a hold the database
+  // has); true when there were any.
+  bool EvictTentativeHoldersLocked(const placement::HoldRecord& stored)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DrainPoolOfNodeLocked(const std::string& node) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   placement::PendingEntry PendingEntryFor(const core::Workspace& w) const

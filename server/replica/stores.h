@@ -33,7 +33,9 @@ struct PlacementInputs {
   core::OrgSettings org;
   int64_t project_version = 0;  // Of the settings rows; 0: none stored.
   int64_t org_version = 0;
-  int64_t org_gpus = 0;  // Read only when the org has a GPU quota.
+  // What the org holds in sevenths of a GPU (a slice counts its share);
+  // read only when the org has a GPU quota.
+  int64_t org_gpu_sevenths = 0;
   int64_t catalog_generation = 0;
 };
 
@@ -44,7 +46,9 @@ struct StoredSettings {
   int64_t project_version = 0;  // Of the settings rows; 0: none stored.
   core::OrgSettings org;
   int64_t org_version = 0;
-  int64_t org_gpus_held = 0;  // Counted only when asked for and the org has a GPU quota.
+  // In sevenths, as ReadInputs::org_gpu_sevenths; counted only when asked
+  // for and the org has a GPU quota.
+  int64_t org_gpu_sevenths_held = 0;
 };
 
 class PlacementStore {

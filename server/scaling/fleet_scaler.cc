@@ -29,8 +29,12 @@ PoolNode ObservedNode(const placement::SnapshotNode& node) {
   out.name = node.info.name;
   out.state = node.state;
   Capacity free;
+  // A GPU any of whose slices is held is no room for a whole GPU's worth.
   for (size_t i = 0; i < node.gpus.size(); ++i) {
-    if (node.gpus[i].holder.empty() && node.info.gpus[i].healthy) free.gpus++;
+    const auto& slices = node.gpus[i].slice_holders;
+    const bool slice_held = std::any_of(slices.begin(), slices.end(),
+                                        [](const std::string& holder) { return !holder.empty(); });
+    if (node.gpus[i].holder.empty() && !slice_held && node.info.gpus[i].healthy) free.gpus++;
   }
   // Lost workspaces keep their holds until stopped or moved, so a lost
   // node still counts them here and the scaler asks for its replacement.

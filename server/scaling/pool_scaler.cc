@@ -13,6 +13,7 @@
 #include "server/scaling/capacity.h"
 #include "server/scaling/schedule.h"
 #include "server/scaling/signal_detail.h"
+#include "server/scaling/slice_demand.h"
 
 namespace wsched::scaling {
 namespace {
@@ -244,8 +245,7 @@ PoolScaler::PendingNeed PoolScaler::AssessPending(const PoolObservation& observa
   const core::NodePool& pool = observation.pool;
   std::vector<PendingGroup> groups;
   for (const PendingWorkspaces& pending : observation.pending) {
-    groups.push_back(
-        {pending.workspace_class.id, Capacity::OfClass(pending.workspace_class), pending.count});
+    groups.push_back(PendingGroupOf(pool, pending.workspace_class, pending.count));
   }
   PendingNeed need;
   // One node past max_size is enough to know the clamp applies, and keeps

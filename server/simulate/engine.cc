@@ -263,7 +263,8 @@ void Engine::Arrive(size_t arrival, absl::Time now) {
 
 void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
   size_t index = IndexOf(w.id);
-  (void)snapshot_.Hold(w.id, placed.node, placed.gpu_indices, placed.resources);
+  (void)snapshot_.HoldAsRecorded(
+      {w.id, placed.node, placed.gpu_indices, placed.resources, placed.slice});
   w.pool = PoolIndex(placed.pool);
   w.running = true;
   ++running_;

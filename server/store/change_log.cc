@@ -80,10 +80,8 @@ constexpr Statement kPublish{
     "c.version, "
     "'before', jsonb_build_array(c.state, c.org, c.project, c.pool, c.node, "
     "c.class), "
-    "'row', (SELECT to_jsonb(w) || jsonb_build_object('gpus', (SELECT "
-    "string_agg(h.gpu_index::text "
-    "|| '/' || h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE "
-    "h.workspace_id = w.id)) "
+    "'row', (SELECT to_jsonb(w) || jsonb_build_object('gpus', " WSCHED_HOLDS_TEXT
+    ") "
     "FROM workspaces w WHERE w.id = c.id)) ORDER BY c.ord) AS doc FROM changed "
     "c WHERE c.entity = 'workspace'), "
     // A node's pool (also of a removed one), and its row less what is

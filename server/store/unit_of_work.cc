@@ -152,8 +152,8 @@ absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRepository::ListSelected(
   return ListSelectedWorkspaces(s_.txn, selection);
 }
 
-int64_t WorkspaceRepository::OrgGpusHeld(const std::string& org_id) {
-  return store::OrgGpusHeld(s_.txn, org_id);
+int64_t WorkspaceRepository::OrgGpuSeventhsHeld(const std::string& org_id) {
+  return store::OrgGpuSeventhsHeld(s_.txn, org_id);
 }
 
 std::optional<int64_t> WorkspaceRepository::SetIdleMark(const std::string& id, int64_t version,

@@ -131,7 +131,7 @@ class WorkspaceRepository {
                                                     int limit);
   int64_t DeleteEnded(absl::Duration retention, int limit);
   absl::StatusOr<std::vector<WorkspaceRow>> ListSelected(const WorkspaceSelection& selection);
-  int64_t OrgGpusHeld(const std::string& org_id);
+  int64_t OrgGpuSeventhsHeld(const std::string& org_id);
   // The idle-GPU policy's mark (store::SetIdleMark): the new version, or
   // nullopt when the record is not at `version` or not placed.
   std::optional<int64_t> SetIdleMark(const std::string& id, int64_t version,

@@ -24,15 +24,21 @@ absl::Time FromMicros(const pqxx::field& field) { return absl::FromUnixMicros(fi
 
 // The figures of `us` microseconds (an SQL expression) of one row of `u`:
 // products in numeric, so nothing overflows, scaled to seconds with six
-// fraction digits, exactly.
+// fraction digits, exactly. GPU-seconds count a MIG slice by its share,
+// in sevenths (migrations/0019), rounded to the microsecond: a whole GPU's
+// figures come out exactly as before.
 std::string FigureColumns(absl::string_view us, bool summed) {
   auto figure = [&](absl::string_view amount) {
     return summed ? absl::StrCat("(sum(", amount, "::numeric * ", us, ") * 0.000001)::text")
                   : absl::StrCat("(", amount, "::numeric * ", us, " * 0.000001)::text");
   };
-  return absl::StrCat(summed ? absl::StrCat("sum(", us, ")::bigint") : std::string(us), ", ",
-                      figure("gpu_count"), ", ", figure("cpu_millis"), ", ",
-                      figure("memory_bytes"));
+  const std::string gpu_sevenths_us =
+      absl::StrCat("(gpu_count * 7 + mig_compute_slices)::numeric * ", us);
+  const std::string gpu = summed
+                              ? absl::StrCat("round(sum(", gpu_sevenths_us, ") / 7000000, 6)::text")
+                              : absl::StrCat("round(", gpu_sevenths_us, " / 7000000, 6)::text");
+  return absl::StrCat(summed ? absl::StrCat("sum(", us, ")::bigint") : std::string(us), ", ", gpu,
+                      ", ", figure("cpu_millis"), ", ", figure("memory_bytes"));
 }
 
 // The range, the filters and the reader's scope, over usage_intervals `u`:
@@ -78,12 +84,15 @@ std::string UsageInsertSql(absl::string_view reason_sql, absl::string_view from_
   return absl::StrCat(
       "INSERT INTO usage_records (started_at, workspace_id, ended_at, end_reason, org_id, "
       "project_id, user_id, class_id, pool, node_name, gpu_count, gpu_models, cpu_millis, "
-      "memory_bytes) SELECT w.placed_at, w.id, GREATEST(now(), w.placed_at), ", reason_sql,
+      "memory_bytes, mig_profile, mig_compute_slices) SELECT w.placed_at, w.id, "
+      "GREATEST(now(), w.placed_at), ",
+      reason_sql,
       ", w.org_id, w.project_id, w.user_id, w.class_id, COALESCE(w.pool, ''), "
       "COALESCE(w.node_name, ''), w.gpu_count, "
       "COALESCE(jsonb_path_query_array(w.placement, '$.gpus[*].model'), '[]'), w.cpu_millis, "
-      "w.memory_bytes FROM workspaces w ", from_where,
-      " AND w.state = 'placed' AND w.placed_at IS NOT NULL ON CONFLICT DO NOTHING");
+      "w.memory_bytes, COALESCE(w.placement->'slice'->>'profile', ''), "
+      "COALESCE((w.placement->'slice'->>'compute_slices')::smallint, 0) FROM workspaces w ",
+      from_where, " AND w.state = 'placed' AND w.placed_at IS NOT NULL ON CONFLICT DO NOTHING");
 }
 
 absl::StatusOr<std::vector<core::UsageRecord>> ListUsageRecords(pqxx::work& txn, const UsageFilter& filter,
@@ -92,7 +101,8 @@ absl::StatusOr<std::vector<core::UsageRecord>> ListUsageRecords(pqxx::work& txn,
   static const std::string* sql = new std::string(absl::StrCat(
       kRange,
       "SELECT u.workspace_id, u.org_id, u.project_id, u.user_id, u.class_id, u.pool, u.node_name, "
-      "u.gpu_count, u.gpu_models::text, u.cpu_millis, u.memory_bytes, ",
+      "u.gpu_count, u.gpu_models::text, u.cpu_millis, u.memory_bytes, u.mig_profile, "
+      "u.mig_compute_slices, ",
       Micros("u.started_at"), ", COALESCE(", Micros("u.ended_at"), ", 0), u.ended_at IS NULL, ",
       "COALESCE(u.end_reason, ''), ", Micros("c.a"), ", ", Micros("c.b"), ", ",
       FigureColumns("d.us", /*summed=*/false),
@@ -102,7 +112,8 @@ absl::StatusOr<std::vector<core::UsageRecord>> ListUsageRecords(pqxx::work& txn,
       "CROSS JOIN LATERAL (SELECT ((extract(epoch FROM c.b) - extract(epoch FROM c.a)) * 1000000)"
       "::bigint AS us) d WHERE ",
       kFilters,
-      " AND ($9::timestamptz IS NULL OR (u.started_at, u.workspace_id) > ($9::timestamptz, $10::text)) "
+      " AND ($9::timestamptz IS NULL OR (u.started_at, u.workspace_id) > ($9::timestamptz, "
+      "$10::text)) "
       "ORDER BY u.started_at, u.workspace_id LIMIT $11"));
   const NullableTimestamp start(filter.start), end(filter.end);
   const NullableTimestamp after_started(after ? std::optional(after->started_at) : std::nullopt);
@@ -123,18 +134,20 @@ absl::StatusOr<std::vector<core::UsageRecord>> ListUsageRecords(pqxx::work& txn,
     r.gpu_models = JsonStrings(row[8].c_str());
     r.cpu_millis = row[9].as<int64_t>();
     r.memory_bytes = row[10].as<int64_t>();
-    r.started_at = FromMicros(row[11]);
-    if (!row[13].as<bool>()) {
-      r.ended_at = FromMicros(row[12]);
-      r.end_reason = core::ParseEndReason(row[14].c_str());
+    r.mig_profile = row[11].c_str();
+    r.mig_compute_slices = row[12].as<int>();
+    r.started_at = FromMicros(row[13]);
+    if (!row[15].as<bool>()) {
+      r.ended_at = FromMicros(row[14]);
+      r.end_reason = core::ParseEndReason(row[16].c_str());
       if (!r.end_reason) {
         return absl::DataLossError(absl::StrCat("usage record of workspace ", r.workspace_id,
                                                 " has an unknown end_reason"));
       }
     }
-    r.counted_from = FromMicros(row[15]);
-    r.counted_until = FromMicros(row[16]);
-    r.figures = FiguresOf(row, 17);
+    r.counted_from = FromMicros(row[17]);
+    r.counted_until = FromMicros(row[18]);
+    r.figures = FiguresOf(row, 19);
     out.push_back(std::move(r));
   }
   return out;
@@ -190,15 +203,16 @@ absl::StatusOr<std::vector<core::UsageSummaryRow>> SummarizeUsage(pqxx::work& tx
   const std::string sql = absl::StrCat(
       kRange,
       ", iv AS (SELECT u.workspace_id, u.org_id, u.project_id, u.class_id, u.gpu_count, "
+      "u.mig_compute_slices, "
       "u.cpu_millis, u.memory_bytes, greatest(u.started_at, p.s) AS a, "
       "least(COALESCE(u.ended_at, p.now), p.e) AS b FROM usage_intervals u CROSS JOIN p WHERE ",
       kFilters, "), buckets AS (", BucketsSql(request.bucket),
       "), x AS (SELECT k.bs, k.be, iv.*, ((extract(epoch FROM least(iv.b, k.be)) - "
       "extract(epoch FROM greatest(iv.a, k.bs))) * 1000000)::bigint AS us "
       "FROM iv JOIN buckets k ON iv.a < k.be AND (iv.b > k.bs OR (iv.a = iv.b AND iv.a >= k.bs))) "
-      "SELECT ", Micros("x.bs"), ", ", Micros("x.be"), ", ",
-      group_column(core::UsageGroup::kOrg, "org_id"), ", ",
-      group_column(core::UsageGroup::kProject, "project_id"), ", ",
+      "SELECT ",
+      Micros("x.bs"), ", ", Micros("x.be"), ", ", group_column(core::UsageGroup::kOrg, "org_id"),
+      ", ", group_column(core::UsageGroup::kProject, "project_id"), ", ",
       group_column(core::UsageGroup::kClass, "class_id"), ", ",
       FigureColumns("x.us", /*summed=*/true),
       ", count(DISTINCT x.workspace_id) FROM x GROUP BY 1, 2, 3, 4, 5 ORDER BY 1, 3, 4, 5 "

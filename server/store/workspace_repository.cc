@@ -11,7 +11,8 @@ namespace wsched::store {
 // Read by every replica for every workspace another one writes, so each
 // column is cheap to compute: date_part returns the epoch as float8 (the
 // same value extract gives through numeric, at less cost), and only a GPU
-// workspace looks for its holds.
+// or slice workspace looks for its holds (a slice's placement document has
+// its "slice": documents/hand_off_document.cc).
 #define WSCHED_COLUMNS_BEFORE_GPUS                                                          \
   "w.id, w.org_id, w.project_id, w.user_id, w.class_id, w.class_source, w.explanation, "   \
   "w.state, w.priority, COALESCE(w.node_name, ''), COALESCE(w.pool, ''), w.cpu_millis, "   \
@@ -23,11 +24,9 @@ namespace wsched::store {
   "(extract(epoch from w.idle_since) * 1000000)::bigint, " \
   "(extract(epoch from w.idle_stops_at) * 1000000)::bigint"
 
-const char kWorkspaceColumns[] =
-    WSCHED_COLUMNS_BEFORE_GPUS
-    "CASE WHEN w.gpu_count > 0 THEN COALESCE((SELECT string_agg(h.gpu_index::text || '/' || "
-    "h.gpu_uuid, ',' ORDER BY h.gpu_index) FROM gpu_holds h WHERE h.workspace_id = w.id), '') "
-    "ELSE '' END" WSCHED_COLUMNS_AFTER_GPUS;
+const char kWorkspaceColumns[] = WSCHED_COLUMNS_BEFORE_GPUS
+    "CASE WHEN w.gpu_count > 0 OR w.placement ? 'slice' THEN COALESCE(" WSCHED_HOLDS_TEXT
+    ", '') ELSE '' END" WSCHED_COLUMNS_AFTER_GPUS;
 
 std::string WorkspaceColumnsOverStoredRow(absl::string_view gpus_sql) {
   return absl::StrCat(WSCHED_COLUMNS_BEFORE_GPUS, gpus_sql, WSCHED_COLUMNS_AFTER_GPUS);
@@ -42,6 +41,29 @@ constexpr const char* kColumns = kWorkspaceColumns;
 
 absl::Time FromEpoch(const pqxx::field& field) {
   return absl::FromUnixMicros(static_cast<int64_t>(field.as<double>() * 1e6));
+}
+
+// WSCHED_HOLDS_TEXT's form back into the workspace's GPUs or slice.
+absl::Status ReadHolds(absl::string_view text, core::Workspace& w) {
+  for (absl::string_view hold : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::pair<std::string, std::string> parts = absl::StrSplit(hold, absl::MaxSplits('/', 1));
+    std::vector<std::string> numbers = absl::StrSplit(parts.first, ':');
+    int index = 0, instance = 0, compute_slices = 0;
+    const bool whole = numbers.size() == 1 && absl::SimpleAtoi(numbers[0], &index);
+    const bool slice = numbers.size() == 3 && absl::SimpleAtoi(numbers[0], &index) &&
+                       absl::SimpleAtoi(numbers[1], &instance) &&
+                       absl::SimpleAtoi(numbers[2], &compute_slices);
+    if (whole) {
+      w.gpu_indices.push_back(index);
+      w.gpu_uuids.push_back(parts.second);
+    } else if (slice && !w.slice) {
+      w.slice = core::WorkspaceSlice{{index, instance}, parts.second, compute_slices};
+    } else {
+      return absl::DataLossError(
+          absl::StrCat("workspace ", w.id, " has a GPU hold that does not read: ", hold));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
@@ -70,13 +92,7 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
   w.pending_reason = row[14].c_str();
   w.created_at = FromEpoch(row[15]);
   if (row[16].as<double>() > 0) w.placed_at = FromEpoch(row[16]);
-  for (absl::string_view gpu : absl::StrSplit(row[17].c_str(), ',', absl::SkipEmpty())) {
-    std::pair<std::string, std::string> parts = absl::StrSplit(gpu, absl::MaxSplits('/', 1));
-    int index = 0;
-    if (!absl::SimpleAtoi(parts.first, &index)) continue;
-    w.gpu_indices.push_back(index);
-    w.gpu_uuids.push_back(parts.second);
-  }
+  if (absl::Status holds = ReadHolds(row[17].c_str(), w); !holds.ok()) return holds;
   out.version = row[18].as<int64_t>();
   out.released = row[19].as<bool>();
   // In microseconds, exactly as written: the replica that wrote the mark
@@ -219,11 +235,12 @@ std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64
   return after;
 }
 
-int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id) {
+int64_t OrgGpuSeventhsHeld(pqxx::work& txn, const std::string& org_id) {
   return txn
-      .exec_params("SELECT count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "
-                   "WHERE w.org_id = $1",
-                   org_id)[0][0]
+      .exec_params(
+          "SELECT COALESCE(sum(h.compute_slices), 0) FROM gpu_holds h "
+          "JOIN workspaces w ON w.id = h.workspace_id WHERE w.org_id = $1",
+          org_id)[0][0]
       .as<int64_t>();
 }
 

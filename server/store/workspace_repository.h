@@ -41,6 +41,13 @@ absl::StatusOr<std::vector<core::Workspace>> ListWorkspaces(pqxx::work& txn,
 // For the store's own statements: the columns of a WorkspaceRow (table
 // alias `w`), and the rows of a result selected with them.
 extern const char kWorkspaceColumns[];
+// A workspace's GPU holds (gpu_holds `h` of workspace `w`) as one text, the
+// form WorkspaceRows reads: "index/uuid" per GPU held whole,
+// "index:gpu_instance:compute_slices/uuid" for a MIG slice, comma-separated.
+#define WSCHED_HOLDS_TEXT                                                                     \
+  "(SELECT string_agg(h.gpu_index::text || CASE WHEN h.gpu_instance >= 0 THEN ':' || "        \
+  "h.gpu_instance || ':' || h.compute_slices ELSE '' END || '/' || h.gpu_uuid, ',' ORDER BY " \
+  "h.gpu_index, h.gpu_instance) FROM gpu_holds h WHERE h.workspace_id = w.id)"
 absl::StatusOr<std::vector<WorkspaceRow>> WorkspaceRows(const pqxx::result& rows);
 // The same columns over a row kept in the change log (change_log.h): `w` is
 // the stored row, `gpus_sql` the expression of its GPUs as kept with it.
@@ -70,8 +77,9 @@ ListSelectedWorkspaces(pqxx::work &txn, const WorkspaceSelection &selection);
 std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64_t version,
                                    const std::optional<core::IdleMark>& mark, ChangeSet& changes);
 
-// GPUs the org's workspaces hold now.
-int64_t OrgGpusHeld(pqxx::work& txn, const std::string& org_id);
+// GPUs the org's workspaces hold now, in sevenths of a GPU (a MIG slice
+// counts its share, migrations/0019).
+int64_t OrgGpuSeventhsHeld(pqxx::work& txn, const std::string& org_id);
 
 }  // namespace wsched::store
 

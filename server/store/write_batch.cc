@@ -60,10 +60,11 @@ constexpr Statement kLockOrgs{
     "batch_lock_orgs",
     "SELECT pg_advisory_xact_lock(hashtextextended('org:' || o, 0)) "
     "FROM unnest($1::text[]) WITH ORDINALITY AS t(o, n) ORDER BY n"};
-constexpr Statement kOrgGpus{
-    "batch_org_gpus",
-    "SELECT w.org_id, count(*) FROM gpu_holds h JOIN workspaces w ON w.id = h.workspace_id "
-    "WHERE w.org_id = ANY($1::text[]) GROUP BY w.org_id"};
+// In sevenths of a GPU: a slice counts its share (migrations/0019).
+constexpr Statement kOrgGpus{"batch_org_gpus",
+                             "SELECT w.org_id, sum(h.compute_slices) FROM gpu_holds h JOIN "
+                             "workspaces w ON w.id = h.workspace_id "
+                             "WHERE w.org_id = ANY($1::text[]) GROUP BY w.org_id"};
 constexpr Statement kStop{
     "batch_stop",
     "UPDATE workspaces SET state = 'stopped', "
@@ -119,11 +120,13 @@ constexpr Statement kQueuePlace{
 #undef WSCHED_BATCH_RECORDS
 #undef WSCHED_PLACED_MICROS
 #undef WSCHED_PLACEMENT_SCHEMA
-// The primary key on gpu_uuid stays the last word on a second holder.
+// The primary key on gpu_uuid (a slice's own UUID for a slice) stays the
+// last word on a second holder.
 constexpr Statement kHolds{
     "batch_holds",
-    "INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id) "
-    "SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[])"};
+    "INSERT INTO gpu_holds (gpu_uuid, node_name, gpu_index, workspace_id, gpu_instance, "
+    "compute_slices) SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], "
+    "$5::int[], $6::smallint[])"};
 // The check constraints stay the last word on an overcommit.
 constexpr Statement kCapacity{
     "batch_capacity",
@@ -151,6 +154,19 @@ const Statement& LockRecordsStatement() {
 
 bool Places(Kind kind) { return kind == Kind::kPlace || kind == Kind::kQueuePlace; }
 
+// The UUIDs a placement holds: its whole GPUs', or its slice's.
+std::vector<std::string> HeldUuids(const core::Workspace& w) {
+  std::vector<std::string> uuids = w.gpu_uuids;
+  if (w.slice) uuids.push_back(w.slice->uuid);
+  return uuids;
+}
+
+// What the org GPU quota counts of a placement, in sevenths of a GPU.
+int64_t QuotaSevenths(const core::Workspace& w) {
+  return static_cast<int64_t>(w.gpu_uuids.size()) * core::kMigComputeSlices +
+         (w.slice ? w.slice->compute_slices : 0);
+}
+
 struct LockedNode {
   bool takes_work = false;
   int64_t free_cpu = 0;
@@ -165,7 +181,7 @@ struct Current {
   int64_t catalog_generation = 0;
   absl::flat_hash_map<std::string, int64_t> project_versions, org_versions;  // Absent: no row (0).
   absl::flat_hash_map<std::string, int64_t> quotas;                         // Orgs with a quota.
-  absl::flat_hash_map<std::string, int64_t> org_gpus;                       // Of those orgs.
+  absl::flat_hash_map<std::string, int64_t> org_gpus;  // Of those orgs, in sevenths of a GPU.
 };
 
 class Batch {
@@ -212,8 +228,9 @@ class Batch {
       if (w.org_settings_version) orgs.push_back(w.workspace.org_id);
       if (!Places(w.kind)) continue;
       nodes.push_back(w.workspace.node_name);
-      uuids.insert(uuids.end(), w.workspace.gpu_uuids.begin(), w.workspace.gpu_uuids.end());
-      if (!w.workspace.gpu_uuids.empty()) gpu_orgs.push_back(w.workspace.org_id);
+      std::vector<std::string> held = HeldUuids(w.workspace);
+      if (!held.empty()) gpu_orgs.push_back(w.workspace.org_id);
+      uuids.insert(uuids.end(), held.begin(), held.end());
     }
     auto locked_nodes = pipeline_.Execute(kLockNodes, TextArray(nodes), TextArray(stops));
     auto locked_records = pipeline_.Execute(LockRecordsStatement(), TextArray(ids));
@@ -328,23 +345,26 @@ class Batch {
     if (node->second.free_cpu < w.cpu_millis || node->second.free_memory < w.memory_bytes) {
       return absl::AbortedError(absl::StrCat("node ", w.node_name, " has no room left"));
     }
-    for (const auto& uuid : w.gpu_uuids) {
+    const std::vector<std::string> uuids = HeldUuids(w);
+    for (const auto& uuid : uuids) {
       if (current_.held_gpus.contains(uuid)) {
-        return absl::AbortedError(absl::StrCat("GPU ", uuid, " is held by another workspace"));
+        return absl::AbortedError(
+            absl::StrCat(w.slice ? "MIG slice " : "GPU ", uuid, " is held by another workspace"));
       }
     }
-    const int gpus = static_cast<int>(w.gpu_uuids.size());
+    const int64_t sevenths = QuotaSevenths(w);
     auto quota = current_.quotas.find(w.org_id);
-    if (gpus > 0 && quota != current_.quotas.end()) {
+    if (sevenths > 0 && quota != current_.quotas.end()) {
       int64_t& held = current_.org_gpus[w.org_id];
-      if (held + gpus > quota->second) {
-        return core::OrgGpuQuotaExceededError(w.org_id, w.class_id, held, quota->second, gpus);
+      if (held + sevenths > quota->second * core::kMigComputeSlices) {
+        return core::OrgGpuQuotaExceededInSevenths(w.org_id, w.class_id, held, quota->second,
+                                                   sevenths);
       }
-      held += gpus;
+      held += sevenths;
     }
     node->second.free_cpu -= w.cpu_millis;
     node->second.free_memory -= w.memory_bytes;
-    current_.held_gpus.insert(w.gpu_uuids.begin(), w.gpu_uuids.end());
+    current_.held_gpus.insert(uuids.begin(), uuids.end());
     return absl::OkStatus();
   }
 
@@ -465,20 +485,29 @@ class Batch {
   // Queued only: their results are checked with the COMMIT's.
   void QueueHoldsAndCapacity() {
     std::vector<std::string> uuids, nodes, holders;
-    std::vector<int64_t> indices;
+    std::vector<int64_t> indices, instances, shares;
     for (size_t i : placed_) {
       const core::Workspace& w = writes_[i].workspace;
       capacity_[w.node_name].first += w.cpu_millis;
       capacity_[w.node_name].second += w.memory_bytes;
-      for (size_t g = 0; g < w.gpu_uuids.size() && g < w.gpu_indices.size(); ++g) {
-        uuids.push_back(w.gpu_uuids[g]);
+      auto add = [&](const std::string& uuid, int index, int instance, int sevenths) {
+        uuids.push_back(uuid);
         nodes.push_back(w.node_name);
-        indices.push_back(w.gpu_indices[g]);
+        indices.push_back(index);
         holders.push_back(w.id);
+        instances.push_back(instance);
+        shares.push_back(sevenths);
+      };
+      for (size_t g = 0; g < w.gpu_uuids.size() && g < w.gpu_indices.size(); ++g) {
+        add(w.gpu_uuids[g], w.gpu_indices[g], -1, core::kMigComputeSlices);
       }
+      if (w.slice)
+        add(w.slice->uuid, w.slice->at.gpu_index, w.slice->at.gpu_instance,
+            w.slice->compute_slices);
     }
     if (!uuids.empty()) {
-      pipeline_.Execute(kHolds, TextArray(uuids), TextArray(nodes), NumberArray(indices), TextArray(holders));
+      pipeline_.Execute(kHolds, TextArray(uuids), TextArray(nodes), NumberArray(indices),
+                        TextArray(holders), NumberArray(instances), NumberArray(shares));
     }
     std::vector<std::string> names;
     std::vector<int64_t> cpu, mem;

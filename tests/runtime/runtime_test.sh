@@ -21,7 +21,8 @@
 # whose libraries belong to another driver (no workspace, the reason), and a
 # node with MIG slices (tests/sysfs/h200-mig with the fake nvidia-smi), where
 # a container started with one slice's CDI device, named as the node reports
-# it, sees that slice's GPU and only that slice's two capability nodes.
+# it, sees that slice's GPU and only that slice's two capability nodes; so
+# does one started from a slice class's placement answer.
 #
 # Needs root (mknod, /var/run/cdi), podman and runc (deploy/local/install-deps.sh), gcc,
 # and the test PostgreSQL on 127.0.0.1:55433 (the ctest "pg" fixture).
@@ -403,12 +404,16 @@ caps_major=$(awk '$2 == "nvidia-caps" {print $1}' "$M/proc/devices")
 # CDI-NAME; the container has /dev/nvidiaGPU and no other GPU, of the
 # capability nodes exactly GI-NODE and CI-NODE (with their numbers), and
 # NVIDIA_VISIBLE_DEVICES=UUID.
+# With a fourth argument, "answer": the podman arguments of ID's placement
+# answer ($WORK/ID.json) instead of --device CDI-NAME.
 check_slice() {
-  local id=$1 gpu=$2 uuid name gi ci out=$WORK/$1.out
+  local id=$1 gpu=$2 uuid name gi ci out=$WORK/$1.out args
   read -r uuid name gi ci <<<"$3"
-  echo "podman run --device $name $IMAGE" >"$WORK/$id.cmd"
-  "${PODMAN[@]}" run --rm --network none --device "$name" "$IMAGE" sh -c "$INSIDE_SLICE" \
-    >"$out" 2>&1 || { fail "$id: podman run --device $name failed"; sed 's/^/    | /' "$out" >&2; return 0; }
+  args=(--device "$name")
+  [[ ${4:-} == answer ]] && mapfile -t args < <(field "$id" "'\n'.join(w['device_spec']['cdi']['podman_args'])")
+  echo "podman run ${args[*]} $IMAGE" >"$WORK/$id.cmd"
+  "${PODMAN[@]}" run --rm --network none "${args[@]}" "$IMAGE" sh -c "$INSIDE_SLICE" \
+    >"$out" 2>&1 || { fail "$id: podman run ${args[*]} failed"; sed 's/^/    | /' "$out" >&2; return 0; }
   echo "--- inside $id's container ($(cat "$WORK/$id.cmd")):"
   sed 's/^/    /' "$out"
   expect "$id sees its slice's GPU $gpu" "$out" "gpu /dev/nvidia$gpu"
@@ -430,6 +435,18 @@ check_slice() {
 check_slice slice-3g 0 "$(sed -n 1p "$WORK/node-m-gpu0.slices")"
 check_slice slice-1g 0 "$(sed -n 4p "$WORK/node-m-gpu0.slices")"
 check_slice slice-gpu3 3 "$(awk '$2 != "-"' "$WORK/node-m-gpu3.slices")"
+# A slice class placed through the service: its answer names one slice, and
+# the container started from the answer's own podman arguments is that
+# slice's and nothing more.
+place ws-slice rt-mig-1g
+slice_uuid=$(field ws-slice "w.get('slice', {}).get('uuid', '')")
+slice_gpu=$(field ws-slice "w.get('slice', {}).get('gpu', {}).get('index', 0)")
+[[ $(field ws-slice "w['state']") == WORKSPACE_STATE_PLACED && $slice_uuid == MIG-* ]] &&
+  pass "a slice class is placed on slice $slice_uuid (GPU $slice_gpu)" ||
+  fail "slice class not placed: $(cat "$WORK/ws-slice.json")"
+[[ $(field ws-slice "len(w.get('gpus', []))") == 0 ]] && pass "ws-slice holds no whole GPU" ||
+  fail "ws-slice holds whole GPUs"
+check_slice ws-slice "$slice_gpu" "$(grep -h "^$slice_uuid " "$WORK"/node-m-gpu*.slices)" answer
 
 # --- driver upgrade on node a: the spec follows the loaded driver ---------------------
 for f in "$A"/$LIB/*."$OLD"; do

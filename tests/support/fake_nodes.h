@@ -2,10 +2,11 @@
 #ifndef WSCHED_TESTS_SUPPORT_FAKE_NODES_H_
 #define WSCHED_TESTS_SUPPORT_FAKE_NODES_H_
 
+#include <grpcpp/grpcpp.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/grpcpp.h>
+#include <vector>
 
 #include "wsched/v1/inventory.grpc.pb.h"
 
@@ -29,6 +30,13 @@ v1::NodeInfo FakeGpuNode(const std::string& name, const std::string& pool,
                          const FakeNodeOptions& options = {});
 v1::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool, int64_t cpu_cores = 30,
                          int64_t memory_gib = 120);
+
+// Cuts every GPU of `node` into `profiles` at the starts core::LayOutMig
+// gives them (MIG on, the model's built-in profile table): slice k of GPU i
+// is GPU instance k + 1 with compute instance 0, "MIG-<node>-<i>-<k>", with
+// its own two capability nodes. The model must have a built-in table
+// ("NVIDIA H200").
+void LayOutSlices(v1::NodeInfo& node, const std::vector<std::string>& profiles);
 
 // Registers with the agent token; fails the test on error.
 void RegisterNode(const std::shared_ptr<grpc::Channel>& channel, const v1::NodeInfo& node);

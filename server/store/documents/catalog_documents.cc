@@ -116,6 +116,21 @@ std::optional<core::IdlePolicy> ReadIdle(Fields& cls) {
   return idle;
 }
 
+// Absent (every pool stored before layouts existed): whole GPUs.
+core::MigLayout ReadMigLayout(Fields& pool) {
+  core::MigLayout layout;
+  std::optional<Fields> m = pool.Object("mig");
+  if (!m) return layout;
+  const std::string kind = m->String("layout");
+  if (std::optional<core::MigLayoutKind> parsed = core::ParseMigLayoutKind(kind)) {
+    layout.kind = *parsed;
+  } else {
+    m->decoding().Fail(m->PathOf("layout"), "must be \"whole\", \"fixed\" or \"by_demand\"");
+  }
+  layout.profiles = m->Strings("profiles");
+  return layout;
+}
+
 }  // namespace
 
 std::string EncodeClass(const core::WorkspaceClass& cls) {
@@ -142,6 +157,9 @@ std::string EncodeClass(const core::WorkspaceClass& cls) {
       {"is_default", cls.is_default},
       {"deprecated", cls.deprecated}};
   if (cls.idle) j["idle"] = IdleJson(*cls.idle);
+  // Written only for a slice class, so every other class's document reads
+  // as it did before slices.
+  if (!cls.gpu.mig_profiles.empty()) j["gpu"]["mig_profiles"] = cls.gpu.mig_profiles;
   return j.dump();
 }
 
@@ -165,6 +183,7 @@ absl::StatusOr<core::WorkspaceClass> DecodeClass(absl::string_view json, const O
     cls.gpu.models = g->Strings("models");
     cls.gpu.isolation = static_cast<core::Isolation>(g->Enum("isolation", IsolationNames()));
     cls.gpu.links = static_cast<core::GpuLinks>(g->Enum("links", GpuLinksNames()));
+    cls.gpu.mig_profiles = g->Strings("mig_profiles");
   }
   cls.devices = ReadDeviceNodes(c, "devices");
   cls.pool_selector = c.StringMap("pool_selector");
@@ -209,6 +228,10 @@ std::string EncodePool(const core::NodePool& pool) {
   }
   if (!pool.scale_down.schedule.empty()) {
     j["scale_down_schedule"] = ScaleDownScheduleJson(pool.scale_down.schedule);
+  }
+  if (pool.mig != core::MigLayout{}) {
+    j["mig"] = {{"layout", core::MigLayoutKindName(pool.mig.kind)},
+                {"profiles", pool.mig.profiles}};
   }
   return j.dump();
 }
@@ -260,6 +283,7 @@ absl::StatusOr<core::NodePool> DecodePool(absl::string_view json, const Origin& 
       absl::Seconds(Seconds(p, "max_node_provision_time_seconds", kDefaultProvisionSeconds));
   pool.warm_buffer = ReadWarmBuffer(p);
   pool.scale_down.schedule = ReadScaleDownSchedule(p);
+  pool.mig = ReadMigLayout(p);
   if (!decoding.ok()) return decoding.status();
   return pool;
 }

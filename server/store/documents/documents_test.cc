@@ -1,11 +1,13 @@
-#include "server/core/test_mig.h"
 #include "server/store/documents/documents.h"
-
-#include <fstream>
-#include <sstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "server/core/test_mig.h"
 
 namespace wsched::store::documents {
 namespace {
@@ -171,6 +173,19 @@ TEST(DocumentsTest, EveryDocumentRoundTrips) {
   EXPECT_EQ(*DecodeSignal(EncodeSignal(SignalRow{}), V1("scaling_signals", "p")), SignalRow{});
 }
 
+TEST(DocumentsTest, ASlicesHandOffRoundTrips) {
+  core::HandOff h = CdiHandOff(core::CdiMode::kWsched);
+  h.gpus.clear();
+  h.slice = core::AssignedSlice{
+      {2, "GPU-a", "0000:18:00.0", "NVIDIA H200"}, 5, 0, "MIG-5a", "2g.35gb", 2};
+  EXPECT_EQ(*DecodeHandOff(EncodeHandOff(h), V1("workspaces", "w")), h) << EncodeHandOff(h);
+  // The usage ledger reads these two paths of the stored document.
+  nlohmann::json stored = nlohmann::json::parse(EncodeHandOff(h));
+  EXPECT_EQ(stored["slice"]["profile"], "2g.35gb");
+  EXPECT_EQ(stored["slice"]["compute_slices"], 2);
+  EXPECT_TRUE(stored["gpus"].empty());
+}
+
 TEST(DocumentsTest, VersionOneClassesDecode) {
   auto vm = DecodeClass(Fixture("class-gpu-8-vm.json"), V1("classes", "gpu-8-vm"));
   ASSERT_TRUE(vm.ok()) << vm.status();
@@ -217,6 +232,38 @@ TEST(DocumentsTest, AClassIdlePolicyRoundTripsAndOlderClassesHaveNone) {
   auto bad = DecodeClass(R"({"idle": {"action": "explode"}})", V1("classes", "x"));
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(std::string(bad.status().message()), ::testing::HasSubstr("idle.action"));
+}
+
+TEST(DocumentsTest, SlicesAndMigLayoutsRoundTripAndOlderRowsHaveNone) {
+  core::WorkspaceClass slice;
+  slice.id = "slice";
+  slice.gpu.models = {"H200"};
+  slice.gpu.mig_profiles = {"1g.18gb", "2g.35gb"};
+  EXPECT_EQ(*DecodeClass(EncodeClass(slice), V1("classes", "slice")), slice);
+  core::NodePool pool = RichPool();
+  pool.gpu_binding = core::GpuBinding::kHost;
+  pool.mig = {core::MigLayoutKind::kFixed, {"3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"}};
+  EXPECT_EQ(*DecodePool(EncodePool(pool), V1("pools", "p")), pool);
+  pool.mig = {core::MigLayoutKind::kByDemand, {}};
+  EXPECT_EQ(*DecodePool(EncodePool(pool), V1("pools", "p")), pool);
+  // Written only when set: other classes and pools store what they stored before.
+  EXPECT_EQ(EncodeClass(RichClass()).find("mig"), std::string::npos);
+  EXPECT_EQ(EncodePool(RichPool()).find("mig"), std::string::npos);
+  for (const char* name : {"class-gpu-1.json", "class-gpu-8-vm.json", "class-cpu-dev.json"}) {
+    auto old = DecodeClass(Fixture(name), V1("classes", name));
+    ASSERT_TRUE(old.ok()) << name << ": " << old.status();
+    EXPECT_TRUE(old->gpu.mig_profiles.empty()) << name;
+  }
+  for (const char* name : {"pool-pool-a.json", "pool-pool-b.json", "pool-pool-c.json"}) {
+    auto old = DecodePool(Fixture(name), V1("pools", name));
+    ASSERT_TRUE(old.ok()) << name << ": " << old.status();
+    EXPECT_EQ(old->mig, core::MigLayout{}) << name;
+  }
+  auto bad = DecodePool(R"({"mig": {"layout": "sideways"}})", V1("pools", "p2"));
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(bad.status().message(), HasSubstr("pools row p2: field mig.layout"));
+  auto bad_profiles = DecodeClass(R"({"gpu": {"mig_profiles": "1g.18gb"}})", V1("classes", "x"));
+  EXPECT_THAT(bad_profiles.status().message(), HasSubstr("field gpu.mig_profiles"));
 }
 
 TEST(DocumentsTest, VersionOnePoolsAndDriverPolicyDecode) {

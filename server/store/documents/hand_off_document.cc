@@ -1,5 +1,6 @@
-// A placed workspace's hand-off (documents.h): its GPUs under "gpus", how to
-// mount them under "device_spec" (the shape version 1 rows have).
+// A placed workspace's hand-off (documents.h): its GPUs under "gpus", a
+// slice class's MIG slice under "slice", how to mount them under
+// "device_spec" (the shape version 1 rows have; "slice" is optional there).
 #include <nlohmann/json.hpp>
 
 #include "server/store/documents/device_node.h"
@@ -39,16 +40,44 @@ core::CdiHandOff ReadCdi(Fields& c) {
   return cdi;
 }
 
+nlohmann::json GpuJson(const core::AssignedGpu& gpu) {
+  return {{"index", gpu.index},
+          {"uuid", gpu.uuid},
+          {"pci_address", gpu.pci_address},
+          {"model", gpu.model}};
+}
+
+core::AssignedGpu ReadGpu(Fields& g) {
+  return {g.Int("index"), g.String("uuid"), g.String("pci_address"), g.String("model")};
+}
+
+// A slice's parent GPU is not under "gpus": the usage ledger counts those
+// as GPUs held whole (migrations/0010_usage_ledger.sql).
+nlohmann::json SliceJson(const core::AssignedSlice& slice) {
+  return {{"gpu", GpuJson(slice.parent)},
+          {"gpu_instance", slice.gpu_instance},
+          {"compute_instance", slice.compute_instance},
+          {"uuid", slice.uuid},
+          {"profile", slice.profile},
+          {"compute_slices", slice.compute_slices}};
+}
+
+core::AssignedSlice ReadSlice(Fields& s) {
+  core::AssignedSlice slice;
+  if (std::optional<Fields> g = s.Object("gpu")) slice.parent = ReadGpu(*g);
+  slice.gpu_instance = s.Int("gpu_instance");
+  slice.compute_instance = s.Int("compute_instance");
+  slice.uuid = s.String("uuid");
+  slice.profile = s.String("profile");
+  slice.compute_slices = s.Int("compute_slices");
+  return slice;
+}
+
 }  // namespace
 
 std::string EncodeHandOff(const core::HandOff& hand_off) {
   nlohmann::json gpus = nlohmann::json::array();
-  for (const auto& gpu : hand_off.gpus) {
-    gpus.push_back({{"index", gpu.index},
-                    {"uuid", gpu.uuid},
-                    {"pci_address", gpu.pci_address},
-                    {"model", gpu.model}});
-  }
+  for (const auto& gpu : hand_off.gpus) gpus.push_back(GpuJson(gpu));
   nlohmann::json spec = {{"extra_devices", DeviceNodesJson(hand_off.extra_devices)}};
   if (hand_off.cdi) spec["cdi"] = CdiJson(*hand_off.cdi);
   if (hand_off.vfio) {
@@ -58,6 +87,7 @@ std::string EncodeHandOff(const core::HandOff& hand_off) {
   }
   nlohmann::json j = {{"gpus", gpus}, {"device_spec", spec}};
   if (hand_off.gpu_link) j["gpu_link"] = core::GpuLinkKindName(*hand_off.gpu_link);
+  if (hand_off.slice) j["slice"] = SliceJson(*hand_off.slice);
   return j.dump();
 }
 
@@ -67,9 +97,8 @@ absl::StatusOr<core::HandOff> DecodeHandOff(absl::string_view json, const Origin
   if (!parsed) return decoding.status();
   Fields h(*parsed, decoding);
   core::HandOff hand_off;
-  for (Fields& g : h.Objects("gpus")) {
-    hand_off.gpus.push_back({g.Int("index"), g.String("uuid"), g.String("pci_address"), g.String("model")});
-  }
+  for (Fields& g : h.Objects("gpus")) hand_off.gpus.push_back(ReadGpu(g));
+  if (std::optional<Fields> s = h.Object("slice")) hand_off.slice = ReadSlice(*s);
   if (h.Has("gpu_link")) {
     const std::string link = h.String("gpu_link");
     hand_off.gpu_link = core::ParseGpuLinkKind(link);
