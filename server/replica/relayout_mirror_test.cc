@@ -78,6 +78,7 @@ TEST_F(RelayoutMirrorTest, TheLeadersStepOrdersMarksAndHandsOut) {
   EXPECT_EQ(step.planned, 1u);
   EXPECT_EQ(step.orders[0].node, "node-a");
   EXPECT_EQ(mirror_.Relayouts(), step.orders);
+  EXPECT_EQ(mirror_.View()->relayouts, step.orders) << "reads explain with them too";
   EXPECT_TRUE(drains_.Take().pools.contains("gpu-h200"));
 
   std::optional<ReplicaMirror::MigWork> work = mirror_.MigWorkFor("node-a");
@@ -116,9 +117,27 @@ TEST_F(RelayoutMirrorTest, ADoneOrderEndsAndItsSlicesServe) {
   EXPECT_TRUE(std::holds_alternative<placement::Placed>(held.decision));
 }
 
-// (That a GPU holding a slice is never handed out nor kept under way is
-// placement's to test, relayout_plan_test.cc: the mirror takes no slice
-// holds of its own yet.)
+TEST_F(RelayoutMirrorTest, AGpuThisReplicaSeesHeldIsNeverHandedOut) {
+  Load({"node-a"}, kSevenSmall, {});
+  ReplicaMirror::HeldDecision held =
+      mirror_.DecideAndHold(*catalog_.FindClass("small"), catalog_, "w-small");
+  ASSERT_TRUE(std::holds_alternative<placement::Placed>(held.decision));
+  // An order the leader published before it saw this replica's hold.
+  mirror_.SetRelayouts({{.node = "node-a",
+                         .pool = "gpu-h200",
+                         .gpu_index = 0,
+                         .layout = {{"3g.71gb", 0}, {"3g.71gb", 4}},
+                         .for_profile = "3g.71gb",
+                         .ordered_at = kNow}});
+  EXPECT_THAT(mirror_.Relayouts(), SizeIs(1));
+  EXPECT_FALSE(mirror_.MigWorkFor("node-a").has_value());
+  // And a leader's step drops it.
+  ReplicaMirror::RelayoutStep step = Step();
+  ASSERT_THAT(step.ended, SizeIs(1));
+  EXPECT_THAT(step.ended[0].second, HasSubstr("holds work of w-small"));
+  EXPECT_THAT(mirror_.Relayouts(), IsEmpty());
+}
+
 TEST_F(RelayoutMirrorTest, AFollowerTakesThePublishedOrdersAndTheLeaderDropsStaleOnes) {
   Load({"node-a", "node-b"}, kSevenSmall, {});
   const RelayoutOrder published{.node = "node-a",

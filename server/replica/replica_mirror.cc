@@ -534,6 +534,7 @@ std::shared_ptr<const ClusterView> ReplicaMirror::CopyViewLocked() const {
   view->generation = state_generation_.load();
   view->snapshot = snapshot_.NodesOnly();
   view->catalog = catalog_;
+  view->relayouts = relayouts_;
   for (const auto* entry : pending_.Ordered()) {
     view->pending.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
   }
