@@ -215,5 +215,47 @@ TEST_F(UnitOfWorkTest, ANodeHistoryReadPrunedPastItsStartDoesNotReach) {
   EXPECT_EQ(read.oldest, head - 1);
 }
 
+// The scaling leader's MIG re-layouts (migrations/0020): the set is
+// replaced whole, read back as written, and publishes no change-log entry
+// (replicas read it each second, not through the feed).
+TEST_F(UnitOfWorkTest, MigReLayoutsAreReplacedWholeAndReadBackAsWritten) {
+  store::RelayoutRow a{.node = "node-a",
+                       .pool = "gpu-h200",
+                       .gpu_index = 3,
+                       .layout = {{"1g.18gb", 0}, {"3g.71gb", 4}},
+                       .for_profile = "3g.71gb",
+                       .ordered_at = absl::FromUnixMicros(1'800'000'000'123'456),
+                       .leader = "replica-1"};
+  store::RelayoutRow b = a;
+  b.node = "node-b";
+  b.gpu_index = 0;
+  const int64_t head_before = ReadFeed().head;
+  auto replace = [&](const std::vector<store::RelayoutRow>& rows) {
+    absl::Status status = store::UnitOfWork::Run(*db_, "publishing", [&](store::UnitOfWork& unit) {
+      unit.scaling().ReplaceRelayouts(rows);
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(status.ok()) << status;
+  };
+  auto load = [&] {
+    std::vector<store::RelayoutRow> rows;
+    absl::Status status = store::UnitOfWork::Run(*db_, "reading", [&](store::UnitOfWork& unit) {
+      auto loaded = unit.scaling().LoadRelayouts();
+      if (!loaded.ok()) return loaded.status();
+      rows = *std::move(loaded);
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(status.ok()) << status;
+    return rows;
+  };
+  replace({b, a});
+  EXPECT_THAT(load(), ElementsAre(a, b));
+  replace({b});
+  EXPECT_THAT(load(), ElementsAre(b));
+  replace({});
+  EXPECT_TRUE(load().empty());
+  EXPECT_EQ(ReadFeed().head, head_before);
+}
+
 }  // namespace
 }  // namespace wsched

@@ -199,6 +199,7 @@ absl::StatusOr<core::NodeInfo> Agent::Discover() {
   }
   verdicts_ = JudgeGpus(*node, sampled ? &fresh_sample_ : nullptr, xids_.Unhealthy(absl::Now()));
   JudgeVfio(*node);
+  JudgeRelayouts();
   DescribeCdi(*node);
   return node;
 }
@@ -250,6 +251,7 @@ absl::Status Agent::Register(const core::NodeInfo& node) {
   }
   registered_ = node;
   TakeDriverWork(response->has_driver_work(), response->driver_work());
+  TakeMigWork(response->has_mig_work(), response->mig_work());
   Log(absl::StrCat("registered node ", node.name, " in pool ", node.pool, " with ",
                    node.gpus.size(), " GPU(s); heartbeat every ", absl::FormatDuration(interval_)));
   return absl::OkStatus();
@@ -274,6 +276,7 @@ absl::Status Agent::Heartbeat(const core::NodeInfo& node) {
                         absl::StrCat("Heartbeat: ", response.status().message()));
   }
   TakeDriverWork(response->has_driver_work(), response->driver_work());
+  TakeMigWork(response->has_mig_work(), response->mig_work());
   return absl::OkStatus();
 }
 
@@ -289,6 +292,74 @@ void Agent::TakeDriverWork(bool has_work, const wsched::v1::DriverWork& work) {
                      job.kernel, " with ", job.image));
   }
   driver_job_ = std::move(job);
+}
+
+void Agent::TakeMigWork(bool has_work, const wsched::v1::MigWork& work) {
+  if (!has_work) {
+    // The server dropped or finished it: the same order given again later
+    // (the GPU back in service) is carried out again.
+    mig_job_.reset();
+    mig_job_done_.reset();
+    return;
+  }
+  MigJob job{work.gpu_index(), work.gpu_uuid(), {}, work.for_profile()};
+  for (const wsched::v1::MigSlicePlacement& slice : work.slices()) {
+    job.slices.push_back({slice.profile(), slice.start()});
+  }
+  mig_job_ = std::move(job);
+}
+
+bool Agent::DriveMigWork() {
+  if (!mig_job_ || mig_job_ == mig_job_done_ || !registered_) return false;
+  const MigJob job = *mig_job_;
+  mig_job_done_ = job;
+  const std::string what =
+      absl::StrCat("MIG re-layout of GPU ", job.gpu_index, " (", job.gpu_uuid, ") to ",
+                   absl::StrJoin(job.slices, ", ",
+                                 [](std::string* out, const WantedSlice& s) {
+                                   absl::StrAppend(out, s.profile, "@", s.start);
+                                 }),
+                   job.for_profile.empty() ? "" : absl::StrCat(" for ", job.for_profile));
+  auto gpu = std::find_if(registered_->gpus.begin(), registered_->gpus.end(),
+                          [&](const core::Gpu& g) { return g.index == job.gpu_index; });
+  if (gpu == registered_->gpus.end() || gpu->uuid != job.gpu_uuid) {
+    // Nothing to blame on a GPU of this node: said once, not acted on.
+    Log(absl::StrCat(what, ": refused: this node has no GPU ", job.gpu_index, " with that UUID"));
+    return false;
+  }
+  absl::Status status;
+  if (job.slices.empty()) {
+    status = absl::InvalidArgumentError("mig_work.slices: empty; a GPU is not left without slices");
+  } else if (options_.nvidia_smi.empty()) {
+    status = absl::FailedPreconditionError("the agent runs without nvidia-smi (--nvidia_smi)");
+  } else {
+    Log(absl::StrCat(what, ": starting"));
+    status = RelayoutGpu({options_.nvidia_smi, gpu->pci_address, gpu->uuid}, job.slices,
+                         options_.relayout_command_timeout);
+  }
+  if (status.ok()) {
+    relayout_failures_.erase(job.gpu_uuid);
+    Log(absl::StrCat(what, ": done; registering the new slices"));
+  } else {
+    Log(absl::StrCat(what, ": failed: ", status.ToString(), "; the GPU is reported unhealthy for ",
+                     absl::FormatDuration(options_.relayout_failure_hold)));
+    relayout_failures_[job.gpu_uuid] = {
+        absl::StrCat("MIG re-layout failed: ", status.message()).substr(0, kMaxHealthReason),
+        absl::Now() + options_.relayout_failure_hold};
+  }
+  return true;
+}
+
+void Agent::JudgeRelayouts() {
+  const absl::Time now = absl::Now();
+  for (auto it = relayout_failures_.begin(); it != relayout_failures_.end();) {
+    if (it->second.until <= now) {
+      it = relayout_failures_.erase(it);
+      continue;
+    }
+    verdicts_[it->first] = {.healthy = false, .reason = it->second.reason};
+    ++it;
+  }
 }
 
 bool Agent::ReportInstall(wsched::v1::ReportDriverInstallRequest request) {
@@ -384,6 +455,12 @@ void Agent::Run() {
     // The server forgot us: register again now, not a whole interval later.
     if (registered_before && !registered_) continue;
     if (registered_) DriveDriverInstall();
+    if (DriveMigWork()) {
+      // Its slices are new (or the GPU failed): the server hears of it now,
+      // from a fresh discovery, not an interval later.
+      registered_.reset();
+      continue;
+    }
     if (stop_.WaitFor(interval_)) break;
   }
   installer_->Cancel();  // Not reported: the next start of the agent runs it again.

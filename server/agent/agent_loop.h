@@ -21,6 +21,7 @@
 #include "server/agent/driver_runner.h"
 #include "server/agent/gpu_health_rules.h"
 #include "server/agent/inventory_client.h"
+#include "server/agent/mig_relayout.h"
 #include "server/agent/node_cdi.h"
 #include "server/agent/nvidia_layout.h"
 #include "server/agent/nvidia_smi.h"
@@ -79,6 +80,20 @@ struct AgentOptions {
   DriverRunnerOptions driver_install;
   // Runs the installer's command; null: process::RunCommand. Tests fake it.
   DriverInstaller::Runner driver_install_runner;
+  // MIG re-layouts the server hands out (docs/agent.md "Re-laying out MIG
+  // GPUs"): the bound on each nvidia-smi call, and how long a GPU whose
+  // re-layout failed is reported unhealthy with the failure.
+  absl::Duration relayout_command_timeout = absl::Seconds(30);
+  absl::Duration relayout_failure_hold = absl::Minutes(5);
+};
+
+// A MIG re-layout as the server handed it out (wsched.v1.MigWork).
+struct MigJob {
+  int gpu_index = -1;
+  std::string gpu_uuid;
+  std::vector<WantedSlice> slices;
+  std::string for_profile;
+  friend bool operator==(const MigJob&, const MigJob&) = default;
 };
 
 class Agent {
@@ -125,6 +140,15 @@ class Agent {
   void DriveDriverInstall();
   // ReportDriverInstall with the agent's own credential; false on error.
   bool ReportInstall(wsched::v1::ReportDriverInstallRequest request);
+  // The MIG re-layout an answer handed out (or none).
+  void TakeMigWork(bool has_work, const wsched::v1::MigWork& work);
+  // Carries out the handed-out re-layout unless it already did; true when
+  // it ran (the node's slices changed, or a failure is to be reported), so
+  // the loop registers again at once.
+  bool DriveMigWork();
+  // A GPU whose re-layout failed is unhealthy with the failure, for
+  // relayout_failure_hold: the server drops the order on seeing it.
+  void JudgeRelayouts();
 
   const AgentOptions options_;
   InventoryClient& client_;
@@ -156,6 +180,15 @@ class Agent {
   RetryBackoff driver_backoff_;
   // An ended install whose report has not reached the server yet.
   std::optional<std::pair<DriverJob, DriverInstallOutcome>> unreported_install_;
+  // The re-layout of the last answer, and the last one carried out: the
+  // server hands an order out until it sees the layout, and it runs once.
+  std::optional<MigJob> mig_job_;
+  std::optional<MigJob> mig_job_done_;
+  struct RelayoutFailure {
+    std::string reason;
+    absl::Time until;
+  };
+  std::map<std::string, RelayoutFailure> relayout_failures_;  // By GPU UUID.
   std::unique_ptr<DriverInstaller> installer_;  // Last: its thread uses the rest.
 };
 

@@ -3,12 +3,16 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -37,6 +41,7 @@ class FakeInventory : public InventoryClient {
       wsched::v1::RegisterNodeResponse response;
       response.set_node_credential_issued(!request.node_token_sha256().empty());
       if (driver_work_) *response.mutable_driver_work() = *driver_work_;
+      if (mig_work_) *response.mutable_mig_work() = *mig_work_;
       return response;
     }
     absl::Status error = register_errors_.front();
@@ -52,6 +57,7 @@ class FakeInventory : public InventoryClient {
     if (heartbeat_answers_.empty()) {
       wsched::v1::HeartbeatResponse response;
       if (driver_work_) *response.mutable_driver_work() = *driver_work_;
+      if (mig_work_) *response.mutable_mig_work() = *mig_work_;
       return response;
     }
     absl::StatusOr<wsched::v1::HeartbeatResponse> answer = heartbeat_answers_.front();
@@ -82,6 +88,12 @@ class FakeInventory : public InventoryClient {
   void HandOut(wsched::v1::DriverWork work) {
     absl::MutexLock lock(&mutex_);
     driver_work_ = std::move(work);
+  }
+
+  // Every answer from now on hands out this MIG re-layout.
+  void HandOut(wsched::v1::MigWork work) {
+    absl::MutexLock lock(&mutex_);
+    mig_work_ = std::move(work);
   }
 
   void FailRegister(absl::Status error) {
@@ -131,6 +143,7 @@ class FakeInventory : public InventoryClient {
   std::vector<wsched::v1::ReportDriverInstallRequest> install_reports_ ABSL_GUARDED_BY(mutex_);
   std::vector<std::string> install_bearers_ ABSL_GUARDED_BY(mutex_);
   std::optional<wsched::v1::DriverWork> driver_work_ ABSL_GUARDED_BY(mutex_);
+  std::optional<wsched::v1::MigWork> mig_work_ ABSL_GUARDED_BY(mutex_);
 };
 
 AgentOptions FastOptions(const std::string& tree) {
@@ -473,6 +486,126 @@ TEST(AgentLoopTest, AFailedInstallIsReportedWithItsTailAndNotRetriedBeforeItsBac
   EXPECT_EQ(reports[1].log_tail(), "building nvidia.ko | cc: not found");
   absl::MutexLock lock(&mutex);
   EXPECT_EQ(runs, 1);
+}
+
+// MIG work against the fake nvidia-smi: GPU 0 of the H200 node starts as
+// seven 1g.18gb (h200-relayout); after a -cgi the fake answers from
+// h200-mig, where it is 1g.18gb@0, 1g.18gb@1, 2g.35gb@2, 3g.71gb@4.
+class AgentMigWorkTest : public ::testing::Test {
+ protected:
+  static constexpr char kGpu0Uuid[] = "GPU-2c6f1a3e-91d4-4b7a-a0e2-5f83c1d9b417";
+
+  void SetUp() override {
+    calls_ = (scratch_.path() / "calls.txt").string();
+    setenv("FAKE_NVIDIA_SMI_DIR", Tree("nvidia-smi/h200-relayout").c_str(), 1);
+    setenv("FAKE_NVIDIA_SMI_AFTER_DIR", Tree("nvidia-smi/h200-mig").c_str(), 1);
+    setenv("FAKE_NVIDIA_SMI_CALLS", calls_.c_str(), 1);
+  }
+  void TearDown() override {
+    for (const char* name : {"FAKE_NVIDIA_SMI_DIR", "FAKE_NVIDIA_SMI_AFTER_DIR",
+                             "FAKE_NVIDIA_SMI_CALLS", "FAKE_NVIDIA_SMI_FAIL"}) {
+      unsetenv(name);
+    }
+  }
+
+  static AgentOptions Options() {
+    AgentOptions options = FastOptions("h200-mig");
+    options.discovery.pool = "gpu-h200";
+    options.nvidia_smi = testing::FakeNvidiaSmi();
+    options.relayout_command_timeout = absl::Seconds(10);
+    return options;
+  }
+  // 1g.18gb@0, 1g.18gb@1, 2g.35gb@2, 3g.71gb@4 on GPU 0, for a 3g.
+  static wsched::v1::MigWork Work(const std::string& uuid = kGpu0Uuid) {
+    wsched::v1::MigWork work;
+    work.set_gpu_index(0);
+    work.set_gpu_uuid(uuid);
+    work.set_for_profile("3g.71gb");
+    for (const auto& [profile, start] : std::vector<std::pair<std::string, int>>{
+             {"1g.18gb", 0}, {"1g.18gb", 1}, {"2g.35gb", 2}, {"3g.71gb", 4}}) {
+      wsched::v1::MigSlicePlacement* slice = work.add_slices();
+      slice->set_profile(profile);
+      slice->set_start(start);
+    }
+    return work;
+  }
+  // The calls that change a GPU, in order.
+  std::vector<std::string> Changes() const {
+    std::vector<std::string> changes;
+    std::ifstream in(calls_);
+    for (std::string line; std::getline(in, line);) {
+      if (absl::StartsWith(line, "mig -i ")) changes.push_back(line);
+    }
+    return changes;
+  }
+  // "1g.18gb@0 ..." of GPU 0 as a registration reports it, by start.
+  static std::string SlicesOf(const wsched::v1::RegisterNodeRequest& request) {
+    std::vector<std::pair<int, std::string>> slices;
+    for (const auto& slice : request.node().gpus(0).mig().instances()) {
+      slices.emplace_back(slice.start(), absl::StrCat(slice.profile(), "@", slice.start()));
+    }
+    std::sort(slices.begin(), slices.end());
+    return absl::StrJoin(slices, " ", [](std::string* out, const auto& slice) {
+      absl::StrAppend(out, slice.second);
+    });
+  }
+
+  testing::ScratchDir scratch_;
+  std::string calls_;
+};
+
+TEST_F(AgentMigWorkTest, CarriesOutTheReLayoutOnceAndRegistersTheNewSlices) {
+  FakeInventory inventory;
+  inventory.HandOut(Work());
+  {
+    RunningAgent agent(Options(), inventory);
+    ASSERT_TRUE(inventory.AwaitCalls(2, 0));
+    // Handed out with every answer, carried out once.
+    const size_t heartbeats = inventory.heartbeats().size();
+    ASSERT_TRUE(inventory.AwaitCalls(2, heartbeats + 10));
+  }
+  const auto registers = inventory.registers();
+  ASSERT_EQ(registers.size(), 2u);
+  EXPECT_EQ(SlicesOf(registers[0]),
+            "1g.18gb@0 1g.18gb@1 1g.18gb@2 1g.18gb@3 1g.18gb@4 1g.18gb@5 1g.18gb@6");
+  EXPECT_EQ(SlicesOf(registers[1]), "1g.18gb@0 1g.18gb@1 2g.35gb@2 3g.71gb@4");
+  EXPECT_EQ(registers[1].node().gpus(0).health(), wsched::v1::GPU_HEALTH_HEALTHY);
+  EXPECT_THAT(Changes(), ::testing::ElementsAre("mig -i 0 -dci", "mig -i 0 -dgi",
+                                                "mig -i 0 -cgi 19:0 -C", "mig -i 0 -cgi 19:1 -C",
+                                                "mig -i 0 -cgi 14:2 -C", "mig -i 0 -cgi 9:4 -C"));
+}
+
+TEST_F(AgentMigWorkTest, AFailureIsRegisteredAsTheGpusHealthAndNotRetried) {
+  setenv("FAKE_NVIDIA_SMI_FAIL", "mig -i 0 -cgi 14:2 -C", 1);
+  FakeInventory inventory;
+  inventory.HandOut(Work());
+  {
+    RunningAgent agent(Options(), inventory);
+    ASSERT_TRUE(inventory.AwaitCalls(2, 0));
+    const size_t heartbeats = inventory.heartbeats().size();
+    ASSERT_TRUE(inventory.AwaitCalls(2, heartbeats + 10));
+  }
+  const auto registers = inventory.registers();
+  ASSERT_GE(registers.size(), 2u);
+  const wsched::v1::Gpu& gpu = registers[1].node().gpus(0);
+  EXPECT_EQ(gpu.health(), wsched::v1::GPU_HEALTH_UNHEALTHY);
+  EXPECT_THAT(gpu.health_reason(), HasSubstr("MIG re-layout failed: "));
+  EXPECT_THAT(gpu.health_reason(), HasSubstr("Insufficient Permissions"));
+  // The heartbeats say it too, and the commands ran once.
+  const wsched::v1::HeartbeatRequest last = inventory.heartbeats().back();
+  EXPECT_EQ(last.gpu_health_by_uuid().at(kGpu0Uuid), wsched::v1::GPU_HEALTH_UNHEALTHY);
+  EXPECT_EQ(Changes().size(), 5u);
+}
+
+TEST_F(AgentMigWorkTest, WorkForAGpuTheNodeDoesNotHaveIsNotCarriedOut) {
+  FakeInventory inventory;
+  inventory.HandOut(Work("GPU-00000000-0000-0000-0000-000000000000"));
+  {
+    RunningAgent agent(Options(), inventory);
+    ASSERT_TRUE(inventory.AwaitCalls(1, 10));
+  }
+  EXPECT_EQ(inventory.registers().size(), 1u);
+  EXPECT_TRUE(Changes().empty());
 }
 
 TEST(AgentLoopTest, StopEndsALongWaitAtOnce) {

@@ -1,9 +1,9 @@
 // Re-laying out the MIG slices of one GPU that holds nothing: the plan (pure:
 // which nvidia-smi commands, in which order) and the runner that carries it
-// out and checks the result (docs/agent.md "Re-laying out a GPU").
+// out and checks the result (docs/agent.md "Re-laying out MIG GPUs").
 //
-// Nothing in the agent's loop calls this yet; the server will ask for it in
-// by_demand pools.
+// The agent's loop runs it for the MigWork the server hands out in
+// by_demand pools (agent_loop.h).
 #ifndef WSCHED_SERVER_AGENT_MIG_RELAYOUT_H_
 #define WSCHED_SERVER_AGENT_MIG_RELAYOUT_H_
 

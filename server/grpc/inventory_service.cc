@@ -147,6 +147,17 @@ void DriverWorkToProto(const inventory::DriverWork& work, v1::DriverWork* out) {
   out->set_installer_image(work.installer_image);
 }
 
+void MigWorkToProto(const replica::ReplicaMirror::MigWork& work, v1::MigWork* out) {
+  out->set_gpu_index(work.order.gpu_index);
+  out->set_gpu_uuid(work.gpu_uuid);
+  out->set_for_profile(work.order.for_profile);
+  for (const placement::PlannedSlice& slice : work.order.layout) {
+    v1::MigSlicePlacement* placed = out->add_slices();
+    placed->set_profile(slice.profile);
+    placed->set_start(slice.start);
+  }
+}
+
 // GetNode and RemoveNode share NodeNameRequest with the guarded writes but
 // take no version: refusing one beats silently ignoring it.
 absl::Status NoVersionTaken(const v1::NodeNameRequest& request, const char* method) {
@@ -172,6 +183,9 @@ grpc::Status InventoryServiceImpl::RegisterNode(grpc::ServerContext* context,
     NodeToProto(*view, response->mutable_node());
     if (auto work = inventory().AgentDriverWork(view->node)) {
       DriverWorkToProto(*work, response->mutable_driver_work());
+    }
+    if (auto work = context_.scheduler->mirror().MigWorkFor(info.name)) {
+      MigWorkToProto(*work, response->mutable_mig_work());
     }
     response->set_node_credential_issued(issue->has_value());
     *response->mutable_heartbeat_interval() = ToDuration(context_.heartbeat_interval);
@@ -209,6 +223,11 @@ grpc::Status InventoryServiceImpl::Heartbeat(grpc::ServerContext* context,
     response->set_reregister(result->reregister);
     response->set_state(NodeStateToProto(result->state));
     if (result->driver_work) DriverWorkToProto(*result->driver_work, response->mutable_driver_work());
+    if (!result->reregister) {
+      if (auto work = context_.scheduler->mirror().MigWorkFor(input.node_name)) {
+        MigWorkToProto(*work, response->mutable_mig_work());
+      }
+    }
     return absl::OkStatus();
   });
 }

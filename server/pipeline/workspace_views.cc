@@ -70,6 +70,7 @@ std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
   ctx.driver_policy = &view->catalog->driver_policy;
   ctx.scaling = std::move(scaling);
   ctx.queue_position = queue_position;
+  ctx.relayouts = view->relayouts;
   // The workspaces ahead take their share first (all of the queue when this
   // one is not queued yet).
   for (const replica::PendingDemand& entry : view->pending) {

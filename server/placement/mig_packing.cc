@@ -27,10 +27,6 @@ SlotMask SlotRange(int start, int size) {
 
 int FreeSlotCount(SlotMask used) { return std::popcount(SlotMask(~used)); }
 
-bool UsesAllMediaEngines(absl::string_view profile) {
-  return absl::StrContains(absl::AsciiStrToLower(profile), "+me");
-}
-
 // One legal placement of a table, for judging what a mask still allows.
 struct Placement {
   int rank = 0;  // Larger profiles rank higher: compute slices, then slots.
@@ -153,6 +149,10 @@ class SliceCosts {
 };
 
 }  // namespace
+
+bool UsesAllMediaEngines(absl::string_view profile) {
+  return absl::StrContains(absl::AsciiStrToLower(profile), "+me");
+}
 
 SlotMask SlotsTaken(int compute_slices, int start, int size) {
   SlotMask taken = SlotRange(start, size);

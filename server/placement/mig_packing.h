@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "server/core/mig.h"
 #include "server/core/mig_profiles.h"
 
@@ -109,6 +110,10 @@ std::optional<SlicePick> ChooseSlice(const std::vector<GpuSlots>& gpus,
 // the profiles that take two or more slots reach it, so seven 1g instances
 // strand it. Slots a 4g takes out of play are not free, so not stranded.
 int StrandedSlots(SlotMask used, const std::vector<core::MigProfile>& profiles);
+
+// A "+me" profile ("1g.18gb+me"): it takes every media engine of the GPU,
+// so a GPU has at most one instance of such a profile.
+bool UsesAllMediaEngines(absl::string_view profile);
 
 using core::ComputeSlicesOfName;
 

@@ -39,18 +39,19 @@ std::string StartTimeText(const PoolScalingView& scaling) {
 int Nearness(PendingCode code) {
   switch (code) {
     case PendingCode::kQueued: return 0;
-    case PendingCode::kDriverInstalling: return 1;
-    case PendingCode::kNodeProvisioning: return 2;
-    case PendingCode::kScaleUpRequested: return 3;
-    case PendingCode::kScaleUpNotYetRequested: return 4;
-    case PendingCode::kPoolBackingOff: return 5;
-    case PendingCode::kGpusNotLinked: return 6;
-    case PendingCode::kIommuUnsafe: return 6;
-    case PendingCode::kGpusNotBound: return 7;
-    case PendingCode::kGpusUnhealthy: return 8;
-    case PendingCode::kDriverInstallFailed: return 9;
-    case PendingCode::kPoolAtMaxSize: return 10;
-    default: return 11;  // Not per pool.
+    case PendingCode::kMigRelayout: return 1;
+    case PendingCode::kDriverInstalling: return 2;
+    case PendingCode::kNodeProvisioning: return 3;
+    case PendingCode::kScaleUpRequested: return 4;
+    case PendingCode::kScaleUpNotYetRequested: return 5;
+    case PendingCode::kPoolBackingOff: return 6;
+    case PendingCode::kGpusNotLinked: return 7;
+    case PendingCode::kIommuUnsafe: return 7;
+    case PendingCode::kGpusNotBound: return 8;
+    case PendingCode::kGpusUnhealthy: return 9;
+    case PendingCode::kDriverInstallFailed: return 10;
+    case PendingCode::kPoolAtMaxSize: return 11;
+    default: return 12;  // Not per pool.
   }
 }
 
@@ -64,6 +65,10 @@ struct Supply {
   int gpus_any_health = 0;  // Free GPUs, healthy or not.
   int unhealthy_free = 0;   // Of those, unhealthy (as the node reports them).
   FreeSlices slices;        // Free usable MIG slices, per profile.
+  // A re-layout under way (kRelayout): the GPU, since when, and in `slices`
+  // the slices it makes.
+  int relayout_gpu = -1;
+  absl::Time relayout_since = absl::InfinitePast();
 };
 
 int FreeGpusIgnoringHealth(const SnapshotNode& node) {
@@ -144,6 +149,7 @@ Supply NewNodeOf(const core::NodeShape& shape) {
 // node on each shelf that would hold it.
 enum Shelf : int {
   kFree,          // Ready nodes: holds it now.
+  kRelayout,      // Ready nodes cutting a MIG GPU anew (slice classes).
   kUnlinked,      // Ready nodes, counting GPUs no NVLink-connected set is made of.
   kUnsafe,        // Ready nodes, counting IOMMU-unsafe groups (VM classes).
   kUnbound,       // Ready nodes, counting GPUs not bound as the class needs.
@@ -209,8 +215,10 @@ bool Holds(int shelf, const Supply& s, const Resources& request, GpuView view, i
            bool linked, const std::vector<std::string>& slices) {
   if (!Covers(s.free, request)) return false;
   if (!slices.empty()) {
-    // A slice class: a free slice now, or a node that is not ready yet.
+    // A slice class: a free slice now or soon, or a node that is not ready
+    // yet.
     if (shelf == kFree) return HasFreeSlice(s, slices);
+    if (shelf == kRelayout) return FreeSliceAt(s, slices) >= 0;
     return shelf >= kInstalling;
   }
   switch (shelf) {
@@ -257,6 +265,7 @@ class QueueSimulation {
     ctx.snapshot->ForEachNode([&](const SnapshotNode& node) {
       if (auto it = pools_.find(node.info.pool); it != pools_.end()) Shelve(it->second, node);
     });
+    for (const RelayoutOrder& order : ctx.relayouts) ShelveRelayout(order);
     for (auto& [id, supply] : pools_) {
       const PoolScalingView& scaling = supply.scaling;
       supply.size = std::max(scaling.current_size, supply.nodes);
@@ -330,6 +339,28 @@ class QueueSimulation {
     }
   }
 
+  // What a re-layout under way will offer, on the node it cuts.
+  void ShelveRelayout(const RelayoutOrder& order) {
+    auto pool = pools_.find(order.pool);
+    const SnapshotNode* node = ctx_.snapshot->FindNode(order.node);
+    if (pool == pools_.end() || node == nullptr || !node->schedulable) return;
+    Supply supply;
+    supply.node = node;
+    supply.free = node->free;
+    for (const PlannedSlice& slice : order.layout) {
+      auto it = std::find_if(supply.slices.begin(), supply.slices.end(),
+                             [&](const auto& entry) { return entry.first == slice.profile; });
+      if (it == supply.slices.end()) {
+        supply.slices.emplace_back(slice.profile, 1);
+      } else {
+        ++it->second;
+      }
+    }
+    supply.relayout_gpu = order.gpu_index;
+    supply.relayout_since = order.ordered_at;
+    pool->second.shelves[kRelayout].push_back(std::move(supply));
+  }
+
   Candidate ForPool(const core::WorkspaceClass& cls, PoolSupply& pool, int position);
   // The layers of one pool, nearest first; each returns false when it does
   // not hold the workspace back.
@@ -369,6 +400,14 @@ bool QueueSimulation::Room(const core::WorkspaceClass& cls, PoolSupply& pool, Ca
                                   pool.pool->id, ", the workspaces ahead are served first")
                    : absl::StrCat("room exists on node ", r.node,
                                   "; placing it at the next pass of the queue");
+    return true;
+  }
+  if (Supply* s = cls.is_slice() ? First(cls, pool, kRelayout) : nullptr) {
+    AtNode(PendingCode::kMigRelayout, *s, c);
+    r.since =
+        s->relayout_since == absl::InfinitePast() ? std::nullopt : std::optional(s->relayout_since);
+    r.detail = absl::StrCat("re-laying out GPU ", s->relayout_gpu, " on ", r.node, " for ",
+                            s->slices[FreeSliceAt(*s, cls.gpu.mig_profiles)].first);
     return true;
   }
   if (Supply* s = First(cls, pool, kUnlinked)) {
@@ -533,6 +572,7 @@ const char* PendingCodeName(PendingCode code) {
     case PendingCode::kScaleUpNotYetRequested: return "scale_up_not_yet_requested";
     case PendingCode::kGpusNotBound: return "gpus_not_bound";
     case PendingCode::kGpusNotLinked: return "gpus_not_linked";
+    case PendingCode::kMigRelayout: return "mig_relayout";
   }
   return "unknown";
 }

@@ -6,6 +6,7 @@
 //   free GPUs only in IOMMU-unsafe groups    (room exists, not for a VM)
 //   free GPUs not bound as needed            (room exists, wrong driver)
 //   free GPUs unhealthy                      (room exists, broken)
+//   a MIG GPU being laid out anew for it     (a slice is coming)
 //   a node's driver installing / failed      (a node exists, not ready)
 //   a node provisioning                      (a node is coming)
 //   pool backing off -> scale-up requested ->
@@ -45,6 +46,7 @@
 #include "server/core/driver_policy.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
+#include "server/placement/relayout_plan.h"
 #include "server/placement/snapshot.h"
 
 namespace wsched::placement {
@@ -77,6 +79,10 @@ enum class PendingCode {
   // NVLink, which the class requires (gpu.links: nvlink_required). Sits
   // between kQueued and kIommuUnsafe.
   kGpusNotLinked,
+  // A GPU of a by_demand pool is being laid out anew with a slice of its
+  // profile (relayout_plan.h); nearest after kQueued, since it takes
+  // seconds.
+  kMigRelayout,
 };
 
 // "org_gpu_quota", "queued", ... (stable: API enum and metrics labels).
@@ -118,6 +124,10 @@ struct PendingContext {
   std::optional<QuotaFigures> quota;
   // Set when project or org policy no longer allows the class.
   std::optional<std::string> policy_denial;
+  // The MIG re-layouts under way (relayout_plan.h): their slices are coming
+  // and are handed out in queue order like free ones. Their GPUs are marked
+  // in the snapshot, so what they have now is not counted as free.
+  std::vector<RelayoutOrder> relayouts;
   absl::Time now;
 };
 

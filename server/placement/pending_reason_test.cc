@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/test_nodes.h"
@@ -148,6 +149,74 @@ TEST_F(SlicePendingReasonTest, ANodeBootingHoldsItAndWithoutOneANewNodeCanBeAske
   EXPECT_EQ(Explain().code, PendingCode::kNodeProvisioning);
   snapshot_ = Snapshot();
   EXPECT_EQ(Explain().code, PendingCode::kScaleUpNotYetRequested);
+}
+
+// A GPU of a by_demand pool being laid out anew: its slices are coming,
+// handed out in queue order like free ones; what it has now is out of play.
+class RelayoutPendingReasonTest : public SlicePendingReasonTest {
+ protected:
+  RelayoutPendingReasonTest() {
+    pools_[0].mig.kind = core::MigLayoutKind::kByDemand;
+    cls_ = SliceClass("mid", {"3g.71gb"});
+    core::NodeInfo node = FakeGpuNode("node-a", "gpu-h200", "h200", 4);
+    LayOutSlices(node, std::vector<std::string>(7, "1g.18gb"));
+    AddNode(node);
+    order_ = {.node = "node-a",
+              .pool = "gpu-h200",
+              .gpu_index = 3,
+              .layout = {{"1g.18gb", 0}, {"3g.71gb", 4}},
+              .for_profile = "3g.71gb",
+              .ordered_at = kNow - absl::Seconds(4)};
+    snapshot_.SetRelayouts({{"node-a", 3}});
+  }
+  PendingReason ExplainWithOrder() {
+    PendingContext ctx;
+    ctx.cls = &cls_;
+    ctx.pools = &pools_;
+    ctx.snapshot = &snapshot_;
+    ctx.driver_policy = &policy_;
+    ctx.queue_position = position_;
+    ctx.ahead = ahead_;
+    ctx.relayouts = {order_};
+    ctx.now = kNow;
+    return ExplainPending(ctx);
+  }
+  RelayoutOrder order_;
+};
+
+TEST_F(RelayoutPendingReasonTest, SaysWhichGpuIsLaidOutForWhichProfile) {
+  PendingReason reason = ExplainWithOrder();
+  EXPECT_EQ(reason.code, PendingCode::kMigRelayout) << reason.detail;
+  EXPECT_EQ(reason.detail, "re-laying out GPU 3 on node-a for 3g.71gb");
+  EXPECT_EQ(reason.node, "node-a");
+  EXPECT_EQ(reason.since, kNow - absl::Seconds(4));
+  EXPECT_STREQ(PendingCodeName(reason.code), "mig_relayout");
+}
+
+TEST_F(RelayoutPendingReasonTest, TheWorkspacesAheadTakeTheComingSlicesFirst) {
+  // The one 3g the order makes goes to the workspace ahead; this one is
+  // told the pool is at max_size.
+  ahead_ = {&cls_};
+  position_ = 2;
+  PendingReason reason = ExplainWithOrder();
+  EXPECT_EQ(reason.code, PendingCode::kPoolAtMaxSize) << reason.detail;
+}
+
+TEST_F(RelayoutPendingReasonTest, AFreeSliceIsNearer) {
+  // A 1g class: the other GPUs' free 1g slices are room now.
+  cls_ = small_;
+  EXPECT_EQ(ExplainWithOrder().code, PendingCode::kQueued);
+  // The marked GPU's own slices are not: with the others held, the 1g of
+  // the order is what is coming.
+  for (int gpu = 0; gpu < 3; ++gpu) {
+    for (int gi = 1; gi <= 7; ++gi) {
+      ASSERT_TRUE(
+          snapshot_.HoldSlice(absl::StrCat("w", gpu, "-", gi), "node-a", {gpu, gi}, {}).ok());
+    }
+  }
+  PendingReason reason = ExplainWithOrder();
+  EXPECT_EQ(reason.code, PendingCode::kMigRelayout) << reason.detail;
+  EXPECT_EQ(reason.detail, "re-laying out GPU 3 on node-a for 1g.18gb");
 }
 
 TEST_F(PendingReasonTest, QueuedBehindOthersWhenRoomExists) {

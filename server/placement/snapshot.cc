@@ -131,7 +131,10 @@ std::string SnapshotNode::FirstBindingProblem(GpuView view) const {
 
 bool SnapshotNode::SliceUsable(int pos, size_t k) const {
   const core::Gpu& gpu = info.gpus[pos];
-  if (!gpu.healthy || !gpus[pos].holder.empty() || !gpu.mig || !gpu.mig->enabled) return false;
+  if (!gpu.healthy || !gpus[pos].holder.empty() || gpus[pos].relayout || !gpu.mig ||
+      !gpu.mig->enabled) {
+    return false;
+  }
   const core::MigInstance& slice = gpu.mig->instances[k];
   return gpus[pos].slice_holders[k].empty() && slice.compute_instance >= 0 && !slice.uuid.empty();
 }
@@ -163,6 +166,7 @@ Snapshot Snapshot::NodesOnly() const {
   copy.nodes_ = nodes_;
   copy.free_ids_ = free_ids_;
   copy.ids_ = ids_;
+  copy.relayouts_ = relayouts_;
   // Not the pools' indexes: no reader decides, and an index shared with a
   // reader's copy would be copied whole, under the placement lock, by the
   // next placement in its pool (BM_HoldReleaseWhileAViewIsHeld).
@@ -261,6 +265,9 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
       MarkHolder(hold, node, /*held=*/true);
     }
   }
+  if (auto marked = relayouts_.find(info.name); marked != relayouts_.end()) {
+    if (const int pos = node.PositionOf(marked->second); pos >= 0) node.gpus[pos].relayout = true;
+  }
   nodes_[id] = std::make_shared<SnapshotNode>(std::move(node));
   Reindex(id);
   return absl::OkStatus();
@@ -296,6 +303,29 @@ absl::Status Snapshot::Restate(absl::string_view name,
   change(MutableNode(id));
   Reindex(id);
   return absl::OkStatus();
+}
+
+void Snapshot::SetRelayouts(const absl::flat_hash_map<std::string, int>& marks) {
+  // Only the nodes whose mark changes are re-indexed.
+  absl::flat_hash_set<std::string> changed;
+  for (const auto& [node, gpu] : relayouts_) {
+    auto now = marks.find(node);
+    if (now == marks.end() || now->second != gpu) changed.insert(node);
+  }
+  for (const auto& [node, gpu] : marks) {
+    auto before = relayouts_.find(node);
+    if (before == relayouts_.end() || before->second != gpu) changed.insert(node);
+  }
+  relayouts_ = marks;
+  for (const std::string& name : changed) {
+    auto marked = marks.find(name);
+    (void)Restate(name, [&](SnapshotNode& node) {
+      for (size_t pos = 0; pos < node.gpus.size(); ++pos) {
+        node.gpus[pos].relayout =
+            marked != marks.end() && node.info.gpus[pos].index == marked->second;
+      }
+    });  // NotFound: a node not here (yet) takes its mark when it comes.
+  }
 }
 
 absl::Status Snapshot::Hold(absl::string_view workspace, absl::string_view node_name,

@@ -55,6 +55,10 @@ struct SnapshotGpu {
   // Parallel to the GPU's mig->instances (empty without MIG): the workspace
   // holding each slice; empty when free.
   std::vector<std::string> slice_holders;
+  // Its MIG slices are being destroyed and made anew (relayout_plan.h):
+  // none is handed out until the mark is lifted (Snapshot::SetRelayouts).
+  // (A GPU in MIG mode is never handed out whole: core/vfio_binding.h.)
+  bool relayout = false;
 };
 
 struct SnapshotNode {
@@ -160,6 +164,14 @@ class Snapshot {
   // nodes it changes; a full copy also copies every hold.
   Snapshot NodesOnly() const;
 
+  // The GPUs under a MIG re-layout (node name -> GPU index; one per node, as
+  // relayout_plan.h orders them), replacing the previous marks. Placement
+  // keeps off them (SnapshotGpu::relayout). Like holds, a mark outlives
+  // UpsertNode and RemoveNode, and an index the node does not report marks
+  // nothing.
+  void SetRelayouts(const absl::flat_hash_map<std::string, int>& marks);
+  const absl::flat_hash_map<std::string, int>& relayouts() const { return relayouts_; }
+
   const SnapshotNode* FindNode(absl::string_view name) const;
   const HoldRecord* FindHold(absl::string_view workspace) const;
   size_t node_count() const { return ids_->size(); }
@@ -217,6 +229,7 @@ class Snapshot {
   absl::flat_hash_map<std::string, HoldRecord> holds_;
   // Workspaces holding something on a node, so holds survive node re-adds.
   absl::flat_hash_map<std::string, absl::btree_set<std::string>> holds_by_node_;
+  absl::flat_hash_map<std::string, int> relayouts_;  // SetRelayouts' marks.
 };
 
 }  // namespace wsched::placement

@@ -63,6 +63,10 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
     case PendingCode::kQueued:
       return {absl::ZeroDuration(),
               absl::StrCat("room exists; queue position ", r.queue_position)};
+    case PendingCode::kMigRelayout:
+      // A handful of nvidia-smi calls at the node's next heartbeat.
+      return {absl::ZeroDuration(),
+              "a MIG re-layout takes seconds once the node's agent hears of it"};
     case PendingCode::kDriverInstalling:
       return Remaining(DriverInstall(in), r.since, in.now);
     case PendingCode::kNodeProvisioning:

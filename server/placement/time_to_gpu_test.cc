@@ -49,6 +49,14 @@ TEST(TimeToGpuTest, DriverInstallUsesTheKernelsMedian) {
   EXPECT_THAT(t.basis, HasSubstr("--default_driver_install_time"));
 }
 
+TEST(TimeToGpuTest, AMigReLayoutIsSecondsNotANodeStart) {
+  TimeToGpuInputs in = Inputs(PendingCode::kMigRelayout);
+  in.node_start = MeasuredTime{absl::Minutes(4), 5};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  EXPECT_EQ(t.estimate, absl::ZeroDuration());
+  EXPECT_THAT(t.basis, HasSubstr("MIG re-layout"));
+}
+
 TEST(TimeToGpuTest, OverdueIsZeroNotNegative) {
   TimeToGpuInputs in = Inputs(PendingCode::kNodeProvisioning);
   in.reason.since = kNow - absl::Minutes(30);

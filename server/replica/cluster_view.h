@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
+#include "server/placement/relayout_plan.h"
 #include "server/placement/snapshot.h"
 #include "server/scaling/fleet_scaler.h"
 
@@ -49,6 +50,9 @@ struct ClusterView {
   placement::Snapshot snapshot;
   std::shared_ptr<const core::Catalog> catalog = std::make_shared<const core::Catalog>();
   std::vector<PendingDemand> pending;
+  // The MIG re-layouts under way (their GPUs are marked in `snapshot`), for
+  // the pending reasons of a read.
+  std::vector<placement::RelayoutOrder> relayouts;
   TrackedWorkspaces tracked;
 };
 

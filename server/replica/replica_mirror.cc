@@ -12,6 +12,14 @@
 namespace wsched::replica {
 namespace {
 
+// The GPUs the orders cut, for the snapshot's marks.
+absl::flat_hash_map<std::string, int> RelayoutMarks(
+    const std::vector<placement::RelayoutOrder>& orders) {
+  absl::flat_hash_map<std::string, int> marks;
+  for (const placement::RelayoutOrder& order : orders) marks[order.node] = order.gpu_index;
+  return marks;
+}
+
 // What a placed workspace holds besides GPUs: CPU and memory as stored, the
 // rest from its class (the store keeps only what it guards).
 placement::Resources HeldResources(const core::Workspace& w, const core::Catalog& catalog) {
@@ -122,6 +130,7 @@ std::vector<std::string> ReplicaMirror::Replace(StateStore::Everything& all) {
   StateChangedLocked();
   listeners_.drains->Everything();
   snapshot_ = placement::Snapshot();
+  snapshot_.SetRelayouts(RelayoutMarks(relayouts_));  // Laid on the nodes as they come.
   pending_ = placement::PendingQueue();
   nodes_.clear();
   // Only what is live now is mirrored again. The window of ended versions
@@ -408,6 +417,7 @@ void ReplicaMirror::NoteQueuedReason(const std::string& id, std::string reason) 
 
 void ReplicaMirror::ExplainQueue(placement::PendingContext ctx) {
   absl::MutexLock lock(&mu_);
+  ctx.relayouts = relayouts_;
   ctx.pools = &catalog_->pools;
   ctx.snapshot = &snapshot_;
   ctx.driver_policy = &catalog_->driver_policy;
@@ -424,6 +434,93 @@ void ReplicaMirror::ExplainQueue(placement::PendingContext ctx) {
   }
 }
 
+// ---- MIG re-layouts ----
+
+void ReplicaMirror::SetRelayouts(std::vector<placement::RelayoutOrder> orders) {
+  absl::MutexLock lock(&mu_);
+  SetRelayoutsLocked(std::move(orders));
+}
+
+void ReplicaMirror::SetRelayoutsLocked(std::vector<placement::RelayoutOrder> orders) {
+  if (orders == relayouts_) return;
+  // Pending work of the pools whose orders came or went may fit now, or be
+  // told otherwise why it waits.
+  absl::flat_hash_set<std::string> pools;
+  for (const auto* list : {&relayouts_, &orders}) {
+    for (const placement::RelayoutOrder& order : *list) {
+      const bool in_both =
+          std::find(relayouts_.begin(), relayouts_.end(), order) != relayouts_.end() &&
+          std::find(orders.begin(), orders.end(), order) != orders.end();
+      if (!in_both) pools.insert(order.pool);
+    }
+  }
+  relayouts_ = std::move(orders);
+  snapshot_.SetRelayouts(RelayoutMarks(relayouts_));
+  StateChangedLocked();
+  for (const std::string& pool : pools) listeners_.drains->Pool(pool);
+  absl::MutexLock nodes_lock(&relayout_mu_);
+  relayout_nodes_.clear();
+  for (const placement::RelayoutOrder& order : relayouts_) relayout_nodes_.insert(order.node);
+}
+
+std::vector<placement::RelayoutOrder> ReplicaMirror::Relayouts() const {
+  absl::MutexLock lock(&mu_);
+  return relayouts_;
+}
+
+ReplicaMirror::RelayoutStep ReplicaMirror::StepRelayouts(absl::Time now,
+                                                         absl::Duration give_up_after,
+                                                         const placement::RelayoutLimits& limits) {
+  absl::MutexLock lock(&mu_);
+  RelayoutStep step;
+  for (const placement::RelayoutOrder& order : relayouts_) {
+    placement::RelayoutStatus status =
+        placement::ProgressOf(order, snapshot_, catalog_->pools, now, give_up_after);
+    switch (status.progress) {
+      case placement::RelayoutProgress::kUnderWay: step.orders.push_back(order); break;
+      case placement::RelayoutProgress::kDone: step.ended.emplace_back(order, "done"); break;
+      case placement::RelayoutProgress::kDropped:
+        step.ended.emplace_back(order, std::move(status.why));
+        break;
+    }
+  }
+  // The ended orders' GPUs are unmarked first: a finished one's slices are
+  // free for the plan, not a reason for another order.
+  SetRelayoutsLocked(step.orders);
+  placement::RelayoutInputs in;
+  in.snapshot = &snapshot_;
+  in.pools = &catalog_->pools;
+  for (const placement::PendingEntry* entry : pending_.Ordered()) {
+    in.pending.push_back(catalog_->FindClass(entry->class_id));
+  }
+  in.under_way = step.orders;
+  in.now = now;
+  in.limits = limits;
+  std::vector<placement::RelayoutOrder> planned = placement::PlanRelayouts(in);
+  step.planned = planned.size();
+  for (placement::RelayoutOrder& order : planned) step.orders.push_back(std::move(order));
+  SetRelayoutsLocked(step.orders);
+  return step;
+}
+
+std::optional<ReplicaMirror::MigWork> ReplicaMirror::MigWorkFor(const std::string& node) const {
+  {
+    absl::MutexLock nodes_lock(&relayout_mu_);
+    if (!relayout_nodes_.contains(node)) return std::nullopt;
+  }
+  absl::MutexLock lock(&mu_);
+  auto order = std::find_if(relayouts_.begin(), relayouts_.end(),
+                            [&](const placement::RelayoutOrder& o) { return o.node == node; });
+  const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
+  if (order == relayouts_.end() || mirrored == nullptr) return std::nullopt;
+  const int pos = mirrored->PositionOf(order->gpu_index);
+  if (pos < 0 || !mirrored->gpus[pos].holder.empty()) return std::nullopt;
+  for (const std::string& holder : mirrored->gpus[pos].slice_holders) {
+    if (!holder.empty()) return std::nullopt;
+  }
+  return MigWork{*order, mirrored->info.gpus[pos].uuid};
+}
+
 // ---- for readers ----
 
 std::shared_ptr<const ClusterView> ReplicaMirror::View() const {
@@ -438,6 +535,7 @@ std::shared_ptr<const ClusterView> ReplicaMirror::CopyViewLocked() const {
   view->generation = state_generation_.load();
   view->snapshot = snapshot_.NodesOnly();
   view->catalog = catalog_;
+  view->relayouts = relayouts_;
   for (const auto* entry : pending_.Ordered()) {
     view->pending.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
   }

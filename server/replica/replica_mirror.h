@@ -125,6 +125,35 @@ class ReplicaMirror {
   // (placement/pending_reason.h).
   void ExplainQueue(placement::PendingContext ctx) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // ---- MIG re-layouts (placement/relayout_plan.h) ----
+  // The orders under way as the scaling leader published them (a follower
+  // reads them each second): their GPUs are marked in the snapshot, so
+  // placement keeps off them, and the pending reasons count their slices as
+  // coming. The pools of the orders that changed are drained again.
+  void SetRelayouts(std::vector<placement::RelayoutOrder> orders) ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<placement::RelayoutOrder> Relayouts() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The scaling leader's step, on this mirror: the orders under way that
+  // are done or must be dropped end (`ended`, each with "done" or why), then
+  // new ones are planned for the queue as it is now; the result is this
+  // mirror's orders (SetRelayouts) and what the leader publishes.
+  struct RelayoutStep {
+    std::vector<placement::RelayoutOrder> orders;  // Under way now, the new ones last.
+    std::vector<std::pair<placement::RelayoutOrder, std::string>> ended;
+    size_t planned = 0;  // New orders, at the end of `orders`.
+  };
+  RelayoutStep StepRelayouts(absl::Time now, absl::Duration give_up_after,
+                             const placement::RelayoutLimits& limits) ABSL_LOCKS_EXCLUDED(mu_);
+  // The order for `node`'s agent (wsched.v1.MigWork) with the GPU's UUID;
+  // nullopt when there is none, or this replica sees something held on the
+  // GPU (it never hands out the cutting of a GPU that holds work). Cheap for
+  // a node without an order: heartbeats ask.
+  struct MigWork {
+    placement::RelayoutOrder order;
+    std::string gpu_uuid;
+  };
+  std::optional<MigWork> MigWorkFor(const std::string& node) const
+      ABSL_LOCKS_EXCLUDED(mu_, relayout_mu_);
+
   // ---- for readers and the parts beside the pipeline ----
   // The newest immutable view (cluster_view.h): walk it as long as needed.
   std::shared_ptr<const ClusterView> View() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -167,6 +196,9 @@ class ReplicaMirror {
   // View() copies again.
   void StateChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { state_generation_++; }
   std::shared_ptr<const ClusterView> CopyViewLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Makes `orders` this mirror's: marks, the nodes with one, drains.
+  void SetRelayoutsLocked(std::vector<placement::RelayoutOrder> orders)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(relayout_mu_);
 
   const Listeners listeners_;
   const core::Clock clock_;
@@ -196,6 +228,11 @@ class ReplicaMirror {
       ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
   LiveWorkspaceFacts facts_ ABSL_GUARDED_BY(mu_);
+  std::vector<placement::RelayoutOrder> relayouts_ ABSL_GUARDED_BY(mu_);
+  // The nodes with an order, so that a heartbeat of a node without one
+  // never takes mu_ (the placement lock).
+  mutable absl::Mutex relayout_mu_ ABSL_ACQUIRED_AFTER(mu_);
+  absl::flat_hash_set<std::string> relayout_nodes_ ABSL_GUARDED_BY(relayout_mu_);
   // Bumped under mu_ by StateChangedLocked; read without it by View().
   std::atomic<uint64_t> state_generation_{1};
   mutable ClusterViewCache views_;

@@ -145,6 +145,7 @@ void ScalingController::Loop() {
     leading_now_ = lead;
     if (leading_) {
       LeadTick(now);
+      if (lead_ticks_ % std::max(options_.relayout_every_ticks, 1) == 0) StepRelayouts(now);
       if (lead_ticks_++ % std::max(options_.driver_rollout_every_ticks, 1) == 0) {
         StepDrivers();
       }
@@ -178,6 +179,7 @@ void ScalingController::BecomeLeader() {
   log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
   fleet_.Clear();
   generation_base_.clear();
+  published_relayouts_.reset();  // Its mirror has what the last leader published.
   std::vector<store::SignalRow> stored;
   absl::Status status = store::UnitOfWork::Run(*db_, "loading scaling state",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
@@ -194,14 +196,23 @@ void ScalingController::BecomeLeader() {
 
 void ScalingController::FollowTick() {
   std::vector<store::SignalRow> stored;
+  std::vector<store::RelayoutRow> relayouts;
   absl::Status status = store::UnitOfWork::Run(*db_, "reading scaling signals",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
     auto signals = unit.scaling().LoadSignals();
     if (!signals.ok()) return signals.status();
     stored = std::move(*signals);
+    auto orders = unit.scaling().LoadRelayouts();
+    if (!orders.ok()) return orders.status();
+    relayouts = std::move(*orders);
     return absl::OkStatus();
   });
   if (!status.ok()) return;
+  // The leader's MIG re-layouts: this replica keeps placement off their
+  // GPUs and hands them to the nodes' agents.
+  std::vector<placement::RelayoutOrder> orders;
+  for (const store::RelayoutRow& row : relayouts) orders.push_back(RelayoutOrderOf(row));
+  scheduler_->mirror().SetRelayouts(std::move(orders));
   absl::MutexLock lock(&mu_);
   for (const auto& row : stored) {
     scaling::PoolSignal signal = PoolSignalOf(row);
@@ -256,6 +267,42 @@ void ScalingController::LeadTick(absl::Time now) {
     }
     Publish(obs.pool.id, signal, now);
   }
+}
+
+void ScalingController::StepRelayouts(absl::Time now) {
+  // Acts only on a lease that runs, as Publish.
+  if (!leader_lock_.Holds()) return;
+  replica::ReplicaMirror::RelayoutStep step = scheduler_->mirror().StepRelayouts(
+      now, options_.relayout_give_up_after, options_.relayout_limits);
+  for (const auto& [order, why] : step.ended) {
+    if (why == "done") {
+      log::Info("MIG re-layout done", {{"order", placement::DescribeOrder(order)}});
+    } else {
+      log::Warning("MIG re-layout dropped", {{"order", placement::DescribeOrder(order)},
+                                             {"for", order.for_profile}, {"why", why}});
+    }
+  }
+  for (size_t i = step.orders.size() - step.planned; i < step.orders.size(); ++i) {
+    log::Info("MIG re-layout ordered", {{"order", placement::DescribeOrder(step.orders[i])},
+                                        {"for", step.orders[i].for_profile}});
+  }
+  if (published_relayouts_ == step.orders) return;
+  std::vector<store::RelayoutRow> rows;
+  for (const placement::RelayoutOrder& order : step.orders) {
+    rows.push_back(RelayoutRowOf(order, store::ReplicaId()));
+  }
+  absl::Status saved = store::UnitOfWork::Run(*db_, "publishing MIG re-layouts",
+                                              [&](store::UnitOfWork& unit) -> absl::Status {
+    unit.scaling().ReplaceRelayouts(rows);
+    return absl::OkStatus();
+  });
+  // Not saved: the next step publishes again (this mirror keeps the orders,
+  // and hands them to the agents whose heartbeats reach it meanwhile).
+  if (!saved.ok()) {
+    log::Warning("cannot publish MIG re-layouts", {{"error", std::string(saved.message())}});
+    return;
+  }
+  published_relayouts_ = std::move(step.orders);
 }
 
 void ScalingController::RecordStartSamples(const std::string& pool,

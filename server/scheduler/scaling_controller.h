@@ -20,6 +20,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/metrics/metrics.h"
+#include "server/placement/relayout_plan.h"
 #include "server/scaling/exec_actuator.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/pool_scaler.h"
@@ -55,6 +56,13 @@ struct ScalingControllerOptions {
   RetentionOptions retention;
   // The leader lock's lease (store/lock_lease.h); it is probed every tick.
   store::LeaseOptions lease;
+  // MIG layouts by demand (placement/relayout_plan.h): the leader plans
+  // every this many ticks (a pass over the queue under the placement lock,
+  // so not every tick); an order not done within relayout_give_up_after is
+  // dropped, and may be given again.
+  int relayout_every_ticks = 4;
+  absl::Duration relayout_give_up_after = absl::Minutes(5);
+  placement::RelayoutLimits relayout_limits;
 };
 
 class ScalingController {
@@ -94,6 +102,9 @@ class ScalingController {
   // Driver rollouts, then the cluster face's installs (the leader's).
   void StepDrivers();
   void BecomeLeader();
+  // The leader's MIG re-layouts: ends the finished and dropped orders, plans
+  // new ones on the mirror and publishes the set when it changed.
+  void StepRelayouts(absl::Time now);
   std::vector<scaling::PoolObservation> Observe(absl::Time now);
   void Publish(const std::string& pool, const scaling::PoolSignal& signal, absl::Time now);
   void RecordStartSamples(const std::string& pool, const std::vector<absl::Duration>& samples);
@@ -116,6 +127,8 @@ class ScalingController {
   std::map<std::string, int64_t> generation_base_;
   int64_t last_report_id_ = 0;
   int64_t lead_ticks_ = 0;
+  // What this leader last published of the re-layouts; nullopt: nothing yet.
+  std::optional<std::vector<placement::RelayoutOrder>> published_relayouts_;
 
   mutable absl::Mutex mu_;
   std::map<std::string, scaling::PoolSignal> published_ ABSL_GUARDED_BY(mu_);

@@ -98,6 +98,9 @@ class Scheduler {
   // What this replica mirrors of the database; its View() is the newest
   // immutable picture, walked without a lock (cluster_view.h).
   const replica::ReplicaMirror& mirror() const { return *mirror_; }
+  // The same, for the scaling leader's MIG re-layouts (SetRelayouts,
+  // StepRelayouts), which mark the snapshot.
+  replica::ReplicaMirror& mirror() { return *mirror_; }
   // WatchWorkspaces: the streams' fanout and where they read the change
   // log's history (a database scheduler only).
   watch::Fanout& workspace_fanout() { return fanout_; }

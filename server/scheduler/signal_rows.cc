@@ -68,4 +68,29 @@ scaling::PoolSignal PoolSignalOf(const store::SignalRow& row) {
   return signal;
 }
 
+store::RelayoutRow RelayoutRowOf(const placement::RelayoutOrder& order, std::string leader) {
+  store::RelayoutRow row;
+  row.node = order.node;
+  row.pool = order.pool;
+  row.gpu_index = order.gpu_index;
+  for (const placement::PlannedSlice& slice : order.layout) {
+    row.layout.emplace_back(slice.profile, slice.start);
+  }
+  row.for_profile = order.for_profile;
+  row.ordered_at = order.ordered_at;
+  row.leader = std::move(leader);
+  return row;
+}
+
+placement::RelayoutOrder RelayoutOrderOf(const store::RelayoutRow& row) {
+  placement::RelayoutOrder order;
+  order.node = row.node;
+  order.pool = row.pool;
+  order.gpu_index = row.gpu_index;
+  for (const auto& [profile, start] : row.layout) order.layout.push_back({profile, start});
+  order.for_profile = row.for_profile;
+  order.ordered_at = row.ordered_at;
+  return order;
+}
+
 }  // namespace wsched::scheduler

@@ -1,4 +1,4 @@
-// A pool's scaling signal to and from the store's row for it. The store keeps
+// A pool's scaling signal (and a MIG re-layout) to and from the store's row for it. The store keeps
 // its own row type (store::SignalRow), so it builds without the scaling
 // library; the scaling controller, which publishes and reads the rows, maps.
 #ifndef WSCHED_SERVER_SCHEDULER_SIGNAL_ROWS_H_
@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "server/placement/relayout_plan.h"
 #include "server/scaling/scaling_signal.h"
 #include "server/store/types.h"
 
@@ -19,6 +20,10 @@ store::SignalRow SignalRowOf(const scaling::PoolSignal& signal, int64_t generati
 
 // The signal a row holds; its generation is the row's.
 scaling::PoolSignal PoolSignalOf(const store::SignalRow& row);
+
+// A MIG re-layout under way to and from its row, likewise.
+store::RelayoutRow RelayoutRowOf(const placement::RelayoutOrder& order, std::string leader);
+placement::RelayoutOrder RelayoutOrderOf(const store::RelayoutRow& row);
 
 }  // namespace wsched::scheduler
 

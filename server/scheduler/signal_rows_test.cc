@@ -41,5 +41,18 @@ TEST(SignalRowsTest, EveryReasonKeepsItsMeaning) {
                                         ScalingReason::kProvisioningFailed}));
 }
 
+TEST(SignalRowsTest, AReLayoutComesBackAsItWasPublished) {
+  const placement::RelayoutOrder order{.node = "node-a",
+                                       .pool = "gpu-h200",
+                                       .gpu_index = 3,
+                                       .layout = {{"1g.18gb", 0}, {"3g.71gb", 4}},
+                                       .for_profile = "3g.71gb",
+                                       .ordered_at = absl::FromUnixMicros(1'800'000'000'123'456)};
+  store::RelayoutRow row = RelayoutRowOf(order, "replica-1");
+  EXPECT_EQ(row.leader, "replica-1");
+  EXPECT_EQ(row.layout, (std::vector<std::pair<std::string, int>>{{"1g.18gb", 0}, {"3g.71gb", 4}}));
+  EXPECT_EQ(RelayoutOrderOf(row), order);
+}
+
 }  // namespace
 }  // namespace wsched::scheduler

@@ -1,5 +1,8 @@
 #include "server/store/scaling_repository.h"
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
 #include "server/store/documents/documents.h"
 
 namespace wsched::store {
@@ -27,6 +30,51 @@ absl::StatusOr<std::vector<SignalRow>> LoadSignals(pqxx::work& txn) {
     signals.push_back(std::move(*signal));
   }
   return signals;
+}
+
+void ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows) {
+  txn.exec("DELETE FROM mig_relayouts");
+  for (const RelayoutRow& row : rows) {
+    nlohmann::json layout = nlohmann::json::array();
+    for (const auto& [profile, start] : row.layout) {
+      layout.push_back({{"profile", profile}, {"start", start}});
+    }
+    txn.exec_params(
+        "INSERT INTO mig_relayouts (node, pool, gpu_index, layout, for_profile, ordered_at, "
+        "leader) VALUES ($1, $2, $3, $4::jsonb, $5, to_timestamp($6::double precision / 1e6), $7)",
+        row.node, row.pool, row.gpu_index, layout.dump(), row.for_profile,
+        absl::ToUnixMicros(row.ordered_at), row.leader);
+  }
+}
+
+absl::StatusOr<std::vector<RelayoutRow>> LoadRelayouts(pqxx::work& txn) {
+  std::vector<RelayoutRow> rows;
+  for (const auto& r : txn.exec("SELECT node, pool, gpu_index, layout::text, for_profile, "
+                                "(extract(epoch FROM ordered_at) * 1000000)::bigint, leader "
+                                "FROM mig_relayouts ORDER BY node")) {
+    RelayoutRow row;
+    row.node = r[0].c_str();
+    row.pool = r[1].c_str();
+    row.gpu_index = r[2].as<int>();
+    const nlohmann::json layout = nlohmann::json::parse(r[3].c_str(), nullptr, false);
+    if (!layout.is_array()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("mig_relayouts: node ", row.node, ": layout is not a JSON array"));
+    }
+    for (const nlohmann::json& slice : layout) {
+      if (!slice.is_object() || !slice.contains("profile") || !slice["profile"].is_string() ||
+          !slice.contains("start") || !slice["start"].is_number_integer()) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "mig_relayouts: node ", row.node, ": a layout slice needs a profile and a start"));
+      }
+      row.layout.emplace_back(slice["profile"].get<std::string>(), slice["start"].get<int>());
+    }
+    row.for_profile = r[4].c_str();
+    row.ordered_at = absl::FromUnixMicros(r[5].as<int64_t>());
+    row.leader = r[6].c_str();
+    rows.push_back(std::move(row));
+  }
+  return rows;
 }
 
 void SaveActuatorReport(pqxx::work& txn, const ActuatorReportRow& report) {

@@ -17,6 +17,11 @@ void SaveSignal(pqxx::work& txn, const SignalRow& signal);
 // FailedPrecondition for a row of a newer document schema (documents.h).
 absl::StatusOr<std::vector<SignalRow>> LoadSignals(pqxx::work& txn);
 
+// Replaces every MIG re-layout under way with `rows`.
+void ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows);
+// By node. FailedPrecondition naming the node for a layout it cannot read.
+absl::StatusOr<std::vector<RelayoutRow>> LoadRelayouts(pqxx::work& txn);
+
 void SaveActuatorReport(pqxx::work& txn, const ActuatorReportRow& report);
 // Reports with id > after, oldest first.
 std::vector<ActuatorReportRow> LoadActuatorReports(pqxx::work& txn, int64_t after);

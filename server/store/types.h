@@ -287,6 +287,19 @@ struct SignalRow {
   friend bool operator==(const SignalRow&, const SignalRow&) = default;
 };
 
+// A MIG re-layout under way, as the scaling leader published it (the
+// placement planner's RelayoutOrder; the caller converts).
+struct RelayoutRow {
+  std::string node;
+  std::string pool;
+  int gpu_index = -1;
+  std::vector<std::pair<std::string, int>> layout;  // (profile, start), by start.
+  std::string for_profile;
+  absl::Time ordered_at;
+  std::string leader;  // store::ReplicaId() of the replica that published it.
+  friend bool operator==(const RelayoutRow&, const RelayoutRow&) = default;
+};
+
 struct ActuatorReportRow {
   int64_t id = 0;
   std::string pool;

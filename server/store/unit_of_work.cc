@@ -175,6 +175,12 @@ absl::StatusOr<std::vector<SignalRow>> ScalingRepository::LoadSignals() {
   return store::LoadSignals(s_.txn);
 }
 
+void ScalingRepository::ReplaceRelayouts(const std::vector<RelayoutRow>& rows) {
+  store::ReplaceRelayouts(s_.txn, rows);
+}
+absl::StatusOr<std::vector<RelayoutRow>> ScalingRepository::LoadRelayouts() {
+  return store::LoadRelayouts(s_.txn);
+}
 void ScalingRepository::SaveActuatorReport(const ActuatorReportRow& report) {
   store::SaveActuatorReport(s_.txn, report);
 }

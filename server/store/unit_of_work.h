@@ -153,12 +153,16 @@ class TimingRepository {
   UnitSession& s_;
 };
 
-// Published scaling signals and actuator reports (scaling_repository.h).
+// Published scaling signals, MIG re-layouts and actuator reports
+// (scaling_repository.h).
 class ScalingRepository {
  public:
   explicit ScalingRepository(UnitSession& session) : s_(session) {}
   void SaveSignal(const SignalRow& signal);
   absl::StatusOr<std::vector<SignalRow>> LoadSignals();
+  // The MIG re-layouts under way, which the leader publishes as a whole.
+  void ReplaceRelayouts(const std::vector<RelayoutRow>& rows);
+  absl::StatusOr<std::vector<RelayoutRow>> LoadRelayouts();
   void SaveActuatorReport(const ActuatorReportRow& report);
   std::vector<ActuatorReportRow> LoadActuatorReports(int64_t after);
   int64_t LatestActuatorReportId();
