@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "server/store/connection.h"
 #include "server/store/migrations.h"
+#include "server/store/scaling_repository.h"
 #include "tests/support/test_database.h"
 
 namespace wsched {
@@ -283,6 +284,33 @@ TEST_F(WriteBatchTest, ASliceIsHeldOnceAndItsGpusOtherSlicesStayFree) {
                          "gpu_instance, compute_slices) VALUES ('MIG-n1-0-7', 'n1', 0, 'b', 7, 1) "
                          "RETURNING gpu_uuid"),
                std::exception);
+}
+
+// A MIG re-layout and a slice hold on one GPU never both stand: the
+// publish and the batch both lock the node's row, so whichever comes second
+// sees the other (docs/placement.md "Layouts by demand").
+TEST_F(WriteBatchTest, ASliceIsNotHeldOnAGpuBeingLaidOutAndAPublishSkipsAHeldGpu) {
+  auto publish = [&](std::vector<int> gpus) {
+    std::vector<store::RelayoutRow> rows;
+    for (int gpu : gpus) {
+      rows.push_back({.node = "n1", .pool = "p", .gpu_index = gpu, .layout = {{"3g.x", 0}},
+                      .for_profile = "3g.x", .ordered_at = absl::FromUnixSeconds(1), .leader = "r"});
+    }
+    pqxx::work txn(*connection_);
+    std::vector<store::RelayoutRow> stored = store::ReplaceRelayouts(txn, rows);
+    txn.commit();
+    std::vector<int> kept;
+    for (const auto& row : stored) kept.push_back(row.gpu_index);
+    return kept;
+  };
+  EXPECT_EQ(publish({0}), std::vector<int>{0});
+  auto out = Run({PlaceSlice("a", 0, 7, 1), PlaceSlice("b", 1, 7, 1)});
+  EXPECT_TRUE(absl::IsAborted(out[0].status));
+  EXPECT_THAT(out[0].status.message(), HasSubstr("GPU 0 on node n1 is being laid out anew"));
+  EXPECT_TRUE(out[1].status.ok()) << out[1].status;
+  // The order for GPU 1 came after b's hold: the publish leaves it out.
+  EXPECT_EQ(publish({0, 1}), std::vector<int>{0});
+  EXPECT_EQ(db_.Query("SELECT string_agg(gpu_index::text, ',') FROM mig_relayouts"), "0");
 }
 
 TEST_F(WriteBatchTest, ASliceReadsBackAsTheSliceItHolds) {

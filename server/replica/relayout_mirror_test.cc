@@ -81,6 +81,9 @@ TEST_F(RelayoutMirrorTest, TheLeadersStepOrdersMarksAndHandsOut) {
   EXPECT_EQ(mirror_.View()->relayouts, step.orders) << "reads explain with them too";
   EXPECT_TRUE(drains_.Take().pools.contains("gpu-h200"));
 
+  // Handed to the agent only once the publish stored it.
+  EXPECT_FALSE(mirror_.MigWorkFor("node-a").has_value());
+  mirror_.MarkPublished(step.orders);
   std::optional<ReplicaMirror::MigWork> work = mirror_.MigWorkFor("node-a");
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->gpu_uuid, "GPU-node-a-0");

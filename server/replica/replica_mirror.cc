@@ -437,8 +437,15 @@ void ReplicaMirror::ExplainQueue(placement::PendingContext ctx) {
 // ---- MIG re-layouts ----
 
 void ReplicaMirror::SetRelayouts(std::vector<placement::RelayoutOrder> orders) {
+  MarkPublished(orders);
   absl::MutexLock lock(&mu_);
   SetRelayoutsLocked(std::move(orders));
+}
+
+void ReplicaMirror::MarkPublished(const std::vector<placement::RelayoutOrder>& orders) {
+  absl::MutexLock lock(&relayout_mu_);
+  published_.clear();
+  for (const placement::RelayoutOrder& order : orders) published_.emplace(order.node, order);
 }
 
 void ReplicaMirror::SetRelayoutsLocked(std::vector<placement::RelayoutOrder> orders) {
@@ -458,9 +465,6 @@ void ReplicaMirror::SetRelayoutsLocked(std::vector<placement::RelayoutOrder> ord
   snapshot_.SetRelayouts(RelayoutMarks(relayouts_));
   StateChangedLocked();
   for (const std::string& pool : pools) listeners_.drains->Pool(pool);
-  absl::MutexLock nodes_lock(&relayout_mu_);
-  relayout_nodes_.clear();
-  for (const placement::RelayoutOrder& order : relayouts_) relayout_nodes_.insert(order.node);
 }
 
 std::vector<placement::RelayoutOrder> ReplicaMirror::Relayouts() const {
@@ -504,13 +508,16 @@ ReplicaMirror::RelayoutStep ReplicaMirror::StepRelayouts(absl::Time now,
 }
 
 std::optional<ReplicaMirror::MigWork> ReplicaMirror::MigWorkFor(const std::string& node) const {
+  placement::RelayoutOrder published;
   {
     absl::MutexLock nodes_lock(&relayout_mu_);
-    if (!relayout_nodes_.contains(node)) return std::nullopt;
+    auto found = published_.find(node);
+    if (found == published_.end()) return std::nullopt;
+    published = found->second;
   }
   absl::MutexLock lock(&mu_);
-  auto order = std::find_if(relayouts_.begin(), relayouts_.end(),
-                            [&](const placement::RelayoutOrder& o) { return o.node == node; });
+  // Still under way here: a step of this mirror may have ended it since.
+  auto order = std::find(relayouts_.begin(), relayouts_.end(), published);
   const placement::SnapshotNode* mirrored = snapshot_.FindNode(node);
   if (order == relayouts_.end() || mirrored == nullptr) return std::nullopt;
   const int pos = mirrored->PositionOf(order->gpu_index);

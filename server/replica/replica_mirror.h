@@ -130,7 +130,13 @@ class ReplicaMirror {
   // reads them each second): their GPUs are marked in the snapshot, so
   // placement keeps off them, and the pending reasons count their slices as
   // coming. The pools of the orders that changed are drained again.
+  // These are the published orders, as the database has them.
   void SetRelayouts(std::vector<placement::RelayoutOrder> orders) ABSL_LOCKS_EXCLUDED(mu_);
+  // The leader's orders as its publish stored them: only these are handed to
+  // agents (MigWorkFor), so an order the publish dropped for a hold this
+  // mirror has not seen yet never reaches a node.
+  void MarkPublished(const std::vector<placement::RelayoutOrder>& orders)
+      ABSL_LOCKS_EXCLUDED(relayout_mu_);
   std::vector<placement::RelayoutOrder> Relayouts() const ABSL_LOCKS_EXCLUDED(mu_);
   // The scaling leader's step, on this mirror: the orders under way that
   // are done or must be dropped end (`ended`, each with "done" or why), then
@@ -144,9 +150,9 @@ class ReplicaMirror {
   RelayoutStep StepRelayouts(absl::Time now, absl::Duration give_up_after,
                              const placement::RelayoutLimits& limits) ABSL_LOCKS_EXCLUDED(mu_);
   // The order for `node`'s agent (wsched.v1.MigWork) with the GPU's UUID;
-  // nullopt when there is none, or this replica sees something held on the
-  // GPU (it never hands out the cutting of a GPU that holds work). Cheap for
-  // a node without an order: heartbeats ask.
+  // nullopt when there is none published, or this replica sees something
+  // held on the GPU (it never hands out the cutting of a GPU that holds
+  // work). Cheap for a node without an order: heartbeats ask.
   struct MigWork {
     placement::RelayoutOrder order;
     std::string gpu_uuid;
@@ -196,7 +202,7 @@ class ReplicaMirror {
   // View() copies again.
   void StateChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { state_generation_++; }
   std::shared_ptr<const ClusterView> CopyViewLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Makes `orders` this mirror's: marks, the nodes with one, drains.
+  // Makes `orders` this mirror's: marks, drains.
   void SetRelayoutsLocked(std::vector<placement::RelayoutOrder> orders)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) ABSL_LOCKS_EXCLUDED(relayout_mu_);
 
@@ -229,10 +235,11 @@ class ReplicaMirror {
   absl::flat_hash_map<std::string, int64_t> node_versions_ ABSL_GUARDED_BY(mu_);
   LiveWorkspaceFacts facts_ ABSL_GUARDED_BY(mu_);
   std::vector<placement::RelayoutOrder> relayouts_ ABSL_GUARDED_BY(mu_);
-  // The nodes with an order, so that a heartbeat of a node without one
-  // never takes mu_ (the placement lock).
+  // The published orders by node, apart so that a heartbeat of a node
+  // without one never takes mu_ (the placement lock).
   mutable absl::Mutex relayout_mu_ ABSL_ACQUIRED_AFTER(mu_);
-  absl::flat_hash_set<std::string> relayout_nodes_ ABSL_GUARDED_BY(relayout_mu_);
+  absl::flat_hash_map<std::string, placement::RelayoutOrder> published_
+      ABSL_GUARDED_BY(relayout_mu_);
   // Bumped under mu_ by StateChangedLocked; read without it by View().
   std::atomic<uint64_t> state_generation_{1};
   mutable ClusterViewCache views_;

@@ -291,9 +291,10 @@ void ScalingController::StepRelayouts(absl::Time now) {
   for (const placement::RelayoutOrder& order : step.orders) {
     rows.push_back(RelayoutRowOf(order, store::ReplicaId()));
   }
+  std::vector<store::RelayoutRow> stored;
   absl::Status saved = store::UnitOfWork::Run(*db_, "publishing MIG re-layouts",
                                               [&](store::UnitOfWork& unit) -> absl::Status {
-    unit.scaling().ReplaceRelayouts(rows);
+    stored = unit.scaling().ReplaceRelayouts(rows);
     return absl::OkStatus();
   });
   // Not saved: the next step publishes again (this mirror keeps the orders,
@@ -302,6 +303,15 @@ void ScalingController::StepRelayouts(absl::Time now) {
     log::Warning("cannot publish MIG re-layouts", {{"error", std::string(saved.message())}});
     return;
   }
+  // A GPU another replica placed on before this mirror saw it: not stored,
+  // never handed out; the next step sees the hold and ends the order.
+  std::vector<placement::RelayoutOrder> published;
+  for (const store::RelayoutRow& row : stored) published.push_back(RelayoutOrderOf(row));
+  if (stored.size() < rows.size()) {
+    log::Warning("MIG re-layouts not published: their GPUs hold work",
+                 {{"ordered", absl::StrCat(rows.size())}, {"published", absl::StrCat(stored.size())}});
+  }
+  scheduler_->mirror().MarkPublished(published);
   published_relayouts_ = std::move(step.orders);
 }
 

@@ -1,8 +1,11 @@
 #include "server/store/scaling_repository.h"
 
+#include <set>
+
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "server/store/change_log.h"
 #include "server/store/documents/documents.h"
 
 namespace wsched::store {
@@ -32,9 +35,23 @@ absl::StatusOr<std::vector<SignalRow>> LoadSignals(pqxx::work& txn) {
   return signals;
 }
 
-void ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows) {
+std::vector<RelayoutRow> ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows) {
+  std::vector<std::string> nodes;
+  for (const RelayoutRow& row : rows) nodes.push_back(row.node);
+  const std::string node_array = TextArray(nodes);
+  txn.exec_params("SELECT name FROM nodes WHERE name = ANY($1::text[]) ORDER BY name FOR UPDATE",
+                  node_array);
+  std::set<std::pair<std::string, int>> held;
+  for (const auto& r : txn.exec_params(
+           "SELECT DISTINCT node_name, gpu_index FROM gpu_holds WHERE node_name = ANY($1::text[])",
+           node_array)) {
+    held.emplace(r[0].c_str(), r[1].as<int>());
+  }
   txn.exec("DELETE FROM mig_relayouts");
+  std::vector<RelayoutRow> stored;
   for (const RelayoutRow& row : rows) {
+    if (held.contains({row.node, row.gpu_index})) continue;
+    stored.push_back(row);
     nlohmann::json layout = nlohmann::json::array();
     for (const auto& [profile, start] : row.layout) {
       layout.push_back({{"profile", profile}, {"start", start}});
@@ -45,6 +62,7 @@ void ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows) {
         row.node, row.pool, row.gpu_index, layout.dump(), row.for_profile,
         absl::ToUnixMicros(row.ordered_at), row.leader);
   }
+  return stored;
 }
 
 absl::StatusOr<std::vector<RelayoutRow>> LoadRelayouts(pqxx::work& txn) {

@@ -17,8 +17,11 @@ void SaveSignal(pqxx::work& txn, const SignalRow& signal);
 // FailedPrecondition for a row of a newer document schema (documents.h).
 absl::StatusOr<std::vector<SignalRow>> LoadSignals(pqxx::work& txn);
 
-// Replaces every MIG re-layout under way with `rows`.
-void ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows);
+// Replaces every MIG re-layout under way with those of `rows` whose GPU
+// holds nothing, and returns them. The orders' node rows are locked first,
+// as the group commit locks a placement's node (write_batch.cc), so a hold
+// committed before is seen here and one committed after sees the order.
+std::vector<RelayoutRow> ReplaceRelayouts(pqxx::work& txn, const std::vector<RelayoutRow>& rows);
 // By node. FailedPrecondition naming the node for a layout it cannot read.
 absl::StatusOr<std::vector<RelayoutRow>> LoadRelayouts(pqxx::work& txn);
 

@@ -175,8 +175,8 @@ absl::StatusOr<std::vector<SignalRow>> ScalingRepository::LoadSignals() {
   return store::LoadSignals(s_.txn);
 }
 
-void ScalingRepository::ReplaceRelayouts(const std::vector<RelayoutRow>& rows) {
-  store::ReplaceRelayouts(s_.txn, rows);
+std::vector<RelayoutRow> ScalingRepository::ReplaceRelayouts(const std::vector<RelayoutRow>& rows) {
+  return store::ReplaceRelayouts(s_.txn, rows);
 }
 absl::StatusOr<std::vector<RelayoutRow>> ScalingRepository::LoadRelayouts() {
   return store::LoadRelayouts(s_.txn);

@@ -161,7 +161,8 @@ class ScalingRepository {
   void SaveSignal(const SignalRow& signal);
   absl::StatusOr<std::vector<SignalRow>> LoadSignals();
   // The MIG re-layouts under way, which the leader publishes as a whole.
-  void ReplaceRelayouts(const std::vector<RelayoutRow>& rows);
+  // Returns the orders stored: those whose GPU holds nothing.
+  std::vector<RelayoutRow> ReplaceRelayouts(const std::vector<RelayoutRow>& rows);
   absl::StatusOr<std::vector<RelayoutRow>> LoadRelayouts();
   void SaveActuatorReport(const ActuatorReportRow& report);
   std::vector<ActuatorReportRow> LoadActuatorReports(int64_t after);

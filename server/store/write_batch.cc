@@ -53,7 +53,8 @@ constexpr Statement kGuards{
     "UNION ALL SELECT 'org', org_id, version FROM org_settings WHERE org_id = ANY($2::text[]) "
     "UNION ALL SELECT 'quota', org_id, gpu_quota FROM org_settings "
     "WHERE org_id = ANY($3::text[]) AND gpu_quota >= 0 "
-    "UNION ALL SELECT 'gpu', gpu_uuid, 0 FROM gpu_holds WHERE gpu_uuid = ANY($4::text[])"};
+    "UNION ALL SELECT 'gpu', gpu_uuid, 0 FROM gpu_holds WHERE gpu_uuid = ANY($4::text[]) "
+    "UNION ALL SELECT 'relayout', node, gpu_index FROM mig_relayouts WHERE node = ANY($5::text[])"};
 // Orgs with a quota: serialized across replicas by an advisory lock per org
 // (taken in order), then counted.
 constexpr Statement kLockOrgs{
@@ -165,6 +166,8 @@ struct Current {
   absl::flat_hash_map<std::string, LockedNode> nodes;
   absl::flat_hash_map<std::string, WorkspaceRow> records;
   absl::flat_hash_set<std::string> held_gpus;
+  // MIG GPUs being laid out anew (migrations/0020), by node and GPU index.
+  absl::flat_hash_set<std::pair<std::string, int>> relayouts;
   int64_t catalog_generation = 0;
   absl::flat_hash_map<std::string, int64_t> project_versions, org_versions;  // Absent: no row (0).
   absl::flat_hash_map<std::string, int64_t> quotas;                         // Orgs with a quota.
@@ -202,7 +205,7 @@ class Batch {
   // StopWorkspace), so batches and stops never wait on each other in a
   // cycle; then what the guards compare against.
   void ReadUnderLocks() {
-    std::vector<std::string> nodes, stops, ids, uuids, projects, orgs, gpu_orgs;
+    std::vector<std::string> nodes, stops, ids, uuids, projects, orgs, gpu_orgs, slice_nodes;
     bool any_decision = false;
     for (const auto& w : writes_) {
       ids.push_back(w.workspace.id);
@@ -218,13 +221,14 @@ class Batch {
       std::vector<std::string> held = core::HeldUuids(w.workspace);
       if (!held.empty()) gpu_orgs.push_back(w.workspace.org_id);
       uuids.insert(uuids.end(), held.begin(), held.end());
+      if (w.workspace.slice) slice_nodes.push_back(w.workspace.node_name);
     }
     auto locked_nodes = pipeline_.Execute(kLockNodes, TextArray(nodes), TextArray(stops));
     auto locked_records = pipeline_.Execute(LockRecordsStatement(), TextArray(ids));
     std::optional<StatementPipeline::Id> guards;
     if (any_decision) {
       guards = pipeline_.Execute(kGuards, TextArray(projects), TextArray(orgs), TextArray(gpu_orgs),
-                                 TextArray(uuids));
+                                 TextArray(uuids), TextArray(slice_nodes));
     }
     for (const auto& row : pipeline_.Get(locked_nodes)) {
       current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
@@ -241,6 +245,7 @@ class Batch {
       if (kind == "org") current_.org_versions[row[1].c_str()] = value;
       if (kind == "quota") current_.quotas[row[1].c_str()] = value;
       if (kind == "gpu") current_.held_gpus.insert(row[1].c_str());
+      if (kind == "relayout") current_.relayouts.emplace(row[1].c_str(), static_cast<int>(value));
     }
   }
 
@@ -338,6 +343,13 @@ class Batch {
         return absl::AbortedError(
             absl::StrCat(w.slice ? "MIG slice " : "GPU ", uuid, " is held by another workspace"));
       }
+    }
+    // The node's row lock orders this against the leader publishing a
+    // re-layout (ScalingRepository::ReplaceRelayouts locks it too): either
+    // the order is seen here, or the publish sees this hold and drops it.
+    if (w.slice && current_.relayouts.contains(std::pair{w.node_name, w.slice->at.gpu_index})) {
+      return absl::AbortedError(absl::StrCat("GPU ", w.slice->at.gpu_index, " on node ",
+                                             w.node_name, " is being laid out anew"));
     }
     const int64_t sevenths = core::HeldGpuSevenths(w);
     auto quota = current_.quotas.find(w.org_id);
