@@ -28,9 +28,22 @@ trap 'rm -rf "$out"' EXIT
   --variant=wb2-anytime:pool.gpu-h100.warm_buffer=2,pool.gpu-h100.scale_down.schedule=none \
   > "$out/saas-results.txt"
 
+# MIG slices (docs/scaling.md "Fixed or by-demand MIG layouts"): a week of
+# 2,000 slice workspaces, three in four a 1g, on loadtest/traces/mig.yaml's
+# H200 pool cut [3g, 2g, 1g, 1g] against seven 1g, and by demand from each.
+"$ctl" simulate trace --workspaces=2000 --days=7 --seed=1 --mix=gpu-1g=0.75,gpu-3g=0.25 \
+  --burst-class=gpu-1g > "$out/mig-week-2000.csv"
+seven_1g=1g.18gb/1g.18gb/1g.18gb/1g.18gb/1g.18gb/1g.18gb/1g.18gb
+"$ctl" simulate --catalog="$here/mig.yaml" --trace="$out/mig-week-2000.csv" --node-start=5m \
+  --variant="fixed-7x1g:pool.gpu-h200.mig.profiles=$seven_1g" \
+  --variant=by-demand:pool.gpu-h200.mig.layout=by_demand \
+  --variant=by-demand-7x1g:pool.gpu-h200.mig.layout=by_demand,pool.gpu-h200.mig.profiles= \
+  > "$out/mig-results.txt"
+
 status=0
 for pair in "week-2000.csv:$here/week-2000.csv" "saas-results.txt:$here/saas-results.txt" \
-            "simulate-saas.svg:$root/docs/simulate-saas.svg"; do
+            "simulate-saas.svg:$root/docs/simulate-saas.svg" \
+            "mig-week-2000.csv:$here/mig-week-2000.csv" "mig-results.txt:$here/mig-results.txt"; do
   made="$out/${pair%%:*}" committed="${pair#*:}"
   if [ "$check" = 1 ]; then
     if ! cmp -s "$made" "$committed"; then

@@ -35,10 +35,6 @@ std::string Quoted(absl::string_view text) {
 // How core::FindProfile compares names: case aside.
 std::string NormalName(absl::string_view name) { return absl::AsciiStrToLower(name); }
 
-bool UsesAllMediaEngines(const core::MigProfile& profile) {
-  return absl::StrContains(absl::AsciiStrToLower(profile.name), "+me");
-}
-
 std::string Names(const std::vector<core::MigProfile>& table) {
   std::vector<absl::string_view> names;
   for (const core::MigProfile& profile : table) names.push_back(profile.name);
@@ -262,7 +258,7 @@ absl::StatusOr<std::vector<std::string>> ProfilesOfSize(const std::vector<std::s
     size_t before = candidates.size();
     for (size_t row = 0; row < tables[m]->size(); ++row) {
       const core::MigProfile& profile = (*tables[m])[row];
-      if (UsesAllMediaEngines(profile)) continue;
+      if (core::UsesAllMediaEngines(profile.name)) continue;
       if (largest == nullptr || profile.memory_bytes > largest->memory_bytes) largest = &profile;
       if (LargeEnough(profile, size)) candidates.push_back({&profile, m, row});
     }

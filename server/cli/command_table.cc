@@ -168,11 +168,11 @@ const std::vector<CommandSpec>& AllCommands() {
          "offline: cost and "
          "waits per variant and pool"},
         {"simulate trace [--workspaces=N] [--days=N] [--seed=N] [--start=TIME] "
-         "[--mix=C=W,..]",
+         "[--mix=C=W,..] [--burst-class=C]",
          "a synthetic trace (office hours with bursts) as CSV on stdout"}},
        {"catalog", "trace", "timings", "node_start", "driver_install", "set",
         "variant", "long_wait", "chart", "workspaces", "days", "seed", "start",
-        "mix"},
+        "mix", "burst_class"},
        /*remote=*/false},
 
       {"audit",

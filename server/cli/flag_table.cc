@@ -179,6 +179,9 @@ const std::vector<FlagSpec>& AllFlags() {
       {"mix", 0, K::kString, "C=W,..",
        "simulate trace: class weights (default: classes/saas.yaml's classes)",
        false},
+      {"burst_class", 0, K::kString, "C",
+       "simulate trace: the class of the bursts' workspaces (default gpu-1x)",
+       false},
       {"role", 0, K::kString, "R",
        "token create|hash: admin, control-plane, project-owner, agent, "
        "actuator",

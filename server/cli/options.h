@@ -25,7 +25,7 @@ struct SimulateFlags {
   std::vector<std::string> sets;      // --set, repeatable
   std::vector<std::string> variants;  // --variant, repeatable
   // `simulate trace`.
-  std::string workspaces, days, seed, start, mix;
+  std::string workspaces, days, seed, start, mix, burst_class;
 };
 
 struct Options {

@@ -80,7 +80,8 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
                       .days = args.Get("days"),
                       .seed = args.Get("seed"),
                       .start = args.Get("start"),
-                      .mix = args.Get("mix")};
+                      .mix = args.Get("mix"),
+                      .burst_class = args.Get("burst_class")};
   options.bootstrap = args.GetBool("bootstrap");
   options.pool_versions = List(args, "pool_versions");
   options.role = args.Get("role");

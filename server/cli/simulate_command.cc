@@ -32,7 +32,7 @@ constexpr char kUsage[] =
     "         [--driver-install=D] [--set=K=V ...] [--variant=NAME:K=V,.. ...] [--long-wait=5m]\n"
     "         [--chart=out.svg] [-o table|json]\n"
     "       wschedctl simulate trace [--workspaces=N] [--days=N] [--seed=N] [--start=TIME]\n"
-    "         [--mix=CLASS=W,..]\n";
+    "         [--mix=CLASS=W,..] [--burst-class=CLASS]\n";
 
 // What went wrong and the exit status it earns.
 struct Failure {
@@ -270,6 +270,7 @@ int Trace(const Options& options) {
     if (!mix.ok()) return Fails(mix.status());
     synthetic.mix = *std::move(mix);
   }
+  if (!flags.burst_class.empty()) synthetic.burst_class = flags.burst_class;
   std::cout << simulate::TraceCsv(simulate::SyntheticTrace(synthetic));
   return 0;
 }

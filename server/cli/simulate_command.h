@@ -5,7 +5,7 @@
 //            [--driver-install=D] [--set=K=V ...] [--variant=NAME:K=V,.. ...]
 //            [--long-wait=5m] [--chart=out.svg] [-o table|json]
 //   simulate trace [--workspaces=N] [--days=N] [--seed=N] [--start=TIME]
-//            [--mix=CLASS=W,..]        a synthetic trace (CSV) on stdout
+//            [--mix=CLASS=W,..] [--burst-class=CLASS]   a synthetic trace (CSV) on stdout
 #ifndef WSCHED_SERVER_CLI_SIMULATE_COMMAND_H_
 #define WSCHED_SERVER_CLI_SIMULATE_COMMAND_H_
 

@@ -28,12 +28,6 @@ MigSlotMask Footprint(const MigProfile& profile, int start) {
   return MigSlotsTaken(profile.compute_slices, start, profile.size);
 }
 
-// "+me" profiles take all of the GPU's media engines: one per GPU. As
-// placement tells them (server/placement/mig_packing.cc).
-bool UsesAllMediaEngines(absl::string_view profile) {
-  return absl::StrContains(absl::AsciiStrToLower(profile), "+me");
-}
-
 // The lowest starts that hold the first `count` profiles, by a depth-first
 // search over starts in ascending order: the first arrangement found is the
 // one with the lowest start for each profile in turn. States (next profile,
@@ -153,6 +147,42 @@ MigLayoutPlan LayOutMig(const std::vector<MigProfile>& table,
   }
   for (size_t i = 0; i < found.size(); ++i) plan.slices.push_back({found[i]->name, starts[i]});
   return plan;
+}
+
+bool UsesAllMediaEngines(absl::string_view profile) {
+  return absl::StrContains(absl::AsciiStrToLower(profile), "+me");
+}
+
+const MigProfile* SmallestMigProfile(const std::vector<MigProfile>& table) {
+  const MigProfile* smallest = nullptr;
+  for (const MigProfile& profile : table) {
+    if (UsesAllMediaEngines(profile.name) || profile.compute_slices < 1 || profile.size < 1) {
+      continue;
+    }
+    if (smallest == nullptr || std::pair(profile.compute_slices, profile.size) <
+                                   std::pair(smallest->compute_slices, smallest->size)) {
+      smallest = &profile;
+    }
+  }
+  return smallest;
+}
+
+std::vector<std::string> StartingMigProfiles(const MigLayout& layout,
+                                             const std::vector<MigProfile>& table) {
+  if (layout.kind == MigLayoutKind::kWhole) return {};
+  if (!layout.profiles.empty()) return layout.profiles;
+  if (layout.kind != MigLayoutKind::kByDemand) return {};
+  const MigProfile* smallest = SmallestMigProfile(table);
+  if (smallest == nullptr) return {};
+  std::vector<std::string> profiles;
+  while (static_cast<int>(profiles.size()) < kMigMemorySlots) {
+    profiles.push_back(smallest->name);
+    if (!LayOutMig(table, profiles).legal()) {
+      profiles.pop_back();
+      break;
+    }
+  }
+  return profiles;
 }
 
 }  // namespace wsched::core

@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "server/core/mig.h"
+#include "server/core/pool.h"
 
 namespace wsched::core {
 
@@ -67,6 +69,20 @@ struct MigLayoutPlan {
 // has its first misfit there at the latest.
 MigLayoutPlan LayOutMig(const std::vector<MigProfile>& table,
                         const std::vector<std::string>& profiles);
+
+// A "+me" profile ("1g.18gb+me") takes every media engine of the GPU, so a
+// GPU has at most one instance of such a profile.
+bool UsesAllMediaEngines(absl::string_view profile);
+
+// The smallest profile of the table that is not a "+me" one: fewest compute
+// slices, then fewest slots; nullptr for an empty table.
+const MigProfile* SmallestMigProfile(const std::vector<MigProfile>& table);
+
+// The profiles a GPU of a pool with `layout` starts with: a fixed layout's
+// own, a by_demand layout's `profiles`, else as many of the smallest profile
+// as fit (seven 1g on an H100 or H200); none for a whole layout.
+std::vector<std::string> StartingMigProfiles(const MigLayout& layout,
+                                             const std::vector<MigProfile>& table);
 
 }  // namespace wsched::core
 

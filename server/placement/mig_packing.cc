@@ -150,19 +150,6 @@ class SliceCosts {
 
 }  // namespace
 
-bool UsesAllMediaEngines(absl::string_view profile) {
-  return absl::StrContains(absl::AsciiStrToLower(profile), "+me");
-}
-
-SlotMask SlotsTaken(int compute_slices, int start, int size) {
-  SlotMask taken = SlotRange(start, size);
-  // NVIDIA's valid combinations never put a 3g beside a 4g (mig_packing.h).
-  if (compute_slices == 4 && start == 0 && size == 4) {
-    taken |= SlotMask(1u << (core::kMigMemorySlots - 1));
-  }
-  return taken;
-}
-
 SlotMask Footprint(const core::MigProfile& profile, int start) {
   if (profile.size < 1 || start < 0 || start > core::kMigMemorySlots - profile.size) return 0;
   return SlotsTaken(profile.compute_slices, start, profile.size);

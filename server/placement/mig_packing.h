@@ -23,18 +23,21 @@
 
 #include "absl/strings/string_view.h"
 #include "server/core/mig.h"
+#include "server/core/mig_layout.h"
 #include "server/core/mig_profiles.h"
 
 namespace wsched::placement {
 
 // A GPU's slot occupancy: bit i set = memory slot i is taken.
-using SlotMask = uint8_t;
+using SlotMask = core::MigSlotMask;
 inline constexpr SlotMask kAllSlots = 0xFF;
 
 // The slots an instance of `compute_slices` compute slices takes at
 // [start, start + size): those, plus slot 7 for a 4g at 0 (the 4g+3g rule
 // above). Slots outside 0..7 are dropped, so an odd report never spills.
-SlotMask SlotsTaken(int compute_slices, int start, int size);
+inline SlotMask SlotsTaken(int compute_slices, int start, int size) {
+  return core::MigSlotsTaken(compute_slices, start, size);
+}
 
 // What placing `profile` at `start` would take; 0 when the placement does
 // not fit inside the 8 slots (size below 1, start below 0, or past slot 7).
@@ -111,9 +114,8 @@ std::optional<SlicePick> ChooseSlice(const std::vector<GpuSlots>& gpus,
 // strand it. Slots a 4g takes out of play are not free, so not stranded.
 int StrandedSlots(SlotMask used, const std::vector<core::MigProfile>& profiles);
 
-// A "+me" profile ("1g.18gb+me"): it takes every media engine of the GPU,
-// so a GPU has at most one instance of such a profile.
-bool UsesAllMediaEngines(absl::string_view profile);
+// A "+me" profile takes every media engine of the GPU (core/mig_layout.h).
+using core::UsesAllMediaEngines;
 
 using core::ComputeSlicesOfName;
 

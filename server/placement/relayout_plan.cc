@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "server/core/mig_layout.h"
 #include "server/core/mig_profiles.h"
 #include "server/placement/filters.h"
 #include "server/placement/mig_packing.h"
@@ -221,22 +222,6 @@ std::optional<int> DemandStart(const LayoutBuilder& layout, const core::MigProfi
   return std::get<2>(*best);
 }
 
-// The smallest profile of the table that is not a "+me" one: fewest compute
-// slices, then fewest slots.
-const core::MigProfile* SmallestProfile(const std::vector<core::MigProfile>& table) {
-  const core::MigProfile* smallest = nullptr;
-  for (const core::MigProfile& profile : table) {
-    if (UsesAllMediaEngines(profile.name) || profile.compute_slices < 1 || profile.size < 1) {
-      continue;
-    }
-    if (smallest == nullptr || std::pair(profile.compute_slices, profile.size) <
-                                   std::pair(smallest->compute_slices, smallest->size)) {
-      smallest = &profile;
-    }
-  }
-  return smallest;
-}
-
 // The GPU's new layout for `demand` (profile names, the first the one it is
 // ordered for) with the first slice at `first_start`; nullopt when it cannot
 // go there.
@@ -274,7 +259,7 @@ std::optional<NewLayout> LayOutFrom(const core::GpuMig& mig, const std::vector<s
     if (profile == nullptr) continue;
     if (std::optional<int> start = layout.BestFreeStart(*profile)) layout.Add(*profile, *start);
   }
-  if (const core::MigProfile* smallest = SmallestProfile(table)) {
+  if (const core::MigProfile* smallest = core::SmallestMigProfile(table)) {
     while (std::optional<int> start = layout.BestFreeStart(*smallest)) {
       layout.Add(*smallest, *start);
     }
@@ -563,6 +548,12 @@ RelayoutStatus ProgressOf(const RelayoutOrder& order, const Snapshot& snapshot,
         absl::StrCat(gpu_text, " was not laid out within ", absl::FormatDuration(give_up_after)));
   }
   return {};
+}
+
+absl::flat_hash_map<std::string, int> RelayoutMarks(const std::vector<RelayoutOrder>& orders) {
+  absl::flat_hash_map<std::string, int> marks;
+  for (const RelayoutOrder& order : orders) marks[order.node] = order.gpu_index;
+  return marks;
 }
 
 std::string DescribeOrder(const RelayoutOrder& order) {

@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "server/core/pool.h"
 #include "server/core/workspace_class.h"
@@ -104,6 +105,9 @@ struct RelayoutStatus {
 RelayoutStatus ProgressOf(const RelayoutOrder& order, const Snapshot& snapshot,
                           const std::vector<core::NodePool>& pools, absl::Time now,
                           absl::Duration give_up_after);
+
+// The GPUs the orders cut, by node, as Snapshot::SetRelayouts marks them.
+absl::flat_hash_map<std::string, int> RelayoutMarks(const std::vector<RelayoutOrder>& orders);
 
 // "GPU 3 on node-a: 3g.71gb@0, 2g.35gb@4, 1g.18gb@6" (logs).
 std::string DescribeOrder(const RelayoutOrder& order);

@@ -12,14 +12,6 @@
 namespace wsched::replica {
 namespace {
 
-// The GPUs the orders cut, for the snapshot's marks.
-absl::flat_hash_map<std::string, int> RelayoutMarks(
-    const std::vector<placement::RelayoutOrder>& orders) {
-  absl::flat_hash_map<std::string, int> marks;
-  for (const placement::RelayoutOrder& order : orders) marks[order.node] = order.gpu_index;
-  return marks;
-}
-
 // What a placed workspace holds besides GPUs: CPU and memory as stored, the
 // rest from its class (the store keeps only what it guards).
 placement::Resources HeldResources(const core::Workspace& w, const core::Catalog& catalog) {
@@ -130,7 +122,7 @@ std::vector<std::string> ReplicaMirror::Replace(StateStore::Everything& all) {
   StateChangedLocked();
   listeners_.drains->Everything();
   snapshot_ = placement::Snapshot();
-  snapshot_.SetRelayouts(RelayoutMarks(relayouts_));  // Laid on the nodes as they come.
+  snapshot_.SetRelayouts(placement::RelayoutMarks(relayouts_));  // Laid on the nodes as they come.
   pending_ = placement::PendingQueue();
   nodes_.clear();
   // Only what is live now is mirrored again. The window of ended versions
@@ -462,7 +454,7 @@ void ReplicaMirror::SetRelayoutsLocked(std::vector<placement::RelayoutOrder> ord
     }
   }
   relayouts_ = std::move(orders);
-  snapshot_.SetRelayouts(RelayoutMarks(relayouts_));
+  snapshot_.SetRelayouts(placement::RelayoutMarks(relayouts_));
   StateChangedLocked();
   for (const std::string& pool : pools) listeners_.drains->Pool(pool);
 }

@@ -58,11 +58,13 @@ TEST(Report, TableAndJsonPerVariantAndActivePool) {
                                          {"warm", {"pool.gpu.warm_buffer=1"}, Simulated(1)}};
   std::vector<std::vector<std::string>> table = ReportTable(variants, absl::Minutes(5));
   ASSERT_THAT(table, SizeIs(3)) << "header + one active pool per variant";
-  EXPECT_EQ(table[0][9], "WAITED>5m");
+  EXPECT_EQ(table[0][11], "WAITED>5m");
   EXPECT_EQ(table[1][0], "cold");
   EXPECT_EQ(table[1][1], "gpu");
-  EXPECT_EQ(table[2][6], "0s") << "warm: the median waits for nothing";
-  EXPECT_EQ(table[1][8], "3m2s") << "cold: the first waits for a node";
+  EXPECT_EQ(table[2][8], "0s") << "warm: the median waits for nothing";
+  EXPECT_EQ(table[1][10], "3m2s") << "cold: the first waits for a node";
+  EXPECT_EQ(table[1][6], "0.0") << "nothing free while work waited for a node";
+  EXPECT_EQ(table[1][7], "-") << "no MIG layout, no re-layouts";
 
   nlohmann::ordered_json json = ReportJson(variants, absl::Minutes(5));
   EXPECT_EQ(json["long_wait_s"], 300);
@@ -79,7 +81,8 @@ TEST(Report, TableAndJsonPerVariantAndActivePool) {
   EXPECT_EQ(gpu["timings"]["node_start_s"], 180);
   EXPECT_EQ(gpu["timings"]["node_start_source"], "flag --node-start");
   for (const char* field : {"node_hours", "idle_share", "wait_p50_s", "wait_p95_s", "wait_max_s",
-                            "waited_long", "never_placed", "nodes_started"}) {
+                            "waited_long", "never_placed", "nodes_started", "gpu_hours_stranded",
+                            "relayouts"}) {
     EXPECT_TRUE(gpu.contains(field)) << field;
   }
 }

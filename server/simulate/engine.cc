@@ -10,40 +10,34 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/mig_profiles.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
 #include "server/placement/queue_pass.h"
+#include "server/placement/relayout_plan.h"
 #include "server/placement/snapshot.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/schedule.h"
 #include "server/simulate/pool_ledger.h"
+#include "server/simulate/sim_node.h"
 #include "server/simulate/wake.h"
 
 namespace wsched::simulate {
 namespace {
 
-// The nodes the simulated cloud starts: the pool's shape, every GPU healthy
-// and in an IOMMU group of its own (safe for VM classes).
-core::NodeInfo NodeOfShape(const std::string& name, const core::NodePool& pool) {
-  core::NodeInfo node;
-  node.name = name;
-  node.pool = pool.id;
-  node.provider_id = absl::StrCat("sim://", name);
-  node.cpu_millis = pool.shape.cpu_millis;
-  node.memory_bytes = pool.shape.memory_bytes;
-  node.ephemeral_storage_bytes = pool.shape.ephemeral_storage_bytes;
-  node.disk_bytes = pool.shape.disk_bytes;
-  for (int i = 0; i < pool.shape.gpus_per_node; ++i) {
-    core::Gpu gpu;
-    gpu.index = i;
-    gpu.uuid = absl::StrCat("GPU-", name, "-", i);
-    gpu.pci_address = absl::StrCat("0000:", 0x10 + i, ":00.0");
-    gpu.model = pool.shape.gpu_model;
-    gpu.numa_node = i < pool.shape.gpus_per_node / 2 ? 0 : 1;
-    gpu.iommu_group = i;
-    node.gpus.push_back(gpu);
+// How many slice units (sevenths of a GPU) or GPUs a placement holds, in
+// the unit of its pool's ledger (PoolLedger::UnitsOf).
+int64_t HeldUnits(const placement::Placed& placed, const core::WorkspaceClass& cls,
+                  const PoolLedger& ledger, const placement::Snapshot& snapshot) {
+  if (!placed.slice) return ledger.UnitsOf(cls);
+  const placement::SnapshotNode* node = snapshot.FindNode(placed.node);
+  const int pos = node == nullptr ? -1 : node->PositionOf(placed.slice->gpu_index);
+  if (pos < 0 || !node->info.gpus[pos].mig) return ledger.UnitsOf(cls);
+  for (const core::MigInstance& slice : node->info.gpus[pos].mig->instances) {
+    if (slice.gpu_instance != placed.slice->gpu_instance) continue;
+    return core::ComputeSlicesOfName(slice.profile).value_or(ledger.UnitsOf(cls));
   }
-  return node;
+  return ledger.UnitsOf(cls);
 }
 
 class Engine {
@@ -57,12 +51,12 @@ class Engine {
   absl::StatusOr<SimulationResult> Run();
 
  private:
-  enum class Kind { kEnd, kNodeUp, kDriverReady };
+  enum class Kind { kEnd, kNodeUp, kDriverReady, kPlanRelayouts, kRelayoutDone };
   struct Event {
     absl::Time at;
     int64_t sequence;  // Ties go in the order they were scheduled.
     Kind kind;
-    size_t index;  // Into live_ (kEnd) or nodes_.
+    size_t index;  // Into live_ (kEnd), nodes_ or orders_ (kRelayoutDone).
     bool operator>(const Event& other) const {
       return std::tie(at, sequence) > std::tie(other.at, other.sequence);
     }
@@ -95,6 +89,7 @@ class Engine {
     std::string id;
     size_t pool = 0;  // Where it runs, or its preferred pool while pending.
     size_t node = 0;  // Where it runs.
+    int64_t units = 0;  // What it holds there, in its pool's unit.
     bool running = false;
   };
 
@@ -121,6 +116,12 @@ class Engine {
   void End(size_t live, absl::Time now);
   void NodeUp(size_t node, absl::Time now);
   void DriverReady(size_t node, absl::Time now);
+  // MIG layouts by demand, as the server's scaling leader plans them
+  // (placement/relayout_plan.h), at its next planning time, and a node's
+  // agent carries them out, after the pool's PoolTimings::mig_relayout.
+  void RequestPlan(absl::Time now);
+  void PlanRelayouts(absl::Time now);
+  void RelayoutDone(size_t order, absl::Time now);
   void Drain(const std::string* pool, absl::Time now);
   // Workspaces are named "w<index into live_>".
   static size_t IndexOf(absl::string_view id) {
@@ -163,6 +164,10 @@ class Engine {
     for (const SimPool& pool : pools_) wake = std::min(wake, pool.wake);
     return wake;
   }
+  bool by_demand_ = false;  // Some pool lays its GPUs out by demand.
+  std::vector<placement::RelayoutOrder> orders_;      // Every order given.
+  std::vector<placement::RelayoutOrder> under_way_;   // Not carried out yet.
+  absl::Time plan_at_ = absl::InfiniteFuture();      // A kPlanRelayouts to come.
   int64_t sequence_ = 0;
   absl::Time evaluate_at_ = absl::InfiniteFuture();
   absl::Time last_evaluation_ = absl::InfinitePast();
@@ -176,6 +181,7 @@ absl::Status Engine::Prepare() {
   for (const core::NodePool& pool : catalog_.pools) {
     auto timings = input_.timings.find(pool.id);
     pool_index_[pool.id] = pools_.size();
+    by_demand_ = by_demand_ || pool.mig.kind == core::MigLayoutKind::kByDemand;
     pools_.emplace_back(pool, timings == input_.timings.end() ? PoolTimings() : timings->second);
   }
   order_.resize(trace_.size());
@@ -252,6 +258,7 @@ void Engine::Arrive(size_t arrival, absl::Time now) {
     Place(w, *placed, now);
   } else if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
     Queue(w, *not_now, now);
+    if (cls.is_slice()) RequestPlan(now);
   } else {
     const Arrival& a = trace_[arrival];
     w.pool = pools_.size();  // Nowhere.
@@ -263,14 +270,15 @@ void Engine::Arrive(size_t arrival, absl::Time now) {
 
 void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
   size_t index = IndexOf(w.id);
+  SimPool& pool = pools_[PoolIndex(placed.pool)];
+  w.units = HeldUnits(placed, *w.cls, pool.ledger, snapshot_);
   (void)snapshot_.HoldAsRecorded(
       {w.id, placed.node, placed.gpu_indices, placed.resources, placed.slice});
   w.pool = PoolIndex(placed.pool);
   w.running = true;
   ++running_;
   placed_at_[index] = now;
-  SimPool& pool = pools_[w.pool];
-  pool.ledger.Held(now, pool.ledger.UnitsOf(*w.cls));
+  pool.ledger.Held(now, w.units);
   // Without pending work the scaler reads of a node only whether it is
   // empty; with it, the room left too.
   w.node = node_index_.at(placed.node);
@@ -297,7 +305,7 @@ void Engine::End(size_t index, absl::Time now) {
   w.running = false;
   --running_;
   SimPool& pool = pools_[w.pool];
-  pool.ledger.Held(now, -pool.ledger.UnitsOf(*w.cls));
+  pool.ledger.Held(now, -w.units);
   if (--nodes_[w.node].workspaces == 0 || !pool.demand.empty()) pool.dirty = true;
   Drain(&pool.pool->id, now);
   NeedEvaluation(now);
@@ -379,6 +387,60 @@ void Engine::Drain(const std::string* pool, absl::Time now) {
         return decision;
       });
   for (size_t index : placed) queue_.Remove(live_[index].id);
+  RequestPlan(now);
+}
+
+void Engine::RequestPlan(absl::Time now) {
+  if (!by_demand_ || queue_.size() == 0) return;
+  const absl::Duration period = std::max(input_.options.relayout_period, input_.options.tick);
+  const absl::Time at = absl::UnixEpoch() + absl::Ceil(now - absl::UnixEpoch(), period);
+  if (at >= plan_at_) return;  // One to come already, as early.
+  plan_at_ = at;
+  Schedule(at, Kind::kPlanRelayouts, 0);
+}
+
+void Engine::PlanRelayouts(absl::Time now) {
+  if (now != plan_at_) return;  // Superseded by an earlier one.
+  plan_at_ = absl::InfiniteFuture();
+  if (queue_.size() == 0) return;
+  placement::RelayoutInputs in;
+  in.snapshot = &snapshot_;
+  in.pools = &catalog_.pools;
+  queue_.ForEachOrdered([&](const placement::PendingEntry& entry) {
+    in.pending.push_back(live_[IndexOf(entry.workspace)].cls);
+    return true;
+  });
+  in.under_way = under_way_;
+  in.now = now;
+  std::vector<placement::RelayoutOrder> planned = placement::PlanRelayouts(in);
+  if (planned.empty()) return;
+  for (placement::RelayoutOrder& order : planned) {
+    SimPool& pool = pools_[PoolIndex(order.pool)];
+    pool.ledger.Relayout();
+    Schedule(now + pool.timings.mig_relayout, Kind::kRelayoutDone, orders_.size());
+    orders_.push_back(order);
+    under_way_.push_back(std::move(order));
+  }
+  snapshot_.SetRelayouts(placement::RelayoutMarks(under_way_));
+}
+
+void Engine::RelayoutDone(size_t index, absl::Time now) {
+  const placement::RelayoutOrder& order = orders_[index];
+  std::erase(under_way_, order);
+  snapshot_.SetRelayouts(placement::RelayoutMarks(under_way_));
+  const placement::SnapshotNode* node = snapshot_.FindNode(order.node);
+  const int pos = node == nullptr ? -1 : node->PositionOf(order.gpu_index);
+  if (pos < 0 || !node->info.gpus[pos].mig) return;  // Scaled down meanwhile.
+  core::NodeInfo info = node->info;
+  std::vector<core::MigLayoutSlice> layout;
+  for (const placement::PlannedSlice& slice : order.layout) {
+    layout.push_back({slice.profile, slice.start});
+  }
+  CutGpu(info.gpus[pos], layout, static_cast<int>(index) + 1);
+  (void)snapshot_.UpsertNode(info, node->state, node->driver_state);
+  pools_[PoolIndex(order.pool)].dirty = true;
+  Drain(&order.pool, now);
+  NeedEvaluation(now);
 }
 
 void Engine::Actuate(SimPool& pool, const scaling::PoolSignal& signal, absl::Time now) {
@@ -502,6 +564,8 @@ absl::StatusOr<SimulationResult> Engine::Run() {
           case Kind::kEnd: End(event.index, now); break;
           case Kind::kNodeUp: NodeUp(event.index, now); break;
           case Kind::kDriverReady: DriverReady(event.index, now); break;
+          case Kind::kPlanRelayouts: PlanRelayouts(now); break;
+          case Kind::kRelayoutDone: RelayoutDone(event.index, now); break;
         }
       }
       continue;

@@ -41,6 +41,9 @@ struct SimulationOptions {
   // (min_size or the warm buffer in effect), as a running cluster would be,
   // instead of empty (then the first arrivals wait for min_size nodes).
   bool warm_start = true;
+  // The scaling leader plans MIG re-layouts every 4 ticks (a second), so
+  // work that arrives together is planned together.
+  absl::Duration relayout_period = absl::Seconds(1);
   // Evaluate every pool at every tick, as the server does, instead of only
   // when an answer can change: slow, for tests that the two agree.
   bool every_tick = false;
@@ -72,13 +75,22 @@ struct TargetChange {
 struct PoolResult {
   std::string pool;
   bool gpu = false;
-  // GPUs per node (GPU pools) or CPU millis per node (CPU pools).
+  // Its GPUs are cut into MIG slices (a fixed or by_demand layout): the
+  // unit is a seventh of a GPU, the share of one compute slice.
+  bool mig = false;
+  // GPUs per node (GPU pools), sevenths of a GPU per node (MIG pools) or CPU
+  // millis per node (CPU pools).
   int64_t unit_per_node = 0;
   PoolTimings timings;
 
   double node_hours = 0;      // Nodes paid for x hours.
   double gpu_hours_paid = 0;  // node_hours x GPUs per node.
-  double gpu_hours_used = 0;  // GPUs held x hours.
+  double gpu_hours_used = 0;  // GPUs held x hours (a slice by its share).
+  // GPU-hours free on registered nodes while work for the pool waited:
+  // capacity paid for that the waiting work could not use (on MIG pools,
+  // slices of the wrong size: fragmentation; also GPUs being cut anew).
+  double gpu_hours_stranded = 0;
+  int64_t relayouts = 0;  // MIG GPUs cut anew (by_demand pools).
   // Share of what was paid that no workspace held: of GPU-hours on a GPU
   // pool, of CPU-core-hours on a CPU pool. 0 when nothing was paid.
   double idle_share = 0;

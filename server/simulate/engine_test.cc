@@ -281,3 +281,98 @@ INSTANTIATE_TEST_SUITE_P(Pools, SkippingTest, ::testing::Bool(),
 
 }  // namespace
 }  // namespace wsched::simulate
+
+namespace wsched::simulate {
+namespace {
+
+// One node of one H200, cut into MIG slices as the test says; warm, never
+// more (so layouts, not new nodes, decide who waits).
+class MigEngineTest : public ::testing::Test {
+ protected:
+  MigEngineTest() {
+    core::NodePool pool = placement::testing::GpuPool("mig", "h200", 1);
+    pool.min_size = pool.max_size = 1;
+    input_.catalog.pools = {pool};
+    input_.catalog.classes = {placement::testing::SliceClass("s1g", {"1g.18gb"}),
+                              placement::testing::SliceClass("s3g", {"3g.71gb"})};
+    input_.timings["mig"] = {.mig_relayout = absl::Seconds(20)};
+  }
+  core::MigLayout& Layout() { return input_.catalog.pools[0].mig; }
+  SimulationResult Run(const std::vector<Arrival>& trace) {
+    absl::StatusOr<SimulationResult> result = Simulate(input_, trace);
+    EXPECT_TRUE(result.ok()) << result.status();
+    return result.ok() ? *std::move(result) : SimulationResult{};
+  }
+  // Seven 1g for an hour, then two 3g.
+  static std::vector<Arrival> SmallThenMid() {
+    std::vector<Arrival> trace;
+    for (int i = 0; i < 7; ++i) trace.push_back(At(absl::ZeroDuration(), "s1g", absl::Hours(1)));
+    trace.push_back(At(absl::Hours(2), "s3g", absl::Hours(1)));
+    trace.push_back(At(absl::Hours(2), "s3g", absl::Hours(1)));
+    return trace;
+  }
+
+  SimulationInput input_;
+};
+
+TEST_F(MigEngineTest, AFixedLayoutNeverServesAProfileItLacks) {
+  Layout() = {core::MigLayoutKind::kFixed, std::vector<std::string>(7, "1g.18gb")};
+  SimulationResult result = Run(SmallThenMid());
+  const PoolResult& pool = result.pools[0];
+  EXPECT_TRUE(pool.mig);
+  EXPECT_EQ(pool.unit_per_node, 7);
+  EXPECT_EQ(pool.relayouts, 0);
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(result.workspaces[i].placed_at, result.workspaces[i].arrival);
+  EXPECT_FALSE(result.workspaces[7].placed_at.has_value());
+  EXPECT_FALSE(result.workspaces[8].placed_at.has_value());
+  // Seven sevenths for an hour: one GPU-hour, by share.
+  EXPECT_NEAR(pool.gpu_hours_used, 1.0, 1e-9);
+  // From the 3g's arrival to the end the whole GPU was free and they waited.
+  EXPECT_NEAR(pool.gpu_hours_stranded, absl::ToDoubleHours(result.end - (kT0 + absl::Hours(2))),
+              1e-6);
+}
+
+TEST_F(MigEngineTest, ByDemandCutsTheIdleGpuForTheWaitingProfile) {
+  Layout() = {core::MigLayoutKind::kByDemand, {}};  // Starts as seven 1g.
+  SimulationResult result = Run(SmallThenMid());
+  const PoolResult& pool = result.pools[0];
+  for (int i = 0; i < 7; ++i) EXPECT_EQ(result.workspaces[i].placed_at, result.workspaces[i].arrival);
+  // Both 3g wait for one cut of the idle GPU (3g + 3g + 1g), then run.
+  ASSERT_TRUE(result.workspaces[7].placed_at.has_value());
+  ASSERT_TRUE(result.workspaces[8].placed_at.has_value());
+  EXPECT_EQ(*result.workspaces[7].placed_at - result.workspaces[7].arrival, absl::Seconds(20));
+  EXPECT_EQ(*result.workspaces[8].placed_at - result.workspaces[8].arrival, absl::Seconds(20));
+  EXPECT_EQ(pool.relayouts, 1);
+  EXPECT_NEAR(pool.gpu_hours_used, 1.0 + 6.0 / 7, 1e-9);
+  // Free while they waited: the whole GPU, for the 20 s of the cut.
+  EXPECT_NEAR(pool.gpu_hours_stranded, 20.0 / 3600, 1e-9);
+}
+
+TEST_F(MigEngineTest, AGpuHoldingASliceIsNeverCut) {
+  Layout() = {core::MigLayoutKind::kByDemand, {}};
+  std::vector<Arrival> trace = {At(absl::ZeroDuration(), "s1g", absl::Hours(3)),
+                                At(absl::Minutes(1), "s3g", absl::Hours(1))};
+  SimulationResult result = Run(trace);
+  // Cut once the 1g is gone, not before.
+  EXPECT_EQ(result.pools[0].relayouts, 1);
+  ASSERT_TRUE(result.workspaces[1].placed_at.has_value());
+  EXPECT_EQ(*result.workspaces[1].placed_at - kT0, absl::Hours(3) + absl::Seconds(20));
+  // Six sevenths free while the 3g waited beside the 1g, then all of it
+  // for the 20 s of the cut.
+  EXPECT_NEAR(result.pools[0].gpu_hours_stranded,
+              (3.0 - 1.0 / 60) * 6 / 7 + 20.0 / 3600, 1e-6);
+}
+
+TEST_F(MigEngineTest, AStrandedFixedLayoutCountsTheSlicesTheWaitingWorkCannotUse) {
+  Layout() = {core::MigLayoutKind::kFixed, {"3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"}};
+  std::vector<Arrival> trace;
+  for (int i = 0; i < 3; ++i) trace.push_back(At(absl::ZeroDuration(), "s1g", absl::Hours(1)));
+  SimulationResult result = Run(trace);
+  // Two 1g slices: the third waits an hour beside a free 3g and 2g.
+  ASSERT_TRUE(result.workspaces[2].placed_at.has_value());
+  EXPECT_EQ(*result.workspaces[2].placed_at - kT0, absl::Hours(1));
+  EXPECT_NEAR(result.pools[0].gpu_hours_stranded, 5.0 / 7, 1e-9);
+}
+
+}  // namespace
+}  // namespace wsched::simulate

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "server/core/mig.h"
+#include "server/core/mig_profiles.h"
+
 namespace wsched::simulate {
 namespace {
 
@@ -16,14 +19,20 @@ absl::Duration Percentile(const std::vector<absl::Duration>& sorted, double shar
 }  // namespace
 
 PoolLedger::PoolLedger(const core::NodePool& pool, const PoolTimings& timings)
-    : gpu_(pool.is_gpu()) {
+    : gpu_(pool.is_gpu()),
+      mig_(gpu_ && pool.mig.kind != core::MigLayoutKind::kWhole),
+      unit_per_node_(mig_    ? pool.shape.gpus_per_node * core::kMigComputeSlices
+                     : gpu_ ? pool.shape.gpus_per_node
+                            : pool.shape.cpu_millis) {
   result_.pool = pool.id;
   result_.gpu = gpu_;
-  result_.unit_per_node = gpu_ ? pool.shape.gpus_per_node : pool.shape.cpu_millis;
+  result_.mig = mig_;
+  result_.unit_per_node = unit_per_node_;
   result_.timings = timings;
 }
 
 int64_t PoolLedger::UnitsOf(const core::WorkspaceClass& cls) const {
+  if (mig_) return core::LeastGpuSevenths(cls);
   return gpu_ ? cls.gpu.count : cls.resources.cpu_request_millis;
 }
 
@@ -32,6 +41,10 @@ void PoolLedger::Account(absl::Time now) {
   if (seconds > 0) {
     node_seconds_ += seconds * (booting_ + registered_);
     used_unit_seconds_ += seconds * static_cast<double>(used_units_);
+    if (pending_units_ > 0) {
+      const int64_t free = std::max<int64_t>(0, registered_ * unit_per_node_ - used_units_);
+      stranded_unit_seconds_ += seconds * static_cast<double>(free);
+    }
   }
   accounted_at_ = now;
 }
@@ -83,6 +96,7 @@ void PoolLedger::Held(absl::Time now, int64_t units) {
 }
 
 void PoolLedger::Waiting(absl::Time now, int64_t units) {
+  Account(now);
   pending_units_ += units;
   RecordStep(now);
 }
@@ -103,8 +117,10 @@ PoolResult PoolLedger::Finish(absl::Time end, absl::Duration long_wait) {
   const double paid_unit_hours = r.node_hours * static_cast<double>(r.unit_per_node);
   const double used_unit_hours = used_unit_seconds_ / 3600;
   if (gpu_) {
-    r.gpu_hours_paid = paid_unit_hours;
-    r.gpu_hours_used = used_unit_hours;
+    const double per_gpu = mig_ ? core::kMigComputeSlices : 1;
+    r.gpu_hours_paid = paid_unit_hours / per_gpu;
+    r.gpu_hours_used = used_unit_hours / per_gpu;
+    r.gpu_hours_stranded = stranded_unit_seconds_ / 3600 / per_gpu;
   }
   r.idle_share = paid_unit_hours > 0 ? std::max(0.0, 1 - used_unit_hours / paid_unit_hours) : 0;
   std::vector<absl::Duration> waits = waits_;

@@ -23,8 +23,9 @@ class PoolLedger {
 
   int booting() const { return booting_; }
   int registered() const { return registered_; }
-  // What a workspace of `cls` holds here: GPUs on a GPU pool, CPU millis on
-  // a CPU pool (the unit of PoolResult::unit_per_node).
+  // What a workspace of `cls` holds here: GPUs on a GPU pool, sevenths of a
+  // GPU on a MIG pool (at least: it may get a larger slice), CPU millis on a
+  // CPU pool (the unit of PoolResult::unit_per_node).
   int64_t UnitsOf(const core::WorkspaceClass& cls) const;
 
   void NodeAsked(absl::Time now);  // Paid from now, registers later.
@@ -38,6 +39,7 @@ class PoolLedger {
   void Target(absl::Time now, int target);
   void Placed(absl::Duration wait) { waits_.push_back(wait); }
   void NeverPlaced() { ++result_.never_placed; }
+  void Relayout() { ++result_.relayouts; }
 
   PoolResult Finish(absl::Time end, absl::Duration long_wait);
 
@@ -47,6 +49,8 @@ class PoolLedger {
   void RecordStep(absl::Time now);
 
   const bool gpu_;
+  const bool mig_;
+  const int64_t unit_per_node_;
   int booting_ = 0;
   int registered_ = 0;
   int target_ = 0;
@@ -55,6 +59,7 @@ class PoolLedger {
   absl::Time accounted_at_;
   double node_seconds_ = 0;
   double used_unit_seconds_ = 0;
+  double stranded_unit_seconds_ = 0;
   std::vector<absl::Duration> waits_;
   PoolResult result_;
 };

@@ -1,13 +1,16 @@
 #include "server/simulate/scenario.h"
 
 #include <functional>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/catalog/mig.h"
 #include "server/catalog/units.h"
 
 namespace wsched::simulate {
@@ -97,6 +100,29 @@ const std::vector<std::pair<std::string, PoolSetter>>& PoolSetters() {
       {"driver_install", SetDuration([](core::NodePool&, PoolTimings& t) -> absl::Duration& {
          return t.driver_install;
        })},
+      {"mig.layout",
+       [](absl::string_view value, core::NodePool& pool, PoolTimings&) -> absl::Status {
+         std::optional<core::MigLayoutKind> kind = core::ParseMigLayoutKind(value);
+         if (!kind) {
+           return absl::InvalidArgumentError(
+               absl::StrCat("want whole, fixed or by_demand, not \"", value, "\""));
+         }
+         pool.mig.kind = *kind;
+         return absl::OkStatus();
+       }},
+      // Slash-separated: a comma ends a variant's setting.
+      {"mig.profiles",
+       [](absl::string_view value, core::NodePool& pool, PoolTimings&) -> absl::Status {
+         pool.mig.profiles.clear();
+         if (value.empty()) return absl::OkStatus();
+         for (absl::string_view profile : absl::StrSplit(value, '/')) {
+           pool.mig.profiles.emplace_back(absl::StripAsciiWhitespace(profile));
+         }
+         return absl::OkStatus();
+       }},
+      {"mig_relayout", SetDuration([](core::NodePool&, PoolTimings& t) -> absl::Duration& {
+         return t.mig_relayout;
+       })},
   };
   return *kSetters;
 }
@@ -130,6 +156,13 @@ absl::Status ApplyPoolSetting(absl::string_view origin, absl::string_view settin
     PoolTimings timings = known == scenario.input.timings.end() ? PoolTimings() : known->second;
     if (absl::Status s = setter(value, changed, timings); !s.ok()) {
       return Refuse(origin, setting, absl::StrCat(key, ": ", s.message()));
+    }
+    if (absl::StartsWith(key, "mig.")) {
+      // The catalog's own rules for a pool's layout (a profile of the pool's
+      // model, a legal layout, profiles with fixed and not with whole).
+      catalog::Diagnostics diagnostics;
+      catalog::CheckPoolMig(absl::StrCat("pool ", changed.id), changed, diagnostics);
+      if (!diagnostics.ok()) return Refuse(origin, setting, diagnostics.errors().front());
     }
     if (changed.min_size > changed.max_size) {
       return Refuse(origin, setting,

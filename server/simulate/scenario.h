@@ -9,6 +9,8 @@
 //   pool.<id>.scale_down.schedule=none      scale down at any time
 //   pool.<id>.max_node_provision_time=D
 //   pool.<id>.node_start=D, pool.<id>.driver_install=D
+//   pool.<id>.mig.layout=whole|fixed|by_demand, pool.<id>.mig.profiles=P/P/...
+//   pool.<id>.mig_relayout=D                how long cutting a GPU anew takes
 //   batching_window=D
 // with N a whole number and D a duration such as 90s, 10m, 1h30m.
 #ifndef WSCHED_SERVER_SIMULATE_SCENARIO_H_

@@ -98,5 +98,39 @@ TEST(WithSettings, NamesTheScenarioAndKeepsTheBase) {
   EXPECT_FALSE(WithSettings(base, "bad", {"pool.gpu-h100.warm_buffer=x"}, "--variant bad").ok());
 }
 
+TEST(ApplySetting, MigLayoutsForComparingThem) {
+  Scenario s = Base();
+  s.input.catalog.pools[0] = placement::testing::GpuPool("gpu-h200", "h200");
+  ASSERT_TRUE(ApplySetting("--set", "pool.gpu-h200.mig.layout=by_demand", s).ok());
+  ASSERT_TRUE(
+      ApplySetting("--set", "pool.gpu-h200.mig.profiles=3g.71gb/2g.35gb/1g.18gb/1g.18gb", s).ok());
+  ASSERT_TRUE(ApplySetting("--set", "pool.gpu-h200.mig.layout=fixed", s).ok());
+  ASSERT_TRUE(ApplySetting("--set", "pool.gpu-h200.mig_relayout=40s", s).ok());
+  const core::NodePool& pool = s.input.catalog.pools[0];
+  EXPECT_EQ(pool.mig.kind, core::MigLayoutKind::kFixed);
+  EXPECT_THAT(pool.mig.profiles, ElementsAre("3g.71gb", "2g.35gb", "1g.18gb", "1g.18gb"));
+  EXPECT_EQ(s.input.timings["gpu-h200"].mig_relayout, absl::Seconds(40));
+}
+
+TEST(ApplySetting, RefusesAMigLayoutTheCatalogWouldRefuseAndChangesNothing) {
+  Scenario s = Base();
+  s.input.catalog.pools[0] = placement::testing::GpuPool("gpu-h200", "h200");
+  EXPECT_THAT(ApplySetting("--set", "pool.gpu-h200.mig.layout=sliced", s).message(),
+              HasSubstr("--set pool.gpu-h200.mig.layout=sliced: mig.layout: want whole, fixed or "
+                        "by_demand, not \"sliced\""));
+  EXPECT_THAT(ApplySetting("--set", "pool.gpu-h200.mig.layout=fixed", s).message(),
+              HasSubstr("mig.profiles"));
+  ASSERT_TRUE(ApplySetting("--set", "pool.gpu-h200.mig.layout=by_demand", s).ok());
+  EXPECT_THAT(ApplySetting("--set", "pool.gpu-h200.mig.profiles=3g.71gb/3g.71gb/1g.18gb/1g.18gb",
+                           s)
+                  .message(),
+              HasSubstr("pool gpu-h200.mig.profiles"));
+  EXPECT_EQ(s.input.catalog.pools[0].mig.kind, core::MigLayoutKind::kByDemand);
+  EXPECT_TRUE(s.input.catalog.pools[0].mig.profiles.empty());
+  // A CPU pool has no GPU to cut.
+  EXPECT_THAT(ApplySetting("--set", "pool.general.mig.layout=by_demand", s).message(),
+              HasSubstr("needs a GPU pool"));
+}
+
 }  // namespace
 }  // namespace wsched::simulate

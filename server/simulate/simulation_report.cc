@@ -21,6 +21,9 @@ nlohmann::ordered_json PoolJson(const PoolResult& p) {
       {"node_hours", p.node_hours},
       {"gpu_hours_paid", p.gpu_hours_paid},
       {"gpu_hours_used", p.gpu_hours_used},
+      {"gpu_hours_stranded", p.gpu_hours_stranded},
+      {"mig", p.mig},
+      {"relayouts", p.relayouts},
       {"idle_share", p.idle_share},
       {"workspaces", p.workspaces},
       {"never_placed", p.never_placed},
@@ -33,7 +36,8 @@ nlohmann::ordered_json PoolJson(const PoolResult& p) {
        {{"node_start_s", Seconds(p.timings.node_start)},
         {"node_start_source", p.timings.node_start_source},
         {"driver_install_s", Seconds(p.timings.driver_install)},
-        {"driver_install_source", p.timings.driver_install_source}}},
+        {"driver_install_source", p.timings.driver_install_source},
+        {"mig_relayout_s", Seconds(p.timings.mig_relayout)}}},
   };
 }
 
@@ -47,7 +51,8 @@ std::string WaitText(absl::Duration d) {
 std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResult>& variants,
                                                   absl::Duration long_wait) {
   std::vector<std::vector<std::string>> rows = {
-      {"VARIANT", "POOL", "NODE-H", "GPU-H-PAID", "GPU-H-USED", "IDLE", "WAIT-P50", "WAIT-P95",
+      {"VARIANT", "POOL", "NODE-H", "GPU-H-PAID", "GPU-H-USED", "IDLE", "GPU-H-STRANDED",
+       "RELAYOUTS", "WAIT-P50", "WAIT-P95",
        "WAIT-MAX", absl::StrCat("WAITED>", WaitText(long_wait)), "NEVER-PLACED",
        "NODES-STARTED", "WORKSPACES"}};
   for (const VariantResult& v : variants) {
@@ -56,7 +61,9 @@ std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResul
       rows.push_back({v.name, p.pool, Fixed(p.node_hours, 1),
                       p.gpu ? Fixed(p.gpu_hours_paid, 1) : "-",
                       p.gpu ? Fixed(p.gpu_hours_used, 1) : "-",
-                      absl::StrCat(Fixed(100 * p.idle_share, 1), "%"), WaitText(p.wait_p50),
+                      absl::StrCat(Fixed(100 * p.idle_share, 1), "%"),
+                      p.gpu ? Fixed(p.gpu_hours_stranded, 1) : "-",
+                      p.mig ? absl::StrCat(p.relayouts) : "-", WaitText(p.wait_p50),
                       WaitText(p.wait_p95), WaitText(p.wait_max), absl::StrCat(p.waited_long),
                       absl::StrCat(p.never_placed), absl::StrCat(p.nodes_started),
                       absl::StrCat(p.workspaces)});

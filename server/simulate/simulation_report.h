@@ -18,8 +18,8 @@ struct VariantResult {
 };
 
 // The header, then one row per variant and pool that had any workspaces or
-// nodes: node-hours, GPU-hours paid and used, idle share, waits, long waits,
-// nodes started.
+// nodes: node-hours, GPU-hours paid and used, idle share, GPU-hours
+// stranded, MIG re-layouts, waits, long waits, nodes started.
 std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResult>& variants,
                                                   absl::Duration long_wait);
 

@@ -31,6 +31,10 @@ struct PoolTimings {
   // Registered -> driver ready, on GPU pools (what the server measures as a
   // driver install). Zero: the node image has the driver.
   absl::Duration driver_install = absl::ZeroDuration();
+  // A MIG GPU of a by_demand pool ordered cut anew -> its new slices
+  // registered: the agent's next heartbeat, nvidia-smi's destroy and create,
+  // and the registration (docs/agent.md "Re-laying out MIG GPUs").
+  absl::Duration mig_relayout = absl::Seconds(15);
   // Where each figure came from, for the report ("flag --node-start",
   // "timings file: median of 5 samples", ...).
   std::string node_start_source = "default";
