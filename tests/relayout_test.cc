@@ -14,8 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/convert/mig_convert.h"
-#include "server/core/mig_profiles.h"
+#include "server/core/mig_layout.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -42,30 +41,11 @@ v1::NodeInfo DemandNode(const std::string& name) {
 }
 
 // What the agent reports after carrying out `work`: the GPU cut exactly as
-// ordered, every slice a new instance with a new UUID.
+// ordered, every slice a new instance with a new UUID ("MIG-<node>-0-new-k").
 void CarryOut(const v1::MigWork& work, v1::NodeInfo& node) {
-  v1::Gpu& gpu = *node.mutable_gpus(work.gpu_index());
-  core::GpuMig mig = convert::FromProto(gpu.mig());
-  mig.instances.clear();
-  int minor = 300;
-  for (int k = 0; k < work.slices_size(); ++k) {
-    const core::MigProfile* profile = core::FindProfile(mig.profiles, work.slices(k).profile());
-    ASSERT_NE(profile, nullptr) << work.slices(k).profile();
-    core::MigInstance slice;
-    slice.profile = profile->name;
-    slice.gpu_instance = k + 1;
-    slice.compute_instance = 0;
-    slice.start = work.slices(k).start();
-    slice.size = profile->size;
-    slice.uuid = absl::StrCat("MIG-", node.name(), "-", gpu.index(), "-new-", k);
-    slice.gi_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor), 'c',
-                                       235, minor, "r"};
-    slice.ci_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor + 1),
-                                       'c', 235, minor + 1, "r"};
-    minor += 2;
-    mig.instances.push_back(std::move(slice));
-  }
-  *gpu.mutable_mig() = convert::ToProto(mig);
+  std::vector<core::MigLayoutSlice> layout;
+  for (const auto& slice : work.slices()) layout.push_back({slice.profile(), slice.start()});
+  testing::CutGpu(node, work.gpu_index(), layout, "new-");
 }
 
 class RelayoutTest : public ::testing::Test {

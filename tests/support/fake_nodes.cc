@@ -33,34 +33,42 @@ v1::NodeInfo FakeGpuNode(const std::string& name, const std::string& pool,
   return node;
 }
 
+void CutGpu(v1::NodeInfo& node, int gpu_index, const std::vector<core::MigLayoutSlice>& layout,
+            const std::string& tag) {
+  v1::Gpu& gpu = *node.mutable_gpus(gpu_index);
+  const std::vector<core::MigProfile>* table = core::KnownMigProfiles(gpu.model());
+  ASSERT_NE(table, nullptr) << gpu.model() << " has no built-in MIG table";
+  core::GpuMig mig;
+  mig.enabled = mig.pending_enabled = true;
+  mig.profiles = *table;
+  // Two capability minors per slice, unique on the node.
+  int minor = 100 + gpu.index() * 16;
+  for (size_t k = 0; k < layout.size(); ++k) {
+    const core::MigProfile* profile = core::FindProfile(*table, layout[k].profile);
+    ASSERT_NE(profile, nullptr) << layout[k].profile;
+    core::MigInstance slice;
+    slice.profile = profile->name;
+    slice.gpu_instance = static_cast<int>(k) + 1;
+    slice.compute_instance = 0;
+    slice.start = layout[k].start;
+    slice.size = profile->size;
+    slice.uuid = absl::StrCat("MIG-", node.name(), "-", gpu.index(), "-", tag, k);
+    slice.gi_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor), 'c',
+                                       235, minor, "r"};
+    slice.ci_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor + 1),
+                                       'c', 235, minor + 1, "r"};
+    minor += 2;
+    mig.instances.push_back(std::move(slice));
+  }
+  *gpu.mutable_mig() = convert::ToProto(mig);
+}
+
 void LayOutSlices(v1::NodeInfo& node, const std::vector<std::string>& profiles) {
   const std::vector<core::MigProfile>* table = core::KnownMigProfiles(node.gpus(0).model());
   ASSERT_NE(table, nullptr) << node.gpus(0).model() << " has no built-in MIG table";
   const core::MigLayoutPlan plan = core::LayOutMig(*table, profiles);
   ASSERT_TRUE(plan.legal()) << plan.misfit->reason;
-  int minor = 100;
-  for (v1::Gpu& gpu : *node.mutable_gpus()) {
-    core::GpuMig mig;
-    mig.enabled = mig.pending_enabled = true;
-    mig.profiles = *table;
-    for (size_t k = 0; k < plan.slices.size(); ++k) {
-      const core::MigProfile* profile = core::FindProfile(*table, plan.slices[k].profile);
-      core::MigInstance slice;
-      slice.profile = profile->name;
-      slice.gpu_instance = static_cast<int>(k) + 1;
-      slice.compute_instance = 0;
-      slice.start = plan.slices[k].start;
-      slice.size = profile->size;
-      slice.uuid = absl::StrCat("MIG-", node.name(), "-", gpu.index(), "-", k);
-      slice.gi_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor), 'c',
-                                         235, minor, "r"};
-      slice.ci_access = core::DeviceNode{absl::StrCat("/dev/nvidia-caps/nvidia-cap", minor + 1),
-                                         'c', 235, minor + 1, "r"};
-      minor += 2;
-      mig.instances.push_back(std::move(slice));
-    }
-    *gpu.mutable_mig() = convert::ToProto(mig);
-  }
+  for (int i = 0; i < node.gpus_size(); ++i) CutGpu(node, i, plan.slices, "");
 }
 
 v1::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool, int64_t cpu_cores,

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "server/core/mig_layout.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 
 namespace wsched::testing {
@@ -37,6 +38,11 @@ v1::NodeInfo FakeCpuNode(const std::string& name, const std::string& pool, int64
 // its own two capability nodes. The model must have a built-in table
 // ("NVIDIA H200").
 void LayOutSlices(v1::NodeInfo& node, const std::vector<std::string>& profiles);
+
+// Cuts GPU `gpu_index` of `node` into `layout` (profiles at their starts),
+// as an agent reports a GPU it cut: slice k is "MIG-<node>-<i>-<tag><k>".
+void CutGpu(v1::NodeInfo& node, int gpu_index, const std::vector<core::MigLayoutSlice>& layout,
+            const std::string& tag);
 
 // Registers with the agent token; fails the test on error.
 void RegisterNode(const std::shared_ptr<grpc::Channel>& channel, const v1::NodeInfo& node);
