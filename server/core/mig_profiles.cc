@@ -140,6 +140,15 @@ std::optional<int> ComputeSlicesOfName(const std::string& profile) {
   return slices;
 }
 
+std::optional<int> ComputeSlicesOf(const MigInstance& instance, const GpuMig& mig) {
+  if (const MigProfile* profile = FindProfile(mig.profiles, instance.profile)) {
+    if (profile->compute_slices >= 1 && profile->compute_slices <= kMigComputeSlices) {
+      return profile->compute_slices;
+    }
+  }
+  return ComputeSlicesOfName(instance.profile);
+}
+
 int64_t LeastGpuSevenths(const WorkspaceClass& cls) {
   if (cls.is_gpu()) return int64_t{cls.gpu.count} * kMigComputeSlices;
   int least = 0;

@@ -41,6 +41,10 @@ const MigProfile* FindProfile(const std::vector<MigProfile>& profiles, absl::str
 // The compute slices a profile name states ("3g.71gb" -> 3), or nullopt.
 std::optional<int> ComputeSlicesOfName(const std::string& profile);
 
+// The compute slices of an instance the GPU reports: its own table's
+// figure, else what the profile's name states; nullopt when neither says.
+std::optional<int> ComputeSlicesOf(const MigInstance& instance, const GpuMig& mig);
+
 // What the org GPU quota counts of a placement of `cls`, at least, in
 // sevenths of a GPU: 7 per GPU of a GPU class, the smallest share of a slice
 // class's profiles (it may get a larger one), 0 for a CPU class.

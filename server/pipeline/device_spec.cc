@@ -91,10 +91,7 @@ absl::StatusOr<BuiltPlacement> BuildSlicePlacement(const core::WorkspaceClass& c
   const core::MigInstance& instance = *FindInstance(gpu, slice.gpu_instance);
   // The GPU's own table first; a profile it does not list still names its
   // compute slices ("3g.71gb").
-  const core::MigProfile* profile = core::FindProfile(gpu.mig->profiles, instance.profile);
-  const int compute_slices = profile != nullptr
-                                 ? profile->compute_slices
-                                 : placement::ComputeSlicesOfName(instance.profile).value_or(0);
+  const int compute_slices = core::ComputeSlicesOf(instance, *gpu.mig).value_or(0);
   if (compute_slices <= 0) {
     return absl::FailedPreconditionError(absl::StrCat("GPU ", gpu.index, " on node ", node.name,
                                                       " reports an unknown profile \"",

@@ -217,11 +217,10 @@ int StrandedSlots(SlotMask used, const std::vector<core::MigProfile>& profiles) 
 
 namespace {
 
-int ComputeSlicesOf(const core::MigInstance& instance, const core::GpuMig& mig) {
-  if (const core::MigProfile* p = core::FindProfile(mig.profiles, instance.profile)) {
-    return std::clamp(p->compute_slices, 0, core::kMigComputeSlices);
-  }
-  return ComputeSlicesOfName(instance.profile)
+// An instance of a profile nobody can name counts its slots as compute
+// slices: what it takes is then at least not under-counted.
+int CountedComputeSlices(const core::MigInstance& instance, const core::GpuMig& mig) {
+  return core::ComputeSlicesOf(instance, mig)
       .value_or(std::clamp(instance.size, 0, core::kMigComputeSlices));
 }
 
@@ -230,7 +229,7 @@ int ComputeSlicesOf(const core::MigInstance& instance, const core::GpuMig& mig) 
 SlotMask UsedSlots(const core::GpuMig& mig) {
   SlotMask used = 0;
   for (const core::MigInstance& instance : mig.instances) {
-    used |= SlotsTaken(ComputeSlicesOf(instance, mig), instance.start, instance.size);
+    used |= SlotsTaken(CountedComputeSlices(instance, mig), instance.start, instance.size);
   }
   return used;
 }
@@ -238,7 +237,7 @@ SlotMask UsedSlots(const core::GpuMig& mig) {
 int FreeComputeSlices(const core::GpuMig& mig) {
   int taken = 0;
   for (const core::MigInstance& instance : mig.instances) {
-    taken += ComputeSlicesOf(instance, mig);
+    taken += CountedComputeSlices(instance, mig);
     if (taken >= core::kMigComputeSlices) return 0;
   }
   return core::kMigComputeSlices - taken;

@@ -33,9 +33,10 @@ int64_t HeldUnits(const placement::Placed& placed, const core::WorkspaceClass& c
   const placement::SnapshotNode* node = snapshot.FindNode(placed.node);
   const int pos = node == nullptr ? -1 : node->PositionOf(placed.slice->gpu_index);
   if (pos < 0 || !node->info.gpus[pos].mig) return ledger.UnitsOf(cls);
-  for (const core::MigInstance& slice : node->info.gpus[pos].mig->instances) {
+  const core::GpuMig& mig = *node->info.gpus[pos].mig;
+  for (const core::MigInstance& slice : mig.instances) {
     if (slice.gpu_instance != placed.slice->gpu_instance) continue;
-    return core::ComputeSlicesOfName(slice.profile).value_or(ledger.UnitsOf(cls));
+    return core::ComputeSlicesOf(slice, mig).value_or(ledger.UnitsOf(cls));
   }
   return ledger.UnitsOf(cls);
 }
