@@ -227,6 +227,17 @@ absl::Status ValidateRequest(const v1::GetCatalogRequest&) { return absl::OkStat
 
 // --- SettingsService ----------------------------------------------------------
 
+// A spending limit's own rules (core::SpendingLimitProblems); whether a
+// project's fits inside its org's is the settings operation's check.
+absl::Status CheckSpendingLimit(const v1::SpendingLimit& limit, const std::string& field) {
+  if (limit.period().kind_case() == v1::SpendingPeriod::KIND_NOT_SET) {
+    return Invalid(field + ".period", "required: calendar_month or rolling");
+  }
+  std::vector<std::string> problems = core::SpendingLimitProblems(convert::FromProto(limit), field);
+  if (!problems.empty()) return core::InvalidFieldLinesError(problems);
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::GetProjectSettingsRequest& request) {
   return CheckId(request.project_id(), "project_id");
 }
@@ -237,6 +248,9 @@ absl::Status ValidateRequest(const v1::SetProjectSettingsRequest& request) {
   WSCHED_CHECK(CheckId(in.org_id(), "settings.org_id"));
   WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
   WSCHED_CHECK(CheckClassIdList(in.denied_classes(), "settings.denied_classes"));
+  if (in.has_spending_limit()) {
+    WSCHED_CHECK(CheckSpendingLimit(in.spending_limit(), "settings.spending_limit"));
+  }
   if (request.expected_version() < 0) {
     return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
   }
@@ -253,6 +267,9 @@ absl::Status ValidateRequest(const v1::SetOrgSettingsRequest& request) {
   WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
   WSCHED_CHECK(CheckClassIdList(in.allowed_classes(), "settings.allowed_classes"));
   if (in.gpu_quota() < core::kUnlimitedGpuQuota) return Invalid("settings.gpu_quota", "must be >= 0, or -1 for unlimited");
+  if (in.has_spending_limit()) {
+    WSCHED_CHECK(CheckSpendingLimit(in.spending_limit(), "settings.spending_limit"));
+  }
   if (request.expected_version() < 0) {
     return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
   }

@@ -56,6 +56,15 @@ absl::Status SettingsRepository::SaveOrg(const core::OrgSettings& settings,
   return SaveOrgSettings(s_.txn, settings, expected_version, s_.changes, version);
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, core::SpendingLimit>>>
+SettingsRepository::LoadProjectLimitsOfOrg(const std::string& org_id) {
+  return store::LoadProjectLimitsOfOrg(s_.txn, org_id);
+}
+
+void SettingsRepository::LockOrgLimits(const std::string& org_id) {
+  store::LockOrgLimits(s_.txn, org_id);
+}
+
 // ---- nodes
 
 absl::StatusOr<std::optional<StoredNode>> NodeRepository::Load(const std::string& name, bool for_update) {
