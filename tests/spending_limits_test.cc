@@ -23,11 +23,13 @@
 #include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
 #include "tests/support/fake_nodes.h"
+#include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
 #include "wsched/v1/placement.grpc.pb.h"
 #include "wsched/v1/settings.grpc.pb.h"
+#include "wsched/v1/usage.grpc.pb.h"
 
 namespace wsched {
 namespace {
@@ -63,6 +65,7 @@ class SpendingLimitsTest : public ::testing::Test {
     testing::ServerConfig config{db_.url(), testing::SourcePath("classes/saas.yaml")};
     // A placement commits to 2 GPU-seconds: limits of a few GPU-seconds.
     config.extra_flags = {"--budget_interval=2s"};
+    config.metrics = true;
     server_ = std::make_unique<testing::ServerProcess>(config);
     ASSERT_TRUE(server_->started());
     settings_ = v1::SettingsService::NewStub(server_->channel());
@@ -204,6 +207,38 @@ TEST_F(SpendingLimitsTest, ExhaustedOrgLimitRefusesNewGpuPlacementsUntilTheNextP
   EXPECT_GT(retry->retry_delay().seconds(), 0);
   EXPECT_LE(retry->retry_delay().seconds(), 31 * 24 * 3600);
   EXPECT_EQ(db_.Query("SELECT count(*) FROM workspaces WHERE id = 'w2' AND state = 'placed'"), "0");
+
+  // The forecast sees the same: spent, running, every threshold crossed,
+  // the limit reached now; the refusal is counted.
+  v1::GetSpendingForecastRequest forecast_request;
+  forecast_request.set_org_id("o-1");
+  v1::GetSpendingForecastResponse forecast;
+  grpc::Status read = v1::UsageService::NewStub(server_->channel())
+                          ->GetSpendingForecast(Admin().get(), forecast_request, &forecast);
+  ASSERT_TRUE(read.ok()) << read.error_message();
+  EXPECT_EQ(forecast.limit_gpu_seconds(), "10.000000");
+  const double spent = std::stod(forecast.spent_gpu_seconds());
+  EXPECT_GE(spent, 9.0);
+  EXPECT_EQ(forecast.running_gpus(), 1.0);
+  // All of it in the last hour.
+  EXPECT_NEAR(forecast.rate_gpu_seconds_per_hour(), spent, 1e-6);
+  if (spent < 10) {
+    EXPECT_THAT(forecast.crossed_percents(), ::testing::ElementsAre(80));
+    // About 1 of 10 left at ~9 an hour: minutes from now, unless the month ends first.
+    if (forecast.has_limit_reached_time()) {
+      EXPECT_GT(forecast.limit_reached_time().seconds(), forecast.now().seconds());
+      EXPECT_LT(forecast.limit_reached_time().seconds(), forecast.period_end_time().seconds());
+    }
+  } else {
+    EXPECT_THAT(forecast.crossed_percents(), ::testing::ElementsAre(80, 100));
+    EXPECT_EQ(forecast.limit_reached_time().seconds(), forecast.now().seconds());
+  }
+  EXPECT_EQ(forecast.period_end_time().seconds(),
+            std::stoll(db_.Query("SELECT extract(epoch FROM date_trunc('month', now() AT TIME ZONE "
+                                 "'UTC') + interval '1 month')::bigint")));
+  EXPECT_EQ(testing::MetricValue(testing::HttpGet(server_->metrics_port(), "/metrics"),
+                                 "wsched_budget_refusals_total", {"scope=\"org\""}),
+            1.0);
 
   // A workspace without GPUs spends nothing of a GPU-hour limit.
   testing::RegisterNode(server_->channel(), testing::FakeCpuNode("c1", "general"));

@@ -554,6 +554,12 @@ absl::Status ValidateRequest(const v1::ListUsageRequest& request) {
   return CheckUsageFilter(request);
 }
 
+absl::Status ValidateRequest(const v1::GetSpendingForecastRequest& request) {
+  WSCHED_CHECK(CheckId(request.org_id(), "org_id"));
+  if (!request.project_id().empty()) WSCHED_CHECK(CheckId(request.project_id(), "project_id"));
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::SummarizeUsageRequest& request) {
   if (!request.has_start_time()) return Invalid("start_time", "is required");
   if (!request.has_end_time()) return Invalid("end_time", "is required");
@@ -628,6 +634,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
           For<v1::ListAuditRecordsRequest>(),
           For<v1::ListUsageRequest>(),
           For<v1::SummarizeUsageRequest>(),
+          For<v1::GetSpendingForecastRequest>(),
       };
   return *validators;
 }

@@ -241,6 +241,13 @@ int64_t UsageRepository::DeleteOlderThan(absl::Duration retention, int limit) {
   return DeleteOldUsageRecords(s_.txn, retention, limit);
 }
 
+SpendingReading UsageRepository::ReadSpending(const std::string& kind, const std::string& id,
+                                              absl::Time period_start) {
+  return store::ReadSpending(s_.txn, kind, id, period_start);
+}
+
+absl::Time UsageRepository::DatabaseNow() { return store::DatabaseNow(s_.txn); }
+
 // ---- node credentials
 std::optional<NodeCredentialRow> NodeCredentialRepository::Issue(const std::string& node,
                                                                  const std::string& token_sha256,

@@ -209,6 +209,11 @@ class UsageRepository {
   bool KnownTimeZone(const std::string& name);
   // At most `limit` of the records that ended longest ago, if more than `retention` ago.
   int64_t DeleteOlderThan(absl::Duration retention, int limit);
+  // An org's ("org") or project's ("project") spending since `period_start`.
+  SpendingReading ReadSpending(const std::string& kind, const std::string& id,
+                               absl::Time period_start);
+  // The transaction's now(): the clock the ledger counts by.
+  absl::Time DatabaseNow();
 
  private:
   UnitSession& s_;
