@@ -181,6 +181,36 @@ TEST_F(SpendingLimitsTest, ProjectLimitMustFitInsideTheOrgs) {
   EXPECT_TRUE(SetOrgLimit(MonthlyLimit(50)).ok());
 }
 
+TEST_F(SpendingLimitsTest, OnlyAnAdminChangesAProjectsLimit) {
+  ASSERT_TRUE(SetOrgLimit(MonthlyLimit(100)).ok());
+  auto as_owner = [&](const std::optional<v1::SpendingLimit>& limit) {
+    v1::SetProjectSettingsRequest request;
+    request.mutable_settings()->set_org_id("o-1");
+    request.mutable_settings()->set_project_id("p-42");  // The owner token's project.
+    request.mutable_settings()->set_default_class("small");
+    if (limit) *request.mutable_settings()->mutable_spending_limit() = *limit;
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kOwnerToken);
+    v1::ProjectSettings response;
+    return settings_->SetProjectSettings(&context, request, &response);
+  };
+  grpc::Status owner = as_owner(MonthlyLimit(10));
+  EXPECT_EQ(owner.error_code(), grpc::StatusCode::PERMISSION_DENIED) << owner.error_message();
+  EXPECT_THAT(owner.error_message(), HasSubstr("settings.spending_limit"));
+
+  // An admin sets it; the owner may change other settings keeping it, not
+  // drop it.
+  v1::SetProjectSettingsRequest request;
+  request.mutable_settings()->set_org_id("o-1");
+  request.mutable_settings()->set_project_id("p-42");
+  *request.mutable_settings()->mutable_spending_limit() = MonthlyLimit(10);
+  v1::ProjectSettings response;
+  ASSERT_TRUE(settings_->SetProjectSettings(Admin().get(), request, &response).ok());
+  grpc::Status kept = as_owner(MonthlyLimit(10));
+  EXPECT_TRUE(kept.ok()) << kept.error_message();
+  EXPECT_EQ(as_owner(std::nullopt).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+}
+
 TEST_F(SpendingLimitsTest, ExhaustedOrgLimitRefusesNewGpuPlacementsUntilTheNextPeriod) {
   // 10 GPU-seconds a month; each placement commits to 2.
   ASSERT_TRUE(SetOrgLimit(MonthlyLimit(GpuHours(10))).ok());

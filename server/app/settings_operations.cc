@@ -37,6 +37,17 @@ absl::Status CheckClassReferences(const core::Catalog& catalog, const std::strin
   return absl::OkStatus();
 }
 
+// Org admins set budgets; a project owner keeps the one it was given.
+absl::Status LimitNeedsAdmin(const core::ProjectSettings& settings) {
+  return core::ReasonError(
+      absl::StrCat("settings.spending_limit: only an admin changes the spending limit of project ",
+                   settings.project_id),
+      {.reason = core::ErrorReason::kPermissionDenied,
+       .metadata = {{"project", settings.project_id},
+                    {"field", "settings.spending_limit"},
+                    {"required_roles", "admin"}}});
+}
+
 absl::Status InOtherOrg(const core::ProjectSettings& settings, const std::string& stored_org) {
   return core::ReasonError(
       absl::StrCat("settings.org_id: project ", settings.project_id, " belongs to org ", stored_org),
@@ -104,6 +115,9 @@ absl::StatusOr<Versioned<core::ProjectSettings>> SettingsOperations::SetProject(
     // A project belongs to one org; only an admin may move it.
     if (!stored->org_id.empty() && stored->org_id != settings.org_id && !may_move_org) {
       return InOtherOrg(settings, stored->org_id);
+    }
+    if (!may_move_org && settings.spending_limit != stored->spending_limit) {
+      return LimitNeedsAdmin(settings);
     }
     auto catalog = unit.catalog().Load();
     if (!catalog.ok()) return catalog.status();
