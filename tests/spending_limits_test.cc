@@ -110,6 +110,28 @@ class SpendingLimitsTest : public ::testing::Test {
               " seconds' WHERE id = '" + id + "' RETURNING id");
   }
 
+  // A ledger record of `org`'s one GPU from `started` to `ended` (SQL
+  // expressions of timestamptz).
+  void Record(const std::string& org, const std::string& id, const std::string& started,
+              const std::string& ended) {
+    db_.Query(
+        "INSERT INTO usage_records (started_at, workspace_id, ended_at, end_reason, org_id, "
+        "project_id, user_id, class_id, pool, node_name, gpu_count, cpu_millis, memory_bytes) "
+        "VALUES (" +
+        started + ", '" + id + "', " + ended + ", 'stopped', '" + org +
+        "', 'p-1', 'u-1', 'gpu-1x', 'gpu-h100', 'n1', 1, 1000, 1000000) RETURNING workspace_id");
+  }
+
+  v1::GetSpendingForecastResponse Forecast(const std::string& org) {
+    v1::GetSpendingForecastRequest request;
+    request.set_org_id(org);
+    v1::GetSpendingForecastResponse forecast;
+    grpc::Status read = v1::UsageService::NewStub(server_->channel())
+                            ->GetSpendingForecast(Admin().get(), request, &forecast);
+    EXPECT_TRUE(read.ok()) << read.error_message();
+    return forecast;
+  }
+
   // The start of the next calendar month in UTC by the database's clock.
   std::string NextUtcMonth() {
     return db_.Query(
@@ -285,6 +307,40 @@ TEST_F(SpendingLimitsTest, ExhaustedOrgLimitRefusesNewGpuPlacementsUntilTheNextP
       "ended_at = ended_at - interval '1 month' WHERE workspace_id = 'w1' RETURNING workspace_id");
   grpc::Status reopened = Place("w3");
   EXPECT_TRUE(reopened.ok()) << reopened.error_message();
+}
+
+// A Berlin month counts from Berlin's local midnight of the 1st (the
+// database's calendar, computed apart from the server's), a placement
+// across it only from there; a rolling hour only the last hour.
+TEST_F(SpendingLimitsTest, PeriodsCountFromTheirTimeZonesMidnightAndTheirWindow) {
+  ASSERT_TRUE(SetOrgLimit(MonthlyLimit(1, "Europe/Berlin")).ok());
+  const std::string month_start =
+      "(date_trunc('month', now() AT TIME ZONE 'Europe/Berlin') AT TIME ZONE 'Europe/Berlin')";
+  Record("o-1", "last-month", month_start + " - interval '1000 seconds'",
+         month_start + " - interval '1 second'");
+  Record("o-1", "across", month_start + " - interval '50 seconds'",
+         month_start + " + interval '48 seconds'");
+  v1::GetSpendingForecastResponse month = Forecast("o-1");
+  EXPECT_EQ(month.spent_gpu_seconds(), "48.000000");
+  EXPECT_EQ(month.period_start_time().seconds(),
+            std::stoll(db_.Query("SELECT extract(epoch FROM " + month_start + ")::bigint")));
+
+  v1::SetOrgSettingsRequest request;
+  request.mutable_settings()->set_org_id("o-2");
+  request.mutable_settings()->set_gpu_quota(-1);
+  v1::SpendingLimit hourly;
+  hourly.set_gpu_hours(1);
+  hourly.mutable_period()->mutable_rolling()->set_seconds(3600);
+  *request.mutable_settings()->mutable_spending_limit() = hourly;
+  v1::OrgSettings response;
+  ASSERT_TRUE(settings_->SetOrgSettings(Admin().get(), request, &response).ok());
+  Record("o-2", "two-hours-ago", "now() - interval '2 hours'", "now() - interval '61 minutes'");
+  Record("o-2", "half-in", "now() - interval '90 minutes'", "now() - interval '30 minutes'");
+  v1::GetSpendingForecastResponse window = Forecast("o-2");
+  // 30 minutes of one GPU, less the moment between the insert and the read.
+  EXPECT_NEAR(std::stod(window.spent_gpu_seconds()), 1800, 10);
+  EXPECT_LE(std::stod(window.spent_gpu_seconds()), 1800);
+  EXPECT_EQ(window.period_end_time().seconds() - window.now().seconds(), 3600);
 }
 
 TEST_F(SpendingLimitsTest, ProjectLimitIsEnforcedInsideALargerOrgLimit) {
