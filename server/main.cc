@@ -95,6 +95,10 @@ ABSL_FLAG(absl::Duration, leader_lease, kDefaults.leader_lease,
 ABSL_FLAG(absl::Duration, commit_wait, kDefaults.commit_wait,
           "how long a group commit's first write may wait for company when the writer is idle "
           "(0: batches form only from writes that arrive during a commit)");
+ABSL_FLAG(absl::Duration, budget_interval, kDefaults.budget_interval,
+          "what a new GPU placement commits to against its org's and project's spending limits: "
+          "its GPUs for this long, counted as spent from its placement until it has run that long; "
+          "a workspace that stops sooner frees the rest (docs/billing.md \"Spending limits\")");
 ABSL_FLAG(absl::Duration, feed_gap, kDefaults.feed_gap,
           "the least time between two background reads of the change log: other replicas' "
           "commits in between are read together, and this replica's view of them lags by "
@@ -248,6 +252,11 @@ int main(int argc, char** argv) {
   // Checked against the probe intervals when the server starts.
   options.leader_lease = absl::GetFlag(FLAGS_leader_lease);
   options.commit_wait = absl::GetFlag(FLAGS_commit_wait);
+  options.budget_interval = absl::GetFlag(FLAGS_budget_interval);
+  if (options.budget_interval < absl::ZeroDuration() || options.budget_interval > absl::Hours(24)) {
+    wsched::log::Error("--budget_interval must be between 0 and 24h");
+    return 1;
+  }
   if (options.commit_wait < absl::ZeroDuration() || options.commit_wait > absl::Milliseconds(100)) {
     wsched::log::Error("--commit_wait must be between 0 and 100ms");
     return 1;

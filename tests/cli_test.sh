@@ -376,6 +376,13 @@ check "usage refuses EST too" 2 "--time-zone: \"EST\" is an abbreviation" "$ADMI
   summary --since=1h --until=now --time-zone=EST
 check "csv is only for usage" 2 "only wschedctl usage" "$ADMIN" get pools -o csv
 check "usage is not for agents" 1 "PERMISSION_DENIED" "$AGENT_TOKEN" usage list
+# Spending limits (docs/billing.md "Spending limits"): read-only here.
+check "usage limits" 0 "org" "$ADMIN" usage limits --org=o-1
+check "usage forecast" 0 "spent GPU-hours" "$ADMIN" usage forecast --org=o-1
+also "usage forecast without a limit" "none"
+check "usage forecast for the owner's project" 0 "project p-42" "$OWNER" usage forecast \
+  --org=o-1 --project=p-42
+check "usage forecast needs --org" 2 "--org is required" "$ADMIN" usage forecast
 
 # --- class settings and resolution --------------------------------------------------
 check "resolve installation default" 0 "installation default" "$ADMIN" resolve --org=o-1 \

@@ -1,5 +1,8 @@
 #include "server/app/settings_operations.h"
 
+#include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -34,6 +37,17 @@ absl::Status CheckClassReferences(const core::Catalog& catalog, const std::strin
   return absl::OkStatus();
 }
 
+// Org admins set budgets; a project owner keeps the one it was given.
+absl::Status LimitNeedsAdmin(const core::ProjectSettings& settings) {
+  return core::ReasonError(
+      absl::StrCat("settings.spending_limit: only an admin changes the spending limit of project ",
+                   settings.project_id),
+      {.reason = core::ErrorReason::kPermissionDenied,
+       .metadata = {{"project", settings.project_id},
+                    {"field", "settings.spending_limit"},
+                    {"required_roles", "admin"}}});
+}
+
 absl::Status InOtherOrg(const core::ProjectSettings& settings, const std::string& stored_org) {
   return core::ReasonError(
       absl::StrCat("settings.org_id: project ", settings.project_id, " belongs to org ", stored_org),
@@ -42,6 +56,32 @@ absl::Status InOtherOrg(const core::ProjectSettings& settings, const std::string
                     {"org", settings.org_id},
                     {"stored_org", stored_org},
                     {"required_roles", "admin"}}});
+}
+
+// A project's limit fits inside its org's (core::ProjectLimitOutsideOrg).
+absl::Status CheckProjectLimitInOrg(const core::ProjectSettings& project,
+                                    const std::optional<core::SpendingLimit>& org_limit) {
+  if (!project.spending_limit) return absl::OkStatus();
+  std::vector<std::string> problems =
+      core::ProjectLimitOutsideOrg(*project.spending_limit, org_limit, "settings.spending_limit");
+  if (problems.empty()) return absl::OkStatus();
+  return core::InvalidFieldLinesError(problems);
+}
+
+// An org's new limit must still hold every project's limit of the org.
+absl::Status CheckOrgLimitHoldsProjects(
+    const core::OrgSettings& org,
+    const std::vector<std::pair<std::string, core::SpendingLimit>>& project_limits) {
+  if (!org.spending_limit) return absl::OkStatus();
+  for (const auto& [project, limit] : project_limits) {
+    std::vector<std::string> problems = core::ProjectLimitOutsideOrg(limit, org.spending_limit, "");
+    if (problems.empty()) continue;
+    return core::InvalidFieldError(
+        "settings.spending_limit",
+        absl::StrCat("project ", project, "'s limit would no longer fit inside it (",
+                     problems.front().substr(1), "); change the project's limit first"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -67,11 +107,17 @@ absl::StatusOr<Versioned<core::ProjectSettings>> SettingsOperations::SetProject(
   // by expected_version (settings_repository.h).
   absl::Status status = store::UnitOfWork::Run(*db_, "saving project settings",
                                                [&](store::UnitOfWork& unit) -> absl::Status {
+    // Judged against the org's limit under the org's lock, so an org
+    // lowering its limit at the same time cannot slip past this check.
+    if (settings.spending_limit) unit.settings().LockOrgLimits(settings.org_id);
     auto stored = unit.settings().LoadProject(settings.project_id);
     if (!stored.ok()) return stored.status();
     // A project belongs to one org; only an admin may move it.
     if (!stored->org_id.empty() && stored->org_id != settings.org_id && !may_move_org) {
       return InOtherOrg(settings, stored->org_id);
+    }
+    if (!may_move_org && settings.spending_limit != stored->spending_limit) {
+      return LimitNeedsAdmin(settings);
     }
     auto catalog = unit.catalog().Load();
     if (!catalog.ok()) return catalog.status();
@@ -79,6 +125,11 @@ absl::StatusOr<Versioned<core::ProjectSettings>> SettingsOperations::SetProject(
                                               settings.denied_classes, "settings.denied_classes");
         !s.ok()) {
       return s;
+    }
+    if (settings.spending_limit) {
+      auto org = unit.settings().LoadOrg(settings.org_id);
+      if (!org.ok()) return org.status();
+      if (absl::Status s = CheckProjectLimitInOrg(settings, org->spending_limit); !s.ok()) return s;
     }
     return unit.settings().SaveProject(saved.settings, expected_version, &saved.version);
   });
@@ -112,6 +163,11 @@ absl::StatusOr<Versioned<core::OrgSettings>> SettingsOperations::SetOrg(
         !s.ok()) {
       return s;
     }
+    // The org's lock: a project changing its limit at the same time waits.
+    unit.settings().LockOrgLimits(settings.org_id);
+    auto project_limits = unit.settings().LoadProjectLimitsOfOrg(settings.org_id);
+    if (!project_limits.ok()) return project_limits.status();
+    if (absl::Status s = CheckOrgLimitHoldsProjects(settings, *project_limits); !s.ok()) return s;
     return unit.settings().SaveOrg(saved.settings, expected_version, &saved.version);
   });
   if (!status.ok()) return status;

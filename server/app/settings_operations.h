@@ -31,7 +31,10 @@ class SettingsOperations {
   // otherwise) when every class it names exists and its default is not
   // deprecated (INVALID_ARGUMENT naming the field). A project stays in its
   // org unless `may_move_org` (admins): FAILED_PRECONDITION
-  // PROJECT_IN_OTHER_ORG. One transaction: read, checked, saved.
+  // PROJECT_IN_OTHER_ORG. Only an admin (`may_move_org`) changes its spending
+  // limit: for another caller a different limit than the stored one is
+  // PERMISSION_DENIED naming settings.spending_limit, and it must fit inside
+  // the org's (INVALID_ARGUMENT). One transaction: read, checked, saved.
   absl::StatusOr<Versioned<core::ProjectSettings>> SetProject(const core::ProjectSettings& settings,
                                                               int64_t expected_version,
                                                               bool may_move_org);

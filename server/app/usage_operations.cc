@@ -152,4 +152,50 @@ absl::StatusOr<bool> UsageOperations::KnownTimeZone(const std::string& zone) {
   return known;
 }
 
+absl::StatusOr<SpendingForecast> UsageOperations::Forecast(const std::string& org_id,
+                                                           const std::string& project_id) const {
+  SpendingForecast forecast;
+  forecast.org_id = org_id;
+  forecast.project_id = project_id;
+  absl::Status status = store::UnitOfWork::Run(
+      *db_, "reading a spending forecast", [&](store::UnitOfWork& unit) -> absl::Status {
+        if (project_id.empty()) {
+          auto org = unit.settings().LoadOrg(org_id);
+          if (!org.ok()) return org.status();
+          forecast.limit = org->spending_limit;
+        } else {
+          auto project = unit.settings().LoadProject(project_id);
+          if (!project.ok()) return project.status();
+          if (!project->org_id.empty() && project->org_id != org_id) {
+            return core::InvalidFieldError(
+                "project_id",
+                absl::StrCat("project ", project_id, " belongs to org ", project->org_id));
+          }
+          forecast.limit = project->spending_limit;
+        }
+        forecast.now = unit.usage().DatabaseNow();
+        const core::SpendingPeriod period =
+            forecast.limit ? forecast.limit->period : core::SpendingPeriod{};
+        auto bounds = core::PeriodAt(period, forecast.now);
+        if (!bounds.ok()) return bounds.status();
+        forecast.period = *bounds;
+        const store::SpendingReading reading = unit.usage().ReadSpending(
+            project_id.empty() ? "org" : "project", project_id.empty() ? org_id : project_id,
+            forecast.period.start);
+        forecast.spent = reading.spent;
+        forecast.last_hour = reading.last_hour;
+        forecast.running_sevenths = reading.running_sevenths;
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  if (forecast.limit) {
+    const int64_t limit = core::GpuMicrosOf(*forecast.limit);
+    forecast.limit_reached = core::LimitReachedAt(forecast.spent, limit, forecast.last_hour,
+                                                  forecast.now, forecast.period.end);
+    forecast.crossed_percents =
+        core::CrossedPercents(forecast.limit->warn_at_percent, forecast.spent, limit);
+  }
+  return forecast;
+}
+
 }  // namespace wsched::app

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/core/paging.h"
+#include "server/core/spending_limit.h"
 #include "server/core/usage.h"
 #include "server/store/database.h"
 
@@ -67,6 +68,21 @@ int64_t UsageBucketsAtMost(absl::Duration range, core::UsageBucket bucket);
 // kMaxUsageBuckets buckets (naming bucket).
 absl::Status CheckUsageSummaryQuery(const UsageSummaryQuery& summary);
 
+// Where an org's or a project's spending limit stands (docs/billing.md
+// "Spending limits"), by the database's clock. Amounts in GPU-microseconds.
+struct SpendingForecast {
+  std::string org_id;
+  std::string project_id;                    // Empty: the org's limit.
+  std::optional<core::SpendingLimit> limit;  // None: the figures of this UTC month.
+  core::PeriodBounds period;
+  absl::Time now;
+  int64_t spent = 0;
+  int64_t last_hour = 0;         // Spent over the hour before now: the rate per hour.
+  int64_t running_sevenths = 0;  // GPU sevenths held by running workspaces now.
+  std::optional<absl::Time> limit_reached;
+  std::vector<int> crossed_percents;
+};
+
 class UsageOperations {
  public:
   explicit UsageOperations(store::Database* db) : db_(db) {}
@@ -80,6 +96,11 @@ class UsageOperations {
   // zone the database does not know; RESOURCE_EXHAUSTED past
   // kMaxUsageSummaryRows rows.
   absl::StatusOr<std::vector<core::UsageSummaryRow>> Summarize(const UsageSummaryQuery& summary);
+
+  // The org's limit, or the project's when `project_id` is set (a project of
+  // another org is INVALID_ARGUMENT naming project_id).
+  absl::StatusOr<SpendingForecast> Forecast(const std::string& org_id,
+                                            const std::string& project_id) const;
 
  private:
   // Whether the database knows `zone`; asked once per name (the zone list

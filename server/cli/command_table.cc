@@ -192,7 +192,13 @@ const std::vector<CommandSpec>& AllCommands() {
          "[--bucket=day] "
          "[--time-zone=Europe/Berlin]",
          "GPU, CPU and memory seconds per bucket and group; -o csv is the "
-         "billing export"}},
+         "billing export"},
+        {"usage limits --org=O [--project=P]",
+         "the org's (and the project's) spending limit: GPU-hours per period, "
+         "action, warning thresholds"},
+        {"usage forecast --org=O [--project=P] [--time-zone=Z]",
+         "spent this period, running GPUs, the last hour's rate and when the "
+         "limit is reached at it"}},
        {"org", "project", "class", "since", "until", "group_by", "bucket",
         "time_zone"},
        /*remote=*/true,

@@ -16,6 +16,7 @@
 #include "server/cli/structured_output.h"
 #include "server/cli/usage_format.h"
 #include "server/core/usage.h"
+#include "wsched/v1/settings.grpc.pb.h"
 #include "wsched/v1/usage.grpc.pb.h"
 
 namespace wsched::cli {
@@ -26,7 +27,9 @@ using google::protobuf::util::TimeUtil;
 constexpr char kUsage[] =
     "usage: wschedctl usage list|summary [--org=O] [--project=P] [--class=C] [--since=T] "
     "[--until=T] [--group-by=org,project,class] [--bucket=hour|day|month] [--time-zone=Z] "
-    "[-o table|wide|json|yaml|csv]\n";
+    "[-o table|wide|json|yaml|csv]\n"
+    "       wschedctl usage limits|forecast --org=O [--project=P] [--time-zone=Z] "
+    "[-o table|json|yaml]\n";
 
 absl::Time TimeOf(const google::protobuf::Timestamp& t) {
   return absl::FromUnixMicros(TimeUtil::TimestampToMicroseconds(t));
@@ -262,12 +265,99 @@ int Summary(const Client& client, const Options& options, const Query& query) {
   return 0;
 }
 
+std::string PeriodText(const v1::SpendingPeriod& period) {
+  if (period.has_rolling()) {
+    return absl::StrCat("rolling ",
+                        absl::FormatDuration(absl::Seconds(period.rolling().seconds())));
+  }
+  const std::string& zone = period.calendar_month().time_zone();
+  return absl::StrCat("calendar month (", zone.empty() ? "UTC" : zone, ")");
+}
+
+std::string LimitText(const v1::SpendingLimit& limit) {
+  std::vector<std::string> percents;
+  for (int percent : limit.warn_at_percent()) percents.push_back(absl::StrCat(percent, "%"));
+  return absl::StrCat(
+      absl::StrFormat("%g", limit.gpu_hours()), " GPU-hours per ", PeriodText(limit.period()), ", ",
+      limit.action() == v1::SPENDING_ACTION_BLOCK_AND_STOP ? "block_and_stop" : "block_new",
+      percents.empty() ? "" : absl::StrCat(", warn at ", Join(percents, ",")));
+}
+
+// The org's limit, and the project's when --project is given.
+int Limits(const Client& client, const Options& options) {
+  auto stub = v1::SettingsService::NewStub(client.channel);
+  v1::GetOrgSettingsRequest org_request;
+  org_request.set_org_id(options.org);
+  v1::OrgSettings org;
+  grpc::Status status = stub->GetOrgSettings(client.Context().get(), org_request, &org);
+  if (!status.ok()) return Fail("usage limits", status);
+  v1::ProjectSettings project;
+  if (!options.project.empty()) {
+    v1::GetProjectSettingsRequest project_request;
+    project_request.set_project_id(options.project);
+    status = stub->GetProjectSettings(client.Context().get(), project_request, &project);
+    if (!status.ok()) return Fail("usage limits", status);
+  }
+  if (options.structured()) {
+    return options.project.empty() ? PrintStructured(org.spending_limit(), options)
+                                   : PrintStructured(project.spending_limit(), options);
+  }
+  Table table({"SCOPE", "ID", "LIMIT", "VERSION"});
+  table.Add({"org", options.org,
+             org.has_spending_limit() ? LimitText(org.spending_limit()) : "none",
+             absl::StrCat(org.version())});
+  if (!options.project.empty()) {
+    table.Add({"project", options.project,
+               project.has_spending_limit() ? LimitText(project.spending_limit()) : "none",
+               absl::StrCat(project.version())});
+  }
+  table.Print("no limits", !options.no_headers);
+  return 0;
+}
+
+int Forecast(const Client& client, const Options& options, const Query& query) {
+  auto stub = v1::UsageService::NewStub(client.channel);
+  v1::GetSpendingForecastRequest request;
+  request.set_org_id(options.org);
+  request.set_project_id(options.project);
+  v1::GetSpendingForecastResponse response;
+  grpc::Status status = stub->GetSpendingForecast(client.Context().get(), request, &response);
+  if (!status.ok()) return Fail("usage forecast", status);
+  if (options.structured()) return PrintStructured(response, options);
+  std::vector<std::string> crossed;
+  for (int percent : response.crossed_percents()) crossed.push_back(absl::StrCat(percent, "%"));
+  Table table({"FIELD", "VALUE"});
+  table.Add({"scope", response.project_id().empty() ? "org " + response.org_id()
+                                                    : "project " + response.project_id()});
+  table.Add({"limit", response.has_limit() ? LimitText(response.limit()) : "none"});
+  table.Add({"period", absl::StrCat(Printed(response.period_start_time(), query.zone), " to ",
+                                    Printed(response.period_end_time(), query.zone))});
+  table.Add({"spent GPU-hours", Hours(response.spent_gpu_seconds())});
+  if (response.has_limit()) table.Add({"limit GPU-hours", Hours(response.limit_gpu_seconds())});
+  table.Add({"running GPUs", absl::StrFormat("%.2f", response.running_gpus())});
+  table.Add({"GPU-hours per hour (last hour)",
+             absl::StrFormat("%.3f", response.rate_gpu_seconds_per_hour() / 3600)});
+  if (response.has_limit()) {
+    table.Add({"limit reached", response.has_limit_reached_time()
+                                    ? Printed(response.limit_reached_time(), query.zone)
+                                    : "not this period at this rate"});
+    table.Add({"thresholds crossed", crossed.empty() ? "none" : Join(crossed, ",")});
+  }
+  table.Print("", !options.no_headers);
+  return 0;
+}
+
 }  // namespace
 
 int UsageCommand(const Client& client, const std::vector<std::string>& args,
                  const Options& options) {
-  if (args.size() != 1 || (args[0] != "list" && args[0] != "summary")) {
+  if (args.size() != 1 ||
+      (args[0] != "list" && args[0] != "summary" && args[0] != "limits" && args[0] != "forecast")) {
     std::cerr << kUsage;
+    return 2;
+  }
+  if ((args[0] == "limits" || args[0] == "forecast") && options.org.empty()) {
+    std::cerr << "usage " << args[0] << ": --org is required\n" << kUsage;
     return 2;
   }
   absl::StatusOr<Query> query = QueryOf(options);
@@ -275,6 +365,8 @@ int UsageCommand(const Client& client, const std::vector<std::string>& args,
     std::cerr << query.status().message() << "\n";
     return 2;
   }
+  if (args[0] == "limits") return Limits(client, options);
+  if (args[0] == "forecast") return Forecast(client, options, *query);
   return args[0] == "list" ? List(client, options, *query) : Summary(client, options, *query);
 }
 

@@ -215,18 +215,59 @@ core::NodePool FromProto(const v1::Pool& pool) {
   return out;
 }
 
+v1::SpendingLimit ToProto(const core::SpendingLimit& limit) {
+  v1::SpendingLimit out;
+  out.set_gpu_hours(limit.gpu_hours);
+  if (limit.period.kind == core::SpendingPeriod::Kind::kRolling) {
+    const int64_t seconds = absl::ToInt64Seconds(limit.period.rolling);
+    out.mutable_period()->mutable_rolling()->set_seconds(seconds);
+    out.mutable_period()->mutable_rolling()->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(limit.period.rolling - absl::Seconds(seconds))));
+  } else {
+    out.mutable_period()->mutable_calendar_month()->set_time_zone(limit.period.time_zone);
+  }
+  for (int percent : limit.warn_at_percent) out.add_warn_at_percent(percent);
+  out.set_action(limit.action == core::SpendingAction::kBlockAndStop
+                     ? v1::SPENDING_ACTION_BLOCK_AND_STOP
+                     : v1::SPENDING_ACTION_BLOCK_NEW);
+  return out;
+}
+
+core::SpendingLimit FromProto(const v1::SpendingLimit& limit) {
+  core::SpendingLimit out;
+  out.gpu_hours = limit.gpu_hours();
+  if (limit.period().has_rolling()) {
+    out.period.kind = core::SpendingPeriod::Kind::kRolling;
+    out.period.rolling = absl::Seconds(limit.period().rolling().seconds()) +
+                         absl::Nanoseconds(limit.period().rolling().nanos());
+  } else {
+    const std::string& zone = limit.period().calendar_month().time_zone();
+    out.period.time_zone = zone.empty() ? "UTC" : zone;
+  }
+  out.warn_at_percent.assign(limit.warn_at_percent().begin(), limit.warn_at_percent().end());
+  out.action = limit.action() == v1::SPENDING_ACTION_BLOCK_AND_STOP
+                   ? core::SpendingAction::kBlockAndStop
+                   : core::SpendingAction::kBlockNew;
+  return out;
+}
+
 v1::ProjectSettings ToProto(const core::ProjectSettings& settings) {
   v1::ProjectSettings out;
   out.set_project_id(settings.project_id);
   out.set_org_id(settings.org_id);
   out.set_default_class(settings.default_class);
   for (const auto& id : settings.denied_classes) out.add_denied_classes(id);
+  if (settings.spending_limit) *out.mutable_spending_limit() = ToProto(*settings.spending_limit);
   return out;
 }
 
 core::ProjectSettings FromProto(const v1::ProjectSettings& settings) {
-  return {settings.project_id(), settings.org_id(), settings.default_class(),
-          {settings.denied_classes().begin(), settings.denied_classes().end()}};
+  core::ProjectSettings out{settings.project_id(),
+                            settings.org_id(),
+                            settings.default_class(),
+                            {settings.denied_classes().begin(), settings.denied_classes().end()}};
+  if (settings.has_spending_limit()) out.spending_limit = FromProto(settings.spending_limit());
+  return out;
 }
 
 v1::OrgSettings ToProto(const core::OrgSettings& settings) {
@@ -235,13 +276,17 @@ v1::OrgSettings ToProto(const core::OrgSettings& settings) {
   out.set_default_class(settings.default_class);
   for (const auto& id : settings.allowed_classes) out.add_allowed_classes(id);
   out.set_gpu_quota(settings.gpu_quota);
+  if (settings.spending_limit) *out.mutable_spending_limit() = ToProto(*settings.spending_limit);
   return out;
 }
 
 core::OrgSettings FromProto(const v1::OrgSettings& settings) {
-  return {settings.org_id(), settings.default_class(),
-          {settings.allowed_classes().begin(), settings.allowed_classes().end()},
-          settings.gpu_quota()};
+  core::OrgSettings out{settings.org_id(),
+                        settings.default_class(),
+                        {settings.allowed_classes().begin(), settings.allowed_classes().end()},
+                        settings.gpu_quota()};
+  if (settings.has_spending_limit()) out.spending_limit = FromProto(settings.spending_limit());
+  return out;
 }
 
 v1::NodeInfo ToProto(const core::NodeInfo& node) {

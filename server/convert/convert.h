@@ -24,6 +24,9 @@ core::WorkspaceClass FromProto(const v1::WorkspaceClass& cls);
 v1::Pool ToProto(const core::NodePool& pool);
 core::NodePool FromProto(const v1::Pool& pool);
 
+v1::SpendingLimit ToProto(const core::SpendingLimit& limit);
+// An empty calendar_month.time_zone is "UTC".
+core::SpendingLimit FromProto(const v1::SpendingLimit& limit);
 v1::ProjectSettings ToProto(const core::ProjectSettings& settings);
 core::ProjectSettings FromProto(const v1::ProjectSettings& settings);
 v1::OrgSettings ToProto(const core::OrgSettings& settings);

@@ -69,6 +69,7 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kNodeIdentityClaimed, "NODE_IDENTITY_CLAIMED", C::kFailedPrecondition},
     ReasonInfo{R::kResumeTooOld, "RESUME_TOO_OLD", C::kOutOfRange},
     ReasonInfo{R::kWatchTooSlow, "WATCH_TOO_SLOW", C::kResourceExhausted},
+    ReasonInfo{R::kBudgetExhausted, "BUDGET_EXHAUSTED", C::kResourceExhausted},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

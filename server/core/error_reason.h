@@ -91,6 +91,8 @@ enum class ErrorReason : int {
   // WatchWorkspaces and WatchNodes (docs/api.md "Following every workspace").
   kResumeTooOld = 44,
   kWatchTooSlow = 45,
+  // Spending limits (docs/billing.md "Spending limits").
+  kBudgetExhausted = 46,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

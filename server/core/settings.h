@@ -3,8 +3,11 @@
 #define WSCHED_SERVER_CORE_SETTINGS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "server/core/spending_limit.h"
 
 namespace wsched::core {
 
@@ -13,6 +16,8 @@ struct ProjectSettings {
   std::string org_id;
   std::string default_class;                // Empty: none.
   std::vector<std::string> denied_classes;  // Project deny-list.
+  // Within the org's (same period, no more GPU-hours); none: the org's alone.
+  std::optional<SpendingLimit> spending_limit;
   friend bool operator==(const ProjectSettings&, const ProjectSettings&) = default;
 };
 
@@ -23,6 +28,7 @@ struct OrgSettings {
   std::string default_class;                 // Empty: none.
   std::vector<std::string> allowed_classes;  // Empty: all.
   int64_t gpu_quota = kUnlimitedGpuQuota;    // Max GPUs held at once.
+  std::optional<SpendingLimit> spending_limit;  // None: no limit.
   friend bool operator==(const OrgSettings&, const OrgSettings&) = default;
 };
 

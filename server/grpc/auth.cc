@@ -95,6 +95,8 @@ const std::vector<MethodRoles>& MethodTable() {
        {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
       {"/wsched.v1.UsageService/SummarizeUsage",
        {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
+      {"/wsched.v1.UsageService/GetSpendingForecast",
+       {R::kAdmin, R::kControlPlane, R::kProjectOwner}},
   };
   return *table;
 }

@@ -227,6 +227,17 @@ absl::Status ValidateRequest(const v1::GetCatalogRequest&) { return absl::OkStat
 
 // --- SettingsService ----------------------------------------------------------
 
+// A spending limit's own rules (core::SpendingLimitProblems); whether a
+// project's fits inside its org's is the settings operation's check.
+absl::Status CheckSpendingLimit(const v1::SpendingLimit& limit, const std::string& field) {
+  if (limit.period().kind_case() == v1::SpendingPeriod::KIND_NOT_SET) {
+    return Invalid(field + ".period", "required: calendar_month or rolling");
+  }
+  std::vector<std::string> problems = core::SpendingLimitProblems(convert::FromProto(limit), field);
+  if (!problems.empty()) return core::InvalidFieldLinesError(problems);
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::GetProjectSettingsRequest& request) {
   return CheckId(request.project_id(), "project_id");
 }
@@ -237,6 +248,9 @@ absl::Status ValidateRequest(const v1::SetProjectSettingsRequest& request) {
   WSCHED_CHECK(CheckId(in.org_id(), "settings.org_id"));
   WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
   WSCHED_CHECK(CheckClassIdList(in.denied_classes(), "settings.denied_classes"));
+  if (in.has_spending_limit()) {
+    WSCHED_CHECK(CheckSpendingLimit(in.spending_limit(), "settings.spending_limit"));
+  }
   if (request.expected_version() < 0) {
     return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
   }
@@ -253,6 +267,9 @@ absl::Status ValidateRequest(const v1::SetOrgSettingsRequest& request) {
   WSCHED_CHECK(CheckOptionalClassId(in.default_class(), "settings.default_class"));
   WSCHED_CHECK(CheckClassIdList(in.allowed_classes(), "settings.allowed_classes"));
   if (in.gpu_quota() < core::kUnlimitedGpuQuota) return Invalid("settings.gpu_quota", "must be >= 0, or -1 for unlimited");
+  if (in.has_spending_limit()) {
+    WSCHED_CHECK(CheckSpendingLimit(in.spending_limit(), "settings.spending_limit"));
+  }
   if (request.expected_version() < 0) {
     return Invalid("expected_version", "must be >= 0 (0 = unconditional)");
   }
@@ -537,6 +554,12 @@ absl::Status ValidateRequest(const v1::ListUsageRequest& request) {
   return CheckUsageFilter(request);
 }
 
+absl::Status ValidateRequest(const v1::GetSpendingForecastRequest& request) {
+  WSCHED_CHECK(CheckId(request.org_id(), "org_id"));
+  if (!request.project_id().empty()) WSCHED_CHECK(CheckId(request.project_id(), "project_id"));
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::SummarizeUsageRequest& request) {
   if (!request.has_start_time()) return Invalid("start_time", "is required");
   if (!request.has_end_time()) return Invalid("end_time", "is required");
@@ -611,6 +634,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
           For<v1::ListAuditRecordsRequest>(),
           For<v1::ListUsageRequest>(),
           For<v1::SummarizeUsageRequest>(),
+          For<v1::GetSpendingForecastRequest>(),
       };
   return *validators;
 }

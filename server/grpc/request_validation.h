@@ -70,6 +70,7 @@ absl::Status ValidateRequest(const v1::ListAuditRecordsRequest& request);
 
 absl::Status ValidateRequest(const v1::ListUsageRequest& request);
 absl::Status ValidateRequest(const v1::SummarizeUsageRequest& request);
+absl::Status ValidateRequest(const v1::GetSpendingForecastRequest& request);
 
 // Any request message of a served RPC, by its type; UNIMPLEMENTED for a
 // message type without a validator.

@@ -1,6 +1,9 @@
 #include "server/grpc/usage_service.h"
 
+#include <google/protobuf/util/time_util.h>
+
 #include "absl/strings/str_cat.h"
+#include "server/convert/convert.h"
 #include "server/convert/time_convert.h"
 #include "server/convert/usage_convert.h"
 #include "server/core/error_reason.h"
@@ -56,6 +59,31 @@ app::UsageSummaryQuery SummaryQueryOf(const v1::SummarizeUsageRequest& request,
   return summary;
 }
 
+google::protobuf::Timestamp TimestampOf(absl::Time time) {
+  return google::protobuf::util::TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(time));
+}
+
+v1::GetSpendingForecastResponse ForecastToProto(const app::SpendingForecast& forecast) {
+  v1::GetSpendingForecastResponse out;
+  out.set_org_id(forecast.org_id);
+  out.set_project_id(forecast.project_id);
+  if (forecast.limit) {
+    *out.mutable_limit() = convert::ToProto(*forecast.limit);
+    out.set_limit_gpu_seconds(core::GpuSecondsFigure(core::GpuMicrosOf(*forecast.limit)));
+  }
+  *out.mutable_period_start_time() = TimestampOf(forecast.period.start);
+  *out.mutable_period_end_time() = TimestampOf(forecast.period.end);
+  *out.mutable_now() = TimestampOf(forecast.now);
+  out.set_spent_gpu_seconds(core::GpuSecondsFigure(forecast.spent));
+  out.set_running_gpus(static_cast<double>(forecast.running_sevenths) / 7);
+  out.set_rate_gpu_seconds_per_hour(static_cast<double>(forecast.last_hour) /
+                                    core::kGpuMicrosPerGpuSecond);
+  if (forecast.limit_reached)
+    *out.mutable_limit_reached_time() = TimestampOf(*forecast.limit_reached);
+  for (int percent : forecast.crossed_percents) out.add_crossed_percents(percent);
+  return out;
+}
+
 }  // namespace
 
 app::UsageScope UsageScopeOf(const Principal& who) {
@@ -97,6 +125,26 @@ grpc::Status UsageServiceImpl::SummarizeUsage(grpc::ServerContext* context,
     for (const auto& row : *rows) *response->add_rows() = convert::ToProto(row);
     return absl::OkStatus();
   });
+}
+
+grpc::Status UsageServiceImpl::GetSpendingForecast(grpc::ServerContext* context,
+                                                   const v1::GetSpendingForecastRequest* request,
+                                                   v1::GetSpendingForecastResponse* response) {
+  return Handle(
+      context_, context, kService, "GetSpendingForecast", *request,
+      [&](const Principal& who) -> absl::Status {
+        if (absl::Status s = CheckNamedScope(who, request->org_id(), request->project_id());
+            !s.ok()) {
+          return s;
+        }
+        if (request->project_id().empty() && !Unscoped(who) && !who.projects.empty()) {
+          return OutsideScope(who, "org", request->org_id());
+        }
+        auto forecast = context_.usage->Forecast(request->org_id(), request->project_id());
+        if (!forecast.ok()) return forecast.status();
+        *response = ForecastToProto(*forecast);
+        return absl::OkStatus();
+      });
 }
 
 }  // namespace wsched::grpc_api

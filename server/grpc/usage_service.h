@@ -26,6 +26,11 @@ class UsageServiceImpl final : public v1::UsageService::Service {
   grpc::Status SummarizeUsage(grpc::ServerContext* context,
                               const v1::SummarizeUsageRequest* request,
                               v1::SummarizeUsageResponse* response) override;
+  // An org's forecast needs a caller who sees the whole org: one scoped to
+  // some of its projects reads those projects' forecasts.
+  grpc::Status GetSpendingForecast(grpc::ServerContext* context,
+                                   const v1::GetSpendingForecastRequest* request,
+                                   v1::GetSpendingForecastResponse* response) override;
 
  private:
   const ServiceContext context_;

@@ -36,6 +36,10 @@ Metrics::Metrics()
                       .Name("wsched_placements_total")
                       .Help("Placement answers by class and result.")
                       .Register(*registry_)),
+      budget_refusals_(prometheus::BuildCounter()
+                           .Name("wsched_budget_refusals_total")
+                           .Help("GPU placements refused at a spending limit, by the limit's scope.")
+                           .Register(*registry_)),
       placement_latency_(prometheus::BuildHistogram()
                              .Name("wsched_placement_duration_seconds")
                              .Help("Time to answer PlaceWorkspace, by result.")
@@ -365,6 +369,10 @@ void Metrics::ObservePlacement(absl::string_view class_id, absl::string_view res
     placement_latency_.Add({{"result", std::string(result)}}, LatencyBuckets())
         .Observe(absl::ToDoubleSeconds(latency));
   }
+}
+
+void Metrics::ObserveBudgetRefusal(absl::string_view scope) {
+  budget_refusals_.Add({{"scope", std::string(scope)}}).Increment();
 }
 
 void Metrics::ObserveRpc(absl::string_view method, absl::string_view code,

@@ -35,6 +35,10 @@ class Metrics {
   void ObservePlacement(absl::string_view class_id, absl::string_view result,
                         absl::Duration latency);
 
+  // A GPU placement the group commit refused with BUDGET_EXHAUSTED: scope is
+  // the limit's, "org" or "project" (docs/billing.md "Spending limits").
+  void ObserveBudgetRefusal(absl::string_view scope);
+
   // A published scaling signal: direction is up, down or steady.
   void ObserveScalingSignal(absl::string_view pool, absl::string_view direction,
                             absl::string_view reasons, int current_size, int target_size);
@@ -113,6 +117,7 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& rpc_latency_;
   prometheus::Family<prometheus::Counter>& catalog_applies_;
   prometheus::Family<prometheus::Counter>& placements_;
+  prometheus::Family<prometheus::Counter>& budget_refusals_;
   prometheus::Family<prometheus::Histogram>& placement_latency_;
   prometheus::Family<prometheus::Counter>& scaling_signals_;
   prometheus::Family<prometheus::Gauge>& pool_size_;

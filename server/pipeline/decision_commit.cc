@@ -3,6 +3,7 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/error_reason.h"
 #include "server/placement/decide.h"
 #include "server/pipeline/device_spec.h"
 
@@ -66,6 +67,13 @@ std::vector<store::WriteOutcome> DecisionCommit::Commit(std::vector<HeldPlacemen
     mirror_->ReleaseTentative(w.id, absl::IsAborted(committed.status) ? w.node_name : "");
   }
   return outcomes;
+}
+
+void NoteBudgetRefusal(metrics::Metrics& metrics, const absl::Status& refused) {
+  std::optional<core::ErrorDetails> details = core::DetailsOf(refused);
+  if (!details || details->reason != core::ErrorReason::kBudgetExhausted) return;
+  auto scope = details->metadata.find("scope");
+  metrics.ObserveBudgetRefusal(scope == details->metadata.end() ? "" : scope->second);
 }
 
 }  // namespace wsched::pipeline

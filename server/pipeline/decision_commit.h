@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "server/core/clock.h"
 #include "server/core/workspace.h"
+#include "server/metrics/metrics.h"
 #include "server/placement/decide.h"
 #include "server/replica/replica_mirror.h"
 #include "server/replica/stores.h"
@@ -46,6 +47,10 @@ class DecisionCommit {
   replica::ReplicaMirror* const mirror_;
   const core::Clock clock_;
 };
+
+// Counts `refused` in wsched_budget_refusals_total when the commit refused
+// it at a spending limit (BUDGET_EXHAUSTED); other refusals count nothing.
+void NoteBudgetRefusal(metrics::Metrics& metrics, const absl::Status& refused);
 
 }  // namespace wsched::pipeline
 

@@ -147,7 +147,10 @@ PlaceAttempts::Next PlaceAttempts::CommitPlaced(const replica::PlaceRequest& req
     const HeldPlacement& placed = one[0];
     return Answer{parts_.views->Of({placed.workspace, committed.version, false}), "placed"};
   }
-  if (absl::IsResourceExhausted(committed.status)) return Answer{committed.status, "refused"};
+  if (absl::IsResourceExhausted(committed.status)) {
+    NoteBudgetRefusal(*parts_.metrics, committed.status);
+    return Answer{committed.status, "refused"};
+  }
   if (!absl::IsAborted(committed.status)) return Answer{committed.status, "error"};
   // Lost a race: apply what the others committed and try again.
   log::Info("placement lost a race; catching up",

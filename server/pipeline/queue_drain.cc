@@ -130,6 +130,7 @@ void QueueDrain::Commit(std::vector<HeldPlacement>& batch) {
       log::Info("pending workspace placed", {{"workspace", w.id}, {"node", w.node_name}});
       parts_.metrics->ObservePlacement(w.class_id, "placed_from_queue", absl::ZeroDuration());
     } else if (absl::IsResourceExhausted(status)) {
+      NoteBudgetRefusal(*parts_.metrics, status);
       parts_.mirror->NoteQueuedReason(w.id, std::string(status.message()));
     } else if (absl::IsAborted(status)) {
       parts_.follower->Notify();  // Stopped or changed elsewhere: the feed says how.

@@ -228,6 +228,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler_options.node_lost_after = options.node_lost_after;
   scheduler_options.gpu_healthy_for = options.gpu_healthy_for;
   scheduler_options.max_commit_wait = options.commit_wait;
+  scheduler_options.budget_interval = options.budget_interval;
   scheduler_options.feed_gap = options.feed_gap;
   scheduler_options.watch_bookmark_interval = options.watch_bookmark_interval;
   scheduler_options.default_node_start = options.default_node_start_time;

@@ -69,6 +69,8 @@ struct ServerOptions {
   // The shortest idle `for` a class's idle-GPU policy may give.
   absl::Duration min_idle_for = absl::Minutes(1);
   absl::Duration commit_wait = kScheduler.max_commit_wait;  // store::CommitBatcher::Options::max_wait.
+  // A new GPU placement's first interval against spending limits.
+  absl::Duration budget_interval = kScheduler.budget_interval;
   absl::Duration feed_gap = kScheduler.feed_gap;
   // WatchWorkspaces and WatchNodes (docs/api.md "Following every workspace"):
   // how many messages a stream may fall behind before it is ended, and how long

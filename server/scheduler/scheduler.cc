@@ -37,7 +37,7 @@ void LogIfSlow(const store::CommitBatcher::BatchReport& batch) {
 
 struct Scheduler::OwnedStores {
   OwnedStores(store::Database* db, metrics::Metrics* metrics, const SchedulerOptions& options)
-      : placement(db, {options.max_commit_batch, options.max_commit_wait},
+      : placement(db, {options.max_commit_batch, options.max_commit_wait, options.budget_interval},
                   [metrics](const store::CommitBatcher::BatchReport& batch) {
                     metrics->ObserveCommitBatch(batch.writes, batch.statements, batch.round_trips, batch.duration,
                                                 batch.oldest_wait, batch.committed);

@@ -26,6 +26,9 @@ struct SchedulerOptions {
   // during a commit form the next batch (docs/performance.md).
   int max_commit_batch = 128;
   absl::Duration max_commit_wait = absl::ZeroDuration();  // See store::CommitBatcher::Options.
+  // What a new GPU placement commits to against spending limits: its GPUs
+  // for this long (docs/billing.md "Spending limits").
+  absl::Duration budget_interval = absl::Seconds(60);
   int place_attempts = 10;  // Decide + commit rounds before giving up on races.
   // A GPU that went unhealthy returns to service once its agent has reported
   // it healthy for this long (inventory/gpu_health.h).

@@ -193,7 +193,7 @@ absl::Status CommitBatcher::Commit(const std::vector<WorkspaceWrite>& writes,
     BoundedCall call(*connection_, db_->bounds().call);
     try {
       RefreshPlansWhenDue();
-      outcomes = CommitWrites(*connection_, writes, stats);
+      outcomes = CommitWrites(*connection_, writes, stats, options_.budget_interval);
     } catch (...) {
       status = StatusFromCurrentException("group commit");
     }

@@ -30,6 +30,9 @@ class CommitBatcher {
     // idle. Zero: batches form only from writes that arrive during the
     // previous commit (lowest latency at low load).
     absl::Duration max_wait = absl::ZeroDuration();
+    // A new GPU placement's first interval, committed against spending
+    // limits (CommitWrites).
+    absl::Duration budget_interval = absl::Seconds(60);
   };
   // Told once per committed (or failed) batch.
   struct BatchReport {

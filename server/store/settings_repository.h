@@ -2,9 +2,11 @@
 #ifndef WSCHED_SERVER_STORE_SETTINGS_REPOSITORY_H_
 #define WSCHED_SERVER_STORE_SETTINGS_REPOSITORY_H_
 
-#include <string>
-
+#include <optional>
 #include <pqxx/pqxx>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/core/settings.h"
@@ -34,6 +36,20 @@ absl::Status SaveProjectSettings(pqxx::work& txn, const core::ProjectSettings& s
 absl::Status SaveOrgSettings(pqxx::work& txn, const core::OrgSettings& settings,
                              int64_t expected_version, ChangeSet& changes,
                              int64_t* version = nullptr);
+
+// A spending limit as the settings tables store it (migration 0021), and
+// back; a document this cannot read is INTERNAL (damaged data).
+std::string SpendingLimitJson(const core::SpendingLimit& limit);
+absl::StatusOr<core::SpendingLimit> ParseSpendingLimitJson(const std::string& text);
+
+// The projects of `org_id` that have a spending limit of their own.
+absl::StatusOr<std::vector<std::pair<std::string, core::SpendingLimit>>> LoadProjectLimitsOfOrg(
+    pqxx::work& txn, const std::string& org_id);
+
+// Serializes the transaction with every other one that judges or changes
+// the org's limits and quota: the group commit's per-org advisory lock
+// (write_batch.cc), held to the end of the transaction.
+void LockOrgLimits(pqxx::work& txn, const std::string& org_id);
 
 }  // namespace wsched::store
 

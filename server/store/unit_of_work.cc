@@ -56,6 +56,15 @@ absl::Status SettingsRepository::SaveOrg(const core::OrgSettings& settings,
   return SaveOrgSettings(s_.txn, settings, expected_version, s_.changes, version);
 }
 
+absl::StatusOr<std::vector<std::pair<std::string, core::SpendingLimit>>>
+SettingsRepository::LoadProjectLimitsOfOrg(const std::string& org_id) {
+  return store::LoadProjectLimitsOfOrg(s_.txn, org_id);
+}
+
+void SettingsRepository::LockOrgLimits(const std::string& org_id) {
+  store::LockOrgLimits(s_.txn, org_id);
+}
+
 // ---- nodes
 
 absl::StatusOr<std::optional<StoredNode>> NodeRepository::Load(const std::string& name, bool for_update) {
@@ -231,6 +240,13 @@ bool UsageRepository::KnownTimeZone(const std::string& name) { return store::Kno
 int64_t UsageRepository::DeleteOlderThan(absl::Duration retention, int limit) {
   return DeleteOldUsageRecords(s_.txn, retention, limit);
 }
+
+SpendingReading UsageRepository::ReadSpending(const std::string& kind, const std::string& id,
+                                              absl::Time period_start) {
+  return store::ReadSpending(s_.txn, kind, id, period_start);
+}
+
+absl::Time UsageRepository::DatabaseNow() { return store::DatabaseNow(s_.txn); }
 
 // ---- node credentials
 std::optional<NodeCredentialRow> NodeCredentialRepository::Issue(const std::string& node,

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -73,6 +74,13 @@ class SettingsRepository {
                            int64_t* version = nullptr);
   absl::Status SaveOrg(const core::OrgSettings& settings, int64_t expected_version = 0,
                        int64_t* version = nullptr);
+  // The org's projects with a spending limit of their own.
+  absl::StatusOr<std::vector<std::pair<std::string, core::SpendingLimit>>> LoadProjectLimitsOfOrg(
+      const std::string& org_id);
+  // The group commit's per-org lock, to the end of the unit: a change of
+  // the org's or a project's limit and the admissions judged against them
+  // take turns.
+  void LockOrgLimits(const std::string& org_id);
 
  private:
   UnitSession& s_;
@@ -202,6 +210,11 @@ class UsageRepository {
   bool KnownTimeZone(const std::string& name);
   // At most `limit` of the records that ended longest ago, if more than `retention` ago.
   int64_t DeleteOlderThan(absl::Duration retention, int limit);
+  // An org's ("org") or project's ("project") spending since `period_start`.
+  SpendingReading ReadSpending(const std::string& kind, const std::string& id,
+                               absl::Time period_start);
+  // The transaction's now(): the clock the ledger counts by.
+  absl::Time DatabaseNow();
 
  private:
   UnitSession& s_;

@@ -51,6 +51,16 @@ struct UsageSummaryRequest {
   int max_rows = 0;               // The caller refuses more (rows read: max_rows + 1).
 };
 
+// What an org or a project has spent, for a spending forecast (docs/billing.md
+// "Spending limits"), in GPU-microseconds: since its period's start and over
+// the hour before now(), ended placements to their end and running ones to
+// now(), a slice its share; and the GPU sevenths its running placements hold.
+struct SpendingReading {
+  int64_t spent = 0;
+  int64_t last_hour = 0;
+  int64_t running_sevenths = 0;
+};
+
 }  // namespace wsched::store
 
 #endif  // WSCHED_SERVER_STORE_USAGE_QUERY_H_

@@ -237,6 +237,32 @@ absl::StatusOr<std::vector<core::UsageSummaryRow>> SummarizeUsage(pqxx::work& tx
   return out;
 }
 
+SpendingReading ReadSpending(pqxx::work& txn, const std::string& kind, const std::string& id,
+                             absl::Time period_start) {
+  // GPU-microseconds of u from `since` to its end (now() while it runs),
+  // rounded per placement as the ledger rounds a slice's share.
+#define WSCHED_GPU_MICROS_SINCE(since)                                                     \
+  "round((u.gpu_count * 7 + u.mig_compute_slices)::numeric * GREATEST(extract(epoch FROM " \
+  "COALESCE(u.ended_at, now()) - GREATEST(u.started_at, " since ")), 0) * 1000000 / 7)"
+  pqxx::result rows = txn.exec_params(
+      "WITH p AS (SELECT timestamptz 'epoch' + $2::bigint * interval '1 microsecond' AS start, "
+      "now() - interval '1 hour' AS hour_ago) "
+      "SELECT COALESCE(sum(" WSCHED_GPU_MICROS_SINCE("p.start") "), 0)::bigint, "
+      "COALESCE(sum(" WSCHED_GPU_MICROS_SINCE("p.hour_ago") "), 0)::bigint, "
+      "COALESCE(sum(u.gpu_count * 7 + u.mig_compute_slices) FILTER (WHERE u.ended_at IS NULL), "
+      "0)::bigint FROM usage_intervals u, p "
+      "WHERE (CASE $1 WHEN 'org' THEN u.org_id ELSE u.project_id END) = $3 "
+      "AND (u.ended_at IS NULL OR u.ended_at > LEAST(p.start, p.hour_ago))",
+      kind, absl::ToUnixMicros(period_start), id);
+#undef WSCHED_GPU_MICROS_SINCE
+  return {rows[0][0].as<int64_t>(), rows[0][1].as<int64_t>(), rows[0][2].as<int64_t>()};
+}
+
+absl::Time DatabaseNow(pqxx::work& txn) {
+  return absl::FromUnixMicros(
+      txn.exec("SELECT (extract(epoch FROM now()) * 1000000)::bigint")[0][0].as<int64_t>());
+}
+
 int64_t DeleteOldUsageRecords(pqxx::work& txn, absl::Duration retention, int limit) {
   // Oldest ended first along usage_records_ended: a batch reads only what
   // it deletes.

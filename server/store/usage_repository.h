@@ -47,6 +47,13 @@ bool KnownTimeZone(pqxx::work& txn, const std::string& name);
 absl::StatusOr<std::vector<core::UsageSummaryRow>> SummarizeUsage(pqxx::work& txn,
                                                            const UsageSummaryRequest& request);
 
+// What an org ("org") or a project ("project") has spent (SpendingReading)
+// since `period_start`, by the database's clock.
+SpendingReading ReadSpending(pqxx::work& txn, const std::string& kind, const std::string& id,
+                             absl::Time period_start);
+// The transaction's now().
+absl::Time DatabaseNow(pqxx::work& txn);
+
 // Deletes up to `limit` of the records that ended longest ago, if more
 // than `retention` ago; returns how many.
 int64_t DeleteOldUsageRecords(pqxx::work& txn, absl::Duration retention, int limit);

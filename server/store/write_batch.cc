@@ -1,12 +1,16 @@
 #include "server/store/write_batch.h"
 
 #include <map>
+#include <set>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
+#include "server/core/spending_limit.h"
 #include "server/store/documents/documents.h"
+#include "server/store/settings_repository.h"
 #include "server/store/statement_pipeline.h"
 #include "server/store/usage_repository.h"
 
@@ -55,8 +59,34 @@ constexpr Statement kGuards{
     "WHERE org_id = ANY($3::text[]) AND gpu_quota >= 0 "
     "UNION ALL SELECT 'gpu', gpu_uuid, 0 FROM gpu_holds WHERE gpu_uuid = ANY($4::text[]) "
     "UNION ALL SELECT 'relayout', node, gpu_index FROM mig_relayouts WHERE node = ANY($5::text[])"};
-// Orgs with a quota: serialized across replicas by an advisory lock per org
-// (taken in order), then counted.
+// The spending limits of the orgs and projects of the batch's GPU
+// placements (migration 0021), with the transaction's now(): the clock the
+// ledger counts by, so the period is the ledger's.
+constexpr Statement kLimits{
+    "batch_limits",
+    "SELECT 'org', org_id, spending_limit::text, (extract(epoch FROM now()) * 1000000)::bigint "
+    "FROM org_settings WHERE org_id = ANY($1::text[]) AND spending_limit IS NOT NULL "
+    "UNION ALL SELECT 'project', project_id, spending_limit::text, "
+    "(extract(epoch FROM now()) * 1000000)::bigint "
+    "FROM project_settings WHERE project_id = ANY($2::text[]) AND spending_limit IS NOT NULL"};
+// What each limited org or project ($1 kinds, $2 ids) has spent since its
+// period's start ($3, microseconds since the epoch), in GPU-microseconds:
+// ended placements to their end, running ones to now() or to the end of
+// their first $4 microseconds, whichever is later (what they committed
+// to when admitted). Each placement clipped to the period's start, a slice
+// its share rounded per placement as the ledger rounds it.
+constexpr Statement kSpent{
+    "batch_spent",
+    "SELECT s.kind, s.id, COALESCE(sum(round((u.gpu_count * 7 + u.mig_compute_slices)::numeric * "
+    "GREATEST(extract(epoch FROM COALESCE(u.ended_at, GREATEST(now(), u.started_at + "
+    "$4::bigint * interval '1 microsecond')) - GREATEST(u.started_at, s.start)), 0) * 1000000 / "
+    "7)), "
+    "0)::bigint FROM (SELECT kind, id, timestamptz 'epoch' + start_us * interval '1 microsecond' "
+    "AS start FROM unnest($1::text[], $2::text[], $3::bigint[]) AS t(kind, id, start_us)) s "
+    "JOIN usage_intervals u ON (CASE s.kind WHEN 'org' THEN u.org_id ELSE u.project_id END) = s.id "
+    "AND (u.ended_at IS NULL OR u.ended_at > s.start) GROUP BY s.kind, s.id"};
+// Orgs with a quota or a spending limit: serialized across replicas by an
+// advisory lock per org (taken in order), then counted.
 constexpr Statement kLockOrgs{
     "batch_lock_orgs",
     "SELECT pg_advisory_xact_lock(hashtextextended('org:' || o, 0)) "
@@ -172,20 +202,39 @@ struct Current {
   absl::flat_hash_map<std::string, int64_t> project_versions, org_versions;  // Absent: no row (0).
   absl::flat_hash_map<std::string, int64_t> quotas;                         // Orgs with a quota.
   absl::flat_hash_map<std::string, int64_t> org_gpus;  // Of those orgs, in sevenths of a GPU.
+  // Spending limits by ("org" | "project", id), with what is spent and
+  // committed in their current period (GPU-microseconds), admissions of
+  // this batch included.
+  struct Budget {
+    core::SpendingLimit limit;
+    core::PeriodBounds period;
+    int64_t spent = 0;
+    // Why the limit cannot be judged (a damaged document, a time zone this
+    // replica does not know): its placements are refused with it, the
+    // batch's others go on.
+    absl::Status problem;
+  };
+  std::map<std::pair<std::string, std::string>, Budget> budgets;
+  absl::Time now;  // The transaction's now(), when a limit was read.
 };
 
 class Batch {
  public:
-  Batch(pqxx::nontransaction& session, const std::vector<WorkspaceWrite>& writes, BatchStatements& stats)
-      : pipeline_(session), writes_(writes), stats_(stats), out_(writes.size()) {}
+  Batch(pqxx::nontransaction& session, const std::vector<WorkspaceWrite>& writes,
+        BatchStatements& stats, absl::Duration budget_interval)
+      : pipeline_(session),
+        writes_(writes),
+        stats_(stats),
+        budget_interval_(budget_interval),
+        out_(writes.size()) {}
 
   // Three round trips whatever the batch's size: BEGIN and the locked
   // reads; the record writes; GPU holds, capacity, change log and COMMIT.
-  // (A fourth when an org in the batch has a GPU quota.)
+  // (A fourth when an org in the batch has a GPU quota or a spending limit.)
   std::vector<WriteOutcome> Run() {
     pipeline_.Raw("BEGIN");  // Sent with the first reads.
     ReadUnderLocks();
-    CountQuotaGpus();
+    LockAndCountOrgs();
     for (size_t i = 0; i < writes_.size(); ++i) out_[i].status = Check(i);
     auto stops = QueueStops();
     auto records = QueueRecords();
@@ -205,7 +254,8 @@ class Batch {
   // StopWorkspace), so batches and stops never wait on each other in a
   // cycle; then what the guards compare against.
   void ReadUnderLocks() {
-    std::vector<std::string> nodes, stops, ids, uuids, projects, orgs, gpu_orgs, slice_nodes;
+    std::vector<std::string> nodes, stops, ids, uuids, projects, orgs, gpu_orgs, gpu_projects,
+        slice_nodes;
     bool any_decision = false;
     for (const auto& w : writes_) {
       ids.push_back(w.workspace.id);
@@ -219,16 +269,22 @@ class Batch {
       if (!Places(w.kind)) continue;
       nodes.push_back(w.workspace.node_name);
       std::vector<std::string> held = core::HeldUuids(w.workspace);
-      if (!held.empty()) gpu_orgs.push_back(w.workspace.org_id);
+      if (!held.empty()) {
+        gpu_orgs.push_back(w.workspace.org_id);
+        gpu_projects.push_back(w.workspace.project_id);
+      }
       uuids.insert(uuids.end(), held.begin(), held.end());
       if (w.workspace.slice) slice_nodes.push_back(w.workspace.node_name);
     }
     auto locked_nodes = pipeline_.Execute(kLockNodes, TextArray(nodes), TextArray(stops));
     auto locked_records = pipeline_.Execute(LockRecordsStatement(), TextArray(ids));
-    std::optional<StatementPipeline::Id> guards;
+    std::optional<StatementPipeline::Id> guards, limits;
     if (any_decision) {
       guards = pipeline_.Execute(kGuards, TextArray(projects), TextArray(orgs), TextArray(gpu_orgs),
                                  TextArray(uuids), TextArray(slice_nodes));
+    }
+    if (!gpu_orgs.empty()) {
+      limits = pipeline_.Execute(kLimits, TextArray(gpu_orgs), TextArray(gpu_projects));
     }
     for (const auto& row : pipeline_.Get(locked_nodes)) {
       current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
@@ -247,19 +303,105 @@ class Batch {
       if (kind == "gpu") current_.held_gpus.insert(row[1].c_str());
       if (kind == "relayout") current_.relayouts.emplace(row[1].c_str(), static_cast<int>(value));
     }
+    if (limits) ReadLimits(pipeline_.Get(*limits));
   }
 
-  void CountQuotaGpus() {
-    if (current_.quotas.empty()) return;
-    std::vector<std::string> limited;
-    for (const auto& [org, quota] : current_.quotas) limited.push_back(org);
-    std::sort(limited.begin(), limited.end());
-    auto locked = pipeline_.Execute(kLockOrgs, TextArray(limited));
-    auto counted = pipeline_.Execute(kOrgGpus, TextArray(limited));
-    pipeline_.Get(locked);
-    for (const auto& row : pipeline_.Get(counted)) {
-      current_.org_gpus[row[0].c_str()] = row[1].as<int64_t>();
+  void ReadLimits(const pqxx::result& rows) {
+    for (const auto& row : rows) {
+      current_.now = absl::FromUnixMicros(row[3].as<int64_t>());
+      Current::Budget& budget = current_.budgets[{row[0].c_str(), row[1].c_str()}];
+      auto limit = ParseSpendingLimitJson(row[2].c_str());
+      if (!limit.ok()) {
+        budget.problem = limit.status();
+        continue;
+      }
+      budget.limit = *std::move(limit);
+      auto period = core::PeriodAt(budget.limit.period, current_.now);
+      if (!period.ok()) {
+        budget.problem = absl::InternalError(
+            absl::StrCat("the spending limit of ", row[0].c_str(), " ", row[1].c_str(),
+                         " cannot be judged: ", period.status().message()));
+        continue;
+      }
+      budget.period = *period;
     }
+  }
+
+  // The orgs to serialize: those with a quota, and those of a GPU placement
+  // under an org or project spending limit (a project's limit is judged
+  // under its org's lock: its placements are the org's).
+  std::vector<std::string> OrgsToLock() const {
+    std::set<std::string> orgs;
+    for (const auto& [org, quota] : current_.quotas) orgs.insert(org);
+    if (!current_.budgets.empty()) {
+      for (const auto& w : writes_) {
+        if (!Places(w.kind)) continue;
+        if (current_.budgets.contains({"org", w.workspace.org_id}) ||
+            current_.budgets.contains({"project", w.workspace.project_id})) {
+          orgs.insert(w.workspace.org_id);
+        }
+      }
+    }
+    return {orgs.begin(), orgs.end()};
+  }
+
+  void LockAndCountOrgs() {
+    const std::vector<std::string> locked_orgs = OrgsToLock();
+    if (locked_orgs.empty()) return;
+    auto locked = pipeline_.Execute(kLockOrgs, TextArray(locked_orgs));
+    std::optional<StatementPipeline::Id> counted, spent;
+    if (!current_.quotas.empty()) {
+      std::vector<std::string> limited;
+      for (const auto& [org, quota] : current_.quotas) limited.push_back(org);
+      counted = pipeline_.Execute(kOrgGpus, TextArray(limited));
+    }
+    if (!current_.budgets.empty()) {
+      std::vector<std::string> kinds, ids;
+      std::vector<int64_t> starts;
+      for (const auto& [key, budget] : current_.budgets) {
+        if (!budget.problem.ok()) continue;
+        kinds.push_back(key.first);
+        ids.push_back(key.second);
+        starts.push_back(absl::ToUnixMicros(budget.period.start));
+      }
+      spent = pipeline_.Execute(kSpent, TextArray(kinds), TextArray(ids), NumberArray(starts),
+                                absl::ToInt64Microseconds(budget_interval_));
+    }
+    pipeline_.Get(locked);
+    if (counted) {
+      for (const auto& row : pipeline_.Get(*counted)) {
+        current_.org_gpus[row[0].c_str()] = row[1].as<int64_t>();
+      }
+    }
+    if (spent) {
+      for (const auto& row : pipeline_.Get(*spent)) {
+        current_.budgets[{row[0].c_str(), row[1].c_str()}].spent = row[2].as<int64_t>();
+      }
+    }
+  }
+
+  // A placement of `sevenths` GPU sevenths against the org's and the
+  // project's spending limits; admitted, it counts as spent for the rest
+  // of the batch.
+  absl::Status CheckBudgets(const core::Workspace& w, int64_t sevenths) {
+    if (sevenths <= 0 || current_.budgets.empty()) return absl::OkStatus();
+    const int64_t committed = core::CommittedGpuMicros(sevenths, budget_interval_);
+    std::vector<Current::Budget*> admitted;
+    for (const auto& [kind, id] : {std::pair<std::string, std::string>{"org", w.org_id},
+                                   std::pair<std::string, std::string>{"project", w.project_id}}) {
+      auto it = current_.budgets.find({kind, id});
+      if (it == current_.budgets.end()) continue;
+      Current::Budget& budget = it->second;
+      if (!budget.problem.ok()) return budget.problem;
+      const core::BudgetFigures figures{core::GpuMicrosOf(budget.limit), budget.spent, committed};
+      if (!core::AdmitsWithinBudget(figures)) {
+        return core::BudgetExhaustedError(kind, id, w.class_id, figures, budget.period,
+                                          current_.now);
+      }
+      admitted.push_back(&budget);
+    }
+    for (Current::Budget* budget : admitted) budget->spent += committed;
+    return absl::OkStatus();
   }
 
   absl::Status MovedOn(const std::string& id) {
@@ -353,14 +495,16 @@ class Batch {
     }
     const int64_t sevenths = core::HeldGpuSevenths(w);
     auto quota = current_.quotas.find(w.org_id);
-    if (sevenths > 0 && quota != current_.quotas.end()) {
-      int64_t& held = current_.org_gpus[w.org_id];
+    const bool quota_counts = sevenths > 0 && quota != current_.quotas.end();
+    if (quota_counts) {
+      const int64_t held = current_.org_gpus[w.org_id];
       if (held + sevenths > quota->second * core::kMigComputeSlices) {
         return core::OrgGpuQuotaExceededInSevenths(w.org_id, w.class_id, held, quota->second,
                                                    sevenths);
       }
-      held += sevenths;
     }
+    if (absl::Status budget = CheckBudgets(w, sevenths); !budget.ok()) return budget;
+    if (quota_counts) current_.org_gpus[w.org_id] += sevenths;
     node->second.free_cpu -= w.cpu_millis;
     node->second.free_memory -= w.memory_bytes;
     current_.held_gpus.insert(uuids.begin(), uuids.end());
@@ -523,6 +667,7 @@ class Batch {
   StatementPipeline pipeline_;
   const std::vector<WorkspaceWrite>& writes_;
   BatchStatements& stats_;
+  const absl::Duration budget_interval_;
   std::vector<WriteOutcome> out_;
   ChangeSet changes_;
   Current current_;
@@ -535,18 +680,20 @@ class Batch {
 
 void PrepareWriteStatements(pqxx::connection_base& connection) {
   pqxx::nontransaction(connection).exec0("SET plan_cache_mode = force_generic_plan");
-  for (const Statement* statement : {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus,
-                                     &StopUsageStatement(), &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
-                                     &kCapacity}) {
+  for (const Statement* statement :
+       {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLimits, &kLockOrgs, &kOrgGpus, &kSpent,
+        &StopUsageStatement(), &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
+        &kCapacity}) {
     StatementPipeline::Prepare(connection, *statement);
   }
   PreparePublish(connection);
 }
 
 std::vector<WriteOutcome> CommitWrites(pqxx::connection_base& connection,
-                                       const std::vector<WorkspaceWrite>& writes, BatchStatements& stats) {
+                                       const std::vector<WorkspaceWrite>& writes,
+                                       BatchStatements& stats, absl::Duration budget_interval) {
   pqxx::nontransaction session(connection);
-  return Batch(session, writes, stats).Run();
+  return Batch(session, writes, stats, budget_interval).Run();
 }
 
 }  // namespace wsched::store

@@ -23,6 +23,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/core/workspace.h"
 #include "server/store/change_log.h"
 #include "server/store/workspace_repository.h"
@@ -43,8 +44,18 @@ void PrepareWriteStatements(pqxx::connection_base& connection);
 // transaction on `connection`, and answers each (same order). A database
 // error throws, and may leave the transaction open: the caller fails the
 // whole batch and rolls back.
+//
+// A GPU placement of an org or project with a spending limit is admitted
+// when what the limit's period has spent (the ledger's ended placements and
+// the running ones, each running one at least for its first
+// `budget_interval`) and the placement's GPUs for `budget_interval` fit the
+// limit, judged under the org's advisory lock (docs/billing.md "Spending
+// limits"); otherwise RESOURCE_EXHAUSTED, BUDGET_EXHAUSTED.
+inline constexpr absl::Duration kDefaultBudgetInterval = absl::Seconds(60);
 std::vector<WriteOutcome> CommitWrites(pqxx::connection_base& connection,
-                                       const std::vector<WorkspaceWrite>& writes, BatchStatements& stats);
+                                       const std::vector<WorkspaceWrite>& writes,
+                                       BatchStatements& stats,
+                                       absl::Duration budget_interval = kDefaultBudgetInterval);
 
 }  // namespace wsched::store
 
