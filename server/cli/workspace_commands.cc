@@ -108,6 +108,18 @@ std::string IdleText(const v1::WorkspaceEvent& event) {
   return text;
 }
 
+// "fixes:     1. raise the GPU quota of org o-1 from 8 to 9 (+1): ... [org_admin]",
+// least change first; only those the caller's role may apply come back.
+void PrintFixes(const v1::Workspace& w) {
+  for (int i = 0; i < w.fixes_size(); ++i) {
+    const v1::PendingFix& fix = w.fixes(i);
+    std::cout << (i == 0 ? "fixes:     " : "           ") << i + 1 << ". " << fix.detail() << " ["
+              << absl::AsciiStrToLower(
+                     ShortEnumName(v1::PendingFix::Applier_Name(fix.applier()), "APPLIER_"))
+              << "]\n";
+  }
+}
+
 void PrintWorkspace(const v1::Workspace& w) {
   std::cout << "workspace: " << w.id() << "\n"
             << "state:     " << StateText(w.state()) << "\n"
@@ -135,6 +147,7 @@ void PrintWorkspace(const v1::Workspace& w) {
                 << (w.estimate_basis().empty() ? "" : ": " + w.estimate_basis()) << ")";
     }
     std::cout << "\n";
+    PrintFixes(w);
   }
   if (!w.node_name().empty()) {
     std::cout << "node:      " << w.node_name() << " (pool " << OrDash(w.pool()) << ")\n"

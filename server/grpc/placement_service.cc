@@ -122,10 +122,12 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
                                                 const v1::GetWorkspaceRequest* request,
                                                 v1::Workspace* response) {
   return Handle(context_, context, kService, "GetWorkspace", *request,
-                [&](const Principal&) -> absl::Status {
-    auto view = context_.scheduler->pipeline().views().Get(request->workspace_id());
+                [&](const Principal& caller) -> absl::Status {
+    auto view = context_.scheduler->pipeline().views().Get(request->workspace_id(),
+                                                           /*with_fixes=*/true);
     if (!view.ok()) return view.status();
     if (absl::Status s = WorkspaceToProto(*view, response); !s.ok()) return s;
+    FixesToProto(*view, caller, response);
     FillGpuHealth(*context_.scheduler, response);
     return absl::OkStatus();
   });

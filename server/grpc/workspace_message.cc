@@ -23,6 +23,47 @@ v1::ClassSource SourceFromName(const std::string& name) {
   return v1::CLASS_SOURCE_UNSPECIFIED;
 }
 
+v1::PendingFix::Kind FixKindToProto(placement::FixKind kind) {
+  switch (kind) {
+    case placement::FixKind::kWait: return v1::PendingFix::KIND_WAIT;
+    case placement::FixKind::kUseClass: return v1::PendingFix::KIND_USE_CLASS;
+    case placement::FixKind::kUncordonNode: return v1::PendingFix::KIND_UNCORDON_NODE;
+    case placement::FixKind::kRaiseOrgGpuQuota: return v1::PendingFix::KIND_RAISE_ORG_GPU_QUOTA;
+    case placement::FixKind::kRaisePoolMaxSize: return v1::PendingFix::KIND_RAISE_POOL_MAX_SIZE;
+  }
+  return v1::PendingFix::KIND_UNSPECIFIED;
+}
+
+v1::PendingFix::Applier ApplierToProto(placement::FixApplier applier) {
+  switch (applier) {
+    case placement::FixApplier::kProjectOwner: return v1::PendingFix::APPLIER_PROJECT_OWNER;
+    case placement::FixApplier::kOrgAdmin: return v1::PendingFix::APPLIER_ORG_ADMIN;
+    case placement::FixApplier::kAdmin: return v1::PendingFix::APPLIER_ADMIN;
+  }
+  return v1::PendingFix::APPLIER_UNSPECIFIED;
+}
+
+// As PendingToProto's code: the enums share their order, shifted by UNSPECIFIED.
+v1::PendingReasonCode CodeToProto(placement::PendingCode code) {
+  return static_cast<v1::PendingReasonCode>(static_cast<int>(code) + 1);
+}
+
+void FixToProto(const placement::PendingFix& fix, v1::PendingFix* out) {
+  out->set_kind(FixKindToProto(fix.kind));
+  out->set_applier(ApplierToProto(fix.applier));
+  out->set_detail(fix.detail);
+  out->set_class_id(fix.class_id);
+  out->set_credits_per_minute_milli(fix.credits_per_minute_milli);
+  // Where the fix acts, else where its outcome is.
+  out->set_pool(!fix.pool.empty() ? fix.pool : fix.outcome.pool);
+  out->set_node(!fix.node.empty() ? fix.node : fix.outcome.node);
+  out->set_max_size(fix.max_size);
+  out->set_gpu_quota(fix.gpu_quota);
+  out->set_raise_by(fix.raise_by);
+  if (fix.kind == placement::FixKind::kWait) out->set_wait_for(CodeToProto(fix.wait_for));
+  out->set_outcome(CodeToProto(fix.outcome.code));
+}
+
 }  // namespace
 
 v1::WorkspaceState StateToProto(core::WorkspaceState state) {
@@ -106,5 +147,18 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
   return absl::OkStatus();
 }
 
+bool MayApplyFix(const Principal& caller, const core::Workspace& w, placement::FixApplier applier) {
+  if (caller.Has(Role::kAdmin)) return true;
+  if (applier != placement::FixApplier::kProjectOwner) return false;
+  if (caller.Has(Role::kControlPlane)) return true;
+  return caller.Has(Role::kProjectOwner) && caller.CoversProject(w.org_id, w.project_id);
+}
+
+void FixesToProto(const pipeline::WorkspaceView& view, const Principal& caller,
+                  v1::Workspace* out) {
+  for (const placement::PendingFix& fix : view.fixes) {
+    if (MayApplyFix(caller, view.workspace, fix.applier)) FixToProto(fix, out->add_fixes());
+  }
+}
 
 }  // namespace wsched::grpc_api

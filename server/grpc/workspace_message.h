@@ -6,6 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/core/workspace.h"
+#include "server/grpc/principal.h"
 #include "server/pipeline/workspace_views.h"
 #include "wsched/v1/placement.pb.h"
 
@@ -16,6 +17,17 @@ google::protobuf::Timestamp TimestampOf(absl::Time t);
 void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* out);
 // Fails only when the stored hand-off cannot be mapped.
 absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace* out);
+
+// Whether `caller` may apply a fix that `applier` may apply, to workspace
+// `w`: an admin every fix; the control plane (placing for the project's
+// users) and an owner of the workspace's project the fixes that change
+// only the workspace. The org's settings, the nodes and the catalog's
+// pools are changed by admins only (SetOrgSettings, UncordonNode,
+// ApplyCatalog), so an org admin's fixes are shown to admins.
+bool MayApplyFix(const Principal& caller, const core::Workspace& w, placement::FixApplier applier);
+// The view's fixes that `caller` may apply, in their order, as
+// Workspace.fixes.
+void FixesToProto(const pipeline::WorkspaceView& view, const Principal& caller, v1::Workspace* out);
 
 }  // namespace wsched::grpc_api
 

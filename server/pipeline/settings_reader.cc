@@ -1,5 +1,7 @@
 #include "server/pipeline/settings_reader.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "server/core/class_resolution.h"
 
@@ -37,6 +39,7 @@ PendingLimits SettingsReader::LimitsOf(const core::Workspace& w) {
   if (settings->org.gpu_quota >= 0) {
     limits.quota = placement::QuotaFigures{held, settings->org.gpu_quota};
   }
+  limits.settings = *std::move(settings);
   return limits;
 }
 

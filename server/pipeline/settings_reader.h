@@ -23,6 +23,10 @@ namespace wsched::pipeline {
 struct PendingLimits {
   std::optional<placement::QuotaFigures> quota;
   std::optional<std::string> policy_denial;
+  // The settings both were read from, for the fixes a read offers
+  // (placement/fixes.h judges another class by them); unset when
+  // unreadable.
+  std::optional<replica::CachedSettings> settings;
 };
 
 class SettingsReader {

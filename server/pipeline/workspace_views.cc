@@ -7,7 +7,7 @@
 namespace wsched::pipeline {
 
 absl::StatusOr<WorkspaceView> WorkspaceViews::Of(const store::WorkspaceRow& row,
-                                                 LimitsMemo* limits_memo) {
+                                                 LimitsMemo* limits_memo, bool with_fixes) {
   WorkspaceView view;
   view.workspace = row.workspace;
   view.version = row.version;
@@ -21,10 +21,19 @@ absl::StatusOr<WorkspaceView> WorkspaceViews::Of(const store::WorkspaceRow& row,
     scaling[pool].start_samples = figure.samples;
   }
   view.queue_position = parts_.mirror->QueuePosition(row.workspace.id);
-  view.pending = ExplainPending(row.workspace.class_id, view.queue_position, std::move(scaling), limits);
+  view.pending = ExplainPending(row.workspace.class_id, view.queue_position, std::move(scaling),
+                                limits, with_fixes ? &view.fixes : nullptr);
   if (!view.pending) return view;  // Class gone: the stored reason stays.
   view.workspace.pending_reason = view.pending->detail;
   Estimate(timing, view);
+  // Waiting is offered with the estimate the read already has.
+  for (placement::PendingFix& fix : view.fixes) {
+    if (fix.kind == placement::FixKind::kWait && view.estimated_wait) {
+      absl::StrAppend(&fix.detail, " (about ",
+                      absl::FormatDuration(absl::Trunc(*view.estimated_wait, absl::Seconds(1))),
+                      " to place)");
+    }
+  }
   return view;
 }
 
@@ -57,7 +66,7 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
 
 std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
     const std::string& class_id, int queue_position, ScalingViews scaling,
-    const PendingLimits& limits) const {
+    const PendingLimits& limits, std::vector<placement::PendingFix>* fixes) const {
   const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
   const core::WorkspaceClass* cls = view->catalog->FindClass(class_id);
   if (cls == nullptr) return std::nullopt;
@@ -78,14 +87,25 @@ std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
     ctx.ahead.push_back(view->catalog->FindClass(entry.class_id));
   }
   ctx.now = clock_();
-  return placement::ExplainPending(ctx);
+  placement::PendingReason reason = placement::ExplainPending(ctx);
+  // Without the settings (the database unreadable) another class cannot
+  // be judged by the policies, so nothing is offered.
+  if (fixes != nullptr && limits.settings) {
+    placement::FixInputs in;
+    in.pending = std::move(ctx);
+    in.classes = &view->catalog->classes;
+    in.project = limits.settings->project;
+    in.org = limits.settings->org;
+    *fixes = placement::FindFixes(in);
+  }
+  return reason;
 }
 
-absl::StatusOr<WorkspaceView> WorkspaceViews::Get(const std::string& id) {
+absl::StatusOr<WorkspaceView> WorkspaceViews::Get(const std::string& id, bool with_fixes) {
   absl::StatusOr<std::optional<store::WorkspaceRow>> stored = parts_.store->LoadWorkspace(id);
   if (!stored.ok()) return stored.status();
   if (!*stored) return core::NotFoundError(core::ErrorReason::kWorkspaceNotFound, "workspace", id);
-  return Of(**stored);
+  return Of(**stored, nullptr, with_fixes);
 }
 
 absl::StatusOr<WorkspaceView> WorkspaceViews::Refresh(const std::string& id,

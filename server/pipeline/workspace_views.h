@@ -1,7 +1,8 @@
 // What a caller sees of a workspace: the stored record and, while it
-// waits, its place in the queue, why it waits (placement/pending_reason.h)
-// and for how long (placement/time_to_gpu.h). Reads the store and the
-// newest ClusterView; holds no state of its own.
+// waits, its place in the queue, why it waits (placement/pending_reason.h),
+// for how long (placement/time_to_gpu.h) and, for a single read, what
+// would let it go (placement/fixes.h). Reads the store and the newest
+// ClusterView; holds no state of its own.
 #ifndef WSCHED_SERVER_PIPELINE_WORKSPACE_VIEWS_H_
 #define WSCHED_SERVER_PIPELINE_WORKSPACE_VIEWS_H_
 
@@ -9,16 +10,18 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/core/clock.h"
 #include "server/core/paging.h"
 #include "server/core/workspace.h"
-#include "server/placement/pending_reason.h"
 #include "server/inventory/node_inventory.h"
-#include "server/replica/replica_mirror.h"
 #include "server/pipeline/settings_reader.h"
+#include "server/placement/fixes.h"
+#include "server/placement/pending_reason.h"
+#include "server/replica/replica_mirror.h"
 #include "server/replica/stores.h"
 #include "server/store/types.h"
 
@@ -33,6 +36,10 @@ struct WorkspaceView {
   // estimate was made.
   std::optional<placement::PendingReason> pending;
   std::string estimate_basis;
+  // Pending, single reads only (Get with fixes): what would let it go,
+  // least change first, for every role; the API shows each caller those
+  // its role may apply. Computed when read, never stored.
+  std::vector<placement::PendingFix> fixes;
   int64_t version = 0;  // The stored record's version (every change bumps it).
 };
 
@@ -59,7 +66,10 @@ class WorkspaceViews {
   void SetScalingViews(std::function<ScalingViews()> fn) { scaling_views_ = std::move(fn); }
   ScalingViews Scaling() const { return scaling_views_ ? scaling_views_() : ScalingViews(); }
 
-  absl::StatusOr<WorkspaceView> Get(const std::string& id);
+  // `with_fixes`: also what would let a pending workspace go (up to
+  // placement/fixes.h's bound of pending walks: for one read, not a
+  // listing or a watch).
+  absl::StatusOr<WorkspaceView> Get(const std::string& id, bool with_fixes = false);
   // For a watcher: `last` brought up to date. While this replica has seen
   // no newer version of the workspace (the change feed tells it of every
   // write, whichever replica made it), nothing is read from the database:
@@ -73,15 +83,16 @@ class WorkspaceViews {
   // (project, org, class) across the rows of one listing: one read each.
   using LimitsMemo = std::map<std::string, PendingLimits>;
   absl::StatusOr<WorkspaceView> Of(const store::WorkspaceRow& row,
-                                   LimitsMemo* limits_memo = nullptr);
+                                   LimitsMemo* limits_memo = nullptr, bool with_fixes = false);
   // Why a workspace of `class_id` at `queue_position` (0: not queued) waits,
   // on the newest ClusterView and without the mirror's lock: the queue's
   // simulation walks every node (about 1 ms at 10,000, placement_benchmark
   // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
-  // nullopt when the view's catalog has no such class.
-  std::optional<placement::PendingReason> ExplainPending(const std::string& class_id,
-                                                         int queue_position, ScalingViews scaling,
-                                                         const PendingLimits& limits) const;
+  // nullopt when the view's catalog has no such class. With `fixes`, what
+  // would let it go is found on the same view (placement/fixes.h).
+  std::optional<placement::PendingReason> ExplainPending(
+      const std::string& class_id, int queue_position, ScalingViews scaling,
+      const PendingLimits& limits, std::vector<placement::PendingFix>* fixes = nullptr) const;
 
  private:
   PendingLimits LimitsOf(const core::Workspace& w, LimitsMemo* memo);

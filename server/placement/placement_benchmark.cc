@@ -18,6 +18,7 @@
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
 #include "server/placement/decide.h"
+#include "server/placement/fixes.h"
 #include "server/placement/pending_reason.h"
 #include "server/placement/test_nodes.h"
 
@@ -233,6 +234,34 @@ void BM_ExplainPendingGpu8(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
 }
 
+// What would let a pending workspace go (a GetWorkspace read of it, off
+// the placement lock, on the replica's NodesOnly view): gpu-8 waits at the
+// end of a queue of range(1) gpu-8 workspaces, every pool past its
+// max_size and no node with 8 GPUs free, so every kind of candidate is
+// tried: three other classes, the max_size search in both pools.
+void BM_FixesGpu8(benchmark::State& state) {
+  const Snapshot view = SnapshotOf(static_cast<int>(state.range(0))).NodesOnly();
+  const std::vector<core::WorkspaceClass> classes = {
+      GpuClass("gpu-8", 8, {"l4", "h100"}), GpuClass("gpu-4", 4, {"h100", "a100"}),
+      GpuClass("gpu-2", 2, {"h100"}), GpuClass("gpu-1", 1, {"l4"})};
+  const std::vector<core::DriverPolicyEntry> no_policy;
+  FixInputs in;
+  in.pending.cls = &classes[0];
+  in.pending.pools = &Pools();
+  in.pending.snapshot = &view;
+  in.pending.driver_policy = &no_policy;
+  in.pending.ahead.assign(static_cast<size_t>(state.range(1)), &classes[0]);
+  in.pending.queue_position = static_cast<int>(state.range(1)) + 1;
+  in.classes = &classes;
+  std::vector<PendingFix> fixes;
+  for (auto _ : state) {
+    fixes = FindFixes(in);
+    benchmark::DoNotOptimize(fixes);
+  }
+  state.SetLabel(absl::StrCat(fixes.size(), " fixes, first ",
+                              fixes.empty() ? "none" : FixKindName(fixes[0].kind)));
+}
+
 #define SIZES Arg(100)->Arg(1000)->Arg(10000)
 BENCHMARK(BM_DecideGpu1)->SIZES;
 BENCHMARK(BM_DecideGpu4)->SIZES;
@@ -251,6 +280,7 @@ BENCHMARK(BM_CopyNodesOnly)->SIZES;
 BENCHMARK(BM_CopyWithHolds)->SIZES;
 BENCHMARK(BM_HoldReleaseWhileAViewIsHeld)->SIZES;
 BENCHMARK(BM_ExplainPendingGpu8)->ArgsProduct({{100, 1000, 10000}, {0, 100}});
+BENCHMARK(BM_FixesGpu8)->ArgsProduct({{1000, 10000}, {0, 999}})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace wsched::placement
