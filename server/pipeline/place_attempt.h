@@ -21,6 +21,7 @@
 #include "server/core/clock.h"
 #include "server/metrics/metrics.h"
 #include "server/pipeline/decision_commit.h"
+#include "server/pipeline/estimate_checks.h"
 #include "server/replica/feed_follower.h"
 #include "server/replica/replica_mirror.h"
 #include "server/pipeline/settings_reader.h"
@@ -43,6 +44,7 @@ class PlaceAttempts {
     DecisionCommit* commit = nullptr;
     WorkspaceStops* stops = nullptr;
     metrics::Metrics* metrics = nullptr;
+    EstimateChecks* estimates = nullptr;  // Records the estimate a queued workspace is given.
   };
   // `max_attempts`: decide + commit rounds before giving up on races.
   PlaceAttempts(Parts parts, int max_attempts, core::Clock clock)
