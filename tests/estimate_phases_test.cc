@@ -5,13 +5,12 @@
 // and once the queue places it, the share of placements within their p90
 // is reported by pool. The measured history is written to timing_samples
 // by the test, so the learned figures are known exactly.
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/catalog_file.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
@@ -79,18 +78,13 @@ double Seconds(const google::protobuf::Duration& d) { return d.seconds() + d.nan
 class EstimatePhasesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // One file per test: ctest runs the cases in parallel processes.
-    catalog_path_ = ::testing::TempDir() + "/estimate-phases-catalog-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
-    std::ofstream(catalog_path_) << kCatalog;
-    testing::ServerConfig config{db_.url(), catalog_path_};
+    testing::ServerConfig config{db_.url(), catalog_.path()};
     config.extra_flags = {"--scaling_batching_window=100ms"};
     config.metrics = true;
     server_ = std::make_unique<testing::ServerProcess>(config);
     ASSERT_TRUE(server_->started());
     inventory_ = v1::InventoryService::NewStub(server_->channel());
   }
-  void TearDown() override { std::remove(catalog_path_.c_str()); }
 
   // Measured history, as the server would have recorded it. Written before
   // any estimate is read, so the server's first read of the samples has it.
@@ -162,7 +156,7 @@ class EstimatePhasesTest : public ::testing::Test {
   }
 
   testing::TestDatabase db_;
-  std::string catalog_path_;
+  testing::CatalogFile catalog_{"estimate-phases", kCatalog};
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
 };
