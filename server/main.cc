@@ -99,6 +99,10 @@ ABSL_FLAG(absl::Duration, budget_interval, kDefaults.budget_interval,
           "what a new GPU placement commits to against its org's and project's spending limits: "
           "its GPUs for this long, counted as spent from its placement until it has run that long; "
           "a workspace that stops sooner frees the rest (docs/billing.md \"Spending limits\")");
+ABSL_FLAG(absl::Duration, budget_enforce_interval, kDefaults.budget_enforce_interval,
+          "how often the scaling leader checks spending limits against running workspaces: "
+          "block_and_stop warnings and stops, threshold events, wsched_budget_used_ratio "
+          "(0 = never; docs/billing.md \"Spending limits\")");
 ABSL_FLAG(absl::Duration, feed_gap, kDefaults.feed_gap,
           "the least time between two background reads of the change log: other replicas' "
           "commits in between are read together, and this replica's view of them lags by "
@@ -258,6 +262,12 @@ int main(int argc, char** argv) {
   options.budget_interval = absl::GetFlag(FLAGS_budget_interval);
   if (options.budget_interval < absl::ZeroDuration() || options.budget_interval > absl::Hours(24)) {
     wsched::log::Error("--budget_interval must be between 0 and 24h");
+    return 1;
+  }
+  options.budget_enforce_interval = absl::GetFlag(FLAGS_budget_enforce_interval);
+  if (options.budget_enforce_interval < absl::ZeroDuration() ||
+      options.budget_enforce_interval > absl::Hours(1)) {
+    wsched::log::Error("--budget_enforce_interval must be between 0 and 1h");
     return 1;
   }
   if (options.commit_wait < absl::ZeroDuration() || options.commit_wait > absl::Milliseconds(100)) {

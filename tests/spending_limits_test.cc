@@ -178,10 +178,21 @@ TEST_F(SpendingLimitsTest, BadLimitsAreRefusedAtTheirField) {
   status = SetOrgLimit(limit);
   EXPECT_THAT(status.error_message(), HasSubstr("settings.spending_limit.gpu_hours"));
   limit = MonthlyLimit(10);
-  limit.set_action(v1::SPENDING_ACTION_BLOCK_AND_STOP);
+  limit.mutable_stop_warning()->set_seconds(60);  // Nothing to warn of with block_new.
   status = SetOrgLimit(limit);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_THAT(status.error_message(), HasSubstr("settings.spending_limit.action"));
+  EXPECT_THAT(status.error_message(), HasSubstr("settings.spending_limit.stop_warning"));
+  limit.set_action(v1::SPENDING_ACTION_BLOCK_AND_STOP);
+  limit.mutable_stop_warning()->set_seconds(25 * 3600);
+  status = SetOrgLimit(limit);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("settings.spending_limit.stop_warning"));
+  limit.mutable_stop_warning()->set_seconds(90);
+  v1::OrgSettings stored;
+  status = SetOrgLimit(limit, 0, &stored);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(stored.spending_limit().action(), v1::SPENDING_ACTION_BLOCK_AND_STOP);
+  EXPECT_EQ(stored.spending_limit().stop_warning().seconds(), 90);
   limit = MonthlyLimit(10);
   limit.clear_period();
   EXPECT_THAT(SetOrgLimit(limit).error_message(), HasSubstr("settings.spending_limit.period"));

@@ -15,6 +15,7 @@
 #include "server/cli/all_pages.h"
 #include "server/cli/structured_output.h"
 #include "server/cli/usage_format.h"
+#include "server/core/spending_limit.h"
 #include "server/core/usage.h"
 #include "wsched/v1/settings.grpc.pb.h"
 #include "wsched/v1/usage.grpc.pb.h"
@@ -279,7 +280,13 @@ std::string LimitText(const v1::SpendingLimit& limit) {
   for (int percent : limit.warn_at_percent()) percents.push_back(absl::StrCat(percent, "%"));
   return absl::StrCat(
       absl::StrFormat("%g", limit.gpu_hours()), " GPU-hours per ", PeriodText(limit.period()), ", ",
-      limit.action() == v1::SPENDING_ACTION_BLOCK_AND_STOP ? "block_and_stop" : "block_new",
+      limit.action() == v1::SPENDING_ACTION_BLOCK_AND_STOP
+          ? absl::StrCat("block_and_stop after a warning of ",
+                         limit.has_stop_warning()
+                             ? absl::FormatDuration(absl::Seconds(limit.stop_warning().seconds()))
+                             : absl::StrCat(absl::FormatDuration(core::kDefaultStopWarning),
+                                            " (the default)"))
+          : "block_new",
       percents.empty() ? "" : absl::StrCat(", warn at ", Join(percents, ",")));
 }
 

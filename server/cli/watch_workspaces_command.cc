@@ -117,9 +117,14 @@ std::string WhatText(const v1::WorkspaceChange& change) {
     case v1::WorkspaceChange::WHAT_STOPPED: return "STOPPED";
     case v1::WorkspaceChange::WHAT_LOST: return "LOST";
     case v1::WorkspaceChange::WHAT_IDLE_CHANGED:
-      // One kind for both ways: idle now, or a GPU is used again.
-      return change.workspace().event().kind() == v1::WorkspaceEvent::KIND_IDLE ? "IDLE"
-                                                                                : "IDLE-ENDED";
+      // One kind for every event of a placed workspace, and for its end
+      // (idle, a GPU used again; a spending limit's warning or threshold).
+      switch (change.workspace().event().kind()) {
+        case v1::WorkspaceEvent::KIND_IDLE: return "IDLE";
+        case v1::WorkspaceEvent::KIND_BUDGET_WARNING: return "BUDGET-WARNING";
+        case v1::WorkspaceEvent::KIND_BUDGET_THRESHOLD: return "BUDGET-THRESHOLD";
+        default: return "IDLE-ENDED";
+      }
     case v1::WorkspaceChange::WHAT_DELETED: return "DELETED";
     default: return "CHANGED";  // a kind newer than this wschedctl
   }

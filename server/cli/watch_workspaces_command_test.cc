@@ -164,6 +164,10 @@ TEST(ChangeLabel, SaysWhatHappened) {
   EXPECT_EQ(ChangeLabel(idle), "IDLE-ENDED");
   idle.mutable_workspace()->mutable_event()->set_kind(v1::WorkspaceEvent::KIND_IDLE);
   EXPECT_EQ(ChangeLabel(idle), "IDLE");
+  idle.mutable_workspace()->mutable_event()->set_kind(v1::WorkspaceEvent::KIND_BUDGET_WARNING);
+  EXPECT_EQ(ChangeLabel(idle), "BUDGET-WARNING");
+  idle.mutable_workspace()->mutable_event()->set_kind(v1::WorkspaceEvent::KIND_BUDGET_THRESHOLD);
+  EXPECT_EQ(ChangeLabel(idle), "BUDGET-THRESHOLD");
   v1::WorkspaceChange left = Change(W::WHAT_STOPPED, "a", v1::WORKSPACE_STATE_STOPPED);
   left.set_left_filter(true);
   EXPECT_EQ(ChangeLabel(left), "STOPPED (left filter)");

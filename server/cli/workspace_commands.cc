@@ -131,6 +131,26 @@ std::string IdleText(const v1::WorkspaceEvent& event) {
   return text;
 }
 
+// "org:o-1 at 80% of its spending limit (8.000000 of 10.000000 GPU-seconds)",
+// and for a warning "; stopped at <time> unless spending goes back under it".
+std::string BudgetText(const v1::WorkspaceEvent& event) {
+  const bool warning = event.kind() == v1::WorkspaceEvent::KIND_BUDGET_WARNING;
+  std::string text = absl::StrCat(
+      event.budget_scope(), warning ? " reached" : absl::StrCat(" at ", event.percent(), "% of"),
+      " its spending limit (", event.spent_gpu_seconds(), " of ", event.limit_gpu_seconds(),
+      " GPU-seconds; the period ends ", TimeText(event.period_end()), ")");
+  if (warning) {
+    absl::StrAppend(&text, "; stopped at ", TimeText(event.stops_at()),
+                    " unless spending goes back under the limit");
+  }
+  return text;
+}
+
+bool IsBudgetEvent(const v1::WorkspaceEvent& event) {
+  return event.kind() == v1::WorkspaceEvent::KIND_BUDGET_WARNING ||
+         event.kind() == v1::WorkspaceEvent::KIND_BUDGET_THRESHOLD;
+}
+
 // "fixes:     1. raise the GPU quota of org o-1 from 8 to 9 (+1): ... [org_admin]",
 // least change first; only those the caller's role may apply come back.
 void PrintFixes(const v1::Workspace& w) {
@@ -180,6 +200,7 @@ void PrintWorkspace(const v1::Workspace& w) {
   if (w.event().kind() == v1::WorkspaceEvent::KIND_IDLE) {
     std::cout << "idle:      " << IdleText(w.event()) << "\n";
   }
+  if (IsBudgetEvent(w.event())) std::cout << "budget:    " << BudgetText(w.event()) << "\n";
   if (!w.gpus().empty()) {
     std::cout << "\n";
     Table table({"GPU", "UUID", "PCI", "MODEL"});
@@ -377,6 +398,9 @@ int WatchCommand(const Client& client, const std::vector<std::string>& args,
     }
     if (workspace.event().kind() == v1::WorkspaceEvent::KIND_IDLE) {
       absl::StrAppend(&line, " idle: ", IdleText(workspace.event()));
+    }
+    if (IsBudgetEvent(workspace.event())) {
+      absl::StrAppend(&line, " budget: ", BudgetText(workspace.event()));
     }
     std::cout << workspace.id() << " " << line << std::endl;
   }

@@ -230,6 +230,12 @@ v1::SpendingLimit ToProto(const core::SpendingLimit& limit) {
   out.set_action(limit.action == core::SpendingAction::kBlockAndStop
                      ? v1::SPENDING_ACTION_BLOCK_AND_STOP
                      : v1::SPENDING_ACTION_BLOCK_NEW);
+  if (limit.stop_warning) {
+    const int64_t seconds = absl::ToInt64Seconds(*limit.stop_warning);
+    out.mutable_stop_warning()->set_seconds(seconds);
+    out.mutable_stop_warning()->set_nanos(static_cast<int32_t>(
+        absl::ToInt64Nanoseconds(*limit.stop_warning - absl::Seconds(seconds))));
+  }
   return out;
 }
 
@@ -248,6 +254,10 @@ core::SpendingLimit FromProto(const v1::SpendingLimit& limit) {
   out.action = limit.action() == v1::SPENDING_ACTION_BLOCK_AND_STOP
                    ? core::SpendingAction::kBlockAndStop
                    : core::SpendingAction::kBlockNew;
+  if (limit.has_stop_warning()) {
+    out.stop_warning = absl::Seconds(limit.stop_warning().seconds()) +
+                       absl::Nanoseconds(limit.stop_warning().nanos());
+  }
   return out;
 }
 

@@ -25,6 +25,7 @@ v1::UsageEndReason ToProto(const std::optional<core::EndReason>& reason) {
     case core::EndReason::kLost: return v1::USAGE_END_REASON_LOST;
     case core::EndReason::kNodeRemoved: return v1::USAGE_END_REASON_NODE_REMOVED;
     case core::EndReason::kIdle: return v1::USAGE_END_REASON_IDLE;
+    case core::EndReason::kBudget: return v1::USAGE_END_REASON_BUDGET;
   }
   return v1::USAGE_END_REASON_UNSPECIFIED;
 }

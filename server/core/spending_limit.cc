@@ -34,6 +34,10 @@ std::string PeriodName(const SpendingPeriod& period) {
 
 }  // namespace
 
+absl::Duration StopWarningOf(const SpendingLimit& limit) {
+  return limit.stop_warning.value_or(kDefaultStopWarning);
+}
+
 int64_t GpuMicrosOf(const SpendingLimit& limit) {
   return std::llround(limit.gpu_hours * static_cast<double>(kGpuMicrosPerGpuHour));
 }
@@ -72,9 +76,16 @@ std::vector<std::string> SpendingLimitProblems(const SpendingLimit& limit,
                                       "]: must be more than the one before (strictly ascending)"));
     }
   }
-  if (limit.action == SpendingAction::kBlockAndStop) {
-    problems.push_back(
-        absl::StrCat(field, ".action: block_and_stop is not supported yet; use block_new"));
+  if (limit.stop_warning) {
+    const absl::Duration warning = *limit.stop_warning;
+    if (limit.action != SpendingAction::kBlockAndStop) {
+      problems.push_back(absl::StrCat(
+          field, ".stop_warning: only with action block_and_stop (nothing is stopped)"));
+    } else if (warning < absl::ZeroDuration() || warning > kLongestStopWarning ||
+               warning % absl::Seconds(1) != absl::ZeroDuration()) {
+      problems.push_back(absl::StrCat(field, ".stop_warning: must be whole seconds from 0 to ",
+                                      absl::FormatDuration(kLongestStopWarning)));
+    }
   }
   return problems;
 }

@@ -28,7 +28,7 @@ inline constexpr int64_t kGpuMicrosPerGpuSecond = 1000000;
 // What happens at the limit.
 enum class SpendingAction {
   kBlockNew,      // New placements are refused; running workspaces go on.
-  kBlockAndStop,  // Also stops running workspaces (not supported yet).
+  kBlockAndStop,  // Also stops running workspaces, after a warning.
 };
 
 struct SpendingPeriod {
@@ -46,8 +46,17 @@ struct SpendingLimit {
   SpendingPeriod period;
   std::vector<int> warn_at_percent;  // Strictly ascending, 1..1000.
   SpendingAction action = SpendingAction::kBlockNew;
+  // kBlockAndStop: how long running workspaces are warned before they are
+  // stopped (unset: kDefaultStopWarning).
+  std::optional<absl::Duration> stop_warning;
   friend bool operator==(const SpendingLimit&, const SpendingLimit&) = default;
 };
+
+// The warning before a block_and_stop stop: unset means the default; at
+// most a day, so a workspace past its budget does not run on for long.
+inline constexpr absl::Duration kDefaultStopWarning = absl::Minutes(10);
+inline constexpr absl::Duration kLongestStopWarning = absl::Hours(24);
+absl::Duration StopWarningOf(const SpendingLimit& limit);
 
 // The limit in GPU-microseconds, rounded to the nearest.
 int64_t GpuMicrosOf(const SpendingLimit& limit);

@@ -107,8 +107,29 @@ TEST(SpendingLimitProblems, NamesEachBadField) {
           HasSubstr("settings.spending_limit.period.calendar_month.time_zone: \"CET\" is an "
                     "abbreviation"),
           HasSubstr("settings.spending_limit.warn_at_percent[1]: must be more than"),
-          HasSubstr("settings.spending_limit.warn_at_percent[2]: must be 1 to 1000"),
-          HasSubstr("settings.spending_limit.action: block_and_stop is not supported")));
+          HasSubstr("settings.spending_limit.warn_at_percent[2]: must be 1 to 1000")));
+}
+
+TEST(SpendingLimitProblems, StopWarningOnlyWithBlockAndStopAndInRange) {
+  SpendingLimit limit = Limit(1, Month("UTC"));
+  limit.action = SpendingAction::kBlockAndStop;
+  EXPECT_THAT(SpendingLimitProblems(limit, "l"), IsEmpty());
+  EXPECT_EQ(StopWarningOf(limit), kDefaultStopWarning);
+  for (absl::Duration fine : {absl::ZeroDuration(), absl::Seconds(90), absl::Hours(24)}) {
+    limit.stop_warning = fine;
+    EXPECT_THAT(SpendingLimitProblems(limit, "l"), IsEmpty()) << fine;
+    EXPECT_EQ(StopWarningOf(limit), fine);
+  }
+  for (absl::Duration bad : {absl::Seconds(-1), absl::Milliseconds(1500), absl::Hours(25)}) {
+    limit.stop_warning = bad;
+    EXPECT_THAT(SpendingLimitProblems(limit, "l"),
+                ElementsAre("l.stop_warning: must be whole seconds from 0 to 24h"))
+        << bad;
+  }
+  limit.action = SpendingAction::kBlockNew;
+  limit.stop_warning = absl::Minutes(1);
+  EXPECT_THAT(SpendingLimitProblems(limit, "l"),
+              ElementsAre(HasSubstr("l.stop_warning: only with action block_and_stop")));
 }
 
 TEST(SpendingLimitProblems, UnknownZoneAndOddRollingWindows) {

@@ -10,13 +10,15 @@ const char* EndReasonName(EndReason reason) {
     case EndReason::kLost: return "lost";
     case EndReason::kNodeRemoved: return "node_removed";
     case EndReason::kIdle: return "idle";
+    case EndReason::kBudget: return "budget";
   }
   return "unknown";
 }
 
 std::optional<EndReason> ParseEndReason(absl::string_view name) {
   for (EndReason reason :
-       {EndReason::kStopped, EndReason::kLost, EndReason::kNodeRemoved, EndReason::kIdle}) {
+       {EndReason::kStopped, EndReason::kLost, EndReason::kNodeRemoved, EndReason::kIdle,
+        EndReason::kBudget}) {
     if (name == EndReasonName(reason)) return reason;
   }
   return std::nullopt;

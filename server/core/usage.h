@@ -22,16 +22,18 @@ enum class EndReason {
   kLost,         // Its node was marked lost (no heartbeat within the timeout).
   kNodeRemoved,  // Its node was removed (RemoveNode) while it was placed.
   kIdle,         // Stopped by the idle-GPU policy.
+  kBudget,       // Stopped by a spending limit with action block_and_stop.
 };
 
-// "stopped", "lost", "node_removed", "idle": the stored and exported names.
+// "stopped", "lost", "node_removed", "idle", "budget": the stored and exported names.
 const char* EndReasonName(EndReason reason);
 std::optional<EndReason> ParseEndReason(absl::string_view name);
 
 // Whether a stop (the group commit's kStop) may carry the reason: lost and
 // node_removed are written by the node paths alone.
 inline bool IsStopReason(EndReason reason) {
-  return reason == EndReason::kStopped || reason == EndReason::kIdle;
+  return reason == EndReason::kStopped || reason == EndReason::kIdle ||
+         reason == EndReason::kBudget;
 }
 
 // What SummarizeUsage groups by, and the calendar buckets it sums into.

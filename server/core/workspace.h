@@ -10,6 +10,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/core/budget_mark.h"
 #include "server/core/hand_off.h"
 #include "server/core/idle_policy.h"
 #include "server/core/mig.h"
@@ -55,6 +56,9 @@ struct Workspace {
   // Placed: set while a replica reports its GPUs idle (docs/catalog.md
   // "Idle GPUs"); a new placement starts without.
   std::optional<IdleMark> idle;
+  // Placed: what a spending limit last told it (BudgetMark::placed_at
+  // says for which placement).
+  std::optional<BudgetMark> budget;
 };
 
 // The keys of the GPU holds a placement has (gpu_holds): its GPUs' UUIDs,

@@ -7,6 +7,7 @@
 #include "server/convert/convert.h"
 #include "server/core/class_resolution.h"
 #include "server/core/mig.h"
+#include "server/core/spending_limit.h"
 
 namespace wsched::grpc_api {
 namespace {
@@ -79,6 +80,31 @@ v1::WorkspaceState StateToProto(core::WorkspaceState state) {
 google::protobuf::Timestamp TimestampOf(absl::Time t) {
   return TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(t));
 }
+
+namespace {
+
+// A budget mark of `kind` written for the placement the workspace has now
+// (a restarted workspace's record may still carry its previous one's).
+bool BudgetMarkOfPlacement(const core::Workspace& w, core::BudgetMark::Kind kind) {
+  return w.state == core::WorkspaceState::kPlaced && w.budget && w.budget->kind == kind &&
+         core::MarkOfPlacement(*w.budget, w.placed_at);
+}
+
+void BudgetEventToProto(const core::BudgetMark& mark, v1::WorkspaceEvent* event) {
+  if (mark.kind == core::BudgetMark::Kind::kWarning) {
+    event->set_kind(v1::WorkspaceEvent::KIND_BUDGET_WARNING);
+    *event->mutable_stops_at() = TimestampOf(mark.stops_at);
+  } else {
+    event->set_kind(v1::WorkspaceEvent::KIND_BUDGET_THRESHOLD);
+    event->set_percent(mark.percent);
+  }
+  event->set_budget_scope(mark.scope);
+  event->set_spent_gpu_seconds(core::GpuSecondsFigure(mark.spent));
+  event->set_limit_gpu_seconds(core::GpuSecondsFigure(mark.limit));
+  *event->mutable_period_end() = TimestampOf(mark.period_end);
+}
+
+}  // namespace
 
 void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* out) {
   // The enums share their order (placement/pending_reason.h), shifted by
@@ -167,12 +193,17 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
     *out->mutable_placed_at() = TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.placed_at));
   }
   // Only a placed workspace's GPUs can sit idle; a stopped one keeps its
-  // last mark in the row, which says nothing any more.
-  if (w.idle && w.state == core::WorkspaceState::kPlaced) {
+  // last mark in the row, which says nothing any more. A budget warning
+  // goes first: it says when the workspace stops whatever its GPUs do.
+  if (BudgetMarkOfPlacement(w, core::BudgetMark::Kind::kWarning)) {
+    BudgetEventToProto(*w.budget, out->mutable_event());
+  } else if (w.idle && w.state == core::WorkspaceState::kPlaced) {
     v1::WorkspaceEvent* event = out->mutable_event();
     event->set_kind(v1::WorkspaceEvent::KIND_IDLE);
     *event->mutable_idle_since() = TimestampOf(w.idle->since);
     if (w.idle->stops_at) *event->mutable_stops_at() = TimestampOf(*w.idle->stops_at);
+  } else if (BudgetMarkOfPlacement(w, core::BudgetMark::Kind::kThreshold)) {
+    BudgetEventToProto(*w.budget, out->mutable_event());
   }
   return absl::OkStatus();
 }

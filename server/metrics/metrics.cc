@@ -40,6 +40,21 @@ Metrics::Metrics()
                            .Name("wsched_budget_refusals_total")
                            .Help("GPU placements refused at a spending limit, by the limit's scope.")
                            .Register(*registry_)),
+      budget_warnings_(prometheus::BuildCounter()
+                           .Name("wsched_budget_warnings_total")
+                           .Help("Running workspaces warned of a stop by a block_and_stop spending "
+                                 "limit, by the limit's scope.")
+                           .Register(*registry_)),
+      budget_stops_(prometheus::BuildCounter()
+                        .Name("wsched_budget_stops_total")
+                        .Help("Running workspaces stopped by a block_and_stop spending limit, by "
+                              "the limit's scope.")
+                        .Register(*registry_)),
+      budget_used_ratio_(prometheus::BuildGauge()
+                             .Name("wsched_budget_used_ratio")
+                             .Help("Spent over limit of each org's and project's spending limit "
+                                   "this period (1 at the limit). Set by the scaling leader.")
+                             .Register(*registry_)),
       placement_latency_(prometheus::BuildHistogram()
                              .Name("wsched_placement_duration_seconds")
                              .Help("Time to answer PlaceWorkspace, by result.")
@@ -412,6 +427,32 @@ void Metrics::ForgetEstimateAccuracy(absl::string_view pool) {
 
 void Metrics::ObserveBudgetRefusal(absl::string_view scope) {
   budget_refusals_.Add({{"scope", std::string(scope)}}).Increment();
+}
+
+void Metrics::ObserveBudgetWarning(absl::string_view scope) {
+  budget_warnings_.Add({{"scope", std::string(scope)}}).Increment();
+}
+
+void Metrics::ObserveBudgetStop(absl::string_view scope) {
+  budget_stops_.Add({{"scope", std::string(scope)}}).Increment();
+}
+
+void Metrics::SetBudgetUsedRatios(
+    const std::map<std::pair<std::string, std::string>, double>& ratios) {
+  absl::MutexLock lock(&budget_mu_);
+  for (auto it = budget_ratio_gauges_.begin(); it != budget_ratio_gauges_.end();) {
+    if (ratios.contains(it->first)) {
+      ++it;
+      continue;
+    }
+    budget_used_ratio_.Remove(it->second);
+    it = budget_ratio_gauges_.erase(it);
+  }
+  for (const auto& [key, ratio] : ratios) {
+    prometheus::Gauge*& gauge = budget_ratio_gauges_[key];
+    if (gauge == nullptr) gauge = &budget_used_ratio_.Add({{"scope", key.first}, {"id", key.second}});
+    gauge->Set(ratio);
+  }
 }
 
 void Metrics::ObserveRpc(absl::string_view method, absl::string_view code,

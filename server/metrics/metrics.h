@@ -4,16 +4,20 @@
 #define WSCHED_SERVER_METRICS_METRICS_H_
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace wsched::metrics {
@@ -39,6 +43,15 @@ class Metrics {
   // A GPU placement the group commit refused with BUDGET_EXHAUSTED: scope is
   // the limit's, "org" or "project" (docs/billing.md "Spending limits").
   void ObserveBudgetRefusal(absl::string_view scope);
+  // What the scaling leader's budget pass did to a running workspace for a
+  // block_and_stop limit of scope "org" or "project": warned, or stopped.
+  void ObserveBudgetWarning(absl::string_view scope);
+  void ObserveBudgetStop(absl::string_view scope);
+  // Spent over limit of every limited org and project (1 at the limit), as
+  // the leader's last pass read them; replaces the previous pass's set (a
+  // limit removed leaves it). Keys: {scope "org" or "project", id}.
+  void SetBudgetUsedRatios(const std::map<std::pair<std::string, std::string>, double>& ratios)
+      ABSL_LOCKS_EXCLUDED(budget_mu_);
 
   // A published scaling signal: direction is up, down or steady.
   void ObserveScalingSignal(absl::string_view pool, absl::string_view direction,
@@ -128,6 +141,12 @@ class Metrics {
   prometheus::Family<prometheus::Counter>& catalog_applies_;
   prometheus::Family<prometheus::Counter>& placements_;
   prometheus::Family<prometheus::Counter>& budget_refusals_;
+  prometheus::Family<prometheus::Counter>& budget_warnings_;
+  prometheus::Family<prometheus::Counter>& budget_stops_;
+  prometheus::Family<prometheus::Gauge>& budget_used_ratio_;
+  absl::Mutex budget_mu_;
+  std::map<std::pair<std::string, std::string>, prometheus::Gauge*> budget_ratio_gauges_
+      ABSL_GUARDED_BY(budget_mu_);
   prometheus::Family<prometheus::Histogram>& placement_latency_;
   prometheus::Family<prometheus::Counter>& scaling_signals_;
   prometheus::Family<prometheus::Gauge>& pool_size_;

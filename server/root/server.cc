@@ -248,6 +248,7 @@ absl::Status RunServer(const ServerOptions& options) {
   scaling_options.scaler.default_time_to_ready = options.default_node_start_time;
   scaling_options.retention.retention = options.stopped_workspace_retention;
   scaling_options.retention.sweep_interval = options.stopped_workspace_sweep_interval;
+  scaling_options.budget.interval = options.budget_enforce_interval;
   scaling_options.retention.audit_retention = options.audit_retention;
   scaling_options.retention.usage_retention = options.usage_retention;
   ApplicationOptions application_options{.catalog_path = options.catalog_path,

@@ -99,6 +99,9 @@ struct ServerOptions {
   // keeps them. The scaling leader sweeps every sweep interval.
   absl::Duration stopped_workspace_retention = absl::Hours(168);
   absl::Duration stopped_workspace_sweep_interval = absl::Minutes(1);
+  // How often the scaling leader checks the spending limits against the
+  // running workspaces (block_and_stop, thresholds); zero: never.
+  absl::Duration budget_enforce_interval = absl::Seconds(5);
   // Audit records are deleted this long after they were written (same
   // sweep); zero keeps them.
   absl::Duration audit_retention = absl::Hours(24 * 90);

@@ -34,6 +34,16 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
       leader_lock_(db->url(), kScalingLeaderKey, options_.lease),
       retention_(std::make_unique<WorkspaceRetention>(
           db, options_.retention, [this] { return leading_now_.load() && leader_lock_.Holds(); })),
+      budget_(std::make_unique<BudgetEnforcer>(
+          db, metrics, options_.budget,
+          [scheduler](const std::string& workspace, int64_t version) {
+            return scheduler->pipeline()
+                .stops()
+                .Stop(workspace, core::EndReason::kBudget, version)
+                .status();
+          },
+          [scheduler] { return scheduler->CatchUp(); },
+          [this] { return leading_now_.load() && leader_lock_.Holds(); })),
       fleet_(options_.scaler) {}
 
 ScalingController::~ScalingController() { Stop(); }
@@ -67,6 +77,7 @@ absl::Status ScalingController::Start() {
   cluster_installs_ = std::move(*installs);
   loop_ = std::thread([this] { Loop(); });
   retention_->Start();
+  budget_->Start();
   return absl::OkStatus();
 }
 
@@ -77,6 +88,7 @@ void ScalingController::Stop() {
     stopping_ = true;
   }
   retention_->Stop();
+  budget_->Stop();
   if (loop_.joinable()) loop_.join();
   if (actuator_) actuator_->Stop();
   if (cluster_installs_) cluster_installs_->Stop();

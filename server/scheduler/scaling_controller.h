@@ -25,6 +25,7 @@
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/pool_scaler.h"
 #include "server/scaling/scaling_signal.h"
+#include "server/scheduler/budget_enforcer.h"
 #include "server/scheduler/cluster_driver_installs.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/workspace_retention.h"
@@ -54,6 +55,8 @@ struct ScalingControllerOptions {
   int driver_rollout_every_ticks = 8;
   // Deleting stopped workspace rows, which only the leader does.
   RetentionOptions retention;
+  // Spending limits acting on running workspaces, which only the leader does.
+  BudgetEnforcerOptions budget;
   // The leader lock's lease (store/lock_lease.h); it is probed every tick.
   store::LeaseOptions lease;
   // MIG layouts by demand (placement/relayout_plan.h): the leader plans
@@ -119,9 +122,10 @@ class ScalingController {
 
   // Loop-thread state (only the loop thread touches it).
   bool leading_ = false;
-  // leading_ for other threads (the retention sweep).
+  // leading_ for other threads (the retention sweep, the budget pass).
   std::atomic<bool> leading_now_{false};
   std::unique_ptr<WorkspaceRetention> retention_;
+  std::unique_ptr<BudgetEnforcer> budget_;
   scaling::FleetScaler fleet_;
   // By pool: the previous leader's last generation, which this one continues.
   std::map<std::string, int64_t> generation_base_;

@@ -57,6 +57,7 @@ std::string SpendingLimitJson(const core::SpendingLimit& limit) {
       {"warn_at_percent", limit.warn_at_percent},
       {"action",
        limit.action == core::SpendingAction::kBlockAndStop ? "block_and_stop" : "block_new"}};
+  if (limit.stop_warning) j["stop_warning_seconds"] = absl::ToInt64Seconds(*limit.stop_warning);
   return j.dump();
 }
 
@@ -89,6 +90,10 @@ absl::StatusOr<core::SpendingLimit> ParseSpendingLimitJson(const std::string& te
   }
   if (j.value("action", std::string("block_new")) == "block_and_stop") {
     limit.action = core::SpendingAction::kBlockAndStop;
+  }
+  if (j.contains("stop_warning_seconds")) {
+    if (!j["stop_warning_seconds"].is_number_integer()) return damaged();
+    limit.stop_warning = absl::Seconds(j["stop_warning_seconds"].get<int64_t>());
   }
   return limit;
 }

@@ -19,6 +19,7 @@
 #include "server/core/driver_rollout.h"
 #include "server/core/driver_readiness.h"
 #include "server/core/node.h"
+#include "server/core/spending_limit.h"
 #include "server/core/usage.h"
 #include "server/core/workspace.h"
 
@@ -132,6 +133,15 @@ struct WorkspaceRow {
   core::Workspace workspace;
   int64_t version = 0;    // Changes on every transition (entity_versions).
   bool released = false;  // stopped_at is set: it holds nothing any more.
+};
+
+// ---- spending limits (budget_repository.h)
+
+// An org's ("org") or a project's ("project") spending limit.
+struct LimitedScope {
+  std::string kind;
+  std::string id;
+  core::SpendingLimit limit;
 };
 
 // ---- workspace history (change_log.h): what WatchWorkspaces streams

@@ -1,6 +1,7 @@
 #include "server/store/unit_of_work.h"
 
 #include "server/store/audit_repository.h"
+#include "server/store/budget_repository.h"
 #include "server/store/usage_repository.h"
 #include "server/store/node_credential_repository.h"
 #include "server/store/catalog_repository.h"
@@ -170,6 +171,35 @@ std::optional<int64_t> WorkspaceRepository::SetIdleMark(const std::string& id, i
   return store::SetIdleMark(s_.txn, id, version, mark, s_.changes);
 }
 
+// ---- budget
+
+absl::StatusOr<std::vector<LimitedScope>> BudgetRepository::LoadLimitedScopes() {
+  return store::LoadLimitedScopes(s_.txn);
+}
+
+absl::StatusOr<std::vector<core::BudgetedWorkspace>> BudgetRepository::RunningOf(
+    const std::string& kind, const std::string& id) {
+  return RunningOfScope(s_.txn, kind, id);
+}
+
+absl::StatusOr<std::vector<core::BudgetedWorkspace>> BudgetRepository::Warned() {
+  return WarnedWorkspaces(s_.txn);
+}
+
+std::optional<int64_t> BudgetRepository::SetMark(const std::string& id, int64_t version,
+                                                 const std::optional<core::BudgetMark>& mark) {
+  return SetBudgetMark(s_.txn, id, version, mark, s_.changes);
+}
+
+std::vector<int> BudgetRepository::Told(const std::string& scope) {
+  return ToldThresholds(s_.txn, scope);
+}
+
+std::vector<int> BudgetRepository::Claim(const std::string& scope, const std::vector<int>& percents,
+                                         absl::Time period_end) {
+  return ClaimThresholds(s_.txn, scope, percents, period_end);
+}
+
 // ---- timings, scaling, change log
 
 void TimingRepository::Record(TimingKind kind, const std::string& pool, const std::string& kernel,
@@ -293,6 +323,7 @@ UnitOfWork::UnitOfWork(UnitSession& session)
       change_log_(session),
       usage_(session),
       audit_(session),
+      budget_(session),
       node_credentials_(session) {}
 
 absl::Status UnitOfWork::Run(Database& db, absl::string_view what, const Body& body, Mode mode,

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/core/budget_enforcement.h"
 #include "server/core/catalog.h"
 #include "server/core/node.h"
 #include "server/core/settings.h"
@@ -226,6 +227,27 @@ class UsageRepository {
   UnitSession& s_;
 };
 
+// What spending limits write on running workspaces and the thresholds
+// told (budget_repository.h): the scaling leader's budget pass.
+class BudgetRepository {
+ public:
+  explicit BudgetRepository(UnitSession& session) : s_(session) {}
+  absl::StatusOr<std::vector<LimitedScope>> LoadLimitedScopes();
+  // Placed GPU workspaces of an org ("org") or project ("project").
+  absl::StatusOr<std::vector<core::BudgetedWorkspace>> RunningOf(const std::string& kind,
+                                                                 const std::string& id);
+  absl::StatusOr<std::vector<core::BudgetedWorkspace>> Warned();
+  // Only at exactly `version`: the new version, or nullopt when it moved on.
+  std::optional<int64_t> SetMark(const std::string& id, int64_t version,
+                                 const std::optional<core::BudgetMark>& mark);
+  std::vector<int> Told(const std::string& scope);
+  std::vector<int> Claim(const std::string& scope, const std::vector<int>& percents,
+                         absl::Time period_end);
+
+ private:
+  UnitSession& s_;
+};
+
 // Each node's own credential, as the SHA-256 of its token
 // (node_credential_repository.h). Writes record their changes.
 class NodeCredentialRepository {
@@ -290,6 +312,7 @@ class UnitOfWork {
   ChangeLogRepository& change_log() { return change_log_; }
   UsageRepository& usage() { return usage_; }
   AuditRepository& audit() { return audit_; }
+  BudgetRepository& budget() { return budget_; }
   NodeCredentialRepository& node_credentials() { return node_credentials_; }
 
   UnitOfWork(const UnitOfWork&) = delete;
@@ -307,6 +330,7 @@ class UnitOfWork {
   ChangeLogRepository change_log_;
   UsageRepository usage_;
   AuditRepository audit_;
+  BudgetRepository budget_;
   NodeCredentialRepository node_credentials_;
 };
 

@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/store/budget_repository.h"
 #include "server/store/documents/documents.h"
 
 namespace wsched::store {
@@ -18,11 +19,12 @@ namespace wsched::store {
   "w.state, w.priority, COALESCE(w.node_name, ''), COALESCE(w.pool, ''), w.cpu_millis, "   \
   "w.memory_bytes, COALESCE(w.placement::text, ''), w.pending_reason, "                    \
   "date_part('epoch', w.created_at), COALESCE(date_part('epoch', w.placed_at), 0), "
-#define WSCHED_COLUMNS_AFTER_GPUS                          \
-  ", w.version, "                                          \
-  "w.stopped_at IS NOT NULL, w.placement_schema, "         \
-  "(extract(epoch from w.idle_since) * 1000000)::bigint, " \
-  "(extract(epoch from w.idle_stops_at) * 1000000)::bigint"
+#define WSCHED_COLUMNS_AFTER_GPUS                             \
+  ", w.version, "                                             \
+  "w.stopped_at IS NOT NULL, w.placement_schema, "            \
+  "(extract(epoch from w.idle_since) * 1000000)::bigint, "    \
+  "(extract(epoch from w.idle_stops_at) * 1000000)::bigint, " \
+  "COALESCE(w.budget_mark::text, '')"
 
 const char kWorkspaceColumns[] = WSCHED_COLUMNS_BEFORE_GPUS
     "CASE WHEN w.gpu_count > 0 OR w.placement ? 'slice' THEN COALESCE(" WSCHED_HOLDS_TEXT
@@ -100,6 +102,11 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
   if (!row[21].is_null()) {
     w.idle = core::IdleMark{absl::FromUnixMicros(row[21].as<int64_t>()), std::nullopt};
     if (!row[22].is_null()) w.idle->stops_at = absl::FromUnixMicros(row[22].as<int64_t>());
+  }
+  if (row[23].size() > 0) {
+    auto mark = ParseBudgetMarkJson(row[23].c_str());
+    if (!mark.ok()) return mark.status();
+    w.budget = *std::move(mark);
   }
   return out;
 }

@@ -12,7 +12,8 @@ What WhatOf(const Happened& happened) {
     case core::WorkspaceState::kStopped: return What::kStopped;
     case core::WorkspaceState::kLost: return What::kLost;
     case core::WorkspaceState::kPlaced:
-      // Placed before and after: only its idle mark changes a placement.
+      // Placed before and after: only its event (an idle or budget mark)
+      // changes a placement.
       return happened.before.state == core::WorkspaceState::kPlaced ? What::kIdleChanged
                                                                     : What::kPlaced;
   }
