@@ -27,6 +27,7 @@ std::optional<QuoteWhen> LaterWhen(PendingCode code) {
     case PendingCode::kDriverInstalling:
       return QuoteWhen::kAfterDriverInstall;
     case PendingCode::kNodeProvisioning:
+    case PendingCode::kPoolBackingOff:  // The scale-up follows the backoff.
     case PendingCode::kScaleUpRequested:
     case PendingCode::kScaleUpNotYetRequested:
       return QuoteWhen::kAfterScaleUp;
