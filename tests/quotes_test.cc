@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "google/rpc/error_details.pb.h"
 #include "google/rpc/status.pb.h"
@@ -272,6 +273,51 @@ TEST_F(QuotesTest, ATokenIsForTheRequestItWasMadeFor) {
             "request");
   EXPECT_EQ(PlaceQuoted("w-1", "not-a-token", &placed).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+// A replica that is not the placer forwards both to the placer, with the
+// request's new fields: the dry run still writes nothing, the token still
+// places the quoted class.
+TEST_F(QuotesTest, AFrontDoorForwardsTheDryRunAndTheToken) {
+  testing::TestDatabase db;
+  auto replica = [&] {
+    testing::ServerConfig config{db.url(), catalog_path_};
+    config.extra_flags = {"--advertise_host=127.0.0.1", "--placer_poll_interval=100ms"};
+    return config;
+  };
+  testing::ServerProcess placer(replica());  // Started first: it takes the lock.
+  ASSERT_TRUE(placer.started());
+  testing::ServerProcess front_door(replica());
+  ASSERT_TRUE(front_door.started());
+  ASSERT_EQ(db.Query("SELECT address FROM placer"), absl::StrCat("127.0.0.1:", placer.port()));
+  testing::RegisterNode(front_door.channel(), testing::FakeGpuNode("big-1", "gpu-big"));
+  auto stub = v1::PlacementService::NewStub(front_door.channel());
+  auto send = [&](const v1::PlaceWorkspaceRequest& request, v1::Workspace* out) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    return stub->PlaceWorkspace(&context, request, out);
+  };
+
+  v1::PlaceWorkspaceRequest dry_run = Request("w-1", "gpu-8x");
+  dry_run.set_validate_only(true);
+  v1::Workspace quoted;
+  ASSERT_TRUE(send(dry_run, &quoted).ok());
+  EXPECT_EQ(quoted.state(), v1::WORKSPACE_STATE_UNSPECIFIED);
+  EXPECT_EQ(db.Query("SELECT count(*) FROM workspaces"), "0");
+  const v1::PlacementQuote* other_class = nullptr;
+  for (const v1::PlacementQuote& q : quoted.quotes()) {
+    if (q.class_id() == "gpu-4x" && q.when() == v1::PlacementQuote::WHEN_NOW) other_class = &q;
+  }
+  ASSERT_NE(other_class, nullptr) << quoted.DebugString();
+
+  v1::PlaceWorkspaceRequest quoted_request = Request("w-1", "");
+  quoted_request.set_quote_token(other_class->quote_token());
+  v1::Workspace placed;
+  grpc::Status status = send(quoted_request, &placed);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(placed.class_id(), "gpu-4x");
+  EXPECT_EQ(placed.node_name(), "big-1");
+  EXPECT_EQ(db.Query("SELECT class_id FROM workspaces WHERE id = 'w-1'"), "gpu-4x");
 }
 
 }  // namespace
