@@ -14,6 +14,10 @@
 #        on an empty cluster of fake nodes (registered once, emptied by SQL
 #        between rounds while the server is down). Latency is cross-checked
 #        against the server's /metrics.
+#     b'. (step "reads") b again while READERS threads read one pending
+#        workspace (GetWorkspace: its reason, estimate and proven fixes,
+#        the costliest read) over and over: does polling pending
+#        workspaces slow placing? Compared with b of the same round.
 #     c. wsched-loadgen with --stop_after_place (place + stop cycles).
 #     d. two replicas (two wsched-server processes on the database), the
 #        same load split between them (C/2 each), placements summed; one
@@ -44,7 +48,8 @@
 #      fill its caches; CPU and commits per placement count them), ROUNDS (3), MIX (gpu-1x=0.5,standard=0.5), NODES (fake
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
-#      steps to skip: place cycle two three open restart decide), KEEP=1 keeps the temp dir,
+#      steps to skip: place reads cycle two three open restart decide), KEEP=1 keeps the temp dir,
+#      READERS (2: pending readers of step "reads"),
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      WAL_MB (2048: WAL segments made before the load, as a database that
@@ -406,10 +411,10 @@ empty_cluster() {
 summarize() {
   echo "=== summary (C=$C, S=${S}s, $ROUNDS rounds, mix $MIX, $(nproc) CPUs, fsync on)"
   python3 - "$WORK" "${TPS_LIST[*]}" "${PLACE_LIST[*]:-}" "${CYCLE_LIST[*]:-}" "${TWO_LIST[*]:-}" \
-    "${THREE_LIST[*]:-}" "$C" <<'EOF'
+    "${THREE_LIST[*]:-}" "${READS_LIST[*]:-}" "$C" <<'EOF'
 import json, os, statistics, sys
-work, tps, place, cycle, two, three = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:7]]
-concurrency = sys.argv[7]
+work, tps, place, cycle, two, three, reads = sys.argv[1], *[[float(x) for x in a.split()] for a in sys.argv[2:8]]
+concurrency = sys.argv[8]
 print("pgbench one-row UPDATE tps: " + ", ".join("%.1f" % t for t in tps))
 def rows(rates, kind, key):
     ratios = []
@@ -426,6 +431,17 @@ def rows(rates, kind, key):
 if place:
     print("wsched PlaceWorkspace only (placements/s):")
     rows(place, "place", "placements/s")
+if reads:
+    print("wsched PlaceWorkspace beside readers of a pending workspace (placements/s):")
+    rows(reads, "reads", "placements/s")
+    for i in range(len(reads)):
+        d = json.loads(open("%s/reads%d.out" % (work, i + 1)).read().strip().splitlines()[-1])
+        r = d["pending_reads"]
+        print("  round %d: %d readers read %.1f/s (p50 %.2f p99 %.2f ms), %d fixes in the answer, errors %d"
+              % (i + 1, r["readers"], r["per_s"], r["latency_ms"]["p50"], r["latency_ms"]["p99"],
+                 r["fixes"], r["errors"]))
+    if place:
+        print("  with readers / without: %.2fx (medians)" % (statistics.median(reads) / statistics.median(place)))
 if cycle:
     print("wsched place + stop cycles (requests/s, 2 per cycle):")
     rows(cycle, "cycle", "requests/s")
@@ -524,6 +540,7 @@ NODES_SET=${NODES:-}
 for C in $C_VALUES; do
 TPS_LIST=()
 PLACE_LIST=()
+READS_LIST=()
 CYCLE_LIST=()
 TWO_LIST=()
 THREE_LIST=()
@@ -552,6 +569,12 @@ for round in $(seq 1 "$ROUNDS"); do
     PLACE_LIST+=("$(json "$WORK/place$round.out" 'd["placements_per_s"]')")
     [ "$(json "$WORK/place$round.out" 'd["place"]["pending"]')" = 0 ] \
       || echo "WARNING: some placements went pending (capacity ran out); set NODES higher"
+  fi
+  if ! skipping reads; then
+    empty_cluster
+    say "C=$C round $round: PlaceWorkspace, concurrency $C, ${S}s, beside ${READERS:-2} readers of a pending workspace"
+    loadgen_phase "reads$round" --pending_readers="${READERS:-2}"
+    READS_LIST+=("$(json "$WORK/reads$round.out" 'd["placements_per_s"]')")
   fi
   if ! skipping cycle; then
     empty_cluster

@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -40,6 +41,7 @@
 #include "loadtest/fake_cluster.h"
 #include "loadtest/code_name.h"
 #include "loadtest/latency.h"
+#include "loadtest/pending_readers.h"
 #include "server/grpc/channel_credentials.h"
 #include "nlohmann/json.hpp"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -83,6 +85,11 @@ ABSL_FLAG(std::string, cpu_pool, "general", "pool of the fake CPU nodes");
 ABSL_FLAG(std::string, gpu_pool, "gpu-h100", "pool of the fake GPU nodes");
 ABSL_FLAG(std::string, mix, "standard=1",
           "classes to place with relative weights, e.g. gpu-1x=0.5,standard=0.5");
+ABSL_FLAG(int, pending_readers, 0,
+          "threads that read one pending workspace (GetWorkspace: its reason and proven fixes) "
+          "over and over beside the placements; 0 = none");
+ABSL_FLAG(std::string, pending_class, "gpu-8x-vm",
+          "class of the workspace the --pending_readers read; it must stay pending on the fleet");
 ABSL_FLAG(bool, stop_after_place, false,
           "stop each workspace right after it is placed (capacity never runs out); a "
           "place+stop cycle is 2 requests; place latency is reported separately");
@@ -397,6 +404,23 @@ int Main() {
   double running = 0;
   for (const auto& entry : *mix) cumulative.push_back(running += entry.weight);
 
+  std::unique_ptr<PendingReaders> readers;
+  if (const int count = absl::GetFlag(FLAGS_pending_readers); count > 0) {
+    PendingReaders::Options options;
+    options.token = token;
+    options.workspace_id = absl::StrCat(run_id, "-read-pending");
+    options.class_id = absl::GetFlag(FLAGS_pending_class);
+    options.org_id = absl::GetFlag(FLAGS_org);
+    options.project_id = absl::GetFlag(FLAGS_project);
+    options.readers = count;
+    options.rpc_timeout = rpc_timeout;
+    if (absl::Status started = PendingReaders::Start(channels[0], options, &readers);
+        !started.ok()) {
+      std::cerr << started << "\n";
+      return 1;
+    }
+  }
+
   std::atomic<int64_t> next_request{0};
   std::atomic<bool> stop{false};
   const Clock::time_point start = Clock::now();
@@ -476,6 +500,8 @@ int Main() {
     });
   }
   for (auto& worker : workers) worker.join();
+  std::optional<PendingReads> reads;
+  if (readers) reads = readers->Finish();
   const Clock::time_point end = *std::max_element(ended.begin(), ended.end());
   const double seconds = std::chrono::duration<double>(end - measured_from).count();
 
@@ -535,6 +561,24 @@ int Main() {
       std::printf("error %-18s %10lld   first: %s\n", code.c_str(), static_cast<long long>(n),
                   tally->first_error.at(code).c_str());
     }
+  }
+
+  if (reads) {
+    Percentiles read = Summarize(reads->latency_ns);
+    std::printf("GetWorkspace (pending)   %10lld   %.1f/s by %d readers, errors %lld, %lld fixes; "
+                "reason: %s\n",
+                static_cast<long long>(reads->calls), reads->calls / reads->seconds,
+                absl::GetFlag(FLAGS_pending_readers), static_cast<long long>(reads->errors),
+                static_cast<long long>(reads->fixes), reads->pending_reason.c_str());
+    std::printf("%-24s %9.3f %9.3f %9.3f %9.3f %9.3f\n", "GetWorkspace (pending)", read.p50,
+                read.p90, read.p99, read.max, read.mean);
+    if (reads->errors > 0) std::printf("first read error: %s\n", reads->first_error.c_str());
+    out["pending_reads"] = {{"calls", reads->calls},
+                            {"per_s", reads->calls / reads->seconds},
+                            {"readers", absl::GetFlag(FLAGS_pending_readers)},
+                            {"errors", reads->errors},
+                            {"fixes", reads->fixes},
+                            {"latency_ms", LatencyJson(read)}};
   }
 
   rusage usage{};

@@ -146,6 +146,9 @@ ABSL_FLAG(absl::Duration, default_node_start_time, kDefaults.default_node_start_
           "time-to-GPU estimate for pools without measured node start times");
 ABSL_FLAG(absl::Duration, default_driver_install_time, kDefaults.default_driver_install_time,
           "time-to-GPU estimate of a driver install on a kernel without measured installs");
+ABSL_FLAG(absl::Duration, estimate_accuracy_window, kDefaults.estimate_accuracy_window,
+          "window of wsched_estimate_within_p90_ratio: the share of queued workspaces placed "
+          "within their p90 estimate");
 
 ABSL_FLAG(absl::Duration, stopped_workspace_retention, kDefaults.stopped_workspace_retention,
           "stopped workspaces are deleted this long after they stopped (0 = kept forever)");
@@ -304,6 +307,7 @@ int main(int argc, char** argv) {
   options.scaling_batching_window = absl::GetFlag(FLAGS_scaling_batching_window);
   options.default_node_start_time = absl::GetFlag(FLAGS_default_node_start_time);
   options.default_driver_install_time = absl::GetFlag(FLAGS_default_driver_install_time);
+  options.estimate_accuracy_window = absl::GetFlag(FLAGS_estimate_accuracy_window);
   options.stopped_workspace_retention = absl::GetFlag(FLAGS_stopped_workspace_retention);
   options.stopped_workspace_sweep_interval = absl::GetFlag(FLAGS_stopped_workspace_sweep_interval);
   if (options.stopped_workspace_retention < absl::ZeroDuration() ||

@@ -325,6 +325,7 @@ if $have_node; then
 else
   check "place gpu-1x pends without nodes" 0 "PENDING" "$CP" place ws-gpu-1 --org=o-1 \
     --project=p-42 --user=u-1 --class=gpu-1x
+  check "workspace get lists the estimate's phases" 0 "node_boot" "$CP" workspace get ws-gpu-1
   check "stop" 0 "STOPPED" "$CP" stop ws-gpu-1
 fi
 check "stop is idempotent" 0 "STOPPED" "$CP" stop ws-gpu-1

@@ -9,8 +9,6 @@
 // server, none sleeps for a guess.
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -24,6 +22,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/catalog_file.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
@@ -166,11 +165,7 @@ bool Idle(const v1::Workspace& w) { return w.event().kind() == v1::WorkspaceEven
 class IdleTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // One file per test: ctest runs the cases in parallel processes.
-    catalog_path_ = ::testing::TempDir() + "/idle-catalog-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
-    std::ofstream(catalog_path_) << kCatalog;
-    testing::ServerConfig config{db_.url(), catalog_path_};
+    testing::ServerConfig config{db_.url(), catalog_.path()};
     // Heartbeats every second: samples older than 3 s say nothing.
     config.extra_flags = {"--min_idle_for=1s", "--heartbeat_interval=1s"};
     config.metrics = true;
@@ -180,7 +175,6 @@ class IdleTest : public ::testing::Test {
     node_ = testing::FakeGpuNode("h100-a", "gpu-h100");
     testing::RegisterNode(server_->channel(), node_);
   }
-  void TearDown() override { std::remove(catalog_path_.c_str()); }
 
   v1::Workspace Place(const std::string& id, const std::string& class_id) {
     v1::Workspace w;
@@ -196,7 +190,7 @@ class IdleTest : public ::testing::Test {
   }
 
   testing::TestDatabase db_;
-  std::string catalog_path_;
+  testing::CatalogFile catalog_{"idle", kCatalog};
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   v1::NodeInfo node_;

@@ -4,8 +4,6 @@
 // to the control plane placing for the project's users), and applying it
 // through SetOrgSettings places the workspace.
 #include <chrono>
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -13,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/eventually.h"
+#include "tests/support/catalog_file.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -69,16 +68,11 @@ driver_policy:
 class PendingFixesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // One file per test: ctest runs the cases in parallel processes.
-    catalog_path_ = ::testing::TempDir() + "/pending-fixes-catalog-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
-    std::ofstream(catalog_path_) << kCatalog;
     server_ =
-        std::make_unique<testing::ServerProcess>(testing::ServerConfig{db_.url(), catalog_path_});
+        std::make_unique<testing::ServerProcess>(testing::ServerConfig{db_.url(), catalog_.path()});
     ASSERT_TRUE(server_->started());
     placement_ = v1::PlacementService::NewStub(server_->channel());
   }
-  void TearDown() override { std::remove(catalog_path_.c_str()); }
 
   v1::Workspace Place(const std::string& id, const std::string& class_id) {
     v1::Workspace w;
@@ -131,7 +125,7 @@ class PendingFixesTest : public ::testing::Test {
   }
 
   testing::TestDatabase db_;
-  std::string catalog_path_;
+  testing::CatalogFile catalog_{"pending-fixes", kCatalog};
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
 };

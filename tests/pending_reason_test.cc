@@ -2,13 +2,12 @@
 // max_size, a node whose driver installs, a pool backing off after a
 // stockout, unhealthy GPUs. Each asserts the structured reason; the watch
 // stream is followed as the reason changes.
-#include <cstdio>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/catalog_file.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
@@ -84,18 +83,13 @@ driver_policy:
 class PendingReasonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    // One file per test: ctest runs the cases in parallel processes.
-    catalog_path_ = ::testing::TempDir() + "/pending-reason-catalog-" +
-                    ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".yaml";
-    std::ofstream(catalog_path_) << kCatalog;
-    testing::ServerConfig config{db_.url(), catalog_path_};
+    testing::ServerConfig config{db_.url(), catalog_.path()};
     config.extra_flags = {"--scaling_batching_window=100ms"};
     server_ = std::make_unique<testing::ServerProcess>(config);
     ASSERT_TRUE(server_->started());
     placement_ = v1::PlacementService::NewStub(server_->channel());
     inventory_ = v1::InventoryService::NewStub(server_->channel());
   }
-  void TearDown() override { std::remove(catalog_path_.c_str()); }
 
   v1::Workspace Place(const std::string& id, const std::string& class_id) {
     v1::Workspace w;
@@ -146,7 +140,7 @@ class PendingReasonTest : public ::testing::Test {
   }
 
   testing::TestDatabase db_;
-  std::string catalog_path_;
+  testing::CatalogFile catalog_{"pending-reason", kCatalog};
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;

@@ -41,6 +41,29 @@ std::string EstimateText(const v1::Workspace& workspace) {
                                           absl::Seconds(1)));
 }
 
+std::string DurationText(const google::protobuf::Duration& d) {
+  return absl::FormatDuration(
+      absl::Trunc(absl::Seconds(d.seconds()) + absl::Nanoseconds(d.nanos()), absl::Seconds(1)));
+}
+
+// "node_boot" for KIND_NODE_BOOT.
+std::string PhaseKindText(v1::EstimatePhase::Kind kind) {
+  return absl::AsciiStrToLower(v1::EstimatePhase::Kind_Name(kind).substr(5));
+}
+
+// The phases the estimate is made of, one row each.
+void PrintPhases(const v1::Workspace& w) {
+  if (w.estimate_phases().empty()) return;
+  Table table({"PHASE", "P50", "P90", "SAMPLES", "ELAPSED", "LEFT P50", "LEFT P90"});
+  for (const v1::EstimatePhase& phase : w.estimate_phases()) {
+    table.Add({PhaseKindText(phase.kind()), DurationText(phase.p50()), DurationText(phase.p90()),
+               phase.default_used() ? "default" : absl::StrCat(phase.samples()),
+               DurationText(phase.elapsed()), DurationText(phase.remaining_p50()),
+               DurationText(phase.remaining_p90())});
+  }
+  table.Print();
+}
+
 // "#3 ~1m10s [pool_at_max_size] pool gpu-h100 is at its max size".
 std::string PendingText(const v1::Workspace& workspace) {
   std::vector<std::string> parts;
@@ -148,6 +171,7 @@ void PrintWorkspace(const v1::Workspace& w) {
                 << (w.estimate_basis().empty() ? "" : ": " + w.estimate_basis()) << ")";
     }
     std::cout << "\n";
+    PrintPhases(w);
     PrintFixes(w);
   }
   if (!w.node_name().empty()) {

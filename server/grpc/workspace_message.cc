@@ -136,6 +136,33 @@ void QuoteToProto(const pipeline::QuoteView& view, v1::PlacementQuote* out) {
   out->set_quote_token(view.token);
 }
 
+google::protobuf::Duration DurationOf(absl::Duration d) {
+  return TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(d));
+}
+
+v1::EstimatePhase::Kind PhaseKindToProto(placement::PhaseKind kind) {
+  switch (kind) {
+    case placement::PhaseKind::kQueue: return v1::EstimatePhase::KIND_QUEUE;
+    case placement::PhaseKind::kBackoff: return v1::EstimatePhase::KIND_BACKOFF;
+    case placement::PhaseKind::kCloudStart: return v1::EstimatePhase::KIND_CLOUD_START;
+    case placement::PhaseKind::kNodeBoot: return v1::EstimatePhase::KIND_NODE_BOOT;
+    case placement::PhaseKind::kDriverInstall: return v1::EstimatePhase::KIND_DRIVER_INSTALL;
+    case placement::PhaseKind::kFirstReady: return v1::EstimatePhase::KIND_FIRST_READY;
+  }
+  return v1::EstimatePhase::KIND_UNSPECIFIED;
+}
+
+void PhaseToProto(const placement::EstimatePhase& phase, v1::EstimatePhase* out) {
+  out->set_kind(PhaseKindToProto(phase.kind));
+  *out->mutable_p50() = DurationOf(phase.p50);
+  *out->mutable_p90() = DurationOf(phase.p90);
+  out->set_samples(phase.samples);
+  out->set_default_used(phase.default_used);
+  *out->mutable_elapsed() = DurationOf(phase.elapsed);
+  *out->mutable_remaining_p50() = DurationOf(phase.remaining_p50);
+  *out->mutable_remaining_p90() = DurationOf(phase.remaining_p90);
+}
+
 absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace* out) {
   const core::Workspace& w = view.workspace;
   if (w.hand_off != nullptr && w.state != core::WorkspaceState::kStopped) {
@@ -169,6 +196,9 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
     out->set_estimated_seconds_to_place(absl::ToInt64Seconds(*view.estimated_wait));
 #pragma GCC diagnostic pop
+  }
+  for (const placement::EstimatePhase& phase : view.estimate_phases) {
+    PhaseToProto(phase, out->add_estimate_phases());
   }
   if (w.created_at != absl::InfinitePast()) {
     *out->mutable_created_at() =

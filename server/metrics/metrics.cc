@@ -234,7 +234,25 @@ Metrics::Metrics()
       batches_(prometheus::BuildCounter()
                    .Name("wsched_commit_batches_total")
                    .Help("Group commits by result (committed, failed).")
-                   .Register(*registry_)) {
+                   .Register(*registry_)),
+      estimate_checks_(prometheus::BuildCounter()
+                           .Name("wsched_estimate_checked_total")
+                           .Help("Queued workspaces placed by this replica, by pool and whether "
+                                 "they took no longer than their p90 estimate (within_p90).")
+                           .Register(*registry_)),
+      estimate_within_p90_ratio_(
+          prometheus::BuildGauge()
+              .Name("wsched_estimate_within_p90_ratio")
+              .Help("Share of the pool's queued workspaces placed within their p90 estimate, "
+                    "over --estimate_accuracy_window, read from the database (every replica "
+                    "reports the same).")
+              .Register(*registry_)),
+      estimate_window_placements_(
+          prometheus::BuildGauge()
+              .Name("wsched_estimate_window_placements")
+              .Help("Queued workspaces placed and checked in the pool over "
+                    "--estimate_accuracy_window: how many the ratio is of.")
+              .Register(*registry_)) {
   for (const char* entity : {"node", "workspace", "catalog", "settings", "node_credential"}) {
     feed_deltas_.Add({{"entity", entity}});
   }
@@ -369,6 +387,27 @@ void Metrics::ObservePlacement(absl::string_view class_id, absl::string_view res
     placement_latency_.Add({{"result", std::string(result)}}, LatencyBuckets())
         .Observe(absl::ToDoubleSeconds(latency));
   }
+}
+
+void Metrics::EstimateChecked(absl::string_view pool, bool within_p90) {
+  estimate_checks_.Add({{"pool", std::string(pool)}, {"within_p90", within_p90 ? "true" : "false"}})
+      .Increment();
+}
+
+void Metrics::SetEstimateAccuracy(absl::string_view pool, int64_t checked, int64_t within_p90) {
+  if (checked <= 0) return ForgetEstimateAccuracy(pool);
+  const std::string name(pool);
+  estimate_window_placements_.Add({{"pool", name}}).Set(static_cast<double>(checked));
+  estimate_within_p90_ratio_.Add({{"pool", name}})
+      .Set(static_cast<double>(within_p90) / static_cast<double>(checked));
+}
+
+void Metrics::ForgetEstimateAccuracy(absl::string_view pool) {
+  // No placements: no share to report (an empty series, not a 0 or a NaN
+  // that an alert would read).
+  const std::string name(pool);
+  estimate_window_placements_.Remove(&estimate_window_placements_.Add({{"pool", name}}));
+  estimate_within_p90_ratio_.Remove(&estimate_within_p90_ratio_.Add({{"pool", name}}));
 }
 
 void Metrics::ObserveBudgetRefusal(absl::string_view scope) {

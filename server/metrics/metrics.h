@@ -3,6 +3,7 @@
 #ifndef WSCHED_SERVER_METRICS_METRICS_H_
 #define WSCHED_SERVER_METRICS_METRICS_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -108,6 +109,15 @@ class Metrics {
   void DriverRolloutObserved(absl::string_view pool, int waiting, int in_flight, int failed,
                              bool paused);
 
+  // ---- estimates that are checked (docs/placement.md) ----
+  // A queued workspace placed: whether it took no longer than the p90
+  // estimate it was given when queued.
+  void EstimateChecked(absl::string_view pool, bool within_p90);
+  // A pool's placements checked over the accuracy window, and the share
+  // within their p90 estimate; Forget: none in the window any more.
+  void SetEstimateAccuracy(absl::string_view pool, int64_t checked, int64_t within_p90);
+  void ForgetEstimateAccuracy(absl::string_view pool);
+
   // Text exposition of everything (for tests and `wschedctl`).
   std::string Scrape() const;
 
@@ -150,6 +160,9 @@ class Metrics {
   prometheus::Histogram& batch_duration_;
   prometheus::Histogram& batch_wait_;
   prometheus::Family<prometheus::Counter>& batches_;
+  prometheus::Family<prometheus::Counter>& estimate_checks_;
+  prometheus::Family<prometheus::Gauge>& estimate_within_p90_ratio_;
+  prometheus::Family<prometheus::Gauge>& estimate_window_placements_;
 };
 
 }  // namespace wsched::metrics

@@ -286,7 +286,12 @@ PlaceAttempts::Next PlaceAttempts::SavePending(core::Workspace w, const core::Wo
   parts_.mirror->Apply({w, saved.version, /*released=*/false});
   log::Info("workspace pending", {{"workspace", w.id}, {"class", w.class_id},
                                   {"reason", w.pending_reason}});
-  return Answer{parts_.views->Of({w, saved.version, false}), "pending"};
+  absl::StatusOr<WorkspaceView> view = parts_.views->Of({w, saved.version, false});
+  // The estimate shown now is the one the placement is checked against.
+  if (view.ok() && view->estimated_wait && view->estimated_wait_p90 && parts_.estimates) {
+    parts_.estimates->Given(w.id, w.created_at, *view->estimated_wait, *view->estimated_wait_p90);
+  }
+  return Answer{std::move(view), "pending"};
 }
 
 absl::StatusOr<replica::PlacementInputs> PlaceAttempts::InputsFor(

@@ -21,6 +21,7 @@
 #include "server/core/clock.h"
 #include "server/metrics/metrics.h"
 #include "server/pipeline/decision_commit.h"
+#include "server/pipeline/estimate_checks.h"
 #include "server/pipeline/settings_reader.h"
 #include "server/pipeline/workspace_stops.h"
 #include "server/pipeline/workspace_views.h"
@@ -44,6 +45,7 @@ class PlaceAttempts {
     DecisionCommit* commit = nullptr;
     WorkspaceStops* stops = nullptr;
     metrics::Metrics* metrics = nullptr;
+    EstimateChecks* estimates = nullptr;  // Records the estimate a queued workspace is given.
   };
   // `max_attempts`: decide + commit rounds before giving up on races.
   PlaceAttempts(Parts parts, int max_attempts, core::Clock clock)

@@ -18,6 +18,7 @@
 #include "server/replica/drain_requests.h"
 #include "server/replica/feed_follower.h"
 #include "server/inventory/node_inventory.h"
+#include "server/pipeline/estimate_checks.h"
 #include "server/pipeline/place_attempt.h"
 #include "server/pipeline/queue_drain.h"
 #include "server/replica/replica_mirror.h"
@@ -47,17 +48,19 @@ class PlacementPipeline {
     int place_attempts = 10;  // Decide + commit rounds before giving up on races.
     WorkspaceViews::Defaults estimates;
     std::function<bool()> drains_queue;  // See QueueDrain.
+    absl::Duration estimate_accuracy_window = absl::Hours(1);  // See EstimateChecks.
   };
   PlacementPipeline(Parts parts, Options options, core::Clock clock)
       : settings_(parts.store, parts.settings),
         views_({parts.store, parts.mirror, &settings_, parts.inventory}, options.estimates, clock),
+        estimates_(parts.store, parts.metrics, clock, options.estimate_accuracy_window),
         commit_(parts.store, parts.mirror, clock),
         stops_(parts.store, parts.mirror, &views_, options.place_attempts),
         place_({parts.store, parts.mirror, parts.follower, parts.watches, &settings_, &views_, &commit_,
-                &stops_, parts.metrics},
+                &stops_, parts.metrics, &estimates_},
                options.place_attempts, clock),
         drain_({parts.mirror, parts.follower, parts.drains, &settings_, &views_, &commit_,
-                parts.metrics},
+                parts.metrics, &estimates_},
                options.drains_queue, clock) {}
   PlacementPipeline(const PlacementPipeline&) = delete;
   PlacementPipeline& operator=(const PlacementPipeline&) = delete;
@@ -67,10 +70,12 @@ class PlacementPipeline {
   const QueueDrain& drain() const { return drain_; }
   WorkspaceViews& views() { return views_; }
   WorkspaceStops& stops() { return stops_; }
+  EstimateChecks& estimates() { return estimates_; }
 
  private:
   SettingsReader settings_;
   WorkspaceViews views_;
+  EstimateChecks estimates_;
   DecisionCommit commit_;
   WorkspaceStops stops_;
   PlaceAttempts place_;

@@ -123,12 +123,14 @@ absl::StatusOr<QueueDrain::Decided> QueueDrain::Decide(
 void QueueDrain::Commit(std::vector<HeldPlacement>& batch) {
   if (batch.empty()) return;
   std::vector<store::WriteOutcome> outcomes = parts_.commit->Commit(batch);
+  std::vector<std::string> placed;
   for (size_t i = 0; i < batch.size(); ++i) {
     const core::Workspace& w = batch[i].workspace;
     const absl::Status& status = outcomes[i].status;
     if (status.ok()) {
       log::Info("pending workspace placed", {{"workspace", w.id}, {"node", w.node_name}});
       parts_.metrics->ObservePlacement(w.class_id, "placed_from_queue", absl::ZeroDuration());
+      placed.push_back(w.id);
     } else if (absl::IsResourceExhausted(status)) {
       NoteBudgetRefusal(*parts_.metrics, status);
       parts_.mirror->NoteQueuedReason(w.id, std::string(status.message()));
@@ -140,6 +142,7 @@ void QueueDrain::Commit(std::vector<HeldPlacement>& batch) {
     }
   }
   batch.clear();
+  if (parts_.estimates) parts_.estimates->Placed(placed);
 }
 
 }  // namespace wsched::pipeline

@@ -23,6 +23,7 @@
 #include "server/core/clock.h"
 #include "server/metrics/metrics.h"
 #include "server/pipeline/decision_commit.h"
+#include "server/pipeline/estimate_checks.h"
 #include "server/replica/drain_requests.h"
 #include "server/replica/feed_follower.h"
 #include "server/replica/replica_mirror.h"
@@ -41,6 +42,7 @@ class QueueDrain {
     WorkspaceViews* views = nullptr;            // The scaler's view of each pool, for reasons.
     DecisionCommit* commit = nullptr;
     metrics::Metrics* metrics = nullptr;
+    EstimateChecks* estimates = nullptr;  // Checks what each placement took.
   };
   // `drains_queue`: whether this replica drains now (only the placer does,
   // docs/architecture.md); empty: always.

@@ -50,17 +50,22 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
   placement::TimeToGpuInputs in;
   in.reason = *view.pending;
   if (auto it = timing.node_start.find(in.reason.pool); it != timing.node_start.end()) {
-    in.node_start = placement::MeasuredTime{it->second.median, it->second.samples};
+    in.node_start =
+        placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
   }
   if (auto it = timing.driver_install.find({in.reason.pool, in.reason.kernel});
       it != timing.driver_install.end()) {
-    in.driver_install = placement::MeasuredTime{it->second.median, it->second.samples};
+    in.driver_install =
+        placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
   }
   in.default_node_start = defaults_.node_start;
   in.default_driver_install = defaults_.driver_install;
+  in.batching_window = defaults_.batching_window;
   in.now = clock_();
   placement::TimeToGpu estimate = placement::EstimateTimeToGpu(in);
   view.estimated_wait = estimate.estimate;
+  view.estimated_wait_p90 = estimate.estimate_p90;
+  view.estimate_phases = std::move(estimate.phases);
   view.estimate_basis = std::move(estimate.basis);
 }
 
@@ -131,10 +136,10 @@ std::vector<placement::Quote> WorkspaceViews::Quotes(std::vector<std::string> cl
   in.org_sevenths_held = org_sevenths_held;
   in.org_gpu_quota = org_gpu_quota;
   for (const auto& [pool, figure] : timing.node_start) {
-    in.node_start[pool] = placement::MeasuredTime{figure.median, figure.samples};
+    in.node_start[pool] = placement::MeasuredTime{figure.median, figure.samples, figure.p90};
   }
   for (const auto& [key, figure] : timing.driver_install) {
-    in.driver_install[key] = placement::MeasuredTime{figure.median, figure.samples};
+    in.driver_install[key] = placement::MeasuredTime{figure.median, figure.samples, figure.p90};
   }
   in.default_node_start = defaults_.node_start;
   in.default_driver_install = defaults_.driver_install;

@@ -22,6 +22,7 @@
 #include "server/placement/fixes.h"
 #include "server/placement/pending_reason.h"
 #include "server/placement/quote.h"
+#include "server/placement/time_to_gpu.h"
 #include "server/replica/replica_mirror.h"
 #include "server/replica/stores.h"
 #include "server/store/types.h"
@@ -39,6 +40,9 @@ struct WorkspaceView {
   core::Workspace workspace;
   int queue_position = 0;  // 1-based; 0 when not pending.
   std::optional<absl::Duration> estimated_wait;
+  // The sum of the phases' remaining p90 (placement/time_to_gpu.h).
+  std::optional<absl::Duration> estimated_wait_p90;
+  std::vector<placement::EstimatePhase> estimate_phases;
   // Pending: why it waits (placement/pending_reason.h), and how the
   // estimate was made.
   std::optional<placement::PendingReason> pending;
@@ -68,6 +72,7 @@ class WorkspaceViews {
   struct Defaults {
     absl::Duration node_start;
     absl::Duration driver_install;
+    absl::Duration batching_window;  // The scaler's, before it asks for nodes.
   };
   WorkspaceViews(Parts parts, Defaults defaults, core::Clock clock)
       : parts_(parts), defaults_(defaults), clock_(std::move(clock)) {}

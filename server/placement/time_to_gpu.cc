@@ -1,6 +1,7 @@
 #include "server/placement/time_to_gpu.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 
@@ -14,59 +15,106 @@ std::string Text(absl::Duration d) {
   return absl::FormatDuration(absl::Trunc(d, unit));
 }
 
+// One phase before any of it elapsed, with the words the basis shows:
 // "node start median 4m0s (5 samples)" or "default node start time 5m0s
 // (--default_node_start_time; no measured starts yet)".
 struct Part {
-  absl::Duration time;
+  EstimatePhase phase;
   std::string basis;
 };
 
+Part Measured(PhaseKind kind, const MeasuredTime& measured, std::string basis) {
+  const absl::Duration p90 = std::max(measured.median, measured.p90.value_or(measured.median));
+  return {{.kind = kind, .p50 = measured.median, .p90 = p90, .samples = measured.samples},
+          std::move(basis)};
+}
+
+Part Default(PhaseKind kind, absl::Duration time, std::string basis) {
+  return {{.kind = kind, .p50 = time, .p90 = time, .default_used = true}, std::move(basis)};
+}
+
 Part NodeStart(const TimeToGpuInputs& in) {
   if (in.node_start && in.node_start->samples > 0) {
-    return {in.node_start->median, absl::StrCat("node start median ", Text(in.node_start->median),
-                                                " (", in.node_start->samples, " samples)")};
+    return Measured(PhaseKind::kNodeBoot, *in.node_start,
+                    absl::StrCat("node start median ", Text(in.node_start->median), " (",
+                                 in.node_start->samples, " samples)"));
   }
-  return {in.default_node_start,
-          absl::StrCat("default node start time ", Text(in.default_node_start),
-                       " (--default_node_start_time; no measured starts in pool ", in.reason.pool,
-                       " yet)")};
+  return Default(PhaseKind::kNodeBoot, in.default_node_start,
+                 absl::StrCat("default node start time ", Text(in.default_node_start),
+                              " (--default_node_start_time; no measured starts in pool ",
+                              in.reason.pool, " yet)"));
 }
 
 Part DriverInstall(const TimeToGpuInputs& in) {
   if (in.driver_install && in.driver_install->samples > 0) {
-    return {in.driver_install->median,
-            absl::StrCat("driver install median on kernel ", in.reason.kernel, " ",
-                         Text(in.driver_install->median), " (", in.driver_install->samples,
-                         " samples)")};
+    return Measured(PhaseKind::kDriverInstall, *in.driver_install,
+                    absl::StrCat("driver install median on kernel ", in.reason.kernel, " ",
+                                 Text(in.driver_install->median), " (",
+                                 in.driver_install->samples, " samples)"));
   }
-  return {in.default_driver_install,
-          absl::StrCat("default driver install time ", Text(in.default_driver_install),
-                       " (--default_driver_install_time; no measured installs on kernel ",
-                       in.reason.kernel, " yet)")};
+  return Default(PhaseKind::kDriverInstall, in.default_driver_install,
+                 absl::StrCat("default driver install time ", Text(in.default_driver_install),
+                              " (--default_driver_install_time; no measured installs on kernel ",
+                              in.reason.kernel, " yet)"));
 }
 
-// What is left of `part` after `since`, never below zero.
+// `part` with `elapsed` of it gone; what is left never goes below zero.
+EstimatePhase Elapsed(EstimatePhase phase, absl::Duration elapsed) {
+  phase.elapsed = elapsed;
+  phase.remaining_p50 = std::max(absl::ZeroDuration(), phase.p50 - elapsed);
+  phase.remaining_p90 = std::max(absl::ZeroDuration(), phase.p90 - elapsed);
+  return phase;
+}
+
+// An estimate made of `phases`: the sums of what is left of each.
+TimeToGpu Of(std::vector<EstimatePhase> phases, std::string basis) {
+  TimeToGpu t{absl::ZeroDuration(), absl::ZeroDuration(), std::move(phases)};
+  for (const EstimatePhase& phase : t.phases) {
+    *t.estimate += phase.remaining_p50;
+    *t.estimate_p90 += phase.remaining_p90;
+  }
+  t.basis = std::move(basis);
+  return t;
+}
+
+// What is left of `part` after `since` (nullopt: not begun).
 TimeToGpu Remaining(const Part& part, std::optional<absl::Time> since, absl::Time now) {
-  if (!since) return {part.time, part.basis};
+  if (!since) return Of({Elapsed(part.phase, absl::ZeroDuration())}, part.basis);
   absl::Duration elapsed = std::max(absl::ZeroDuration(), now - *since);
-  return {std::max(absl::ZeroDuration(), part.time - elapsed),
-          absl::StrCat(part.basis, " - ", Text(elapsed), " elapsed")};
+  return Of({Elapsed(part.phase, elapsed)},
+            absl::StrCat(part.basis, " - ", Text(elapsed), " elapsed"));
 }
 
-TimeToGpu None(const std::string& why) { return {std::nullopt, "no estimate: " + why}; }
+TimeToGpu None(const std::string& why) {
+  TimeToGpu t;
+  t.basis = "no estimate: " + why;
+  return t;
+}
 
 }  // namespace
+
+std::string PhaseKindName(PhaseKind kind) {
+  switch (kind) {
+    case PhaseKind::kQueue: return "queue";
+    case PhaseKind::kBackoff: return "backoff";
+    case PhaseKind::kCloudStart: return "cloud_start";
+    case PhaseKind::kNodeBoot: return "node_boot";
+    case PhaseKind::kDriverInstall: return "driver_install";
+    case PhaseKind::kFirstReady: return "first_ready";
+  }
+  return "unknown";
+}
 
 TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
   const PendingReason& r = in.reason;
   switch (r.code) {
     case PendingCode::kQueued:
-      return {absl::ZeroDuration(),
-              absl::StrCat("room exists; queue position ", r.queue_position)};
+      return Of({Elapsed({.kind = PhaseKind::kQueue}, absl::ZeroDuration())},
+                absl::StrCat("room exists; queue position ", r.queue_position));
     case PendingCode::kMigRelayout:
-      // A handful of nvidia-smi calls at the node's next heartbeat.
-      return {absl::ZeroDuration(),
-              "a MIG re-layout takes seconds once the node's agent hears of it"};
+      // A handful of nvidia-smi calls at the node's next heartbeat: no
+      // phase worth measuring.
+      return Of({}, "a MIG re-layout takes seconds once the node's agent hears of it");
     case PendingCode::kDriverInstalling:
       return Remaining(DriverInstall(in), r.since, in.now);
     case PendingCode::kNodeProvisioning:
@@ -75,14 +123,25 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
       return Remaining(NodeStart(in), r.since, in.now);
     case PendingCode::kScaleUpNotYetRequested: {
       Part start = NodeStart(in);
-      return {start.time, absl::StrCat(start.basis, ", once the scale-up is requested")};
+      std::vector<EstimatePhase> phases;
+      // How much of the window is left is not known here: all of it, which
+      // is right when the workspace was just queued (the estimate checked).
+      if (in.batching_window > absl::ZeroDuration()) {
+        phases.push_back(Elapsed(
+            {.kind = PhaseKind::kQueue, .p50 = in.batching_window, .p90 = in.batching_window},
+            absl::ZeroDuration()));
+      }
+      phases.push_back(Elapsed(start.phase, absl::ZeroDuration()));
+      return Of(std::move(phases), absl::StrCat(start.basis, ", once the scale-up is requested"));
     }
     case PendingCode::kPoolBackingOff: {
       Part start = NodeStart(in);
       absl::Duration wait = r.until ? std::max(absl::ZeroDuration(), *r.until - in.now)
                                     : absl::ZeroDuration();
-      return {wait + start.time,
-              absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis)};
+      EstimatePhase backoff{.kind = PhaseKind::kBackoff, .p50 = wait, .p90 = wait};
+      return Of({Elapsed(backoff, absl::ZeroDuration()),
+                 Elapsed(start.phase, absl::ZeroDuration())},
+                absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis));
     }
     case PendingCode::kOrgGpuQuota:
       return None("the org must free GPUs or get a larger quota");

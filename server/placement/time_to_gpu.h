@@ -2,7 +2,10 @@
 // waits (pending_reason.h) and what was measured: the pool's node start
 // times and the driver install times on the node's kernel. Each estimate
 // says what it was made of, including which configured default stood in
-// for a measurement that does not exist yet.
+// for a measurement that does not exist yet, and which phases (node boot,
+// driver install, ...) it is made of, each with its median and 90th
+// percentile and how much of it has elapsed (docs/placement.md "Time to
+// GPU").
 //
 // Pure: no I/O, no clock reads.
 #ifndef WSCHED_SERVER_PLACEMENT_TIME_TO_GPU_H_
@@ -10,6 +13,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "server/placement/pending_reason.h"
@@ -19,6 +23,26 @@ namespace wsched::placement {
 struct MeasuredTime {
   absl::Duration median;
   int samples = 0;
+  // The 90th percentile; nullopt: not measured, the median stands in.
+  std::optional<absl::Duration> p90;
+};
+
+// The stretches a wait is made of, in the order they happen.
+// kCloudStart and kFirstReady are not measured yet (docs/placement.md).
+enum class PhaseKind { kQueue, kBackoff, kCloudStart, kNodeBoot, kDriverInstall, kFirstReady };
+
+std::string PhaseKindName(PhaseKind kind);
+
+struct EstimatePhase {
+  PhaseKind kind = PhaseKind::kQueue;
+  absl::Duration p50;
+  absl::Duration p90;
+  int samples = 0;            // Measured samples behind p50 and p90.
+  bool default_used = false;  // A configured default stood in for them.
+  absl::Duration elapsed;     // Under way for this long (zero: not begun).
+  absl::Duration remaining_p50;
+  absl::Duration remaining_p90;
+  friend bool operator==(const EstimatePhase&, const EstimatePhase&) = default;
 };
 
 struct TimeToGpuInputs {
@@ -30,18 +54,34 @@ struct TimeToGpuInputs {
   // Flags standing in while nothing is measured.
   absl::Duration default_node_start = absl::Minutes(5);
   absl::Duration default_driver_install = absl::Minutes(10);
+  // The scaler batches pending work this long before it asks for nodes
+  // (--scaling_batching_window): the wait before a scale-up is requested.
+  absl::Duration batching_window = absl::ZeroDuration();
   absl::Time now;
 };
 
 struct TimeToGpu {
   // nullopt: no estimate can be made (quota, policy, max_size, a failed
   // install, broken GPUs: they need a person, not time).
+  // The sum of the phases' remaining p50.
   std::optional<absl::Duration> estimate;
+  // The sum of the phases' remaining p90: the bound a placement is checked
+  // against. Summing p90s overstates the p90 of the sum, so it errs long.
+  std::optional<absl::Duration> estimate_p90;
+  std::vector<EstimatePhase> phases;
   // "node start median 4m0s (5 samples) - 1m10s elapsed", or why none.
   std::string basis;
 };
 
 TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in);
+
+// Whether a placement that took `took` kept its `p90` estimate. The queue's
+// own pass and the change feed take a moment that no estimate counts (room
+// that exists is estimated at 0), so a second of grace is allowed.
+inline constexpr absl::Duration kEstimateGrace = absl::Seconds(1);
+inline bool WithinEstimate(absl::Duration took, absl::Duration p90) {
+  return took <= p90 + kEstimateGrace;
+}
 
 }  // namespace wsched::placement
 

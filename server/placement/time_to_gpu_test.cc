@@ -6,6 +6,7 @@
 namespace wsched::placement {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 const absl::Time kNow = absl::FromUnixSeconds(1800000000);
@@ -79,7 +80,104 @@ TEST(TimeToGpuTest, NoEstimateWhereAPersonMustAct) {
     TimeToGpu t = EstimateTimeToGpu(Inputs(code));
     EXPECT_FALSE(t.estimate.has_value()) << PendingCodeName(code);
     EXPECT_THAT(t.basis, HasSubstr("no estimate: ")) << PendingCodeName(code);
+    EXPECT_FALSE(t.estimate_p90.has_value()) << PendingCodeName(code);
+    EXPECT_TRUE(t.phases.empty()) << PendingCodeName(code);
   }
+}
+
+TEST(TimeToGpuTest, ADriverInstallIsOnePhaseWithItsP50AndP90LessElapsed) {
+  TimeToGpuInputs in = Inputs(PendingCode::kDriverInstalling);
+  in.reason.since = kNow - absl::Minutes(2);
+  in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(11)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  EstimatePhase want{.kind = PhaseKind::kDriverInstall,
+                     .p50 = absl::Minutes(7),
+                     .p90 = absl::Minutes(11),
+                     .samples = 3,
+                     .elapsed = absl::Minutes(2),
+                     .remaining_p50 = absl::Minutes(5),
+                     .remaining_p90 = absl::Minutes(9)};
+  EXPECT_THAT(t.phases, ElementsAre(want));
+  EXPECT_EQ(t.estimate, absl::Minutes(5));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(9));
+}
+
+TEST(TimeToGpuTest, PastTheP50ThePhaseStillHasItsP90Left) {
+  TimeToGpuInputs in = Inputs(PendingCode::kNodeProvisioning);
+  in.reason.since = kNow - absl::Minutes(6);
+  in.node_start = MeasuredTime{absl::Minutes(4), 20, absl::Minutes(10)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  EXPECT_EQ(t.estimate, absl::ZeroDuration());
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(4));
+  ASSERT_EQ(t.phases.size(), 1u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.phases[0].remaining_p90, absl::Minutes(4));
+}
+
+TEST(TimeToGpuTest, AMedianWithoutAP90UsesTheMedianForBoth) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpNotYetRequested);
+  in.node_start = MeasuredTime{absl::Minutes(4), 1};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 1u);
+  EXPECT_EQ(t.phases[0].p90, absl::Minutes(4));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(4));
+  EXPECT_EQ(t.phases[0].elapsed, absl::ZeroDuration());
+}
+
+TEST(TimeToGpuTest, ADefaultStandingInIsMarkedAndHasNoSamples) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpRequested);
+  in.default_node_start = absl::Minutes(3);
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 1u);
+  EXPECT_TRUE(t.phases[0].default_used);
+  EXPECT_EQ(t.phases[0].samples, 0);
+  EXPECT_EQ(t.phases[0].p50, absl::Minutes(3));
+  EXPECT_EQ(t.phases[0].p90, absl::Minutes(3));
+
+  in.node_start = MeasuredTime{absl::Minutes(4), 2};
+  EXPECT_FALSE(EstimateTimeToGpu(in).phases[0].default_used);
+}
+
+TEST(TimeToGpuTest, BeforeTheScaleUpIsAskedForTheBatchingWindowIsAQueuePhase) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpNotYetRequested);
+  in.batching_window = absl::Seconds(2);
+  in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kQueue);
+  EXPECT_EQ(t.phases[0].p90, absl::Seconds(2));
+  EXPECT_EQ(t.phases[1].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.estimate, absl::Minutes(4) + absl::Seconds(2));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(5) + absl::Seconds(2));
+}
+
+TEST(TimeToGpuTest, BackoffThenNodeBootInThatOrder) {
+  TimeToGpuInputs in = Inputs(PendingCode::kPoolBackingOff);
+  in.reason.until = kNow + absl::Minutes(2);
+  in.node_start = MeasuredTime{absl::Minutes(4), 8, absl::Minutes(6)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kBackoff);
+  EXPECT_EQ(t.phases[0].remaining_p90, absl::Minutes(2));
+  EXPECT_EQ(t.phases[1].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.estimate, absl::Minutes(6));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(8));
+}
+
+TEST(TimeToGpuTest, APlacementKeepsItsEstimateWithinItsP90AndASecond) {
+  EXPECT_TRUE(WithinEstimate(absl::Minutes(5), absl::Minutes(5)));
+  EXPECT_TRUE(WithinEstimate(absl::Milliseconds(300), absl::ZeroDuration()));
+  EXPECT_TRUE(WithinEstimate(absl::Minutes(5) + kEstimateGrace, absl::Minutes(5)));
+  EXPECT_FALSE(WithinEstimate(absl::Minutes(5) + absl::Milliseconds(1001), absl::Minutes(5)));
+}
+
+TEST(TimeToGpuTest, QueuedIsAQueuePhaseOfNothing) {
+  TimeToGpuInputs in = Inputs(PendingCode::kQueued);
+  in.reason.queue_position = 3;
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 1u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kQueue);
+  EXPECT_EQ(t.estimate_p90, absl::ZeroDuration());
 }
 
 }  // namespace

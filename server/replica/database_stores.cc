@@ -63,6 +63,39 @@ absl::StatusOr<std::optional<store::WorkspaceRow>> DatabasePlacementStore::LoadW
   return row;
 }
 
+absl::Status DatabasePlacementStore::RecordGivenEstimate(const std::string& id, absl::Time at,
+                                                         absl::Duration p50, absl::Duration p90) {
+  return store::UnitOfWork::Run(*db_, "recording a given estimate",
+                                [&](store::UnitOfWork& unit) -> absl::Status {
+    unit.timings().RecordGivenEstimate(id, at, p50, p90);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<store::CheckedEstimate>> DatabasePlacementStore::CheckEstimates(
+    const std::vector<std::string>& ids, absl::Time placed_at) {
+  std::vector<store::CheckedEstimate> checked;
+  absl::Status status = store::UnitOfWork::Run(*db_, "checking estimates",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    checked = unit.timings().CheckEstimates(ids, placed_at);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return checked;
+}
+
+absl::StatusOr<std::map<std::string, store::EstimateAccuracy>>
+DatabasePlacementStore::LoadEstimateAccuracy(absl::Time since, absl::Duration grace) {
+  std::map<std::string, store::EstimateAccuracy> by_pool;
+  absl::Status status = store::UnitOfWork::Run(*db_, "reading estimate accuracy",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    by_pool = unit.timings().LoadEstimateAccuracy(since, grace);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return by_pool;
+}
+
 absl::StatusOr<std::vector<core::Workspace>> DatabasePlacementStore::ListWorkspaces(
     const store::WorkspaceFilter& filter, const std::string& after, int limit) {
   std::vector<core::Workspace> stored;

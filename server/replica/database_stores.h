@@ -26,6 +26,12 @@ class DatabasePlacementStore : public PlacementStore {
   std::vector<store::WriteOutcome> WriteAll(std::vector<store::WorkspaceWrite> writes) override {
     return batcher_.RunAll(std::move(writes));
   }
+  absl::Status RecordGivenEstimate(const std::string& id, absl::Time at, absl::Duration p50,
+                                   absl::Duration p90) override;
+  absl::StatusOr<std::vector<store::CheckedEstimate>> CheckEstimates(
+      const std::vector<std::string>& ids, absl::Time placed_at) override;
+  absl::StatusOr<std::map<std::string, store::EstimateAccuracy>> LoadEstimateAccuracy(
+      absl::Time since, absl::Duration grace) override;
 
  private:
   store::Database* const db_;

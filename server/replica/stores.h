@@ -6,11 +6,13 @@
 #define WSCHED_SERVER_REPLICA_STORES_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/settings.h"
 #include "server/core/workspace.h"
@@ -80,6 +82,21 @@ class PlacementStore {
     std::vector<store::WriteOutcome> outcomes;
     for (store::WorkspaceWrite& write : writes) outcomes.push_back(Write(std::move(write)));
     return outcomes;
+  }
+  // Estimates that are checked (store/timing_repository.h), each in a
+  // small unit of its own, outside the group commit. A store that keeps no
+  // record of them (a test's) checks nothing.
+  virtual absl::Status RecordGivenEstimate(const std::string& /*id*/, absl::Time /*at*/,
+                                           absl::Duration /*p50*/, absl::Duration /*p90*/) {
+    return absl::OkStatus();
+  }
+  virtual absl::StatusOr<std::vector<store::CheckedEstimate>> CheckEstimates(
+      const std::vector<std::string>& /*ids*/, absl::Time /*placed_at*/) {
+    return std::vector<store::CheckedEstimate>();
+  }
+  virtual absl::StatusOr<std::map<std::string, store::EstimateAccuracy>> LoadEstimateAccuracy(
+      absl::Time /*since*/, absl::Duration /*grace*/) {
+    return std::map<std::string, store::EstimateAccuracy>();
   }
 };
 

@@ -233,6 +233,8 @@ absl::Status RunServer(const ServerOptions& options) {
   scheduler_options.watch_bookmark_interval = options.watch_bookmark_interval;
   scheduler_options.default_node_start = options.default_node_start_time;
   scheduler_options.default_driver_install = options.default_driver_install_time;
+  scheduler_options.estimate_accuracy_window = options.estimate_accuracy_window;
+  scheduler_options.scaling_batching_window = options.scaling_batching_window;
   if (placer != nullptr) {
     scheduler_options.drains_queue = [placer = placer.get()] { return placer->Current().self; };
   }

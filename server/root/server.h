@@ -93,6 +93,8 @@ struct ServerOptions {
   absl::Duration default_node_start_time = kScheduler.default_node_start;
   // Used until a pool has measured driver installs on a kernel.
   absl::Duration default_driver_install_time = kScheduler.default_driver_install;
+  // wsched_estimate_within_p90_ratio is over this window.
+  absl::Duration estimate_accuracy_window = kScheduler.estimate_accuracy_window;
   // Stopped workspace rows are deleted this long after they stopped; zero
   // keeps them. The scaling leader sweeps every sweep interval.
   absl::Duration stopped_workspace_retention = absl::Hours(168);

@@ -111,8 +111,10 @@ Scheduler::Scheduler(SchedulerStores stores, metrics::Metrics *metrics,
                                          metrics},
       pipeline::PlacementPipeline::Options{
           options_.place_attempts,
-          {options_.default_node_start, options_.default_driver_install},
-          options_.drains_queue},
+          {options_.default_node_start, options_.default_driver_install,
+           options_.scaling_batching_window},
+          options_.drains_queue,
+          options_.estimate_accuracy_window},
       clock_);
   WireIdleMonitor();
 }
@@ -204,6 +206,7 @@ void Scheduler::Loop() {
   absl::Time next_lost_check = clock_() + options_.node_lost_after;
   absl::Time next_drain = clock_();
   absl::Time next_prune = clock_();
+  absl::Time next_accuracy = clock_();
   const absl::Duration lost_period =
       std::max(absl::Milliseconds(200), options_.node_lost_after / 4);
   while (true) {
@@ -225,6 +228,12 @@ void Scheduler::Loop() {
         return absl::OkStatus();
       });
       if (!pruned.ok()) log::Warning("pruning the change log failed", {{"error", std::string(pruned.message())}});
+    }
+    if (now >= next_accuracy) {
+      // A grouped read of the window's checked placements (an index on when
+      // they were checked): cheap enough for each replica every few seconds.
+      next_accuracy = now + absl::Seconds(10);
+      pipeline_->estimates().Report();
     }
     if (now >= next_drain) {
       next_drain = now + options_.refresh_interval;

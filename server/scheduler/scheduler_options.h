@@ -36,6 +36,11 @@ struct SchedulerOptions {
   // Time to GPU while nothing is measured (placement/time_to_gpu.h).
   absl::Duration default_node_start = absl::Minutes(5);
   absl::Duration default_driver_install = absl::Minutes(10);
+  // --scaling_batching_window: part of the estimate before a scale-up.
+  absl::Duration scaling_batching_window = absl::Seconds(2);
+  // The window the share of placements within their p90 estimate is
+  // reported over (pipeline/estimate_checks.h).
+  absl::Duration estimate_accuracy_window = absl::Hours(1);
   // How long, and for how many workspaces at most, the version of a
   // workspace that ended is kept after it stops being mirrored: the change
   // feed's entries for it arrive a moment after this replica's own mirror

@@ -65,6 +65,7 @@ TEST(Report, TableAndJsonPerVariantAndActivePool) {
   EXPECT_EQ(table[1][10], "3m2s") << "cold: the first waits for a node";
   EXPECT_EQ(table[1][6], "0.0") << "nothing free while work waited for a node";
   EXPECT_EQ(table[1][7], "-") << "no MIG layout, no re-layouts";
+  EXPECT_EQ(table[0][15], "WITHIN-P90");
 
   nlohmann::ordered_json json = ReportJson(variants, absl::Minutes(5));
   EXPECT_EQ(json["long_wait_s"], 300);
@@ -78,6 +79,7 @@ TEST(Report, TableAndJsonPerVariantAndActivePool) {
   EXPECT_EQ(gpu["workspaces"], 12);
   EXPECT_GT(gpu["gpu_hours_paid"].get<double>(), gpu["gpu_hours_used"].get<double>());
   EXPECT_DOUBLE_EQ(gpu["gpu_hours_used"].get<double>(), 8.0);
+  EXPECT_LE(gpu["estimates_within_p90"].get<int64_t>(), gpu["estimates_checked"].get<int64_t>());
   EXPECT_EQ(gpu["timings"]["node_start_s"], 180);
   EXPECT_EQ(gpu["timings"]["node_start_source"], "flag --node-start");
   for (const char* field : {"node_hours", "idle_share", "wait_p50_s", "wait_p95_s", "wait_max_s",

@@ -13,9 +13,11 @@
 #include "server/core/mig_profiles.h"
 #include "server/placement/decide.h"
 #include "server/placement/pending_queue.h"
+#include "server/placement/pending_reason.h"
 #include "server/placement/queue_pass.h"
 #include "server/placement/relayout_plan.h"
 #include "server/placement/snapshot.h"
+#include "server/placement/time_to_gpu.h"
 #include "server/scaling/fleet_scaler.h"
 #include "server/scaling/schedule.h"
 #include "server/simulate/pool_ledger.h"
@@ -76,6 +78,8 @@ class Engine {
     absl::Time wake = absl::InfiniteFuture();
     // The pending demand its last evaluation saw (class -> workspaces).
     std::map<std::string, scaling::FleetScaler::RoutedDemand> demand;
+    // The last signal handed on, as the server publishes it.
+    std::optional<scaling::PoolSignal> signal;
   };
   struct SimNode {
     std::string name;
@@ -92,6 +96,8 @@ class Engine {
     size_t node = 0;  // Where it runs.
     int64_t units = 0;  // What it holds there, in its pool's unit.
     bool running = false;
+    // Queued: the p90 estimate the server would have given it.
+    std::optional<absl::Duration> estimate_p90;
   };
 
   absl::Status Prepare();
@@ -114,6 +120,8 @@ class Engine {
   void Arrive(size_t arrival, absl::Time now);
   void Place(Live& w, const placement::Placed& placed, absl::Time now);
   void Queue(Live& w, const placement::NotNow& not_now, absl::Time now);
+  // The p90 time-to-GPU estimate the server answers a just-queued `w` with.
+  std::optional<absl::Duration> EstimateP90(const Live& w, absl::Time now) const;
   void End(size_t live, absl::Time now);
   void NodeUp(size_t node, absl::Time now);
   void DriverReady(size_t node, absl::Time now);
@@ -285,6 +293,10 @@ void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
   w.node = node_index_.at(placed.node);
   if (nodes_[w.node].workspaces++ == 0 || !pool.demand.empty()) pool.dirty = true;
   pool.ledger.Placed(now - trace_[w.arrival].time);
+  if (w.estimate_p90) {
+    const absl::Duration waited = now - trace_[w.arrival].time;
+    pool.ledger.EstimateChecked(placement::WithinEstimate(waited, *w.estimate_p90));
+  }
   Schedule(now + trace_[w.arrival].duration, Kind::kEnd, index);
 }
 
@@ -294,10 +306,47 @@ void Engine::Queue(Live& w, const placement::NotNow& not_now, absl::Time now) {
   queue_.Upsert({.workspace = w.id, .org = a.org, .class_id = w.cls->id, .priority = 0,
                  .since = now, .reason = "", .pools = not_now.pools, .project = a.project});
   AddDemand(w.cls, not_now.pools, now);
+  w.estimate_p90 = EstimateP90(w, now);
   if (w.pool < pools_.size()) {
     SimPool& pool = pools_[w.pool];
     pool.ledger.Waiting(now, pool.ledger.UnitsOf(*w.cls));
   }
+}
+
+std::optional<absl::Duration> Engine::EstimateP90(const Live& w, absl::Time now) const {
+  // As the server's answer to PlaceWorkspace (pipeline/workspace_views.cc):
+  // the reason behind everything queued before it, then the estimate.
+  placement::PendingContext ctx;
+  ctx.cls = w.cls;
+  ctx.pools = &catalog_.pools;
+  ctx.snapshot = &snapshot_;
+  ctx.driver_policy = &catalog_.driver_policy;
+  for (const SimPool& pool : pools_) {
+    if (!pool.signal) continue;
+    placement::PoolScalingView& view = ctx.scaling[pool.pool->id];
+    view.has_signal = true;
+    view.current_size = pool.signal->current_size;
+    view.target_size = pool.signal->target_size;
+  }
+  queue_.ForEachOrdered([&](const placement::PendingEntry& entry) {
+    ++ctx.queue_position;
+    if (entry.workspace == w.id) return false;
+    ctx.ahead.push_back(live_[IndexOf(entry.workspace)].cls);
+    return true;
+  });
+  ctx.now = now;
+  placement::TimeToGpuInputs in;
+  in.reason = placement::ExplainPending(ctx);
+  auto pool = pool_index_.find(in.reason.pool);
+  if (pool != pool_index_.end()) {
+    // The simulator's timings are single figures: its p50 and p90 both.
+    const PoolTimings& timings = pools_[pool->second].timings;
+    in.node_start = placement::MeasuredTime{timings.node_start, 1};
+    in.driver_install = placement::MeasuredTime{timings.driver_install, 1};
+  }
+  in.batching_window = input_.options.batching_window;
+  in.now = now;
+  return placement::EstimateTimeToGpu(in).estimate_p90;
 }
 
 void Engine::End(size_t index, absl::Time now) {
@@ -500,6 +549,7 @@ void Engine::Evaluate(absl::Time now) {
         pool.dirty = true;
         NeedEvaluation(now + input_.options.tick);
       }
+      pool.signal = signal;
       Actuate(pool, signal, now);
     }
     WakeInputs in{.observation = &obs,

@@ -102,6 +102,12 @@ struct PoolResult {
   // Over the placed ones.
   absl::Duration wait_p50, wait_p95, wait_max;
   int64_t waited_long = 0;  // Waited longer than SimulationOptions::long_wait.
+  // Queued workspaces placed here, checked as the server checks them
+  // (docs/placement.md "Estimates that are checked"): the time-to-GPU
+  // estimate the server would give at queue entry, from the pending reason
+  // and this pool's timings (p50 = p90: one figure each), against the wait.
+  int64_t estimates_checked = 0;
+  int64_t estimates_within_p90 = 0;
   int64_t nodes_started = 0;
 
   std::vector<Step> steps;

@@ -131,6 +131,28 @@ TEST_F(EngineTest, ADriverInstallDelaysTheFirstPlacementOnANewNode) {
             absl::Seconds(2) + absl::Minutes(3) + absl::Minutes(2));
 }
 
+TEST_F(EngineTest, AQueuedWorkspaceIsCheckedAgainstTheP90TheServerWouldGiveIt) {
+  // Given the batching window and a node boot (2s + 3m), placed just then.
+  SimulationResult result = Run({At(absl::ZeroDuration(), "gpu-1x", absl::Hours(1)),
+                                 At(absl::ZeroDuration(), "cpu-small", absl::Hours(1))});
+  EXPECT_EQ(Pool(result, "gpu").estimates_checked, 1);
+  EXPECT_EQ(Pool(result, "gpu").estimates_within_p90, 1);
+
+  // The pool's new nodes also install a driver, which the estimate of a
+  // scale-up does not count: placed 2 minutes past it.
+  input_.timings["gpu"].driver_install = absl::Minutes(2);
+  result = Run({At(absl::ZeroDuration(), "gpu-1x", absl::Hours(1))});
+  EXPECT_EQ(Pool(result, "gpu").estimates_checked, 1);
+  EXPECT_EQ(Pool(result, "gpu").estimates_within_p90, 0);
+}
+
+TEST_F(EngineTest, AWorkspacePlacedAtOnceHadNoEstimateToCheck) {
+  GpuPoolSpec().warm_buffer = core::WarmBuffer::Constant(1);
+  SimulationResult result = Run({At(absl::Seconds(10), "gpu-1x", absl::Hours(1))});
+  EXPECT_EQ(Pool(result, "gpu").workspaces, 1);
+  EXPECT_EQ(Pool(result, "gpu").estimates_checked, 0);
+}
+
 TEST_F(EngineTest, WorkThatWaitsRunsItsFullDurationOncePlaced) {
   SimulationResult result = Run({At(absl::ZeroDuration(), "gpu-1x", absl::Minutes(30))});
   const PoolResult& gpu = Pool(result, "gpu");

@@ -38,6 +38,10 @@ class PoolLedger {
   void Waiting(absl::Time now, int64_t units);
   void Target(absl::Time now, int target);
   void Placed(absl::Duration wait) { waits_.push_back(wait); }
+  void EstimateChecked(bool within_p90) {
+    ++result_.estimates_checked;
+    if (within_p90) ++result_.estimates_within_p90;
+  }
   void NeverPlaced() { ++result_.never_placed; }
   void Relayout() { ++result_.relayouts; }
 

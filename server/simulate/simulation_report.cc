@@ -14,6 +14,13 @@ std::string Fixed(double value, int decimals) { return absl::StrFormat("%.*f", d
 
 double Seconds(absl::Duration d) { return absl::ToDoubleSeconds(d); }
 
+// "33/35": queued workspaces placed within the p90 estimate the server
+// would have given them, of those checked; "-" when none was queued.
+std::string WithinP90Text(const PoolResult& p) {
+  if (p.estimates_checked == 0) return "-";
+  return absl::StrCat(p.estimates_within_p90, "/", p.estimates_checked);
+}
+
 nlohmann::ordered_json PoolJson(const PoolResult& p) {
   return {
       {"pool", p.pool},
@@ -31,6 +38,8 @@ nlohmann::ordered_json PoolJson(const PoolResult& p) {
       {"wait_p95_s", Seconds(p.wait_p95)},
       {"wait_max_s", Seconds(p.wait_max)},
       {"waited_long", p.waited_long},
+      {"estimates_checked", p.estimates_checked},
+      {"estimates_within_p90", p.estimates_within_p90},
       {"nodes_started", p.nodes_started},
       {"timings",
        {{"node_start_s", Seconds(p.timings.node_start)},
@@ -54,7 +63,7 @@ std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResul
       {"VARIANT", "POOL", "NODE-H", "GPU-H-PAID", "GPU-H-USED", "IDLE", "GPU-H-STRANDED",
        "RELAYOUTS", "WAIT-P50", "WAIT-P95",
        "WAIT-MAX", absl::StrCat("WAITED>", WaitText(long_wait)), "NEVER-PLACED",
-       "NODES-STARTED", "WORKSPACES"}};
+       "NODES-STARTED", "WORKSPACES", "WITHIN-P90"}};
   for (const VariantResult& v : variants) {
     for (const PoolResult& p : v.result.pools) {
       if (!Active(p)) continue;
@@ -66,7 +75,7 @@ std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResul
                       p.mig ? absl::StrCat(p.relayouts) : "-", WaitText(p.wait_p50),
                       WaitText(p.wait_p95), WaitText(p.wait_max), absl::StrCat(p.waited_long),
                       absl::StrCat(p.never_placed), absl::StrCat(p.nodes_started),
-                      absl::StrCat(p.workspaces)});
+                      absl::StrCat(p.workspaces), WithinP90Text(p)});
     }
   }
   return rows;

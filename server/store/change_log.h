@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/store/statement_pipeline.h"
@@ -50,6 +51,14 @@ int64_t NextVersion(pqxx::work& txn);
 
 // A PostgreSQL text[] literal of `values`, quoted and escaped.
 std::string TextArray(const std::vector<std::string>& values);
+
+// A PostgreSQL array literal of numbers, e.g. "{1,2,3}".
+template <typename T>
+std::string NumberArray(const std::vector<T>& values) {
+  std::string out = "{";
+  for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i > 0 ? "," : "", values[i]);
+  return out + "}";
+}
 
 }  // namespace wsched::store
 

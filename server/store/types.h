@@ -316,6 +316,7 @@ enum class TimingKind { kNodeStart, kDriverInstall };
 struct TimingFigure {
   absl::Duration median;
   int samples = 0;
+  absl::Duration p90;  // The 90th percentile of the same samples.
 };
 
 struct TimingFigures {
@@ -328,6 +329,22 @@ struct TimingFigures {
   // By (pool, kernel, cache): every figure, for ListPools.
   std::map<std::tuple<std::string, std::string, core::DriverCache>, TimingFigure>
       driver_install_by_cache;
+};
+
+// ---- estimates that are checked (timing_repository.h, migration 0022)
+
+// A queued workspace's given estimate, checked once the queue placed it.
+struct CheckedEstimate {
+  std::string id;
+  std::string pool;
+  absl::Duration p90;
+  absl::Duration took;  // From the estimate given at queue entry to placed.
+};
+
+// A pool's placements checked since some instant.
+struct EstimateAccuracy {
+  int64_t checked = 0;
+  int64_t within_p90 = 0;  // Placed no later than their p90 estimate.
 };
 
 }  // namespace wsched::store

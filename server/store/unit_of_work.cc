@@ -179,6 +179,21 @@ void TimingRepository::Record(TimingKind kind, const std::string& pool, const st
 
 TimingFigures TimingRepository::LoadFigures() { return LoadTimingFigures(s_.txn); }
 
+void TimingRepository::RecordGivenEstimate(const std::string& id, absl::Time at,
+                                           absl::Duration p50, absl::Duration p90) {
+  store::RecordGivenEstimate(s_.txn, id, at, p50, p90);
+}
+
+std::vector<CheckedEstimate> TimingRepository::CheckEstimates(const std::vector<std::string>& ids,
+                                                              absl::Time placed_at) {
+  return store::CheckEstimates(s_.txn, ids, placed_at);
+}
+
+std::map<std::string, EstimateAccuracy> TimingRepository::LoadEstimateAccuracy(
+    absl::Time since, absl::Duration grace) {
+  return store::LoadEstimateAccuracy(s_.txn, since, grace);
+}
+
 void ScalingRepository::SaveSignal(const SignalRow& signal) { store::SaveSignal(s_.txn, signal); }
 absl::StatusOr<std::vector<SignalRow>> ScalingRepository::LoadSignals() {
   return store::LoadSignals(s_.txn);

@@ -156,6 +156,12 @@ class TimingRepository {
   void Record(TimingKind kind, const std::string& pool, const std::string& kernel, absl::Duration took,
               core::DriverCache cache = core::DriverCache::kUnknown);
   TimingFigures LoadFigures();
+  void RecordGivenEstimate(const std::string& id, absl::Time at, absl::Duration p50,
+                           absl::Duration p90);
+  std::vector<CheckedEstimate> CheckEstimates(const std::vector<std::string>& ids,
+                                              absl::Time placed_at);
+  std::map<std::string, EstimateAccuracy> LoadEstimateAccuracy(absl::Time since,
+                                                               absl::Duration grace);
 
  private:
   UnitSession& s_;

@@ -8,9 +8,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
-#include "server/core/spending_limit.h"
+#include "server/store/batch_budgets.h"
 #include "server/store/documents/documents.h"
-#include "server/store/settings_repository.h"
 #include "server/store/statement_pipeline.h"
 #include "server/store/usage_repository.h"
 
@@ -18,13 +17,6 @@ namespace wsched::store {
 namespace {
 
 using Kind = WorkspaceWrite::Kind;
-
-template <typename T>
-std::string NumberArray(const std::vector<T>& values) {
-  std::string out = "{";
-  for (size_t i = 0; i < values.size(); ++i) absl::StrAppend(&out, i > 0 ? "," : "", values[i]);
-  return out + "}";
-}
 
 std::string BoolArray(const std::vector<bool>& values) {
   std::string out = "{";
@@ -49,42 +41,30 @@ constexpr Statement kLockNodes{
     "FROM unnest($2::text[]) AS s(id) JOIN workspaces w ON w.id = s.id "
     "WHERE w.node_name IS NOT NULL)) ORDER BY name FOR UPDATE"};
 // kLockRecords is built from kWorkspaceColumns (see LockRecordsStatement).
+// What the guards compare against, in one statement: the catalog's
+// generation, the settings' versions, the orgs' GPU quotas, the GPUs
+// already held, the MIG GPUs being laid out anew, and the spending limits
+// (migration 0021) of the GPU placements' orgs ($3) and projects ($6) with
+// the transaction's now(): the clock the ledger counts by, so a limit's
+// period is the ledger's. Folded in here rather than read by a statement
+// of their own, so a batch pays nothing more for limits that do not exist.
 constexpr Statement kGuards{
     "batch_guards",
-    "SELECT 'catalog', '', generation FROM catalog_generation "
-    "UNION ALL SELECT 'project', project_id, version FROM project_settings "
+    "SELECT 'catalog', '', generation, NULL::text FROM catalog_generation "
+    "UNION ALL SELECT 'project', project_id, version, NULL FROM project_settings "
     "WHERE project_id = ANY($1::text[]) "
-    "UNION ALL SELECT 'org', org_id, version FROM org_settings WHERE org_id = ANY($2::text[]) "
-    "UNION ALL SELECT 'quota', org_id, gpu_quota FROM org_settings "
+    "UNION ALL SELECT 'org', org_id, version, NULL FROM org_settings WHERE org_id = ANY($2::text[]) "
+    "UNION ALL SELECT 'quota', org_id, gpu_quota, NULL FROM org_settings "
     "WHERE org_id = ANY($3::text[]) AND gpu_quota >= 0 "
-    "UNION ALL SELECT 'gpu', gpu_uuid, 0 FROM gpu_holds WHERE gpu_uuid = ANY($4::text[]) "
-    "UNION ALL SELECT 'relayout', node, gpu_index FROM mig_relayouts WHERE node = ANY($5::text[])"};
-// The spending limits of the orgs and projects of the batch's GPU
-// placements (migration 0021), with the transaction's now(): the clock the
-// ledger counts by, so the period is the ledger's.
-constexpr Statement kLimits{
-    "batch_limits",
-    "SELECT 'org', org_id, spending_limit::text, (extract(epoch FROM now()) * 1000000)::bigint "
-    "FROM org_settings WHERE org_id = ANY($1::text[]) AND spending_limit IS NOT NULL "
-    "UNION ALL SELECT 'project', project_id, spending_limit::text, "
-    "(extract(epoch FROM now()) * 1000000)::bigint "
-    "FROM project_settings WHERE project_id = ANY($2::text[]) AND spending_limit IS NOT NULL"};
-// What each limited org or project ($1 kinds, $2 ids) has spent since its
-// period's start ($3, microseconds since the epoch), in GPU-microseconds:
-// ended placements to their end, running ones to now() or to the end of
-// their first $4 microseconds, whichever is later (what they committed
-// to when admitted). Each placement clipped to the period's start, a slice
-// its share rounded per placement as the ledger rounds it.
-constexpr Statement kSpent{
-    "batch_spent",
-    "SELECT s.kind, s.id, COALESCE(sum(round((u.gpu_count * 7 + u.mig_compute_slices)::numeric * "
-    "GREATEST(extract(epoch FROM COALESCE(u.ended_at, GREATEST(now(), u.started_at + "
-    "$4::bigint * interval '1 microsecond')) - GREATEST(u.started_at, s.start)), 0) * 1000000 / "
-    "7)), "
-    "0)::bigint FROM (SELECT kind, id, timestamptz 'epoch' + start_us * interval '1 microsecond' "
-    "AS start FROM unnest($1::text[], $2::text[], $3::bigint[]) AS t(kind, id, start_us)) s "
-    "JOIN usage_intervals u ON (CASE s.kind WHEN 'org' THEN u.org_id ELSE u.project_id END) = s.id "
-    "AND (u.ended_at IS NULL OR u.ended_at > s.start) GROUP BY s.kind, s.id"};
+    "UNION ALL SELECT 'gpu', gpu_uuid, 0, NULL FROM gpu_holds WHERE gpu_uuid = ANY($4::text[]) "
+    "UNION ALL SELECT 'relayout', node, gpu_index, NULL FROM mig_relayouts "
+    "WHERE node = ANY($5::text[]) "
+    "UNION ALL SELECT 'org limit', org_id, (extract(epoch FROM now()) * 1000000)::bigint, "
+    "spending_limit::text FROM org_settings "
+    "WHERE org_id = ANY($3::text[]) AND spending_limit IS NOT NULL "
+    "UNION ALL SELECT 'project limit', project_id, (extract(epoch FROM now()) * 1000000)::bigint, "
+    "spending_limit::text FROM project_settings "
+    "WHERE project_id = ANY($6::text[]) AND spending_limit IS NOT NULL"};
 // Orgs with a quota or a spending limit: serialized across replicas by an
 // advisory lock per org (taken in order), then counted.
 constexpr Statement kLockOrgs{
@@ -202,20 +182,6 @@ struct Current {
   absl::flat_hash_map<std::string, int64_t> project_versions, org_versions;  // Absent: no row (0).
   absl::flat_hash_map<std::string, int64_t> quotas;                         // Orgs with a quota.
   absl::flat_hash_map<std::string, int64_t> org_gpus;  // Of those orgs, in sevenths of a GPU.
-  // Spending limits by ("org" | "project", id), with what is spent and
-  // committed in their current period (GPU-microseconds), admissions of
-  // this batch included.
-  struct Budget {
-    core::SpendingLimit limit;
-    core::PeriodBounds period;
-    int64_t spent = 0;
-    // Why the limit cannot be judged (a damaged document, a time zone this
-    // replica does not know): its placements are refused with it, the
-    // batch's others go on.
-    absl::Status problem;
-  };
-  std::map<std::pair<std::string, std::string>, Budget> budgets;
-  absl::Time now;  // The transaction's now(), when a limit was read.
 };
 
 class Batch {
@@ -225,7 +191,7 @@ class Batch {
       : pipeline_(session),
         writes_(writes),
         stats_(stats),
-        budget_interval_(budget_interval),
+        budgets_(budget_interval),
         out_(writes.size()) {}
 
   // Three round trips whatever the batch's size: BEGIN and the locked
@@ -278,13 +244,10 @@ class Batch {
     }
     auto locked_nodes = pipeline_.Execute(kLockNodes, TextArray(nodes), TextArray(stops));
     auto locked_records = pipeline_.Execute(LockRecordsStatement(), TextArray(ids));
-    std::optional<StatementPipeline::Id> guards, limits;
+    std::optional<StatementPipeline::Id> guards;
     if (any_decision) {
       guards = pipeline_.Execute(kGuards, TextArray(projects), TextArray(orgs), TextArray(gpu_orgs),
-                                 TextArray(uuids), TextArray(slice_nodes));
-    }
-    if (!gpu_orgs.empty()) {
-      limits = pipeline_.Execute(kLimits, TextArray(gpu_orgs), TextArray(gpu_projects));
+                                 TextArray(uuids), TextArray(slice_nodes), TextArray(gpu_projects));
     }
     for (const auto& row : pipeline_.Get(locked_nodes)) {
       current_.nodes[row[0].c_str()] = {row[1].as<bool>(), row[2].as<int64_t>(), row[3].as<int64_t>()};
@@ -302,28 +265,10 @@ class Batch {
       if (kind == "quota") current_.quotas[row[1].c_str()] = value;
       if (kind == "gpu") current_.held_gpus.insert(row[1].c_str());
       if (kind == "relayout") current_.relayouts.emplace(row[1].c_str(), static_cast<int>(value));
-    }
-    if (limits) ReadLimits(pipeline_.Get(*limits));
-  }
-
-  void ReadLimits(const pqxx::result& rows) {
-    for (const auto& row : rows) {
-      current_.now = absl::FromUnixMicros(row[3].as<int64_t>());
-      Current::Budget& budget = current_.budgets[{row[0].c_str(), row[1].c_str()}];
-      auto limit = ParseSpendingLimitJson(row[2].c_str());
-      if (!limit.ok()) {
-        budget.problem = limit.status();
-        continue;
+      if (kind == "org limit" || kind == "project limit") {
+        budgets_.AddLimit(kind == "org limit" ? "org" : "project", row[1].c_str(), row[3].c_str(),
+                          absl::FromUnixMicros(value));
       }
-      budget.limit = *std::move(limit);
-      auto period = core::PeriodAt(budget.limit.period, current_.now);
-      if (!period.ok()) {
-        budget.problem = absl::InternalError(
-            absl::StrCat("the spending limit of ", row[0].c_str(), " ", row[1].c_str(),
-                         " cannot be judged: ", period.status().message()));
-        continue;
-      }
-      budget.period = *period;
     }
   }
 
@@ -333,13 +278,9 @@ class Batch {
   std::vector<std::string> OrgsToLock() const {
     std::set<std::string> orgs;
     for (const auto& [org, quota] : current_.quotas) orgs.insert(org);
-    if (!current_.budgets.empty()) {
+    if (!budgets_.empty()) {
       for (const auto& w : writes_) {
-        if (!Places(w.kind)) continue;
-        if (current_.budgets.contains({"org", w.workspace.org_id}) ||
-            current_.budgets.contains({"project", w.workspace.project_id})) {
-          orgs.insert(w.workspace.org_id);
-        }
+        if (Places(w.kind) && budgets_.Limits(w.workspace)) orgs.insert(w.workspace.org_id);
       }
     }
     return {orgs.begin(), orgs.end()};
@@ -349,59 +290,20 @@ class Batch {
     const std::vector<std::string> locked_orgs = OrgsToLock();
     if (locked_orgs.empty()) return;
     auto locked = pipeline_.Execute(kLockOrgs, TextArray(locked_orgs));
-    std::optional<StatementPipeline::Id> counted, spent;
+    std::optional<StatementPipeline::Id> counted;
     if (!current_.quotas.empty()) {
       std::vector<std::string> limited;
       for (const auto& [org, quota] : current_.quotas) limited.push_back(org);
       counted = pipeline_.Execute(kOrgGpus, TextArray(limited));
     }
-    if (!current_.budgets.empty()) {
-      std::vector<std::string> kinds, ids;
-      std::vector<int64_t> starts;
-      for (const auto& [key, budget] : current_.budgets) {
-        if (!budget.problem.ok()) continue;
-        kinds.push_back(key.first);
-        ids.push_back(key.second);
-        starts.push_back(absl::ToUnixMicros(budget.period.start));
-      }
-      spent = pipeline_.Execute(kSpent, TextArray(kinds), TextArray(ids), NumberArray(starts),
-                                absl::ToInt64Microseconds(budget_interval_));
-    }
+    std::optional<StatementPipeline::Id> spent = budgets_.QueueSpent(pipeline_);
     pipeline_.Get(locked);
     if (counted) {
       for (const auto& row : pipeline_.Get(*counted)) {
         current_.org_gpus[row[0].c_str()] = row[1].as<int64_t>();
       }
     }
-    if (spent) {
-      for (const auto& row : pipeline_.Get(*spent)) {
-        current_.budgets[{row[0].c_str(), row[1].c_str()}].spent = row[2].as<int64_t>();
-      }
-    }
-  }
-
-  // A placement of `sevenths` GPU sevenths against the org's and the
-  // project's spending limits; admitted, it counts as spent for the rest
-  // of the batch.
-  absl::Status CheckBudgets(const core::Workspace& w, int64_t sevenths) {
-    if (sevenths <= 0 || current_.budgets.empty()) return absl::OkStatus();
-    const int64_t committed = core::CommittedGpuMicros(sevenths, budget_interval_);
-    std::vector<Current::Budget*> admitted;
-    for (const auto& [kind, id] : {std::pair<std::string, std::string>{"org", w.org_id},
-                                   std::pair<std::string, std::string>{"project", w.project_id}}) {
-      auto it = current_.budgets.find({kind, id});
-      if (it == current_.budgets.end()) continue;
-      Current::Budget& budget = it->second;
-      if (!budget.problem.ok()) return budget.problem;
-      const core::BudgetFigures figures{core::GpuMicrosOf(budget.limit), budget.spent, committed};
-      if (!core::AdmitsWithinBudget(figures)) {
-        return core::BudgetExhaustedError(kind, id, w.class_id, figures, budget.period,
-                                          current_.now);
-      }
-      admitted.push_back(&budget);
-    }
-    for (Current::Budget* budget : admitted) budget->spent += committed;
-    return absl::OkStatus();
+    if (spent) budgets_.ReadSpent(pipeline_.Get(*spent));
   }
 
   absl::Status MovedOn(const std::string& id) {
@@ -503,7 +405,7 @@ class Batch {
                                                    sevenths);
       }
     }
-    if (absl::Status budget = CheckBudgets(w, sevenths); !budget.ok()) return budget;
+    if (absl::Status budget = budgets_.Admit(w, sevenths); !budget.ok()) return budget;
     if (quota_counts) current_.org_gpus[w.org_id] += sevenths;
     node->second.free_cpu -= w.cpu_millis;
     node->second.free_memory -= w.memory_bytes;
@@ -667,7 +569,7 @@ class Batch {
   StatementPipeline pipeline_;
   const std::vector<WorkspaceWrite>& writes_;
   BatchStatements& stats_;
-  const absl::Duration budget_interval_;
+  BatchBudgets budgets_;
   std::vector<WriteOutcome> out_;
   ChangeSet changes_;
   Current current_;
@@ -681,7 +583,7 @@ class Batch {
 void PrepareWriteStatements(pqxx::connection_base& connection) {
   pqxx::nontransaction(connection).exec0("SET plan_cache_mode = force_generic_plan");
   for (const Statement* statement :
-       {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLimits, &kLockOrgs, &kOrgGpus, &kSpent,
+       {&kLockNodes, &LockRecordsStatement(), &kGuards, &kLockOrgs, &kOrgGpus, &BatchBudgets::SpentStatement(),
         &StopUsageStatement(), &kStop, &kStopHolds, &kInsert, &kRestart, &kQueuePlace, &kHolds,
         &kCapacity}) {
     StatementPipeline::Prepare(connection, *statement);

@@ -1,0 +1,266 @@
+// Estimates that are checked, through the real server and PostgreSQL: a
+// pending workspace shows the phases its time to GPU is made of, each with
+// the p50 and p90 learned from the pool's measured samples (or the default
+// that stood in); the estimate it was given when queued is stored with it,
+// and once the queue places it, the share of placements within their p90
+// is reported by pool. The measured history is written to timing_samples
+// by the test, so the learned figures are known exactly.
+#include <memory>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/catalog_file.h"
+#include "tests/support/eventually.h"
+#include "tests/support/fake_nodes.h"
+#include "tests/support/metrics_text.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+#include "wsched/v1/placement.grpc.pb.h"
+
+namespace wsched {
+namespace {
+
+// Two pools of one node each whose nodes register before their driver is
+// installed; gpu-elastic has no node and may start one.
+constexpr char kCatalog[] = R"(classes:
+  - id: standard
+    display_name: Standard
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 30Gi, disk: 50Gi}
+    pool_selector: {workload: general}
+    default: true
+  - id: gpu-slow
+    display_name: 1 GPU where installs are slow
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 1, models: [H100], isolation: container}
+    pool_selector: {size: slow}
+  - id: gpu-fast
+    display_name: 1 GPU where installs were instant
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 1, models: [H100], isolation: container}
+    pool_selector: {size: fast}
+  - id: gpu-elastic
+    display_name: 1 GPU, elastic pool
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 1, models: [H100], isolation: container}
+    pool_selector: {size: elastic}
+pools:
+  - id: general
+    labels: {workload: general}
+    node: {cpu: 30, memory: 120Gi, ephemeral_storage: 300Gi, disk: 1Ti}
+    max_size: 4
+  - id: gpu-slow
+    labels: {size: slow}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
+    max_size: 1
+  - id: gpu-fast
+    labels: {size: fast}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
+    max_size: 1
+  - id: gpu-elastic
+    labels: {size: elastic}
+    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: 8, gpu_model: H100}
+    max_size: 3
+driver_policy:
+  - kernel: "5.15.0-*-generic"
+    os_id: ubuntu
+    os_version: "22.04"
+    driver_version: 550.54.15
+    driver_branch: "550"
+    installer_repo: registry.example.com/nvidia/driver
+)";
+constexpr char kKernel[] = "5.15.0-91-generic";
+
+double Seconds(const google::protobuf::Duration& d) { return d.seconds() + d.nanos() / 1e9; }
+
+class EstimatePhasesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::ServerConfig config{db_.url(), catalog_.path()};
+    config.extra_flags = {"--scaling_batching_window=100ms"};
+    config.metrics = true;
+    server_ = std::make_unique<testing::ServerProcess>(config);
+    ASSERT_TRUE(server_->started());
+    inventory_ = v1::InventoryService::NewStub(server_->channel());
+  }
+
+  // Measured history, as the server would have recorded it. Written before
+  // any estimate is read, so the server's first read of the samples has it.
+  void Sample(const std::string& kind, const std::string& pool, const std::string& kernel,
+              double seconds) {
+    db_.Query("INSERT INTO timing_samples (kind, pool, kernel, seconds) VALUES ('" + kind + "', '" +
+              pool + "', '" + kernel + "', " + std::to_string(seconds) + ")");
+  }
+
+  v1::Workspace Place(const std::string& id, const std::string& class_id) {
+    v1::Workspace w;
+    grpc::Status status = testing::PlaceAs(server_->channel(), id, class_id, &w);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return w;
+  }
+
+  void RegisterWithoutDriver(const std::string& node, const std::string& pool) {
+    v1::NodeInfo info = testing::FakeGpuNode(node, pool);
+    info.set_driver_version("");
+    testing::RegisterNode(server_->channel(), info);
+  }
+
+  // The agent's install: reported, then the new driver loaded.
+  void ReportDriverInstalled(const std::string& node) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::ReportDriverInstallRequest report;
+    report.set_node_name(node);
+    report.set_kernel_version(kKernel);
+    report.set_success(true);
+    report.set_detail("550.54.15");
+    v1::Node after;
+    grpc::Status status = inventory_->ReportDriverInstall(&context, report, &after);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    // The agent's next heartbeat carries the driver it loaded: ready.
+    grpc::ClientContext beat;
+    testing::Authorize(beat, testing::kAgentToken);
+    v1::HeartbeatRequest heartbeat;
+    heartbeat.set_node_name(node);
+    heartbeat.set_kernel_version(kKernel);
+    heartbeat.set_driver_version("550.54.15");
+    v1::HeartbeatResponse response;
+    status = inventory_->Heartbeat(&beat, heartbeat, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // Follows the workspace's watch stream until it is placed.
+  void AwaitPlaced(const std::string& id) {
+    auto placement = v1::PlacementService::NewStub(server_->channel());
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    v1::WatchWorkspaceRequest request;
+    request.set_workspace_id(id);
+    auto stream = placement->WatchWorkspace(&context, request);
+    v1::Workspace update;
+    while (stream->Read(&update)) {
+      if (update.state() == v1::WORKSPACE_STATE_PLACED) {
+        context.TryCancel();
+        return;
+      }
+    }
+    ADD_FAILURE() << "workspace " << id << " was never placed; last: " << update.pending_reason();
+  }
+
+  double Metric(const std::string& name, const std::vector<std::string>& labels) {
+    std::string text = testing::HttpGet(server_->metrics_port(), "/metrics");
+    return testing::MetricValue(text, name, labels).value_or(-1);
+  }
+
+  testing::TestDatabase db_;
+  testing::CatalogFile catalog_{"estimate-phases", kCatalog};
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
+};
+
+TEST_F(EstimatePhasesTest, APendingWorkspaceShowsItsPhaseWithTheLearnedP50AndP90) {
+  // Five measured starts of 100s to 500s: p50 300s, p90 460s (interpolated).
+  for (double seconds : {500, 100, 400, 200, 300}) Sample("node_start", "gpu-elastic", "", seconds);
+  v1::Workspace w = Place("elastic", "gpu-elastic");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  // Before the scale-up is asked for, the batching window (100ms) comes
+  // first; once asked for, the node boot alone.
+  ASSERT_GE(w.estimate_phases_size(), 1) << w.estimate_basis();
+  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 1);
+  EXPECT_EQ(boot.kind(), v1::EstimatePhase::KIND_NODE_BOOT);
+  double p50_left = 0, p90_left = 0;
+  for (const v1::EstimatePhase& phase : w.estimate_phases()) {
+    p50_left += Seconds(phase.remaining_p50());
+    p90_left += Seconds(phase.remaining_p90());
+  }
+  if (w.estimate_phases_size() == 2) {
+    EXPECT_EQ(w.estimate_phases(0).kind(), v1::EstimatePhase::KIND_QUEUE);
+    EXPECT_NEAR(Seconds(w.estimate_phases(0).p90()), 0.1, 1e-6);
+  }
+  EXPECT_DOUBLE_EQ(Seconds(boot.p50()), 300);
+  EXPECT_NEAR(Seconds(boot.p90()), 460, 1e-3);
+  EXPECT_EQ(boot.samples(), 5);
+  EXPECT_FALSE(boot.default_used());
+  // Whatever of the boot elapsed is taken off both; the sum of the p50s
+  // left is the estimate.
+  EXPECT_NEAR(Seconds(boot.remaining_p50()), 300 - Seconds(boot.elapsed()), 1e-3);
+  EXPECT_NEAR(Seconds(boot.remaining_p90()), 460 - Seconds(boot.elapsed()), 1e-3);
+  EXPECT_NEAR(Seconds(w.estimated_time_to_place()), p50_left, 1e-3);
+
+  // The estimate it was given when queued is stored with it: the sums of
+  // what was left of each phase.
+  EXPECT_NEAR(std::stod(db_.Query("SELECT estimate_p50_seconds FROM workspaces WHERE id = "
+                                  "'elastic'")),
+              p50_left, 1e-3);
+  EXPECT_NEAR(std::stod(db_.Query("SELECT estimate_p90_seconds FROM workspaces WHERE id = "
+                                  "'elastic'")),
+              p90_left, 1e-3);
+  EXPECT_EQ(db_.Query("SELECT estimate_took_seconds IS NULL FROM workspaces WHERE id = 'elastic'"),
+            "t");
+}
+
+TEST_F(EstimatePhasesTest, WithoutSamplesTheDefaultStandsInAndSaysSo) {
+  RegisterWithoutDriver("slow-1", "gpu-slow");
+  v1::Workspace w = Place("waits", "gpu-slow");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_EQ(w.estimate_phases_size(), 1) << w.estimate_basis();
+  const v1::EstimatePhase& install = w.estimate_phases(0);
+  EXPECT_EQ(install.kind(), v1::EstimatePhase::KIND_DRIVER_INSTALL);
+  EXPECT_TRUE(install.default_used());
+  EXPECT_EQ(install.samples(), 0);
+  // --default_driver_install_time, 10 minutes, for both.
+  EXPECT_DOUBLE_EQ(Seconds(install.p50()), 600);
+  EXPECT_DOUBLE_EQ(Seconds(install.p90()), 600);
+}
+
+TEST_F(EstimatePhasesTest, TheShareWithinTheP90IsReportedByPool) {
+  // In gpu-slow installs took 30 to 60 minutes (p90 56m); in gpu-fast one
+  // to two minutes (p90 1m48s).
+  for (double seconds : {1800, 2400, 3600}) Sample("driver_install", "gpu-slow", kKernel, seconds);
+  for (double seconds : {60, 90, 120}) Sample("driver_install", "gpu-fast", kKernel, seconds);
+  RegisterWithoutDriver("slow-1", "gpu-slow");
+  RegisterWithoutDriver("fast-1", "gpu-fast");
+  v1::Workspace slow = Place("slow", "gpu-slow");
+  v1::Workspace fast = Place("fast", "gpu-fast");
+  ASSERT_EQ(slow.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_EQ(fast.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_EQ(slow.estimate_phases_size(), 1);
+  EXPECT_NEAR(Seconds(slow.estimate_phases(0).p90()), 3360, 1e-3);
+  EXPECT_EQ(slow.estimate_phases(0).samples(), 3);
+  ASSERT_EQ(fast.estimate_phases_size(), 1);
+  EXPECT_NEAR(Seconds(fast.estimate_phases(0).p90()), 114, 1e-3);
+
+  // The fast one was queued an hour ago, as its stored estimate says: its
+  // install took far longer than the pool's (the check reads the time the
+  // estimate was given from the row, not from this process).
+  db_.Query(
+      "UPDATE workspaces SET estimate_given_at = estimate_given_at - interval '1 hour' "
+      "WHERE id = 'fast'");
+  ReportDriverInstalled("slow-1");
+  ReportDriverInstalled("fast-1");
+  AwaitPlaced("slow");
+  AwaitPlaced("fast");
+
+  // The placer checks each right after its commit; the metric follows.
+  ASSERT_TRUE(testing::Eventually([&] {
+    return Metric("wsched_estimate_within_p90_ratio", {"pool=\"gpu-slow\""}) == 1 &&
+           Metric("wsched_estimate_within_p90_ratio", {"pool=\"gpu-fast\""}) == 0;
+  })) << testing::HttpGet(server_->metrics_port(), "/metrics");
+  EXPECT_EQ(Metric("wsched_estimate_window_placements", {"pool=\"gpu-slow\""}), 1);
+  EXPECT_EQ(Metric("wsched_estimate_window_placements", {"pool=\"gpu-fast\""}), 1);
+  EXPECT_EQ(Metric("wsched_estimate_checked_total", {"pool=\"gpu-slow\"", "within_p90=\"true\""}),
+            1);
+  EXPECT_EQ(Metric("wsched_estimate_checked_total", {"pool=\"gpu-fast\"", "within_p90=\"false\""}),
+            1);
+  // What each took is stored beside what it was given.
+  EXPECT_EQ(db_.Query("SELECT estimate_took_seconds < 60 FROM workspaces WHERE id = 'slow'"), "t");
+  EXPECT_EQ(db_.Query("SELECT estimate_took_seconds BETWEEN 3600 AND 3660 FROM workspaces "
+                      "WHERE id = 'fast'"),
+            "t");
+}
+
+}  // namespace
+}  // namespace wsched
