@@ -289,6 +289,12 @@ WSCHED_TOKEN=$CP timeout -s INT --preserve-status 60 "$CTL" --server="$ADDR" get
 watch_all_pid=$!
 for _ in $(seq 100); do grep -q KIND_SYNCED "$WORK/watch_all" && break; sleep 0.1; done
 if $have_node; then
+  # A dry run quotes the node and places nothing.
+  check "place --dry-run" 0 "CREDITS/MIN" "$CP" place ws-gpu-1 --org=o-1 --project=p-42 \
+    --user=u-1 --class=gpu-1x --dry-run
+  also "place --dry-run quotes the node" "h100-a"
+  also "place --dry-run prints the token" "--quote-token="
+  check "a dry run places nothing" 1 "NOT_FOUND" "$CP" workspace get ws-gpu-1
   check "place gpu-1x" 0 "PLACED" "$CP" place ws-gpu-1 --org=o-1 --project=p-42 --user=u-1 \
     --class=gpu-1x
   also "place node" "h100-a"

@@ -109,9 +109,10 @@ const std::vector<CommandSpec>& AllCommands() {
       {"place",
        "Workspaces (control plane)",
        {{"place ID --org=O --project=P --user=U [--class=C] [--restart] "
-         "[--priority=N]",
-         "place (or queue) a workspace; prints node, GPUs, device spec"}},
-       {"org", "project", "user", "class", "restart", "priority"}},
+         "[--priority=N] [--dry-run | --quote-token=T]",
+         "place (or queue) a workspace; prints node, GPUs, device spec; "
+         "--dry-run: the quotes, placing nothing"}},
+       {"org", "project", "user", "class", "restart", "priority", "dry_run", "quote_token"}},
       {"stop",
        "Workspaces (control plane)",
        {{"stop ID", "stop a workspace and free its GPUs"}}},

@@ -83,7 +83,12 @@ const std::vector<FlagSpec>& AllFlags() {
       // Per command.
       {"filename", 'f', K::kString, "FILE", "apply: the catalog file", false},
       {"dry_run", 0, K::kBool, "",
-       "apply, catalog apply: validate and print the diff, change nothing",
+       "apply, catalog apply: validate and print the diff, change nothing; "
+       "place: print every way it could be placed (quotes), place nothing",
+       false},
+      {"quote_token", 0, K::kString, "T",
+       "place: place as the quote of a place --dry-run said, or fail "
+       "QUOTE_STALE naming what changed",
        false},
       {"pool", 0, K::kString, "P", "get nodes|workspaces: only this pool",
        false},

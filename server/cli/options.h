@@ -46,6 +46,7 @@ struct Options {
   std::string previous;
   bool restart = false;
   int priority = 0;
+  std::string quote_token;
   // `get workspaces --watch`: list, then follow every change; with
   // --resume-version, only the changes after that version (nullopt = not
   // given; 0 = list first, as without it).

@@ -60,6 +60,7 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   options.previous = args.Get("previous");
   options.restart = args.GetBool("restart");
   options.priority = static_cast<int>(Integer(args, "priority", 0));
+  options.quote_token = args.Get("quote_token");
   options.watch = args.GetBool("watch");
   if (args.Has("resume_version")) options.resume_version = Integer(args, "resume_version", 0);
   options.default_class = IfGiven(args, "default");

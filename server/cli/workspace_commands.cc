@@ -5,9 +5,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "server/cli/output.h"
-#include "server/cli/structured_output.h"
 #include "server/cli/all_pages.h"
+#include "server/cli/output.h"
+#include "server/cli/quote_table.h"
+#include "server/cli/structured_output.h"
 #include "server/cli/watch_workspaces_command.h"
 #include "wsched/v1/placement.grpc.pb.h"
 
@@ -266,11 +267,28 @@ std::vector<std::string> WorkspaceTableRow(const v1::Workspace& w, const Options
   return row;
 }
 
+namespace {
+
+// A dry run: every way to serve the request, best first, and the token
+// that places as the first one said.
+void PrintQuotes(const v1::Workspace& workspace, const Options& options) {
+  Table table(QuoteHeader());
+  for (const v1::PlacementQuote& quote : workspace.quotes()) table.Add(QuoteRow(quote));
+  table.Print("nothing can serve it now or after a scale-up or driver install; nothing placed",
+              !options.no_headers);
+  if (!workspace.quote_token().empty()) {
+    std::cerr << "nothing placed; to place as the first row: --quote-token="
+              << workspace.quote_token() << "\n";
+  }
+}
+
+}  // namespace
+
 int PlaceCommand(const Client& client, const std::vector<std::string>& args,
                  const Options& options) {
   static const char kUsage[] =
       "wschedctl place WORKSPACE_ID --org=O --project=P --user=U [--class=C] [--restart] "
-      "[--priority=N]";
+      "[--priority=N] [--dry-run | --quote-token=T]";
   if (!OneId(args, kUsage)) return 2;
   if (options.org.empty() || options.project.empty() || options.user.empty()) {
     std::cerr << "place needs --org, --project and --user\nusage: " << kUsage << "\n";
@@ -285,11 +303,17 @@ int PlaceCommand(const Client& client, const std::vector<std::string>& args,
   request.set_class_id(options.class_id);
   request.set_restart(options.restart);
   request.set_priority(options.priority);
+  request.set_validate_only(options.dry_run);
+  request.set_quote_token(options.quote_token);
   v1::Workspace workspace;
   auto context = client.Context();
   grpc::Status status = stub->PlaceWorkspace(context.get(), request, &workspace);
   if (!status.ok()) return Fail("place " + args[0], status);
   if (options.structured()) return PrintStructured(workspace, options);
+  if (options.dry_run) {
+    PrintQuotes(workspace, options);
+    return 0;
+  }
   PrintWorkspace(workspace);
   return 0;
 }

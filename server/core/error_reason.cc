@@ -70,6 +70,7 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kResumeTooOld, "RESUME_TOO_OLD", C::kOutOfRange},
     ReasonInfo{R::kWatchTooSlow, "WATCH_TOO_SLOW", C::kResourceExhausted},
     ReasonInfo{R::kBudgetExhausted, "BUDGET_EXHAUSTED", C::kResourceExhausted},
+    ReasonInfo{R::kQuoteStale, "QUOTE_STALE", C::kFailedPrecondition},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

@@ -93,6 +93,8 @@ enum class ErrorReason : int {
   kWatchTooSlow = 45,
   // Spending limits (docs/billing.md "Spending limits").
   kBudgetExhausted = 46,
+  // A quote token that no longer holds (docs/placement.md "Quotes").
+  kQuoteStale = 47,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

@@ -107,7 +107,7 @@ grpc::ServerUnaryReactor* PlacementServiceImpl::PlaceWorkspace(
                  return context_.scheduler->pipeline().place().Place(
                      {request->workspace_id(), request->org_id(), request->project_id(),
                       request->user_id(), request->class_id(), request->restart(),
-                      request->priority()});
+                      request->priority(), request->validate_only(), request->quote_token()});
                });
 }
 

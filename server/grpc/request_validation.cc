@@ -420,6 +420,11 @@ absl::Status ValidateRequest(const v1::PlaceWorkspaceRequest& request) {
   if (request.priority() < 0 || request.priority() > 100) {
     return Invalid("priority", "must be 0..100");
   }
+  // A token is a few hundred bytes; more is not one wsched issued.
+  if (request.quote_token().size() > 2048) return Invalid("quote_token", "must be <= 2048 bytes");
+  if (request.validate_only() && !request.quote_token().empty()) {
+    return Invalid("quote_token", "must be empty with validate_only (a dry run places nothing)");
+  }
   return absl::OkStatus();
 }
 

@@ -56,6 +56,15 @@ TEST(RequestValidation, AValidPlacementPasses) {
   place.set_priority(0);
   place.set_user_id(std::string(200, 'u'));
   EXPECT_THAT(ErrorOf(place), HasSubstr("user_id: must be 1..128"));
+  place.set_user_id("u-1");
+  place.set_validate_only(true);
+  EXPECT_EQ(ErrorOf(place), "OK");
+  place.set_quote_token("cTE");
+  EXPECT_THAT(ErrorOf(place), HasSubstr("quote_token: must be empty with validate_only"));
+  place.set_validate_only(false);
+  EXPECT_EQ(ErrorOf(place), "OK");
+  place.set_quote_token(std::string(2049, 'q'));
+  EXPECT_THAT(ErrorOf(place), HasSubstr("quote_token: must be <= 2048 bytes"));
 }
 
 // Regression: an unknown state reached WorkspaceState_Name(...).substr(16),

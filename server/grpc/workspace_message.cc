@@ -124,6 +124,44 @@ void PendingToProto(const placement::PendingReason& reason, v1::PendingReason* o
   if (reason.until) *out->mutable_until() = TimestampOf(*reason.until);
 }
 
+v1::PlacementQuote::When WhenToProto(placement::QuoteWhen when) {
+  switch (when) {
+    case placement::QuoteWhen::kNow:
+      return v1::PlacementQuote::WHEN_NOW;
+    case placement::QuoteWhen::kAfterScaleUp:
+      return v1::PlacementQuote::WHEN_AFTER_SCALE_UP;
+    case placement::QuoteWhen::kAfterDriverInstall:
+      return v1::PlacementQuote::WHEN_AFTER_DRIVER_INSTALL;
+  }
+  return v1::PlacementQuote::WHEN_UNSPECIFIED;
+}
+
+// Whole GPUs, rounded up as PendingReason.org_gpus_held is.
+int64_t WholeGpus(int64_t sevenths) {
+  return (sevenths + core::kMigComputeSlices - 1) / core::kMigComputeSlices;
+}
+
+void QuoteToProto(const pipeline::QuoteView& view, v1::PlacementQuote* out) {
+  const placement::Quote& q = view.quote;
+  out->set_class_id(q.class_id);
+  out->set_pool(q.pool);
+  out->set_gpu_model(q.gpu_model);
+  out->set_when(WhenToProto(q.when));
+  out->set_node(q.node);
+  if (q.estimate) {
+    *out->mutable_estimate() =
+        TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(*q.estimate));
+  }
+  out->set_estimate_basis(q.estimate_basis);
+  out->set_credits_per_minute_milli(q.credits_per_minute_milli);
+  out->set_gpus(q.gpus);
+  out->set_org_gpus_held(WholeGpus(q.org_sevenths_held));
+  out->set_org_gpus_after(WholeGpus(q.org_sevenths_after));
+  out->set_org_gpu_quota(q.org_gpu_quota.value_or(-1));
+  out->set_detail(q.detail);
+  out->set_quote_token(view.token);
+}
+
 google::protobuf::Duration DurationOf(absl::Duration d) {
   return TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(d));
 }
@@ -163,7 +201,10 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
   out->set_class_id(w.class_id);
   out->set_class_explanation(w.explanation);
   out->set_class_source(SourceFromName(w.class_source));
-  out->set_state(StateToProto(w.state));
+  // A dry run's workspace does not exist: no state.
+  out->set_state(view.quote_only ? v1::WORKSPACE_STATE_UNSPECIFIED : StateToProto(w.state));
+  for (const pipeline::QuoteView& quote : view.quotes) QuoteToProto(quote, out->add_quotes());
+  if (!view.quotes.empty()) out->set_quote_token(view.quotes.front().token);
   if (w.state == core::WorkspaceState::kPlaced || w.state == core::WorkspaceState::kLost) {
     out->set_node_name(w.node_name);
     out->set_pool(w.pool);

@@ -6,8 +6,10 @@
 #include "absl/time/clock.h"
 #include "server/core/class_resolution.h"
 #include "server/core/error_reason.h"
+#include "server/core/mig.h"
 #include "server/core/mig_profiles.h"
 #include "server/log/log.h"
+#include "server/placement/filters.h"
 
 namespace wsched::pipeline {
 namespace {
@@ -26,9 +28,65 @@ core::Workspace NewRecord(const replica::PlaceRequest& request, const core::Work
   return w;
 }
 
+absl::Status Unplaceable(const core::WorkspaceClass& cls, const std::string& why) {
+  return core::PreconditionError(
+      core::ErrorReason::kClassUnplaceable, "CAPACITY", absl::StrCat("class/", cls.id),
+      absl::StrCat("class ", cls.id, " can never be placed: ", why), {{"class", cls.id}});
+}
+
+absl::Status QuoteStale(const placement::QuoteChange& change) {
+  return core::PreconditionError(core::ErrorReason::kQuoteStale, "QUOTE", change.change,
+                                 absl::StrCat("the quote no longer holds: ", change.detail,
+                                              "; ask for a new one (validate_only)"),
+                                 {{"change", change.change}, {"detail", change.detail}});
+}
+
+std::optional<int64_t> QuotaOf(const core::OrgSettings& org) {
+  if (org.gpu_quota < 0) return std::nullopt;
+  return org.gpu_quota;
+}
+
 }  // namespace
 
+absl::StatusOr<WorkspaceView> PlaceAttempts::Quote(const replica::PlaceRequest& request) {
+  auto [catalog, generation] = parts_.mirror->CatalogNow();
+  absl::StatusOr<replica::PlacementInputs> in = parts_.store->ReadInputs(request);
+  if (!in.ok()) return in.status();
+  // What the request itself would answer: the same placement.
+  if (in->existing && core::IsActive(in->existing->workspace)) {
+    return parts_.views->Of(*in->existing);
+  }
+  std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
+  auto resolution =
+      core::ResolveClass({request.org_id, request.project_id, request.class_id, previous}, *catalog,
+                         in->project, in->org);
+  if (!resolution.ok()) return resolution.status();
+  const core::WorkspaceClass* cls = catalog->FindClass(resolution->class_id);
+  if (const int64_t needs = core::LeastGpuSevenths(*cls);
+      needs > 0 && in->org.gpu_quota >= 0 &&
+      in->org_gpu_sevenths + needs > in->org.gpu_quota * core::kMigComputeSlices) {
+    return core::OrgGpuQuotaExceededInSevenths(request.org_id, cls->id, in->org_gpu_sevenths,
+                                               in->org.gpu_quota, needs);
+  }
+  if (placement::PlanPools(*cls, catalog->pools).empty()) {
+    return Unplaceable(*cls, placement::WhyNoPool(*cls, catalog->pools));
+  }
+  WorkspaceView view;
+  view.quote_only = true;
+  view.workspace = NewRecord(request, *cls, *resolution);
+  const absl::Time now = clock_();
+  for (placement::Quote& quote :
+       parts_.views->Quotes(placement::ClassesToQuote(*cls, catalog->classes, in->project, in->org),
+                            in->org_gpu_sevenths, QuotaOf(in->org))) {
+    std::string token = placement::EncodeQuoteToken(
+        placement::TokenOf(quote, request.workspace_id, request.org_id, request.project_id, now));
+    view.quotes.push_back({std::move(quote), std::move(token)});
+  }
+  return view;
+}
+
 absl::StatusOr<WorkspaceView> PlaceAttempts::Place(const replica::PlaceRequest& request) {
+  if (request.validate_only) return Quote(request);
   const absl::Time start = clock_();
   Progress progress;
   auto finish = [&](Answer answer) {
@@ -36,6 +94,12 @@ absl::StatusOr<WorkspaceView> PlaceAttempts::Place(const replica::PlaceRequest& 
                                clock_() - start);
     return std::move(answer.result);
   };
+  if (!request.quote_token.empty()) {
+    absl::StatusOr<placement::QuoteToken> token = placement::DecodeQuoteToken(request.quote_token);
+    if (!token.ok()) return finish(Answer{token.status(), "error"});
+    progress.quoted = *std::move(token);
+    progress.read = true;  // The quote's quota is judged on the stored figures.
+  }
   for (int attempt = 0; attempt < max_attempts_; ++attempt) {
     Next next = Attempt(request, progress);
     if (auto* answer = std::get_if<Answer>(&next)) return finish(std::move(*answer));
@@ -86,40 +150,59 @@ PlaceAttempts::Next PlaceAttempts::Attempt(const replica::PlaceRequest& request,
   }
   if (in->catalog_generation > generation) return confirm;  // Decide with the newest catalog.
 
+  if (progress.quoted) {
+    if (std::optional<Next> stale = CheckQuoted(request, *in, progress)) return *std::move(stale);
+  }
   std::string previous = request.restart && in->existing ? in->existing->workspace.class_id : "";
-  auto resolution = core::ResolveClass(
-      {request.org_id, request.project_id, request.class_id, previous}, *catalog, in->project,
-      in->org);
+  // A quoted request asks for the quoted class (CheckQuoted saw the request ask for no other).
+  const std::string& requested = progress.quoted ? progress.quoted->class_id : request.class_id;
+  auto resolution = core::ResolveClass({request.org_id, request.project_id, requested, previous},
+                                       *catalog, in->project, in->org);
   if (!resolution.ok()) {
-    if (progress.confirmed) return Answer{resolution.status(), "refused"};
-    Retry retry = confirm;
-    retry.read = true;
-    return retry;
+    if (!progress.confirmed) {
+      Retry retry = confirm;
+      retry.read = true;
+      return retry;
+    }
+    if (progress.quoted) {
+      return Answer{QuoteStale({"class", std::string(resolution.status().message())}), "refused"};
+    }
+    return Answer{resolution.status(), "refused"};
   }
   const core::WorkspaceClass* cls = catalog->FindClass(resolution->class_id);
   progress.class_label = cls->id;
   // The commit checks the share of the slice it got; here the least a
-  // slice class can take.
+  // slice class can take (a quoted request's was checked with its quote).
   if (const int64_t needs = core::LeastGpuSevenths(*cls);
-      needs > 0 && in->org.gpu_quota >= 0 &&
+      !progress.quoted && needs > 0 && in->org.gpu_quota >= 0 &&
       in->org_gpu_sevenths + needs > in->org.gpu_quota * core::kMigComputeSlices) {
     return Answer{core::OrgGpuQuotaExceededInSevenths(request.org_id, cls->id, in->org_gpu_sevenths,
                                                       in->org.gpu_quota, needs),
                   "refused"};
   }
   core::Workspace w = NewRecord(request, *cls, *resolution);
-  replica::ReplicaMirror::HeldDecision held = parts_.mirror->DecideAndHold(*cls, *catalog, w.id);
+  replica::ReplicaMirror::HeldDecision held = DecideAndHold(*cls, *catalog, w.id, progress);
   if (held.id_busy) return Retry{.read = true, .wait_past_version = parts_.mirror->KnownVersion(w.id)};
   const placement::Decision& decision = held.decision;
+  if (progress.quoted && progress.quoted->when == placement::QuoteWhen::kNow) {
+    // The quoted node only: the view the quote was checked on may have been
+    // a moment behind the live snapshot.
+    auto* placed = std::get_if<placement::Placed>(&decision);
+    if (placed == nullptr || placed->node != progress.quoted->node) {
+      if (placed != nullptr) parts_.mirror->ReleaseTentative(w.id);
+      if (!progress.confirmed) return Retry{.read = true, .catch_up = true, .confirms = true};
+      const std::string& node = progress.quoted->node;
+      return Answer{
+          QuoteStale({"node_full",
+                      absl::StrCat("node ", node, " no longer has room for class ", cls->id)}),
+          "refused"};
+    }
+  }
   // Nodes or capacity added on another replica may not have reached us.
   if (!std::holds_alternative<placement::Placed>(decision) && !progress.confirmed) return confirm;
   if (auto* never = std::get_if<placement::Never>(&decision)) {
-    return Answer{
-        core::PreconditionError(core::ErrorReason::kClassUnplaceable, "CAPACITY",
-                                absl::StrCat("class/", cls->id),
-                                absl::StrCat("class ", cls->id, " can never be placed: ", never->reason),
-                                {{"class", cls->id}}),
-        "never"};
+    if (progress.quoted) return Answer{QuoteStale({"pool", never->reason}), "refused"};
+    return Answer{Unplaceable(*cls, never->reason), "never"};
   }
   // What the decision rests on, for the commit to confirm.
   store::WorkspaceWrite write;
@@ -131,6 +214,36 @@ PlaceAttempts::Next PlaceAttempts::Attempt(const replica::PlaceRequest& request,
     return SavePending(std::move(w), *cls, std::move(write));
   }
   return CommitPlaced(request, *cls, held, std::move(w), std::move(write));
+}
+
+std::optional<PlaceAttempts::Next> PlaceAttempts::CheckQuoted(const replica::PlaceRequest& request,
+                                                              const replica::PlacementInputs& in,
+                                                              const Progress& progress) {
+  placement::QuoteCheckInputs check;
+  check.workspace_id = request.workspace_id;
+  check.org_id = request.org_id;
+  check.project_id = request.project_id;
+  check.requested_class = request.class_id;
+  check.org_sevenths_held = in.org_gpu_sevenths;
+  check.org_gpu_quota = QuotaOf(in.org);
+  std::optional<placement::QuoteChange> change = parts_.views->CheckQuote(*progress.quoted, check);
+  if (!change) return std::nullopt;
+  // A change this replica has not caught up with may be undone already.
+  if (!progress.confirmed && change->change != "expired" && change->change != "request") {
+    return Retry{.read = true, .catch_up = true, .confirms = true};
+  }
+  return Answer{QuoteStale(*change), "refused"};
+}
+
+replica::ReplicaMirror::HeldDecision PlaceAttempts::DecideAndHold(const core::WorkspaceClass& cls,
+                                                                  const core::Catalog& catalog,
+                                                                  const std::string& id,
+                                                                  const Progress& progress) {
+  if (!progress.quoted) return parts_.mirror->DecideAndHold(cls, catalog, id);
+  const placement::QuoteToken& token = *progress.quoted;
+  return parts_.mirror->DecideAndHold(catalog, id, [&](const placement::Snapshot& snapshot) {
+    return placement::DecideAsQuoted(token, cls, catalog.pools, snapshot);
+  });
 }
 
 PlaceAttempts::Next PlaceAttempts::CommitPlaced(const replica::PlaceRequest& request,

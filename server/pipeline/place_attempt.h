@@ -22,13 +22,14 @@
 #include "server/metrics/metrics.h"
 #include "server/pipeline/decision_commit.h"
 #include "server/pipeline/estimate_checks.h"
-#include "server/replica/feed_follower.h"
-#include "server/replica/replica_mirror.h"
 #include "server/pipeline/settings_reader.h"
-#include "server/replica/stores.h"
-#include "server/replica/watch_hub.h"
 #include "server/pipeline/workspace_stops.h"
 #include "server/pipeline/workspace_views.h"
+#include "server/placement/quote.h"
+#include "server/replica/feed_follower.h"
+#include "server/replica/replica_mirror.h"
+#include "server/replica/stores.h"
+#include "server/replica/watch_hub.h"
 
 namespace wsched::pipeline {
 
@@ -52,7 +53,13 @@ class PlaceAttempts {
 
   // Places the workspace, queues it, or says why not; the same id answers
   // with the same placement (or queue slot).
+  // A quoted request (quote_token) is placed only as quoted, or refused
+  // QUOTE_STALE; validate_only answers Quote's.
   absl::StatusOr<WorkspaceView> Place(const replica::PlaceRequest& request);
+  // validate_only: every way the request could be served, each with its
+  // token, and nothing written. Errors as Place would give them (class
+  // resolution, the org's quota, a class no pool can hold).
+  absl::StatusOr<WorkspaceView> Quote(const replica::PlaceRequest& request);
 
  private:
   // What the call carries from one attempt to the next.
@@ -60,6 +67,7 @@ class PlaceAttempts {
     bool read = false;       // Read the inputs from the database, not memory.
     bool confirmed = false;  // Caught up with the feed: negative answers may stand.
     std::string class_label = "unresolved";  // For the placement metric.
+    std::optional<placement::QuoteToken> quoted;  // The request's quote, if any.
   };
   // The call ends with this answer (`outcome` labels the metric).
   struct Answer {
@@ -76,6 +84,15 @@ class PlaceAttempts {
   };
   using Next = std::variant<Answer, Retry>;
   Next Attempt(const replica::PlaceRequest& request, Progress& progress);
+  // A quoted request: nullopt while the quote holds, else the answer (or a
+  // retry that confirms the change first).
+  std::optional<Next> CheckQuoted(const replica::PlaceRequest& request,
+                                  const replica::PlacementInputs& in, const Progress& progress);
+  // The decision and tentative hold: as quoted, or the replica's own.
+  replica::ReplicaMirror::HeldDecision DecideAndHold(const core::WorkspaceClass& cls,
+                                                     const core::Catalog& catalog,
+                                                     const std::string& id,
+                                                     const Progress& progress);
   // Builds and commits a decision that placed.
   Next CommitPlaced(const replica::PlaceRequest& request, const core::WorkspaceClass& cls,
                     const replica::ReplicaMirror::HeldDecision& held, core::Workspace w,

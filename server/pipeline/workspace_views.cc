@@ -106,6 +106,57 @@ std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
   return reason;
 }
 
+placement::PendingContext WorkspaceViews::Unqueued(const replica::ClusterView& view) const {
+  placement::PendingContext ctx;
+  ctx.pools = &view.catalog->pools;
+  ctx.snapshot = &view.snapshot;
+  ctx.driver_policy = &view.catalog->driver_policy;
+  ctx.scaling = Scaling();
+  ctx.relayouts = view.relayouts;
+  for (const replica::PendingDemand& entry : view.pending) {
+    ctx.ahead.push_back(view.catalog->FindClass(entry.class_id));
+  }
+  ctx.now = clock_();
+  return ctx;
+}
+
+std::vector<placement::Quote> WorkspaceViews::Quotes(std::vector<std::string> classes,
+                                                     int64_t org_sevenths_held,
+                                                     std::optional<int64_t> org_gpu_quota) const {
+  const store::TimingFigures timing = parts_.inventory->Timings();
+  const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
+  // Deciding needs the pools' indexes, which the view's nodes-only copy lacks.
+  const placement::Snapshot snapshot = parts_.mirror->SnapshotCopy();
+  placement::QuoteInputs in;
+  in.pending = Unqueued(*view);
+  in.pending.snapshot = &snapshot;
+  for (const std::string& id : classes) {
+    if (const core::WorkspaceClass* cls = view->catalog->FindClass(id)) in.classes.push_back(cls);
+  }
+  in.org_sevenths_held = org_sevenths_held;
+  in.org_gpu_quota = org_gpu_quota;
+  for (const auto& [pool, figure] : timing.node_start) {
+    in.node_start[pool] = placement::MeasuredTime{figure.median, figure.samples, figure.p90};
+  }
+  for (const auto& [key, figure] : timing.driver_install) {
+    in.driver_install[key] = placement::MeasuredTime{figure.median, figure.samples, figure.p90};
+  }
+  in.default_node_start = defaults_.node_start;
+  in.default_driver_install = defaults_.driver_install;
+  return placement::FindQuotes(in);
+}
+
+std::optional<placement::QuoteChange> WorkspaceViews::CheckQuote(
+    const placement::QuoteToken& token, placement::QuoteCheckInputs in) const {
+  const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
+  const placement::Snapshot snapshot = parts_.mirror->SnapshotCopy();
+  in.cls = view->catalog->FindClass(token.class_id);
+  in.pending = Unqueued(*view);
+  in.pending.snapshot = &snapshot;
+  in.now = in.pending.now;
+  return placement::CheckQuote(token, in);
+}
+
 absl::StatusOr<WorkspaceView> WorkspaceViews::Get(const std::string& id, bool with_fixes) {
   absl::StatusOr<std::optional<store::WorkspaceRow>> stored = parts_.store->LoadWorkspace(id);
   if (!stored.ok()) return stored.status();

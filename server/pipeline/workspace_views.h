@@ -21,12 +21,19 @@
 #include "server/pipeline/settings_reader.h"
 #include "server/placement/fixes.h"
 #include "server/placement/pending_reason.h"
+#include "server/placement/quote.h"
 #include "server/placement/time_to_gpu.h"
 #include "server/replica/replica_mirror.h"
 #include "server/replica/stores.h"
 #include "server/store/types.h"
 
 namespace wsched::pipeline {
+
+// One way a request could be served, and the token that places it so.
+struct QuoteView {
+  placement::Quote quote;
+  std::string token;  // placement::EncodeQuoteToken.
+};
 
 // A workspace with what the answer adds while it waits.
 struct WorkspaceView {
@@ -45,6 +52,10 @@ struct WorkspaceView {
   // its role may apply. Computed when read, never stored.
   std::vector<placement::PendingFix> fixes;
   int64_t version = 0;  // The stored record's version (every change bumps it).
+  // A validate_only answer: nothing was stored; `workspace` is what the
+  // request would create, `quotes` every way to serve it, best first.
+  bool quote_only = false;
+  std::vector<QuoteView> quotes;
 };
 
 class WorkspaceViews {
@@ -95,12 +106,23 @@ class WorkspaceViews {
   // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
   // nullopt when the view's catalog has no such class. With `fixes`, what
   // would let it go is found on the same view (placement/fixes.h).
+  // Every way a request for `classes` (allowed, the resolved one first)
+  // could be served, on the newest ClusterView (placement/quote.h).
+  std::vector<placement::Quote> Quotes(std::vector<std::string> classes, int64_t org_sevenths_held,
+                                       std::optional<int64_t> org_gpu_quota) const;
+  // Whether placing as `token` quoted still holds on the newest
+  // ClusterView; `in`'s pending context and class are filled in here.
+  std::optional<placement::QuoteChange> CheckQuote(const placement::QuoteToken& token,
+                                                   placement::QuoteCheckInputs in) const;
   std::optional<placement::PendingReason> ExplainPending(
       const std::string& class_id, int queue_position, ScalingViews scaling,
       const PendingLimits& limits, std::vector<placement::PendingFix>* fixes = nullptr) const;
 
  private:
   PendingLimits LimitsOf(const core::Workspace& w, LimitsMemo* memo);
+  // The pending walk's inputs for a request not queued yet, behind the
+  // whole queue; `cls` and the limits unset.
+  placement::PendingContext Unqueued(const replica::ClusterView& view) const;
   // The estimate of `view`'s wait, from the measured times.
   void Estimate(const store::TimingFigures& timing, WorkspaceView& view) const;
 

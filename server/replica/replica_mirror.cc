@@ -318,9 +318,22 @@ placement::PendingEntry ReplicaMirror::PendingEntryFor(const core::Workspace& w)
 ReplicaMirror::HeldDecision ReplicaMirror::DecideAndHold(const core::WorkspaceClass& cls,
                                                          const core::Catalog& catalog,
                                                          const std::string& workspace) {
-  HeldDecision held;
   absl::MutexLock lock(&mu_);
-  held.decision = races_.Decide(cls, catalog, snapshot_, clock_());
+  return HoldLocked(races_.Decide(cls, catalog, snapshot_, clock_()), catalog, workspace);
+}
+
+ReplicaMirror::HeldDecision ReplicaMirror::DecideAndHold(const core::Catalog& catalog,
+                                                         const std::string& workspace,
+                                                         const Decider& decide) {
+  absl::MutexLock lock(&mu_);
+  return HoldLocked(decide(snapshot_), catalog, workspace);
+}
+
+ReplicaMirror::HeldDecision ReplicaMirror::HoldLocked(placement::Decision decision,
+                                                      const core::Catalog& catalog,
+                                                      const std::string& workspace) {
+  HeldDecision held;
+  held.decision = std::move(decision);
   auto* placed = std::get_if<placement::Placed>(&held.decision);
   if (placed == nullptr) return held;
   // Tentative hold: concurrent decisions on this replica see it.
@@ -336,6 +349,11 @@ ReplicaMirror::HeldDecision ReplicaMirror::DecideAndHold(const core::WorkspaceCl
   held.node = snapshot_.FindNode(placed->node)->info;
   held.pool = *catalog.FindPool(placed->pool);
   return held;
+}
+
+placement::Snapshot ReplicaMirror::SnapshotCopy() const {
+  absl::MutexLock lock(&mu_);
+  return snapshot_;
 }
 
 void ReplicaMirror::ReleaseTentative(const std::string& workspace, const std::string& lost_race_on) {

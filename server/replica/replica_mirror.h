@@ -18,6 +18,7 @@
 #define WSCHED_SERVER_REPLICA_REPLICA_MIRROR_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,9 +42,9 @@
 #include "server/replica/recently_ended.h"
 #include "server/replica/settings_cache.h"
 #include "server/replica/stores.h"
-#include "server/usage/usage_accounting.h"
 #include "server/replica/watch_hub.h"
 #include "server/store/types.h"
+#include "server/usage/usage_accounting.h"
 
 namespace wsched::replica {
 
@@ -93,6 +94,12 @@ class ReplicaMirror {
   };
   HeldDecision DecideAndHold(const core::WorkspaceClass& cls, const core::Catalog& catalog,
                              const std::string& workspace) ABSL_LOCKS_EXCLUDED(mu_);
+  // The same with `decide` in place of the replica's decision (a quoted
+  // request: placement/quote.h's DecideAsQuoted), run on the live snapshot
+  // under the lock.
+  using Decider = std::function<placement::Decision(const placement::Snapshot&)>;
+  HeldDecision DecideAndHold(const core::Catalog& catalog, const std::string& workspace,
+                             const Decider& decide) ABSL_LOCKS_EXCLUDED(mu_);
   // Releases an uncommitted hold (its commit failed, or its answer could
   // not be built). `lost_race_on`: the node another replica's commit won,
   // which decisions keep off for a moment.
@@ -163,6 +170,10 @@ class ReplicaMirror {
   // ---- for readers and the parts beside the pipeline ----
   // The newest immutable view (cluster_view.h): walk it as long as needed.
   std::shared_ptr<const ClusterView> View() const ABSL_LOCKS_EXCLUDED(mu_);
+  // A full copy of the live snapshot, pools' indexes and holds included
+  // (a view's is nodes only), to decide on off the lock: a pointer per node
+  // plus every hold record. For a dry run's quotes (placement/quote.h).
+  placement::Snapshot SnapshotCopy() const ABSL_LOCKS_EXCLUDED(mu_);
   struct Node {
     std::shared_ptr<const store::StoredNode> stored;  // Null when not mirrored.
     usage::GpuHolders holders;  // By GPU UUID: workspace, class and version.
@@ -201,6 +212,9 @@ class ReplicaMirror {
   // Every change of what a ClusterView copies calls this, so the next
   // View() copies again.
   void StateChangedLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { state_generation_++; }
+  // DecideAndHold's hold of what `decision` chose.
+  HeldDecision HoldLocked(placement::Decision decision, const core::Catalog& catalog,
+                          const std::string& workspace) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   std::shared_ptr<const ClusterView> CopyViewLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Makes `orders` this mirror's: marks, drains.
   void SetRelayoutsLocked(std::vector<placement::RelayoutOrder> orders)

@@ -24,6 +24,10 @@ struct PlaceRequest {
   std::string workspace_id, org_id, project_id, user_id, class_id;
   bool restart = false;
   int priority = 0;
+  // A dry run: answer with quotes, write nothing (placement/quote.h).
+  bool validate_only = false;
+  // Place as this quote said, or refuse (QUOTE_STALE); empty: as decided.
+  std::string quote_token;
 };
 
 // What a placement reads from the database before deciding: what must be
