@@ -126,7 +126,7 @@ std::vector<placement::Quote> WorkspaceViews::Quotes(std::vector<std::string> cl
   const store::TimingFigures timing = parts_.inventory->Timings();
   const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
   // Deciding needs the pools' indexes, which the view's nodes-only copy lacks.
-  const placement::Snapshot snapshot = parts_.mirror->SnapshotCopy();
+  const placement::Snapshot snapshot = parts_.mirror->DecidingCopy();
   placement::QuoteInputs in;
   in.pending = Unqueued(*view);
   in.pending.snapshot = &snapshot;
@@ -149,7 +149,7 @@ std::vector<placement::Quote> WorkspaceViews::Quotes(std::vector<std::string> cl
 std::optional<placement::QuoteChange> WorkspaceViews::CheckQuote(
     const placement::QuoteToken& token, placement::QuoteCheckInputs in) const {
   const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
-  const placement::Snapshot snapshot = parts_.mirror->SnapshotCopy();
+  const placement::Snapshot snapshot = parts_.mirror->DecidingCopy();
   in.cls = view->catalog->FindClass(token.class_id);
   in.pending = Unqueued(*view);
   in.pending.snapshot = &snapshot;

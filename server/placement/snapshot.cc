@@ -173,6 +173,12 @@ Snapshot Snapshot::NodesOnly() const {
   return copy;
 }
 
+Snapshot Snapshot::ForDeciding() const {
+  Snapshot copy = NodesOnly();
+  copy.pools_ = pools_;
+  return copy;
+}
+
 SnapshotNode& Snapshot::MutableNode(NodeId id) {
   std::shared_ptr<SnapshotNode>& node = nodes_[id];
   // Another snapshot that shares the node holds a reference for as long as

@@ -163,6 +163,13 @@ class Snapshot {
   // pointer per node, and the live snapshot's next change copies only the
   // nodes it changes; a full copy also copies every hold.
   Snapshot NodesOnly() const;
+  // NodesOnly with the pools' indexes, for a reader that decides (a quote
+  // runs the decision per class and pool): still no hold records, which
+  // Decide does not read and which would cost a copy of every hold under
+  // the placement lock (BM_CopyWithHolds). Sharing the indexes makes the
+  // next placement in each pool copy that pool's index once
+  // (BM_HoldReleaseWhileAViewIsHeld before views dropped them).
+  Snapshot ForDeciding() const;
 
   // The GPUs under a MIG re-layout (node name -> GPU index; one per node, as
   // relayout_plan.h orders them), replacing the previous marks. Placement

@@ -200,6 +200,20 @@ TEST_F(SnapshotTest, NodesOnlyKeepsNodesButNoHoldRecordsOrPoolIndexes) {
   EXPECT_EQ(snapshot_.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 8);
 }
 
+TEST_F(SnapshotTest, ForDecidingKeepsPoolIndexesButNoHoldRecords) {
+  ASSERT_TRUE(snapshot_.Hold("w1", "g1", {2}, Small()).ok());
+  const Snapshot deciding = snapshot_.ForDeciding();
+  EXPECT_EQ(deciding.FindHold("w1"), nullptr);
+  EXPECT_EQ(deciding.hold_count(), 0u);
+  ASSERT_NE(deciding.ReadyIndex("gpu"), nullptr);
+  EXPECT_EQ(deciding.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 7);
+  // The live snapshot's next change copies the index it shares.
+  ASSERT_TRUE(snapshot_.Release("w1").has_value());
+  EXPECT_EQ(snapshot_.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 8);
+  EXPECT_EQ(deciding.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 7);
+  EXPECT_EQ(deciding.FindNode("g1")->gpus[2].holder, "w1");
+}
+
 TEST_F(SnapshotTest, RejectsBadNodes) {
   core::NodeInfo dup = FakeGpuNode("g2", "gpu");
   dup.gpus[1].index = 0;

@@ -351,9 +351,9 @@ ReplicaMirror::HeldDecision ReplicaMirror::HoldLocked(placement::Decision decisi
   return held;
 }
 
-placement::Snapshot ReplicaMirror::SnapshotCopy() const {
+placement::Snapshot ReplicaMirror::DecidingCopy() const {
   absl::MutexLock lock(&mu_);
-  return snapshot_;
+  return snapshot_.ForDeciding();
 }
 
 void ReplicaMirror::ReleaseTentative(const std::string& workspace, const std::string& lost_race_on) {

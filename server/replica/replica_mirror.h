@@ -170,10 +170,11 @@ class ReplicaMirror {
   // ---- for readers and the parts beside the pipeline ----
   // The newest immutable view (cluster_view.h): walk it as long as needed.
   std::shared_ptr<const ClusterView> View() const ABSL_LOCKS_EXCLUDED(mu_);
-  // A full copy of the live snapshot, pools' indexes and holds included
-  // (a view's is nodes only), to decide on off the lock: a pointer per node
-  // plus every hold record. For a dry run's quotes (placement/quote.h).
-  placement::Snapshot SnapshotCopy() const ABSL_LOCKS_EXCLUDED(mu_);
+  // A copy of the live snapshot to decide on off the lock (a view's has no
+  // pools' indexes): a pointer per node and per pool, no hold records
+  // (Snapshot::ForDeciding). For a dry run's quotes and a quote's check
+  // (placement/quote.h).
+  placement::Snapshot DecidingCopy() const ABSL_LOCKS_EXCLUDED(mu_);
   struct Node {
     std::shared_ptr<const store::StoredNode> stored;  // Null when not mirrored.
     usage::GpuHolders holders;  // By GPU UUID: workspace, class and version.
