@@ -41,6 +41,20 @@ absl::Status QuoteStale(const placement::QuoteChange& change) {
                                  {{"change", change.change}, {"detail", change.detail}});
 }
 
+// The org's GPU quota against the least the class can take (a slice
+// class's smallest slice; the commit checks the share it got): the
+// refusal, or OK.
+absl::Status CheckOrgQuota(const replica::PlaceRequest& request, const core::WorkspaceClass& cls,
+                           const replica::PlacementInputs& in) {
+  const int64_t needs = core::LeastGpuSevenths(cls);
+  if (needs > 0 && in.org.gpu_quota >= 0 &&
+      in.org_gpu_sevenths + needs > in.org.gpu_quota * core::kMigComputeSlices) {
+    return core::OrgGpuQuotaExceededInSevenths(request.org_id, cls.id, in.org_gpu_sevenths,
+                                               in.org.gpu_quota, needs);
+  }
+  return absl::OkStatus();
+}
+
 std::optional<int64_t> QuotaOf(const core::OrgSettings& org) {
   if (org.gpu_quota < 0) return std::nullopt;
   return org.gpu_quota;
@@ -62,12 +76,7 @@ absl::StatusOr<WorkspaceView> PlaceAttempts::Quote(const replica::PlaceRequest& 
                          in->project, in->org);
   if (!resolution.ok()) return resolution.status();
   const core::WorkspaceClass* cls = catalog->FindClass(resolution->class_id);
-  if (const int64_t needs = core::LeastGpuSevenths(*cls);
-      needs > 0 && in->org.gpu_quota >= 0 &&
-      in->org_gpu_sevenths + needs > in->org.gpu_quota * core::kMigComputeSlices) {
-    return core::OrgGpuQuotaExceededInSevenths(request.org_id, cls->id, in->org_gpu_sevenths,
-                                               in->org.gpu_quota, needs);
-  }
+  if (absl::Status quota = CheckOrgQuota(request, *cls, *in); !quota.ok()) return quota;
   if (placement::PlanPools(*cls, catalog->pools).empty()) {
     return Unplaceable(*cls, placement::WhyNoPool(*cls, catalog->pools));
   }
@@ -171,14 +180,11 @@ PlaceAttempts::Next PlaceAttempts::Attempt(const replica::PlaceRequest& request,
   }
   const core::WorkspaceClass* cls = catalog->FindClass(resolution->class_id);
   progress.class_label = cls->id;
-  // The commit checks the share of the slice it got; here the least a
-  // slice class can take (a quoted request's was checked with its quote).
-  if (const int64_t needs = core::LeastGpuSevenths(*cls);
-      !progress.quoted && needs > 0 && in->org.gpu_quota >= 0 &&
-      in->org_gpu_sevenths + needs > in->org.gpu_quota * core::kMigComputeSlices) {
-    return Answer{core::OrgGpuQuotaExceededInSevenths(request.org_id, cls->id, in->org_gpu_sevenths,
-                                                      in->org.gpu_quota, needs),
-                  "refused"};
+  // A quoted request's quota was checked with its quote.
+  if (!progress.quoted) {
+    if (absl::Status quota = CheckOrgQuota(request, *cls, *in); !quota.ok()) {
+      return Answer{quota, "refused"};
+    }
   }
   core::Workspace w = NewRecord(request, *cls, *resolution);
   replica::ReplicaMirror::HeldDecision held = DecideAndHold(*cls, *catalog, w.id, progress);
