@@ -40,10 +40,19 @@ seven_1g=1g.18gb/1g.18gb/1g.18gb/1g.18gb/1g.18gb/1g.18gb/1g.18gb
   --variant=by-demand-7x1g:pool.gpu-h200.mig.layout=by_demand,pool.gpu-h200.mig.profiles= \
   > "$out/mig-results.txt"
 
+# A spending limit (docs/scaling.md "Replaying a spending limit"): the
+# week's busiest org, org-00, at 100 GPU-hours a month, blocking new work
+# or also stopping, and at 40 GPU-hours a Berlin month.
+"$ctl" simulate --catalog="$root/classes/saas.yaml" --trace="$out/week-2000.csv" --node-start=5m \
+  --set=org.org-00.gpu_hours_limit=100 --variant=stop:org.org-00.limit_action=block_and_stop \
+  --variant=berlin-40:org.org-00.limit_period=month:Europe/Berlin,org.org-00.gpu_hours_limit=40 \
+  > "$out/limits-results.txt"
+
 status=0
 for pair in "week-2000.csv:$here/week-2000.csv" "saas-results.txt:$here/saas-results.txt" \
             "simulate-saas.svg:$root/docs/simulate-saas.svg" \
-            "mig-week-2000.csv:$here/mig-week-2000.csv" "mig-results.txt:$here/mig-results.txt"; do
+            "mig-week-2000.csv:$here/mig-week-2000.csv" "mig-results.txt:$here/mig-results.txt" \
+            "limits-results.txt:$here/limits-results.txt"; do
   made="$out/${pair%%:*}" committed="${pair#*:}"
   if [ "$check" = 1 ]; then
     if ! cmp -s "$made" "$committed"; then

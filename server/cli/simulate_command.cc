@@ -156,6 +156,12 @@ void PrintTable(const std::vector<simulate::VariantResult>& results, size_t work
   Table table(rows.front());
   for (size_t i = 1; i < rows.size(); ++i) table.Add(rows[i]);
   table.Print("no pool had workspaces or nodes", !options.no_headers);
+  std::vector<std::vector<std::string>> budgets = simulate::BudgetTable(results);
+  if (budgets.size() == 1) return;  // No limit replayed.
+  std::cout << "\nspending limits (GPU-hours):\n";
+  Table limits(budgets.front());
+  for (size_t i = 1; i < budgets.size(); ++i) limits.Add(budgets[i]);
+  limits.Print("", !options.no_headers);
 }
 
 absl::Status WriteChart(const std::string& path, const std::vector<simulate::VariantResult>& results) {

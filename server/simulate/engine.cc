@@ -49,17 +49,34 @@ class Engine {
       : input_(input),
         catalog_(input.catalog),
         trace_(trace),
-        fleet_(scaling::ScalerOptions{.batching_window = input.options.batching_window}) {}
+        fleet_(scaling::ScalerOptions{.batching_window = input.options.batching_window}),
+        budgets_(input.org_limits, input.options.budget_interval) {
+    for (const auto& [org, limit] : input.org_limits) {
+      limited_.push_back(org);
+      limited_index_[org] = limited_.size() - 1;
+    }
+  }
 
   absl::StatusOr<SimulationResult> Run();
 
  private:
-  enum class Kind { kEnd, kNodeUp, kDriverReady, kPlanRelayouts, kRelayoutDone };
+  enum class Kind {
+    kEnd,
+    kNodeUp,
+    kDriverReady,
+    kPlanRelayouts,
+    kRelayoutDone,
+    kBudgetReach,  // An org's limit is reached at the rate of its scheduling.
+    kBudgetStop,   // An org's block_and_stop warning has passed.
+    kBudgetRetry,  // An org's period ended: its held-back work may go.
+  };
   struct Event {
     absl::Time at;
     int64_t sequence;  // Ties go in the order they were scheduled.
     Kind kind;
-    size_t index;  // Into live_ (kEnd), nodes_ or orders_ (kRelayoutDone).
+    // Into live_ (kEnd), nodes_, orders_ (kRelayoutDone) or limited_ (kBudget*).
+    size_t index;
+    int64_t generation = 0;  // kBudgetReach: stale unless the org's latest.
     bool operator>(const Event& other) const {
       return std::tie(at, sequence) > std::tie(other.at, other.sequence);
     }
@@ -102,8 +119,8 @@ class Engine {
 
   absl::Status Prepare();
   void WarmStart(absl::Time now);
-  void Schedule(absl::Time at, Kind kind, size_t index) {
-    events_.push({at, sequence_++, kind, index});
+  void Schedule(absl::Time at, Kind kind, size_t index, int64_t generation = 0) {
+    events_.push({at, sequence_++, kind, index, generation});
   }
   // At the first tick at or after `at` that is still to come: the server
   // looks once per tick.
@@ -123,6 +140,14 @@ class Engine {
   // The p90 time-to-GPU estimate the server answers a just-queued `w` with.
   std::optional<absl::Duration> EstimateP90(const Live& w, absl::Time now) const;
   void End(size_t live, absl::Time now);
+  // Spending limits (org_budgets.h): a placement counts from its start; an
+  // org's reach of its limit is looked for again whenever its rate changes.
+  void Spending(const Live& w, bool started, absl::Time now);
+  void ExpectReach(const std::string& org, absl::Time now);
+  void BudgetReach(size_t org, int64_t generation, absl::Time now);
+  void BudgetStop(size_t org, absl::Time now);
+  // Whether a queued `w` may be placed by a drain now (its org's limit).
+  bool WithinBudget(const Live& w, absl::Time now);
   void NodeUp(size_t node, absl::Time now);
   void DriverReady(size_t node, absl::Time now);
   // MIG layouts by demand, as the server's scaling leader plans them
@@ -184,6 +209,11 @@ class Engine {
   int64_t booting_ = 0;
   std::vector<std::string> unplaceable_;
   int64_t evaluations_ = 0;
+  OrgBudgets budgets_;
+  std::vector<std::string> limited_;  // Orgs with a limit.
+  absl::flat_hash_map<std::string, size_t> limited_index_;
+  absl::flat_hash_map<std::string, int64_t> reach_generation_;
+  absl::flat_hash_map<std::string, absl::Time> retry_at_;  // A kBudgetRetry to come.
 };
 
 absl::Status Engine::Prepare() {
@@ -264,6 +294,14 @@ void Engine::Arrive(size_t arrival, absl::Time now) {
   Live& w = live_.back();
   placement::Decision decision = placement::Decide(cls, catalog_.pools, snapshot_);
   if (auto* placed = std::get_if<placement::Placed>(&decision)) {
+    const std::string& org = trace_[arrival].org;
+    if (!budgets_.Admits(org, core::LeastGpuSevenths(cls), now)) {
+      // PlaceWorkspace is refused with BUDGET_EXHAUSTED: nothing is created.
+      budgets_.Refused(org);
+      w.pool = pools_.size();  // Nowhere.
+      NeedEvaluation(now);
+      return;
+    }
     Place(w, *placed, now);
   } else if (auto* not_now = std::get_if<placement::NotNow>(&decision)) {
     Queue(w, *not_now, now);
@@ -293,6 +331,7 @@ void Engine::Place(Live& w, const placement::Placed& placed, absl::Time now) {
   w.node = node_index_.at(placed.node);
   if (nodes_[w.node].workspaces++ == 0 || !pool.demand.empty()) pool.dirty = true;
   pool.ledger.Placed(now - trace_[w.arrival].time);
+  Spending(w, /*started=*/true, now);
   if (w.estimate_p90) {
     const absl::Duration waited = now - trace_[w.arrival].time;
     pool.ledger.EstimateChecked(placement::WithinEstimate(waited, *w.estimate_p90));
@@ -351,14 +390,65 @@ std::optional<absl::Duration> Engine::EstimateP90(const Live& w, absl::Time now)
 
 void Engine::End(size_t index, absl::Time now) {
   Live& w = live_[index];
+  if (!w.running) return;  // Stopped by its org's spending limit before its end.
   snapshot_.Release(w.id);
   w.running = false;
   --running_;
   SimPool& pool = pools_[w.pool];
   pool.ledger.Held(now, -w.units);
   if (--nodes_[w.node].workspaces == 0 || !pool.demand.empty()) pool.dirty = true;
+  Spending(w, /*started=*/false, now);
   Drain(&pool.pool->id, now);
   NeedEvaluation(now);
+}
+
+void Engine::Spending(const Live& w, bool started, absl::Time now) {
+  const std::string& org = trace_[w.arrival].org;
+  if (!budgets_.Limited(org)) return;
+  if (started) {
+    budgets_.Started(org, w.id, core::LeastGpuSevenths(*w.cls), now);
+  } else {
+    budgets_.Ended(org, w.id, now);
+  }
+  ExpectReach(org, now);
+}
+
+void Engine::ExpectReach(const std::string& org, absl::Time now) {
+  const int64_t generation = ++reach_generation_[org];
+  if (std::optional<absl::Time> at = budgets_.NextReach(org, now)) {
+    Schedule(std::max(*at, now), Kind::kBudgetReach, limited_index_.at(org), generation);
+  }
+}
+
+void Engine::BudgetReach(size_t index, int64_t generation, absl::Time now) {
+  const std::string& org = limited_[index];
+  if (generation != reach_generation_[org]) return;  // The rate changed since.
+  if (!budgets_.Reached(org, now)) {
+    ExpectReach(org, now);  // Rounding: a moment early.
+    return;
+  }
+  budgets_.Warn(org);
+  Schedule(now + core::StopWarningOf(input_.org_limits.at(org)), Kind::kBudgetStop, index);
+}
+
+void Engine::BudgetStop(size_t index, absl::Time now) {
+  const std::string& org = limited_[index];
+  if (budgets_.StopDue(org, now)) {
+    for (const std::string& id : budgets_.Running(org)) {
+      budgets_.Stopped(org);
+      End(IndexOf(id), now);
+    }
+  }
+  ExpectReach(org, now);
+}
+
+bool Engine::WithinBudget(const Live& w, absl::Time now) {
+  const std::string& org = trace_[w.arrival].org;
+  if (budgets_.Admits(org, core::LeastGpuSevenths(*w.cls), now)) return true;
+  budgets_.HeldBack(org, w.id);
+  auto [it, fresh] = retry_at_.try_emplace(org, budgets_.PeriodEnd(org, now));
+  if (fresh) Schedule(it->second, Kind::kBudgetRetry, limited_index_.at(org));
+  return false;
 }
 
 void Engine::NodeUp(size_t index, absl::Time now) {
@@ -421,7 +511,10 @@ void Engine::Drain(const std::string* pool, absl::Time now) {
   std::vector<size_t> placed;
   placement::QueuePass(std::move(classes)).Run(
       [&](auto visit) { queue_.ForEachOrdered(visit); },
-      [&](const placement::PendingEntry& entry) { return &live_[IndexOf(entry.workspace)].cls->id; },
+      [&](const placement::PendingEntry& entry) -> const std::string* {
+        const Live& w = live_[IndexOf(entry.workspace)];
+        return WithinBudget(w, now) ? &w.cls->id : nullptr;
+      },
       [&](const placement::PendingEntry& entry) -> std::optional<placement::Decision> {
         Live& w = live_[IndexOf(entry.workspace)];
         placement::Decision decision = placement::Decide(*w.cls, catalog_.pools, snapshot_);
@@ -617,6 +710,13 @@ absl::StatusOr<SimulationResult> Engine::Run() {
           case Kind::kDriverReady: DriverReady(event.index, now); break;
           case Kind::kPlanRelayouts: PlanRelayouts(now); break;
           case Kind::kRelayoutDone: RelayoutDone(event.index, now); break;
+          case Kind::kBudgetReach: BudgetReach(event.index, event.generation, now); break;
+          case Kind::kBudgetStop: BudgetStop(event.index, now); break;
+          case Kind::kBudgetRetry:
+            retry_at_.erase(limited_[event.index]);
+            Drain(nullptr, now);
+            NeedEvaluation(now);
+            break;
         }
       }
       continue;
@@ -633,6 +733,7 @@ SimulationResult Engine::Finish(absl::Time end) {
   result.end = end;
   result.evaluations = evaluations_;
   result.unplaceable = std::move(unplaceable_);
+  result.budgets = budgets_.Finish(end);
   result.workspaces.resize(trace_.size());
   for (size_t i = 0; i < live_.size(); ++i) {
     const Live& w = live_[i];

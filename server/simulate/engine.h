@@ -26,6 +26,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
+#include "server/core/spending_limit.h"
+#include "server/simulate/org_budgets.h"
 #include "server/simulate/workload.h"
 
 namespace wsched::simulate {
@@ -47,10 +49,16 @@ struct SimulationOptions {
   // Evaluate every pool at every tick, as the server does, instead of only
   // when an answer can change: slow, for tests that the two agree.
   bool every_tick = false;
+  // --budget_interval of the server: what a new GPU placement commits to
+  // against its org's spending limit.
+  absl::Duration budget_interval = absl::Seconds(60);
 };
 
 struct SimulationInput {
   core::Catalog catalog;
+  // Spending limits by org id (docs/scaling.md "Replaying a spending
+  // limit"), checked with core::SpendingLimitProblems before the replay.
+  std::map<std::string, core::SpendingLimit> org_limits;
   // By pool id; a pool not listed gets PoolTimings{}.
   std::map<std::string, PoolTimings> timings;
   SimulationOptions options;
@@ -128,6 +136,7 @@ struct SimulationResult {
   // Arrivals whose class no pool can ever hold: "trace line 7: ...".
   std::vector<std::string> unplaceable;
   int64_t evaluations = 0;  // Scaler evaluations (per pool).
+  std::vector<BudgetResult> budgets;  // Per limited org, by org id.
 };
 
 // Arrivals are replayed in time order (the trace need not be sorted).

@@ -131,6 +131,10 @@ std::string SettableKeys() {
   std::vector<std::string> keys;
   for (const auto& [key, setter] : PoolSetters()) keys.push_back(absl::StrCat("pool.<id>.", key));
   keys.push_back("batching_window");
+  for (const char* key : {"gpu_hours_limit", "limit_period", "limit_action", "stop_warning"}) {
+    keys.push_back(absl::StrCat("org.<id>.", key));
+  }
+  keys.push_back("budget_interval");
   return absl::StrJoin(keys, ", ");
 }
 
@@ -179,6 +183,72 @@ absl::Status ApplyPoolSetting(absl::string_view origin, absl::string_view settin
                 absl::StrCat("unknown setting \"", key, "\" (settable: ", SettableKeys(), ")"));
 }
 
+// One setting of an org's spending limit (`key` after "org.<id>."), into
+// `limit`; the limit's own rules are checked by the caller.
+absl::Status SetLimit(absl::string_view key, absl::string_view value, core::SpendingLimit& limit) {
+  if (key == "gpu_hours_limit") {
+    double hours;
+    if (!absl::SimpleAtod(value, &hours)) {
+      return absl::InvalidArgumentError(absl::StrCat("want GPU-hours such as 100 or 0.5, not \"",
+                                                     value, "\""));
+    }
+    limit.gpu_hours = hours;
+  } else if (key == "limit_period") {
+    if (value == "month" || absl::StartsWith(value, "month:")) {
+      limit.period = {.kind = core::SpendingPeriod::Kind::kCalendarMonth,
+                      .time_zone = value == "month" ? "UTC" : std::string(value.substr(6))};
+    } else {
+      absl::StatusOr<absl::Duration> d = Duration(value);
+      if (!d.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "want month, month:<time zone> such as month:Europe/Berlin, or a rolling window "
+            "such as 24h or 168h, not \"", value, "\""));
+      }
+      limit.period = {.kind = core::SpendingPeriod::Kind::kRolling, .rolling = *d};
+    }
+  } else if (key == "limit_action") {
+    if (value == "block_new") {
+      limit.action = core::SpendingAction::kBlockNew;
+    } else if (value == "block_and_stop") {
+      limit.action = core::SpendingAction::kBlockAndStop;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("want block_new or block_and_stop, not \"", value, "\""));
+    }
+  } else if (key == "stop_warning") {
+    absl::StatusOr<absl::Duration> d = Duration(value);
+    if (!d.ok()) return d.status();
+    limit.stop_warning = *d;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat("unknown setting \"", key, "\""));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyOrgSetting(absl::string_view origin, absl::string_view setting,
+                             absl::string_view org, absl::string_view key,
+                             absl::string_view value, Scenario& scenario) {
+  auto& limits = scenario.input.org_limits;
+  auto known = limits.find(std::string(org));
+  if (known == limits.end() && key != "gpu_hours_limit") {
+    return Refuse(origin, setting,
+                  absl::StrCat("org ", org, " has no limit yet: set org.", org,
+                               ".gpu_hours_limit first"));
+  }
+  core::SpendingLimit changed = known == limits.end() ? core::SpendingLimit() : known->second;
+  if (absl::Status s = SetLimit(key, value, changed); !s.ok()) {
+    return Refuse(origin, setting,
+                  absl::StrCat(key, ": ", s.message(), " (settable: ", SettableKeys(), ")"));
+  }
+  // The server's rules for a limit (core/spending_limit.h), with the
+  // setting's path: "org.acme: gpu_hours: ...".
+  std::vector<std::string> problems =
+      core::SpendingLimitProblems(changed, absl::StrCat("org.", org));
+  if (!problems.empty()) return Refuse(origin, setting, problems.front());
+  limits[std::string(org)] = std::move(changed);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<VariantSpec> ParseVariant(absl::string_view text) {
@@ -218,7 +288,16 @@ absl::Status ApplySetting(absl::string_view origin, absl::string_view setting, S
     scenario.input.options.batching_window = *d;
     return absl::OkStatus();
   }
+  if (key == "budget_interval") {
+    absl::StatusOr<absl::Duration> d = Duration(value);
+    if (!d.ok()) return Refuse(origin, setting, absl::StrCat("budget_interval: ", d.status().message()));
+    scenario.input.options.budget_interval = *d;
+    return absl::OkStatus();
+  }
   std::vector<absl::string_view> parts = absl::StrSplit(key, absl::MaxSplits('.', 2));
+  if (parts.size() == 3 && parts[0] == "org" && !parts[1].empty()) {
+    return ApplyOrgSetting(origin, setting, parts[1], parts[2], value, scenario);
+  }
   if (parts.size() != 3 || parts[0] != "pool" || parts[1].empty()) {
     return Refuse(origin, setting,
                   absl::StrCat("unknown setting \"", key, "\" (settable: ", SettableKeys(), ")"));

@@ -12,6 +12,10 @@
 //   pool.<id>.mig.layout=whole|fixed|by_demand, pool.<id>.mig.profiles=P/P/...
 //   pool.<id>.mig_relayout=D                how long cutting a GPU anew takes
 //   batching_window=D
+//   org.<id>.gpu_hours_limit=X              a spending limit of X GPU-hours (first)
+//   org.<id>.limit_period=month|month:ZONE|D  a calendar month (UTC or ZONE), or a rolling window D
+//   org.<id>.limit_action=block_new|block_and_stop, org.<id>.stop_warning=D
+//   budget_interval=D                       what a new placement commits to (--budget_interval)
 // with N a whole number and D a duration such as 90s, 10m, 1h30m.
 #ifndef WSCHED_SERVER_SIMULATE_SCENARIO_H_
 #define WSCHED_SERVER_SIMULATE_SCENARIO_H_

@@ -88,6 +88,44 @@ TEST(ApplySetting, RefusalsNameTheFlagTheSettingAndTheRule) {
   ExpectRefused("pool.gpu-h100.node_start=-1m", "node_start: want a duration from 0");
 }
 
+TEST(ApplySetting, AnOrgsSpendingLimit) {
+  Scenario s = Base();
+  for (const char* setting :
+       {"org.acme.gpu_hours_limit=12.5", "org.acme.limit_period=month:Europe/Berlin",
+        "org.acme.limit_action=block_and_stop", "org.acme.stop_warning=5m",
+        "budget_interval=30s"}) {
+    ASSERT_TRUE(ApplySetting("--set", setting, s).ok()) << setting;
+  }
+  const core::SpendingLimit& limit = s.input.org_limits.at("acme");
+  EXPECT_EQ(limit.gpu_hours, 12.5);
+  EXPECT_EQ(limit.period.kind, core::SpendingPeriod::Kind::kCalendarMonth);
+  EXPECT_EQ(limit.period.time_zone, "Europe/Berlin");
+  EXPECT_EQ(limit.action, core::SpendingAction::kBlockAndStop);
+  EXPECT_EQ(limit.stop_warning, absl::Minutes(5));
+  EXPECT_EQ(s.input.options.budget_interval, absl::Seconds(30));
+  ASSERT_TRUE(ApplySetting("--set", "org.acme.limit_period=168h", s).ok());
+  EXPECT_EQ(s.input.org_limits.at("acme").period.rolling, absl::Hours(24 * 7));
+}
+
+TEST(ApplySetting, AnOrgsLimitIsJudgedByTheServersRulesAndChangesNothingWhenRefused) {
+  Scenario s = Base();
+  EXPECT_THAT(ApplySetting("--set", "org.acme.limit_action=block_new", s).message(),
+              HasSubstr("org acme has no limit yet: set org.acme.gpu_hours_limit first"));
+  EXPECT_THAT(ApplySetting("--set", "org.acme.gpu_hours_limit=-1", s).message(),
+              HasSubstr("org.acme.gpu_hours"));
+  EXPECT_TRUE(s.input.org_limits.empty());
+  ASSERT_TRUE(ApplySetting("--set", "org.acme.gpu_hours_limit=1", s).ok());
+  EXPECT_THAT(ApplySetting("--set", "org.acme.limit_period=month:Mars/Olympus", s).message(),
+              HasSubstr("Mars/Olympus"));
+  EXPECT_THAT(ApplySetting("--variant v", "org.acme.stop_warning=5m", s).message(),
+              HasSubstr("--variant v org.acme.stop_warning=5m: org.acme.stop_warning"));
+  EXPECT_THAT(ApplySetting("--set", "org.acme.limit_action=stop", s).message(),
+              HasSubstr("want block_new or block_and_stop"));
+  EXPECT_THAT(ApplySetting("--set", "org.acme.color=red", s).message(),
+              HasSubstr("unknown setting \"color\""));
+  EXPECT_EQ(s.input.org_limits.at("acme"), core::SpendingLimit{.gpu_hours = 1});
+}
+
 TEST(WithSettings, NamesTheScenarioAndKeepsTheBase) {
   Scenario base = Base();
   auto variant = WithSettings(base, "wb0", {"pool.gpu-h100.warm_buffer=0"}, "--variant wb0");

@@ -21,6 +21,35 @@ std::string WithinP90Text(const PoolResult& p) {
   return absl::StrCat(p.estimates_within_p90, "/", p.estimates_checked);
 }
 
+double GpuHours(int64_t gpu_micros) {
+  return static_cast<double>(gpu_micros) / static_cast<double>(core::kGpuMicrosPerGpuHour);
+}
+
+const char* ActionName(core::SpendingAction action) {
+  return action == core::SpendingAction::kBlockAndStop ? "block_and_stop" : "block_new";
+}
+
+// "a month (UTC)", "a month (Europe/Berlin)", "a rolling 7d".
+std::string PeriodText(const core::SpendingPeriod& period) {
+  if (period.kind == core::SpendingPeriod::Kind::kRolling) {
+    return absl::StrCat("per rolling ", absl::FormatDuration(period.rolling));
+  }
+  return absl::StrCat("per month (", period.time_zone, ")");
+}
+
+nlohmann::ordered_json BudgetJson(const BudgetResult& b) {
+  return {
+      {"org", b.org},
+      {"gpu_hours_limit", GpuHours(b.limit_micros)},
+      {"period", PeriodText(b.limit.period)},
+      {"action", ActionName(b.limit.action)},
+      {"most_spent_gpu_hours", GpuHours(b.most_spent)},
+      {"refused", b.refused},
+      {"held_back", b.held_back},
+      {"stopped", b.stopped},
+  };
+}
+
 nlohmann::ordered_json PoolJson(const PoolResult& p) {
   return {
       {"pool", p.pool},
@@ -81,6 +110,20 @@ std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResul
   return rows;
 }
 
+std::vector<std::vector<std::string>> BudgetTable(const std::vector<VariantResult>& variants) {
+  std::vector<std::vector<std::string>> rows = {
+      {"VARIANT", "ORG", "LIMIT", "ACTION", "MOST-SPENT", "REFUSED", "HELD-BACK", "STOPPED"}};
+  for (const VariantResult& v : variants) {
+    for (const BudgetResult& b : v.result.budgets) {
+      rows.push_back({v.name, b.org, absl::StrCat(Fixed(GpuHours(b.limit_micros), 2), " ",
+                                                  PeriodText(b.limit.period)),
+                      ActionName(b.limit.action), Fixed(GpuHours(b.most_spent), 2),
+                      absl::StrCat(b.refused), absl::StrCat(b.held_back), absl::StrCat(b.stopped)});
+    }
+  }
+  return rows;
+}
+
 nlohmann::ordered_json ReportJson(const std::vector<VariantResult>& variants,
                                   absl::Duration long_wait) {
   nlohmann::ordered_json out = {{"long_wait_s", Seconds(long_wait)},
@@ -88,6 +131,8 @@ nlohmann::ordered_json ReportJson(const std::vector<VariantResult>& variants,
   for (const VariantResult& v : variants) {
     nlohmann::ordered_json pools = nlohmann::ordered_json::array();
     for (const PoolResult& p : v.result.pools) pools.push_back(PoolJson(p));
+    nlohmann::ordered_json budgets = nlohmann::ordered_json::array();
+    for (const BudgetResult& b : v.result.budgets) budgets.push_back(BudgetJson(b));
     out["variants"].push_back({
         {"name", v.name},
         {"settings", v.settings},
@@ -95,6 +140,7 @@ nlohmann::ordered_json ReportJson(const std::vector<VariantResult>& variants,
         {"end", absl::FormatTime(kTimeFormat, v.result.end, absl::UTCTimeZone())},
         {"evaluations", v.result.evaluations},
         {"pools", std::move(pools)},
+        {"budgets", std::move(budgets)},
         {"unplaceable", v.result.unplaceable},
     });
   }

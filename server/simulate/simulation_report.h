@@ -23,8 +23,15 @@ struct VariantResult {
 std::vector<std::vector<std::string>> ReportTable(const std::vector<VariantResult>& variants,
                                                   absl::Duration long_wait);
 
+// The header, then one row per variant and spending limit (org_budgets.h):
+// VARIANT ORG LIMIT ACTION MOST-SPENT REFUSED HELD-BACK STOPPED, GPU-hours
+// per period. Only the header when no variant has a limit.
+std::vector<std::vector<std::string>> BudgetTable(const std::vector<VariantResult>& variants);
+
 // {"long_wait_s": .., "variants": [{"name", "settings", "start", "end",
-//   "pools": [{"pool", "node_hours", ..., "timings": {...}}], "unplaceable"}]}
+//   "pools": [{"pool", "node_hours", ..., "timings": {...}}], "budgets": [{"org",
+//   "gpu_hours_limit", "action", "most_spent_gpu_hours", "refused", "held_back",
+//   "stopped"}], "unplaceable"}]}
 // (docs/scaling.md "Reading the results" lists the fields).
 nlohmann::ordered_json ReportJson(const std::vector<VariantResult>& variants,
                                   absl::Duration long_wait);
