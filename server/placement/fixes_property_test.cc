@@ -5,12 +5,12 @@
 // workspace gets none; the bound on trials holds.
 //
 // Seeded: case i is generated from seed kSeed + i, and a failure names its
-// seed. Rerun one case alone with
-//   WSCHED_FIXES_SEED=<seed> WSCHED_FIXES_CASES=1 build/bin/placement_test \
-//       --gtest_filter='FixesPropertyTest.*'
+// seed. Rerun one case alone with WSCHED_FIXES_SEED=<seed>
+// WSCHED_FIXES_CASES=1 build/bin/placement_test --gtest_filter='FixesPropertyTest.*'
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <optional>
 #include <random>
@@ -339,7 +339,9 @@ void ExpectBounded(const World& w, const PendingReason& base, const Exhaustive& 
   FixLimits limits = kEverything;
   limits.max_trials = trials;
   const std::vector<PendingFix> fixes = FindFixes(w.in, limits);
-  if (trials == 0) EXPECT_THAT(fixes, IsEmpty());
+  if (trials == 0) {
+    EXPECT_THAT(fixes, IsEmpty());
+  }
   int changes = 0;
   for (const PendingFix& fix : fixes) {
     ExpectProven(w, base, fix);
@@ -423,6 +425,11 @@ TEST(FixesPropertyTest, EveryFixWorksTheSmallestFirstAndNoneIsMissed) {
       FAIL() << "rerun with WSCHED_FIXES_SEED=" << seed + i << " WSCHED_FIXES_CASES=1";
     }
   }
+  std::cout << cases << " cases: " << tally.queued << " queued, " << tally.with_fixes
+            << " with fixes, " << tally.without << " without;";
+  for (const auto& [kind, count] : tally.kinds)
+    std::cout << " " << FixKindName(kind) << "=" << count;
+  std::cout << "\n";
   if (cases < kCases) return;
   // The generator reaches every branch and every kind of fix.
   EXPECT_GT(tally.queued, cases / 20);
