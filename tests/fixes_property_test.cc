@@ -1,0 +1,529 @@
+// What would let a pending workspace go, on generated states through the
+// real server and PostgreSQL (docs/placement.md "What would it take"): each
+// case builds a cluster through the API (catalog, fake agents' nodes,
+// workspaces ahead in the queue, cordons, the org's quota and policies),
+// then places the workspace under test. Every fix an admin is shown is then
+// applied for real, each on its own copy of the case (built again under
+// other names): a class through PlaceWorkspace, a node through
+// UncordonNode, a quota through SetOrgSettings, a max_size through
+// ApplyCatalog; the workspace is then placed, or the scale-up the fix
+// promised is requested for it. The control plane is shown exactly the
+// admin's fixes it may apply, in the same order; a project owner may not
+// read the workspace at all.
+//
+// Seeded: case i is generated from seed kSeed + i, and a failure names its
+// seed. Rerun one case alone with
+//   WSCHED_FIXES_SEED=<seed> WSCHED_FIXES_CASES=1 build/bin/fixes_property_test
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/catalog_file.h"
+#include "tests/support/fake_nodes.h"
+#include "tests/support/server_process.h"
+#include "tests/support/test_database.h"
+#include "tests/support/workspaces.h"
+#include "wsched/v1/classes.grpc.pb.h"
+#include "wsched/v1/inventory.grpc.pb.h"
+#include "wsched/v1/placement.grpc.pb.h"
+#include "wsched/v1/settings.grpc.pb.h"
+
+namespace wsched {
+namespace {
+
+using ::testing::IsEmpty;
+
+constexpr uint32_t kSeed = 36;
+constexpr int kCases = 30;
+
+constexpr char kBaseCatalog[] = R"(classes:
+  - id: standard
+    display_name: Standard
+    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 30Gi, disk: 50Gi}
+    pool_selector: {workload: general}
+    default: true
+)";
+constexpr char kBasePools[] = R"(pools:
+  - id: general
+    labels: {workload: general}
+    node: {cpu: 30, memory: 120Gi, ephemeral_storage: 300Gi, disk: 1Ti}
+    max_size: 4
+)";
+constexpr char kDriverPolicy[] = R"(driver_policy:
+  - kernel: "5.15.0-*-generic"
+    os_id: ubuntu
+    os_version: "22.04"
+    driver_version: 550.54.15
+    driver_branch: "550"
+    installer_repo: registry.example.com/nvidia/driver
+)";
+
+constexpr char kDeprecated[] = "    deprecated: true\n";
+
+uint32_t EnvOr(const char* name, uint32_t fallback) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? static_cast<uint32_t>(std::strtoul(value, nullptr, 10)) : fallback;
+}
+
+// One generated case, without names: built as often as it has fixes, each
+// time under its own prefix.
+struct CaseSpec {
+  struct Pool {
+    std::string model;
+    int gpus = 8;
+    int max_size = 1;
+    std::vector<bool> installing;  // Per node: registered before its driver is.
+  };
+  struct Class {
+    int gpus = 1;
+    std::vector<std::string> models;
+    int price_milli = 1000;
+  };
+  std::vector<Pool> pools;
+  std::vector<Class> classes;
+  std::vector<int> queue;     // Classes placed before the workspace: held, or ahead.
+  std::vector<int> cordoned;  // Node numbers (in registration order), after the queue.
+  int64_t gpu_quota = -1;     // -1: none.
+  std::vector<int> allowed;   // The org's allow-list; empty: all.
+  std::vector<int> denied;    // The project's deny-list.
+  int target = 0;             // The class of the workspace under test.
+};
+
+// 1-2 pools of 4- or 8-GPU nodes (H100, A100) with a max_size of 1-3 and
+// 0-3 nodes (a few still installing their driver); 2-4 classes of 1-8 GPUs;
+// 0-5 workspaces placed first (held or queued ahead); cordons; maybe a
+// quota, an allow-list, a deny-list (never of the class under test, which
+// would be refused, not queued).
+CaseSpec Generate(uint32_t seed) {
+  std::mt19937 rng(seed);
+  auto pick = [&](int n) { return static_cast<int>(rng() % n); };
+  const char* models[] = {"H100", "A100"};
+  CaseSpec spec;
+  int nodes = 0;
+  for (int p = 0, count = 1 + pick(2); p < count; ++p) {
+    CaseSpec::Pool pool{models[pick(2)], pick(2) == 0 ? 4 : 8, 1 + pick(3), {}};
+    for (int n = 0, c = pick(4); n < c; ++n) pool.installing.push_back(pick(8) == 0);
+    nodes += static_cast<int>(pool.installing.size());
+    spec.pools.push_back(pool);
+  }
+  // Each class fits a pool of the case (the catalog refuses one that fits
+  // none): its first model is that pool's, its count at most its GPUs.
+  const int gpus[] = {1, 2, 4, 8};
+  for (int c = 0, count = 2 + pick(3); c < count; ++c) {
+    const CaseSpec::Pool& pool = spec.pools[pick(static_cast<int>(spec.pools.size()))];
+    CaseSpec::Class cls{gpus[pick(pool.gpus == 8 ? 4 : 3)], {pool.model}, 250 * (1 + pick(8))};
+    const std::string other = pool.model == models[0] ? models[1] : models[0];
+    if (pick(3) == 0) cls.models.push_back(other);
+    spec.classes.push_back(cls);
+  }
+  const int classes = static_cast<int>(spec.classes.size());
+  for (int i = 0, count = pick(6); i < count; ++i) spec.queue.push_back(pick(classes));
+  for (int n = 0; n < nodes; ++n) {
+    if (pick(4) == 0) spec.cordoned.push_back(n);
+  }
+  spec.target = pick(classes);
+  if (pick(2) == 0) spec.gpu_quota = pick(16);
+  if (pick(4) == 0) spec.allowed = {spec.target, pick(classes)};
+  for (int c = 0; c < classes; ++c) {
+    if (c != spec.target && pick(4) == 0) spec.denied.push_back(c);
+  }
+  return spec;
+}
+
+// What one build of a case is called.
+struct Names {
+  std::string prefix;
+  std::string Pool(int p) const { return absl::StrCat(prefix, "-pool", p); }
+  std::string Class(int c) const { return absl::StrCat(prefix, "-c", c); }
+  std::string Node(int p, int n) const { return absl::StrCat(prefix, "-pool", p, "-n", n); }
+  std::string Queued(int i) const { return absl::StrCat(prefix, "-q", i); }
+  std::string Target() const { return absl::StrCat(prefix, "-w"); }
+};
+
+bool IsScaleUp(v1::PendingReasonCode code) {
+  return code == v1::PENDING_REASON_CODE_SCALE_UP_REQUESTED ||
+         code == v1::PENDING_REASON_CODE_SCALE_UP_NOT_YET_REQUESTED;
+}
+
+// A fix without the case's names, to compare two builds of one case. A
+// scale-up is "requested" once the scaler's next signal has asked for it,
+// which one build may have seen and the other not yet.
+std::string Shape(const v1::PendingFix& fix, const Names& names) {
+  auto strip = [&](const std::string& s) {
+    return s.rfind(names.prefix, 0) == 0 ? s.substr(names.prefix.size()) : s;
+  };
+  return absl::StrCat(v1::PendingFix::Kind_Name(fix.kind()), " ", strip(fix.class_id()), " ",
+                      strip(fix.node()), " ", strip(fix.pool()), " ", fix.max_size(), " ",
+                      fix.gpu_quota(), " ",
+                      IsScaleUp(fix.outcome()) ? std::string("SCALE_UP")
+                                               : v1::PendingReasonCode_Name(fix.outcome()));
+}
+
+class FixesPropertyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    testing::ServerConfig config{db_.url(), catalog_.path()};
+    config.extra_flags = {"--scaling_batching_window=100ms"};
+    server_ = std::make_unique<testing::ServerProcess>(config);
+    ASSERT_TRUE(server_->started());
+    placement_ = v1::PlacementService::NewStub(server_->channel());
+    inventory_ = v1::InventoryService::NewStub(server_->channel());
+    settings_ = v1::SettingsService::NewStub(server_->channel());
+    classes_ = v1::ClassService::NewStub(server_->channel());
+  }
+
+  // Every build's pools and classes stay in the catalog (their nodes stay
+  // registered); each build's workspaces are stopped when it is done.
+  void ApplyCatalog() {
+    std::string yaml = kBaseCatalog;
+    for (const auto& [id, text] : catalog_classes_) yaml += text;
+    yaml += kBasePools;
+    for (const auto& [id, text] : catalog_pools_) yaml += text;
+    yaml += kDriverPolicy;
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::ApplyCatalogRequest request;
+    request.set_yaml(yaml);
+    v1::ApplyCatalogResponse response;
+    grpc::Status status = classes_->ApplyCatalog(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  void SetPool(const Names& names, int p, const CaseSpec::Pool& pool, int max_size) {
+    catalog_pools_[names.Pool(p)] = absl::StrCat(
+        "  - id: ", names.Pool(p), "\n    labels: {case: ", names.prefix, "}\n",
+        "    node: {cpu: 200, memory: 1700Gi, ephemeral_storage: 3Ti, disk: 4Ti, gpus: ", pool.gpus,
+        ", gpu_model: ", pool.model, "}\n    max_size: ", max_size, "\n");
+  }
+
+  void AddClass(const Names& names, int c, const CaseSpec::Class& cls) {
+    catalog_classes_[names.Class(c)] = absl::StrCat(
+        "  - id: ", names.Class(c), "\n    display_name: ", names.Class(c),
+        "\n    resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}\n",
+        "    gpu: {count: ", cls.gpus, ", models: [", absl::StrJoin(cls.models, ", "),
+        "], isolation: container}\n    pool_selector: {case: ", names.prefix, "}\n",
+        "    credits_per_minute: ", cls.price_milli / 1000.0, "\n");
+  }
+
+  // The org's quota and the case's allow-list (none before the queue is
+  // placed: the workspaces ahead may be of classes it leaves out).
+  void SetOrg(const Names& names, const CaseSpec& spec, int64_t gpu_quota, bool allow_list) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::SetOrgSettingsRequest request;
+    request.mutable_settings()->set_org_id("o-1");
+    for (int c : allow_list ? spec.allowed : std::vector<int>{}) {
+      request.mutable_settings()->add_allowed_classes(names.Class(c));
+    }
+    request.mutable_settings()->set_gpu_quota(gpu_quota);
+    v1::OrgSettings response;
+    grpc::Status status = settings_->SetOrgSettings(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  void SetProject(const Names& names, const std::vector<int>& denied) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::SetProjectSettingsRequest request;
+    request.mutable_settings()->set_project_id("p-1");
+    request.mutable_settings()->set_org_id("o-1");
+    for (int c : denied) request.mutable_settings()->add_denied_classes(names.Class(c));
+    v1::ProjectSettings response;
+    grpc::Status status = settings_->SetProjectSettings(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  grpc::Status Node(const std::string& name, bool cordon) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::NodeNameRequest request;
+    request.set_node_name(name);
+    v1::Node node;
+    return cordon ? inventory_->CordonNode(&context, request, &node)
+                  : inventory_->UncordonNode(&context, request, &node);
+  }
+
+  // Places `id` as the control plane does; a class no pool of the catalog
+  // can hold is refused, which a generated case may ask for.
+  grpc::Status Place(const std::string& id, const std::string& class_id, v1::Workspace* out) {
+    grpc::Status status = testing::PlaceAs(server_->channel(), id, class_id, out);
+    if (status.ok()) placed_.push_back(id);
+    return status;
+  }
+
+  // The one read of a workspace as `token` sees it (with its fixes).
+  grpc::Status GetWorkspace(const char* token, const std::string& id, v1::Workspace* out) {
+    grpc::ClientContext context;
+    testing::Authorize(context, token);
+    v1::GetWorkspaceRequest request;
+    request.set_workspace_id(id);
+    return placement_->GetWorkspace(&context, request, out);
+  }
+
+  v1::Workspace Get(const char* token, const std::string& id) {
+    v1::Workspace w;
+    grpc::Status status = GetWorkspace(token, id, &w);
+    EXPECT_TRUE(status.ok()) << id << ": " << status.error_message();
+    return w;
+  }
+
+  // Builds `spec` under `names`; returns the workspace under test as
+  // placed, or nothing when its class fits no pool (refused).
+  std::optional<v1::Workspace> Build(const CaseSpec& spec, const Names& names) {
+    std::vector<std::string> nodes;
+    // The classes of the builds before are deprecated, or they would be
+    // offered (their pools have room again) and the builds would not stay
+    // apart.
+    for (auto& [id, text] : catalog_classes_) {
+      if (!text.ends_with(kDeprecated)) text += kDeprecated;
+    }
+    for (size_t p = 0; p < spec.pools.size(); ++p) {
+      SetPool(names, p, spec.pools[p], spec.pools[p].max_size);
+    }
+    for (size_t c = 0; c < spec.classes.size(); ++c) AddClass(names, c, spec.classes[c]);
+    ApplyCatalog();
+    for (size_t p = 0; p < spec.pools.size(); ++p) {
+      const CaseSpec::Pool& pool = spec.pools[p];
+      for (size_t n = 0; n < pool.installing.size(); ++n) {
+        testing::FakeNodeOptions options;
+        options.model = pool.model;
+        options.gpus = pool.gpus;
+        v1::NodeInfo node = testing::FakeGpuNode(names.Node(p, n), names.Pool(p), options);
+        if (pool.installing[n]) node.set_driver_version("");
+        testing::RegisterNode(server_->channel(), node);
+        nodes.push_back(node.name());
+      }
+    }
+    // The settings of the case are set after the queue: a class they leave
+    // out is not refused, it waits (CLASS_POLICY) and takes nothing.
+    SetOrg(names, spec, -1, /*allow_list=*/false);
+    SetProject(names, {});
+    for (size_t i = 0; i < spec.queue.size(); ++i) {
+      v1::Workspace ignored;
+      (void)Place(names.Queued(i), names.Class(spec.queue[i]), &ignored);
+    }
+    for (int n : spec.cordoned) {
+      grpc::Status status = Node(nodes[n], /*cordon=*/true);
+      EXPECT_TRUE(status.ok()) << status.error_message();
+    }
+    SetOrg(names, spec, -1, /*allow_list=*/true);
+    SetProject(names, spec.denied);
+    v1::Workspace target;
+    if (!Place(names.Target(), names.Class(spec.target), &target).ok()) return std::nullopt;
+    // The quota after: a request over it is refused, one queued before it
+    // was lowered waits (ORG_GPU_QUOTA).
+    if (spec.gpu_quota >= 0) SetOrg(names, spec, spec.gpu_quota, /*allow_list=*/true);
+    return target;
+  }
+
+  void StopAll() {
+    for (const std::string& id : placed_) {
+      v1::Workspace stopped;
+      grpc::Status status = testing::StopAs(server_->channel(), id, &stopped);
+      EXPECT_TRUE(status.ok()) << id << ": " << status.error_message();
+    }
+    placed_.clear();
+  }
+
+  // Follows the workspace's watch stream until `done` holds (each message
+  // is a change; no polling); false when 10 s pass first.
+  bool Await(const std::string& id, const std::function<bool(const v1::Workspace&)>& done,
+             v1::Workspace* last) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::WatchWorkspaceRequest request;
+    request.set_workspace_id(id);
+    auto stream = placement_->WatchWorkspace(&context, request);
+    while (stream->Read(last)) {
+      if (done(*last)) {
+        context.TryCancel();
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // What the fix promised: placed, or (a scale-up) a scale-up requested for
+  // it, of the pool the fix names when it names one.
+  bool AwaitOutcome(const std::string& id, const v1::PendingFix& fix, v1::Workspace* last) {
+    const bool scale_up = fix.outcome() != v1::PENDING_REASON_CODE_QUEUED;
+    return Await(
+        id,
+        [&](const v1::Workspace& w) {
+          if (w.state() == v1::WORKSPACE_STATE_PLACED) return true;
+          return scale_up && w.pending().code() == v1::PENDING_REASON_CODE_SCALE_UP_REQUESTED &&
+                 (fix.pool().empty() || w.pending().pool() == fix.pool());
+        },
+        last);
+  }
+
+  // Applies `fix` to the build `names` of `spec` through the API, as the
+  // one it names would; returns the workspace that must now go.
+  std::string Apply(const CaseSpec& spec, const Names& names, const v1::PendingFix& fix) {
+    switch (fix.kind()) {
+      case v1::PendingFix::KIND_USE_CLASS: {
+        v1::Workspace stopped;
+        EXPECT_TRUE(testing::StopAs(server_->channel(), names.Target(), &stopped).ok());
+        const std::string id = absl::StrCat(names.Target(), "-as-", fix.class_id());
+        v1::Workspace placed;
+        grpc::Status status = Place(id, fix.class_id(), &placed);
+        EXPECT_TRUE(status.ok()) << status.error_message();
+        return id;
+      }
+      case v1::PendingFix::KIND_UNCORDON_NODE: {
+        grpc::Status status = Node(fix.node(), /*cordon=*/false);
+        EXPECT_TRUE(status.ok()) << status.error_message();
+        break;
+      }
+      case v1::PendingFix::KIND_RAISE_ORG_GPU_QUOTA:
+        SetOrg(names, spec, fix.gpu_quota(), /*allow_list=*/true);
+        break;
+      case v1::PendingFix::KIND_RAISE_POOL_MAX_SIZE:
+        for (size_t p = 0; p < spec.pools.size(); ++p) {
+          if (names.Pool(p) == fix.pool()) SetPool(names, p, spec.pools[p], fix.max_size());
+        }
+        ApplyCatalog();
+        break;
+      default:
+        ADD_FAILURE() << "nothing to apply for " << fix.detail();
+    }
+    return names.Target();
+  }
+
+  // Who sees what: the control plane exactly the admin's fixes that the
+  // project's side may apply, in order; a project owner cannot read it.
+  void ExpectRoleFilter(const std::string& id, const v1::Workspace& admin_view) {
+    std::vector<std::string> expected;
+    for (const v1::PendingFix& fix : admin_view.fixes()) {
+      if (fix.applier() == v1::PendingFix::APPLIER_PROJECT_OWNER) expected.push_back(fix.detail());
+    }
+    std::vector<std::string> shown;
+    const v1::Workspace control_plane_view = Get(testing::kControlPlaneToken, id);
+    for (const v1::PendingFix& fix : control_plane_view.fixes()) {
+      shown.push_back(fix.detail());
+    }
+    EXPECT_EQ(shown, expected);
+    v1::Workspace owner_view;
+    EXPECT_EQ(GetWorkspace(testing::kOwnerToken, id, &owner_view).error_code(),
+              grpc::StatusCode::PERMISSION_DENIED);
+    EXPECT_THAT(owner_view.fixes(), IsEmpty());
+  }
+
+  // Builds the case again for each fix after the first, applies it there,
+  // and awaits what it promised.
+  void CheckCase(uint32_t seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const CaseSpec spec = Generate(seed);
+    const Names first{absl::StrCat("s", seed)};
+    const std::optional<v1::Workspace> placed = Build(spec, first);
+    if (!placed) {
+      ++tally_.refused;
+      StopAll();
+      return;
+    }
+    if (placed->state() == v1::WORKSPACE_STATE_PLACED) {
+      ++tally_.placed;
+      EXPECT_THAT(Get(testing::kAdminToken, first.Target()).fixes(), IsEmpty());
+      StopAll();
+      return;
+    }
+    const v1::Workspace admin_view = Get(testing::kAdminToken, first.Target());
+    ASSERT_EQ(admin_view.state(), v1::WORKSPACE_STATE_PENDING);
+    ExpectRoleFilter(first.Target(), admin_view);
+    std::vector<std::string> shapes;
+    for (const v1::PendingFix& fix : admin_view.fixes()) shapes.push_back(Shape(fix, first));
+    if (shapes.empty()) ++tally_.without;
+    for (int j = 0; j < admin_view.fixes_size(); ++j) {
+      SCOPED_TRACE(absl::StrCat("fix ", j, ": ", admin_view.fixes(j).detail()));
+      Names names = first;
+      v1::PendingFix fix = admin_view.fixes(j);
+      if (j > 0) {  // A fresh copy of the case: the first build was changed.
+        StopAll();
+        names.prefix = absl::StrCat(first.prefix, "r", j);
+        ASSERT_TRUE(Build(spec, names).has_value());
+        const v1::Workspace again = Get(testing::kAdminToken, names.Target());
+        std::vector<std::string> again_shapes;
+        for (const v1::PendingFix& f : again.fixes()) again_shapes.push_back(Shape(f, names));
+        ASSERT_EQ(again_shapes, shapes) << "the same case, built again, has other fixes";
+        fix = again.fixes(j);
+      }
+      ++tally_.kinds[fix.kind()];
+      if (fix.kind() == v1::PendingFix::KIND_WAIT) {
+        // Nothing to apply: the reason now is what it waits for (a scale-up
+        // may have been requested since).
+        const v1::PendingReasonCode now =
+            Get(testing::kAdminToken, names.Target()).pending().code();
+        EXPECT_TRUE(now == fix.wait_for() || (IsScaleUp(now) && IsScaleUp(fix.wait_for())))
+            << v1::PendingReasonCode_Name(now);
+        continue;
+      }
+      const std::string id = Apply(spec, names, fix);
+      v1::Workspace last;
+      EXPECT_TRUE(AwaitOutcome(id, fix, &last))
+          << "promised " << v1::PendingReasonCode_Name(fix.outcome())
+          << "; last: " << v1::WorkspaceState_Name(last.state()) << " " << last.pending_reason();
+      ++tally_.applied;
+    }
+    StopAll();
+  }
+
+  struct Tally {
+    int refused = 0;
+    int placed = 0;
+    int without = 0;
+    int applied = 0;
+    std::map<v1::PendingFix::Kind, int> kinds;
+  };
+
+  testing::TestDatabase db_;
+  testing::CatalogFile catalog_{"fixes-property",
+                                std::string(kBaseCatalog) + kBasePools + kDriverPolicy};
+  std::unique_ptr<testing::ServerProcess> server_;
+  std::unique_ptr<v1::PlacementService::Stub> placement_;
+  std::unique_ptr<v1::InventoryService::Stub> inventory_;
+  std::unique_ptr<v1::SettingsService::Stub> settings_;
+  std::unique_ptr<v1::ClassService::Stub> classes_;
+  std::map<std::string, std::string> catalog_pools_;
+  std::map<std::string, std::string> catalog_classes_;
+  std::vector<std::string> placed_;
+  Tally tally_;
+};
+
+TEST_F(FixesPropertyTest, EveryFixShownAppliedThroughTheApiLetsTheWorkspaceGo) {
+  const uint32_t seed = EnvOr("WSCHED_FIXES_SEED", kSeed);
+  const int cases = static_cast<int>(EnvOr("WSCHED_FIXES_CASES", kCases));
+  for (int i = 0; i < cases; ++i) {
+    CheckCase(seed + i);
+    if (HasFailure()) {
+      FAIL() << "rerun with WSCHED_FIXES_SEED=" << seed + i << " WSCHED_FIXES_CASES=1";
+    }
+  }
+  std::string kinds;
+  for (const auto& [kind, count] : tally_.kinds) {
+    absl::StrAppend(&kinds, " ", v1::PendingFix::Kind_Name(kind), "=", count);
+  }
+  std::cout << cases << " cases: " << tally_.refused << " refused (no pool fits), " << tally_.placed
+            << " placed at once, " << tally_.without << " pending without a fix, " << tally_.applied
+            << " fixes applied;" << kinds << "\n";
+  if (cases < kCases) return;
+  // The generator reaches several kinds that an API call applies.
+  int kinds_applied = 0;
+  for (const auto& [kind, count] : tally_.kinds) kinds_applied += kind != v1::PendingFix::KIND_WAIT;
+  EXPECT_GE(kinds_applied, 3);
+}
+
+}  // namespace
+}  // namespace wsched
