@@ -263,12 +263,14 @@ class FixesPropertyTest : public ::testing::Test {
     return status;
   }
 
-  // The one read of a workspace as `token` sees it (with its fixes).
+  // The one read of a workspace as `token` sees it (with its fixes: the
+  // FULL view).
   grpc::Status GetWorkspace(const char* token, const std::string& id, v1::Workspace* out) {
     grpc::ClientContext context;
     testing::Authorize(context, token);
     v1::GetWorkspaceRequest request;
     request.set_workspace_id(id);
+    request.set_view(v1::WORKSPACE_VIEW_FULL);
     return placement_->GetWorkspace(&context, request, out);
   }
 
