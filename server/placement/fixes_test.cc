@@ -58,6 +58,7 @@ class FixesTest : public ::testing::Test {
     in.pending.driver_policy = &policy_;
     in.pending.queue_position = 1;
     in.pending.quota = quota_;
+    in.pending.budgets = budgets_;
     in.pending.now = kNow;
     in.classes = &classes_;
     in.project = project_;
@@ -70,9 +71,96 @@ class FixesTest : public ::testing::Test {
   std::vector<core::DriverPolicyEntry> policy_;
   Snapshot snapshot_;
   std::optional<QuotaFigures> quota_;
+  std::vector<core::BudgetStanding> budgets_;
   core::ProjectSettings project_;
   core::OrgSettings org_;
 };
+
+// `scope`'s limit of `limit_seconds` GPU-seconds, `spent_seconds` spent; a
+// placement commits to a minute of its GPUs.
+core::BudgetStanding Budget(const std::string& scope, const std::string& id, int64_t limit_seconds,
+                            int64_t spent_seconds) {
+  return {scope,
+          id,
+          limit_seconds * core::kGpuMicrosPerGpuSecond,
+          spent_seconds * core::kGpuMicrosPerGpuSecond,
+          absl::Minutes(1),
+          kNow + absl::Hours(5)};
+}
+
+TEST_F(FixesTest, RaisesTheExhaustedSpendingLimitByTheLeastThatAdmitsTheFirstInterval) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 600, 590)};  // 590 + 8 GPUs x 60 s = 1070.
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kRaiseSpendingLimit);
+  EXPECT_EQ(std::string(FixKindName(fixes[0].kind)), "raise_spending_limit");
+  EXPECT_EQ(fixes[0].applier, FixApplier::kOrgAdmin);
+  EXPECT_EQ(fixes[0].spending_scope, "org");
+  EXPECT_EQ(fixes[0].spending_limit, 1070 * core::kGpuMicrosPerGpuSecond);
+  EXPECT_EQ(fixes[0].raise_by, 470 * core::kGpuMicrosPerGpuSecond);
+  EXPECT_EQ(fixes[0].outcome.code, PendingCode::kQueued);
+  EXPECT_EQ(fixes[0].detail,
+            "raise the spending limit of org o-1 to 1070.000000 GPU-seconds (+470.000000): it is "
+            "placed at the next pass of the queue (room on node h1)");
+
+  // Proven: applied, the walk lets it go; one GPU-microsecond less does not.
+  FixInputs in = Inputs();
+  EXPECT_EQ(ExplainPending(FixedInputs(in, fixes[0]).pending()).code, PendingCode::kQueued);
+  PendingFix short_of_it = fixes[0];
+  short_of_it.spending_limit -= 1;
+  EXPECT_EQ(ExplainPending(FixedInputs(in, short_of_it).pending()).code,
+            PendingCode::kBudgetExhausted);
+}
+
+TEST_F(FixesTest, ALimitSpentPastItIsRaisedAboveWhatIsSpent) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 600, 900)};
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].spending_limit, (900 + 480) * core::kGpuMicrosPerGpuSecond);
+  EXPECT_EQ(fixes[0].raise_by, (900 + 480 - 600) * core::kGpuMicrosPerGpuSecond);
+}
+
+TEST_F(FixesTest, RaisesTheProjectsLimitWhenOnlyItHoldsTheWorkspace) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 6000, 100), Budget("project", "p-1", 500, 100)};
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].spending_scope, "project");
+  EXPECT_EQ(fixes[0].spending_limit, 580 * core::kGpuMicrosPerGpuSecond);
+  EXPECT_THAT(fixes[0].detail, HasSubstr("raise the spending limit of project p-1 to 580.000000"));
+}
+
+TEST_F(FixesTest, NoSpendingLimitRaiseWhenBothLimitsHoldIt) {
+  AddNode("h1");
+  // A project's limit may not exceed its org's: no one raise admits it.
+  budgets_ = {Budget("org", "o-1", 600, 590), Budget("project", "p-1", 500, 490)};
+  classes_.resize(1);
+  EXPECT_THAT(FindFixes(Inputs()), IsEmpty());
+}
+
+TEST_F(FixesTest, NoSpendingLimitRaiseWhenNoCapacityFollows) {
+  AddNode("h1");
+  Hold("h1", 1);  // At max_size 1 with 7 GPUs free.
+  budgets_ = {Budget("org", "o-1", 600, 590)};
+  classes_.resize(1);
+  EXPECT_THAT(FindFixes(Inputs()), IsEmpty());
+}
+
+TEST_F(FixesTest, ASmallerClassWithinTheLimitRanksBeforeTheRaise) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 600, 300)};  // 300 + 4 x 60 fits; 300 + 8 x 60 does not.
+  classes_.resize(2);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kUseClass);
+  EXPECT_EQ(fixes[0].class_id, "gpu-4x");
+  EXPECT_EQ(fixes[1].kind, FixKind::kRaiseSpendingLimit);
+}
 
 TEST_F(FixesTest, NoneWhenRoomExists) {
   AddNode("h1");
@@ -273,6 +361,20 @@ void Generate(std::mt19937& rng, World& w) {
   }
   if (pick(3) == 0) in.org.allowed_classes = {w.classes[pick(3)].id, w.classes[pick(3)].id};
   in.pending.policy_denial = core::ForbiddingRule(in.pending.cls->id, in.project, in.org);
+  // Maybe spending limits: GPU-seconds of the order of what a first
+  // minute of 1-4 GPUs commits to, the project's within the org's.
+  if (pick(3) == 0) {
+    const int64_t org_limit = (60 + pick(400)) * core::kGpuMicrosPerGpuSecond;
+    const int64_t org_spent = pick(400) * core::kGpuMicrosPerGpuSecond;
+    in.pending.budgets.push_back(
+        {"org", "o-1", org_limit, org_spent, absl::Minutes(1), kNow + absl::Hours(1)});
+    if (pick(2) == 0) {
+      const int64_t limit = (1 + pick(static_cast<int>(org_limit / 1000000))) * 1000000;
+      const int64_t spent = pick(static_cast<int>(org_spent / 1000000) + 1) * int64_t{1000000};
+      in.pending.budgets.push_back(
+          {"project", "p-1", limit, spent, absl::Minutes(1), kNow + absl::Hours(1)});
+    }
+  }
 }
 
 PendingReason Outcome(const FixInputs& in, const PendingFix& fix) {
@@ -296,7 +398,33 @@ struct Exhaustive {
   std::vector<std::string> nodes;       // Every cordoned node that works.
   std::optional<int64_t> quota;         // The smallest quota that works.
   std::map<std::string, int> max_size;  // Per pool, the smallest that works.
+  // Per spending limit's scope, the smallest that works.
+  std::map<std::string, int64_t> spending;
 };
+
+// The smallest limit of `budget` that lets it go, searched between one
+// above its limit and `top` (assumed: a larger limit never holds it back
+// where a smaller one did not); nullopt when not even `top` does.
+std::optional<int64_t> SmallestSpendingLimit(const FixInputs& in, const PendingReason& base,
+                                             const core::BudgetStanding& budget, int64_t top) {
+  auto works = [&](int64_t limit) {
+    return Works(in, base,
+                 {.kind = FixKind::kRaiseSpendingLimit,
+                  .spending_scope = budget.scope,
+                  .spending_limit = limit});
+  };
+  int64_t low = budget.limit + 1, high = top;
+  if (high < low || !works(high)) return std::nullopt;
+  while (low < high) {
+    const int64_t mid = low + (high - low) / 2;
+    if (works(mid)) {
+      high = mid;
+    } else {
+      low = mid + 1;
+    }
+  }
+  return high;
+}
 
 Exhaustive TryEverything(const World& w, const PendingReason& base) {
   const FixInputs& in = w.in;
@@ -329,6 +457,19 @@ Exhaustive TryEverything(const World& w, const PendingReason& base) {
       }
     }
   }
+  if (base.code == PendingCode::kBudgetExhausted) {
+    int64_t org_limit = int64_t{1} << 50;  // No org limit: far more than any spent here.
+    for (const core::BudgetStanding& budget : in.pending.budgets) {
+      if (budget.scope == "org") org_limit = budget.limit;
+    }
+    for (const core::BudgetStanding& budget : in.pending.budgets) {
+      // A project's limit may not exceed its org's.
+      const int64_t top = budget.scope == "project" ? org_limit : int64_t{1} << 50;
+      if (auto limit = SmallestSpendingLimit(in, base, budget, top)) {
+        all.spending[budget.scope] = *limit;
+      }
+    }
+  }
   std::sort(all.classes.begin(), all.classes.end());
   std::sort(all.nodes.begin(), all.nodes.end());
   return all;
@@ -336,7 +477,7 @@ Exhaustive TryEverything(const World& w, const PendingReason& base) {
 
 TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
   std::mt19937 rng(20261205);
-  int with_fixes = 0, without = 0, queued = 0;
+  int with_fixes = 0, without = 0, queued = 0, raised_limits = 0;
   for (int round = 0; round < 3000; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
     World w;
@@ -379,7 +520,12 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
     std::vector<std::string> classes, nodes;
     std::optional<int64_t> quota;
     std::map<std::string, int> max_size;
+    std::map<std::string, int64_t> spending;
     for (const PendingFix& fix : all) {
+      if (fix.kind == FixKind::kRaiseSpendingLimit) {
+        spending[fix.spending_scope] = fix.spending_limit;
+        ++raised_limits;
+      }
       if (fix.kind == FixKind::kUseClass) classes.push_back(fix.class_id);
       if (fix.kind == FixKind::kUncordonNode) nodes.push_back(fix.node);
       if (fix.kind == FixKind::kRaiseOrgGpuQuota) quota = fix.gpu_quota;
@@ -391,6 +537,7 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
     EXPECT_EQ(nodes, expected.nodes);
     EXPECT_EQ(quota, expected.quota);
     EXPECT_EQ(max_size, expected.max_size);
+    EXPECT_EQ(spending, expected.spending);
 
     // Least change first; what is shown is the head of it.
     for (size_t i = 1; i < all.size(); ++i) EXPECT_LE(all[i - 1].kind, all[i].kind);
@@ -400,7 +547,8 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
   // The generator reaches every branch.
   EXPECT_GT(with_fixes, 100);
   EXPECT_GT(without, 100);
-  EXPECT_GT(queued, 100);
+  EXPECT_GT(queued, 80);  // Fewer since some states have a spending limit spent.
+  EXPECT_GT(raised_limits, 20);
 }
 
 }  // namespace
