@@ -14,10 +14,11 @@
 #        on an empty cluster of fake nodes (registered once, emptied by SQL
 #        between rounds while the server is down). Latency is cross-checked
 #        against the server's /metrics.
-#     b'. (step "reads") b again while READERS threads read one pending
-#        workspace (GetWorkspace: its reason, estimate and proven fixes,
-#        the costliest read) over and over: does polling pending
-#        workspaces slow placing? Compared with b of the same round.
+#     b'. (step "reads") b again while READERS threads poll one pending
+#        workspace (GetWorkspace with view READ_VIEW: its reason and
+#        estimate; with full also its proven fixes), each READ_RATE times
+#        a second: does polling pending workspaces slow placing? Compared
+#        with b of the same round.
 #     c. wsched-loadgen with --stop_after_place (place + stop cycles).
 #     d. two replicas (two wsched-server processes on the database), the
 #        same load split between them (C/2 each), placements summed; one
@@ -49,7 +50,8 @@
 #      nodes; default from the first pgbench), BUILD (build-load),
 #      RESTART_WORKSPACES (100000), RESTART_RUNS (3), SKIP (space-separated
 #      steps to skip: place reads cycle two three open restart decide), KEEP=1 keeps the temp dir,
-#      READERS (2: pending readers of step "reads"),
+#      READERS (2: pending readers of step "reads"), READ_VIEW (basic or
+#      full), READ_RATE (25: reads/s per reader; 0 = as fast as answered),
 #      SERVER_FLAGS (extra wsched-server flags, e.g. --commit_wait=1ms),
 #      FORWARD (1: the two replicas run as placer and front door; 0: both place),
 #      WAL_MB (2048: WAL segments made before the load, as a database that
@@ -437,9 +439,9 @@ if reads:
     for i in range(len(reads)):
         d = json.loads(open("%s/reads%d.out" % (work, i + 1)).read().strip().splitlines()[-1])
         r = d["pending_reads"]
-        print("  round %d: %d readers read %.1f/s (p50 %.2f p99 %.2f ms), %d fixes in the answer, errors %d"
-              % (i + 1, r["readers"], r["per_s"], r["latency_ms"]["p50"], r["latency_ms"]["p99"],
-                 r["fixes"], r["errors"]))
+        print("  round %d: %d readers (view %s, paced %s/s each) read %.1f/s (p50 %.2f p99 %.2f ms), %d fixes in the answer, errors %d"
+              % (i + 1, r["readers"], r["view"], r["paced_per_s"] or "unpaced", r["per_s"],
+                 r["latency_ms"]["p50"], r["latency_ms"]["p99"], r["fixes"], r["errors"]))
     if place:
         print("  with readers / without: %.2fx (medians)" % (statistics.median(reads) / statistics.median(place)))
 if cycle:
@@ -572,8 +574,9 @@ for round in $(seq 1 "$ROUNDS"); do
   fi
   if ! skipping reads; then
     empty_cluster
-    say "C=$C round $round: PlaceWorkspace, concurrency $C, ${S}s, beside ${READERS:-2} readers of a pending workspace"
-    loadgen_phase "reads$round" --pending_readers="${READERS:-2}"
+    say "C=$C round $round: PlaceWorkspace, concurrency $C, ${S}s, beside ${READERS:-2} readers of a pending workspace (view ${READ_VIEW:-basic}, ${READ_RATE:-25}/s each)"
+    loadgen_phase "reads$round" --pending_readers="${READERS:-2}" \
+      --pending_view="${READ_VIEW:-basic}" --pending_reads_per_s="${READ_RATE:-25}"
     READS_LIST+=("$(json "$WORK/reads$round.out" 'd["placements_per_s"]')")
   fi
   if ! skipping cycle; then

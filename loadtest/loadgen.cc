@@ -88,6 +88,12 @@ ABSL_FLAG(std::string, mix, "standard=1",
 ABSL_FLAG(int, pending_readers, 0,
           "threads that read one pending workspace (GetWorkspace: its reason and proven fixes) "
           "over and over beside the placements; 0 = none");
+ABSL_FLAG(std::string, pending_view, "basic",
+          "what the --pending_readers ask for: basic (what a poll asks: reason and estimate) or "
+          "full (also the proven fixes)");
+ABSL_FLAG(double, pending_reads_per_s, 0,
+          "each pending reader's pace in reads per second, as a control plane polls; 0 = call "
+          "again as soon as answered");
 ABSL_FLAG(std::string, pending_class, "gpu-8x-vm",
           "class of the workspace the --pending_readers read; it must stay pending on the fleet");
 ABSL_FLAG(bool, stop_after_place, false,
@@ -414,6 +420,17 @@ int Main() {
     options.project_id = absl::GetFlag(FLAGS_project);
     options.readers = count;
     options.rpc_timeout = rpc_timeout;
+    const std::string view = absl::GetFlag(FLAGS_pending_view);
+    if (view != "basic" && view != "full") {
+      std::cerr << "--pending_view: must be basic or full, not \"" << view << "\"\n";
+      return 2;
+    }
+    options.full_view = view == "full";
+    options.reads_per_s = absl::GetFlag(FLAGS_pending_reads_per_s);
+    if (options.reads_per_s < 0) {
+      std::cerr << "--pending_reads_per_s: must be 0 or more\n";
+      return 2;
+    }
     if (absl::Status started = PendingReaders::Start(channels[0], options, &readers);
         !started.ok()) {
       std::cerr << started << "\n";
@@ -576,6 +593,8 @@ int Main() {
     out["pending_reads"] = {{"calls", reads->calls},
                             {"per_s", reads->calls / reads->seconds},
                             {"readers", absl::GetFlag(FLAGS_pending_readers)},
+                            {"view", absl::GetFlag(FLAGS_pending_view)},
+                            {"paced_per_s", absl::GetFlag(FLAGS_pending_reads_per_s)},
                             {"errors", reads->errors},
                             {"fixes", reads->fixes},
                             {"latency_ms", LatencyJson(read)}};

@@ -1,5 +1,6 @@
 #include "loadtest/pending_readers.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -53,7 +54,20 @@ absl::Status PendingReaders::Start(const std::shared_ptr<grpc::Channel>& channel
       PendingReads& r = reader->results_[t];
       v1::GetWorkspaceRequest get;
       get.set_workspace_id(options.workspace_id);
+      get.set_view(options.full_view ? v1::WORKSPACE_VIEW_FULL : v1::WORKSPACE_VIEW_BASIC);
+      // A paced reader keeps its schedule (a late call is not made up by
+      // calling faster): it models a poll every 1/reads_per_s seconds.
+      const Clock::duration interval =
+          options.reads_per_s > 0
+              ? std::chrono::duration_cast<Clock::duration>(
+                    std::chrono::duration<double>(1.0 / options.reads_per_s))
+              : Clock::duration::zero();
+      Clock::time_point next = Clock::now();
       while (!reader->stop_.load(std::memory_order_relaxed)) {
+        if (interval > Clock::duration::zero()) {
+          std::this_thread::sleep_until(next);
+          next = std::max(next + interval, Clock::now());
+        }
         grpc::ClientContext context;
         v1::Workspace w;
         const Clock::time_point t0 = Clock::now();

@@ -1,10 +1,11 @@
 // Readers of a pending workspace beside the placements: each reader thread
-// calls GetWorkspace on one workspace that stays pending, over and over.
-// That is the costliest read a replica answers (its pending reason, its
-// estimate, and the fixes proven by running the decision again, see
-// docs/placement.md "What would it take"), so a run with readers against
-// one without says whether control planes that poll their pending
-// workspaces slow placing (loadtest/bench.sh step "reads").
+// calls GetWorkspace on one workspace that stays pending, over and over, at
+// a set pace (as a control plane polls) or as fast as it answers. A
+// pending read is the costliest a replica answers (its pending reason and
+// estimate; with the FULL view also the fixes proven by running the
+// decision again, see docs/placement.md "What would it take"), so a run
+// with readers against one without says whether control planes that poll
+// their pending workspaces slow placing (loadtest/bench.sh step "reads").
 #ifndef WSCHED_LOADTEST_PENDING_READERS_H_
 #define WSCHED_LOADTEST_PENDING_READERS_H_
 
@@ -42,6 +43,10 @@ class PendingReaders {
     std::string org_id;
     std::string project_id;
     int readers = 1;
+    // BASIC: what a poll asks for; FULL: with the fixes.
+    bool full_view = false;
+    // Per reader; 0 = each reader calls again as soon as it is answered.
+    double reads_per_s = 0;
     absl::Duration rpc_timeout = absl::Seconds(10);
   };
 

@@ -142,6 +142,18 @@ class DriverRolloutTest : public ::testing::Test {
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
+  // The install a released node is handed at its heartbeat. A heartbeat
+  // that changes nothing is answered from this replica's mirror, which
+  // learns of the release from the change feed a moment after the
+  // database (GetNode reads the database): a real agent gets the job at
+  // its next heartbeat, so this heartbeats until it does.
+  std::optional<v1::DriverWork> AwaitWork(const std::string& node) {
+    std::optional<v1::DriverWork> work;
+    EXPECT_TRUE(testing::Eventually([&] { return (work = Heartbeat(node, kOld)).has_value(); }, 30))
+        << node << " was handed no install";
+    return work;
+  }
+
   // An agent's whole install: started, succeeded, the new driver loaded.
   void Install(const std::string& node) {
     Report(node, v1::DRIVER_INSTALL_OUTCOME_STARTED);
@@ -275,7 +287,7 @@ TEST_F(DriverRolloutTest, APolicyChangeRollsThroughACanaryThenAtMostNIdleNodesAt
   EXPECT_EQ(NodesIn(v1::DRIVER_STATE_OUTDATED).size(), 3u);
   EXPECT_EQ(Node(busy_a).driver_state(), v1::DRIVER_STATE_OUTDATED);
   EXPECT_FALSE(Heartbeat(busy_a, kOld).has_value());
-  std::optional<v1::DriverWork> work = Heartbeat(canary, kOld);
+  std::optional<v1::DriverWork> work = AwaitWork(canary);
   ASSERT_TRUE(work.has_value());
   EXPECT_EQ(work->driver_version(), kNew);
 
@@ -303,11 +315,11 @@ TEST_F(DriverRolloutTest, APolicyChangeRollsThroughACanaryThenAtMostNIdleNodesAt
   // Never while it holds a workspace: the busy one is handed no job (and
   // takes no new work) until its workspace ends.
   EXPECT_FALSE(Heartbeat(waiting_busy, kOld).has_value());
-  ASSERT_TRUE(Heartbeat(idle, kOld).has_value());
+  ASSERT_TRUE(AwaitWork(idle).has_value());
   Install(idle);
   EXPECT_FALSE(Heartbeat(waiting_busy, kOld).has_value());
   Stop(waiting_busy == busy_a ? "ws-a" : "ws-b");
-  ASSERT_TRUE(Heartbeat(waiting_busy, kOld).has_value());
+  ASSERT_TRUE(AwaitWork(waiting_busy).has_value());
   Install(waiting_busy);
 
   // The last one, and the rollout ends.

@@ -93,11 +93,15 @@ class PendingFixesTest : public ::testing::Test {
     return settings->SetOrgSettings(&context, request, &response);
   }
 
-  v1::Workspace GetWith(const char* token, const std::string& id) {
+  // The fixes come only with the FULL view (the default BASIC leaves them
+  // out: a poll does not pay for them).
+  v1::Workspace GetWith(const char* token, const std::string& id,
+                        v1::WorkspaceView view = v1::WORKSPACE_VIEW_FULL) {
     grpc::ClientContext context;
     testing::Authorize(context, token);
     v1::GetWorkspaceRequest request;
     request.set_workspace_id(id);
+    request.set_view(view);
     v1::Workspace w;
     grpc::Status status = placement_->GetWorkspace(&context, request, &w);
     EXPECT_TRUE(status.ok()) << status.error_message();
@@ -162,6 +166,13 @@ TEST_F(PendingFixesTest, AQuotaRaiseIsOfferedToAdminsAndApplyingItPlaces) {
   EXPECT_EQ(fix.outcome(), v1::PENDING_REASON_CODE_QUEUED);
   EXPECT_EQ(fix.node(), "big-1");
   EXPECT_THAT(fix.detail(), HasSubstr("raise the GPU quota of org o-1 from 8 to 9 (+1)"));
+  // A poll (the BASIC view, also when the view is unset) reads the same
+  // reason without the fixes.
+  for (v1::WorkspaceView basic : {v1::WORKSPACE_VIEW_BASIC, v1::WORKSPACE_VIEW_UNSPECIFIED}) {
+    v1::Workspace polled = GetWith(testing::kAdminToken, "queued", basic);
+    EXPECT_EQ(polled.pending().code(), v1::PENDING_REASON_CODE_ORG_GPU_QUOTA);
+    EXPECT_THAT(polled.fixes(), IsEmpty()) << v1::WorkspaceView_Name(basic);
+  }
 
   // The control plane places for the project's users, who cannot change
   // the org's settings: the same read shows it nothing to do.

@@ -227,10 +227,12 @@ constexpr char kWorkspacesUsage[] =
     "usage: wschedctl workspaces [--node=N] [--pool=P] [--state=pending|placed|stopped|lost] "
     "[-w]\n";
 
-grpc::Status GetOne(const Client& client, const std::string& id, v1::Workspace* workspace) {
+grpc::Status GetOne(const Client& client, const std::string& id, v1::Workspace* workspace,
+                    v1::WorkspaceView view = v1::WORKSPACE_VIEW_BASIC) {
   auto stub = v1::PlacementService::NewStub(client.channel);
   v1::GetWorkspaceRequest request;
   request.set_workspace_id(id);
+  request.set_view(view);
   auto context = client.Context();
   return stub->GetWorkspace(context.get(), request, workspace);
 }
@@ -344,7 +346,8 @@ int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
 
 int DescribeWorkspace(const Client& client, const std::string& id, const Options& options) {
   v1::Workspace workspace;
-  grpc::Status status = GetOne(client, id, &workspace);
+  // A person reads one workspace: with what would let it go.
+  grpc::Status status = GetOne(client, id, &workspace, v1::WORKSPACE_VIEW_FULL);
   if (!status.ok()) return Fail("workspace get " + id, status);
   if (options.structured()) return PrintStructured(workspace, options);
   PrintWorkspace(workspace);

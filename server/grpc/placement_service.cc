@@ -123,8 +123,9 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
                                                 v1::Workspace* response) {
   return Handle(context_, context, kService, "GetWorkspace", *request,
                 [&](const Principal& caller) -> absl::Status {
-    auto view = context_.scheduler->pipeline().views().Get(request->workspace_id(),
-                                                           /*with_fixes=*/true);
+    // Fixes cost up to 48 pending walks: only for a reader that asks (AIP-157).
+    const bool with_fixes = request->view() == v1::WORKSPACE_VIEW_FULL;
+    auto view = context_.scheduler->pipeline().views().Get(request->workspace_id(), with_fixes);
     if (!view.ok()) return view.status();
     if (absl::Status s = WorkspaceToProto(*view, response); !s.ok()) return s;
     FixesToProto(*view, caller, response);

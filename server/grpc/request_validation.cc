@@ -433,7 +433,8 @@ absl::Status ValidateRequest(const v1::StopWorkspaceRequest& request) {
 }
 
 absl::Status ValidateRequest(const v1::GetWorkspaceRequest& request) {
-  return CheckId(request.workspace_id(), "workspace_id");
+  WSCHED_CHECK(CheckId(request.workspace_id(), "workspace_id"));
+  return CheckEnum<v1::WorkspaceView>(request.view(), v1::WorkspaceView_IsValid, "view");
 }
 
 absl::Status ValidateRequest(const v1::ListWorkspacesRequest& request) {

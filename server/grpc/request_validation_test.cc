@@ -81,6 +81,15 @@ TEST(RequestValidation, ListWorkspacesWithAnUnknownStateNamesTheField) {
   EXPECT_THAT(ErrorOf(list), HasSubstr("pool: must be a pool id"));
 }
 
+TEST(RequestValidation, GetWorkspaceWithAnUnknownViewNamesTheField) {
+  v1::GetWorkspaceRequest get;
+  get.set_workspace_id("w-1");
+  get.set_view(static_cast<v1::WorkspaceView>(7));
+  EXPECT_THAT(ErrorOf(get), HasSubstr("view: unknown value 7"));
+  get.set_view(v1::WORKSPACE_VIEW_FULL);
+  EXPECT_EQ(ErrorOf(get), "OK");
+}
+
 TEST(RequestValidation, WatchNodesNamesTheFieldAndTheRule) {
   v1::WatchNodesRequest watch;
   EXPECT_EQ(ErrorOf(watch), "OK");
