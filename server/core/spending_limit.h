@@ -101,6 +101,21 @@ struct BudgetFigures {
   int64_t committed = 0;
 };
 
+// A spending limit over the workspace as the commit admits against it
+// (store/batch_budgets.h), in GPU-microseconds.
+struct BudgetStanding {
+  std::string scope;  // "org" or "project".
+  std::string id;
+  int64_t limit = 0;
+  // Spent in the period: ended placements, and running ones to now or to
+  // the end of their first interval, whichever is later.
+  int64_t spent = 0;
+  // What a new placement commits to: its GPUs for this long.
+  absl::Duration committed_interval = absl::ZeroDuration();
+  absl::Time period_end;  // When the limit opens again.
+  friend bool operator==(const BudgetStanding&, const BudgetStanding&) = default;
+};
+
 // The admission rule for a placement that holds GPUs (one that holds none
 // is not judged): spent + committed stays within the limit, and something
 // is left (a zero commitment, --budget_interval=0, is not admitted at the

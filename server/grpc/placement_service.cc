@@ -20,7 +20,7 @@ namespace {
 constexpr char kService[] = "wsched.v1.PlacementService";
 
 static_assert(v1::PendingReasonCode_MAX ==
-                  static_cast<int>(placement::PendingCode::kMigRelayout) + 1,
+                  static_cast<int>(placement::PendingCode::kBudgetExhausted) + 1,
               "v1.PendingReasonCode and placement::PendingCode must list the same codes");
 
 // What a watcher is told again when it changes: the layer and what it names,

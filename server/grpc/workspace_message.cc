@@ -30,6 +30,8 @@ v1::PendingFix::Kind FixKindToProto(placement::FixKind kind) {
     case placement::FixKind::kUseClass: return v1::PendingFix::KIND_USE_CLASS;
     case placement::FixKind::kUncordonNode: return v1::PendingFix::KIND_UNCORDON_NODE;
     case placement::FixKind::kRaiseOrgGpuQuota: return v1::PendingFix::KIND_RAISE_ORG_GPU_QUOTA;
+    case placement::FixKind::kRaiseSpendingLimit:
+      return v1::PendingFix::KIND_RAISE_SPENDING_LIMIT;
     case placement::FixKind::kRaisePoolMaxSize: return v1::PendingFix::KIND_RAISE_POOL_MAX_SIZE;
   }
   return v1::PendingFix::KIND_UNSPECIFIED;
@@ -60,7 +62,17 @@ void FixToProto(const placement::PendingFix& fix, v1::PendingFix* out) {
   out->set_node(!fix.node.empty() ? fix.node : fix.outcome.node);
   out->set_max_size(fix.max_size);
   out->set_gpu_quota(fix.gpu_quota);
-  out->set_raise_by(fix.raise_by);
+  if (fix.kind == placement::FixKind::kRaiseSpendingLimit) {
+    // In GPU-hours, as SpendingLimit.gpu_hours: set exactly this and the
+    // limit enforced is spending_limit to the GPU-microsecond.
+    out->set_spending_limit_scope(fix.spending_scope);
+    out->set_spending_limit_gpu_hours(static_cast<double>(fix.spending_limit) /
+                                      core::kGpuMicrosPerGpuHour);
+    out->set_spending_limit_raise_by_gpu_hours(static_cast<double>(fix.raise_by) /
+                                               core::kGpuMicrosPerGpuHour);
+  } else {
+    out->set_raise_by(fix.raise_by);
+  }
   if (fix.kind == placement::FixKind::kWait) out->set_wait_for(CodeToProto(fix.wait_for));
   out->set_outcome(CodeToProto(fix.outcome.code));
 }

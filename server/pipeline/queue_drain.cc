@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/container/flat_hash_set.h"
 #include "server/core/class_resolution.h"
+#include "server/core/error_reason.h"
 #include "server/log/log.h"
 #include "server/placement/queue_pass.h"
 
@@ -27,6 +28,10 @@ void QueueDrain::Drain(Scope scope) {
   replica::DrainRequests::Scope asked = parts_.drains->Take();
   asked.everything |= scope == Scope::kEverything;
   const std::vector<std::string> ids = parts_.mirror->Queued(asked);
+  if (asked.everything) {
+    const absl::flat_hash_set<std::string> queued_now(ids.begin(), ids.end());
+    budget_holds_.Keep([&](const std::string& id) { return queued_now.contains(id); });
+  }
   if (ids.empty()) return;  // Nothing to try: the reasons stand.
   absl::flat_hash_set<std::string> classes;
   std::vector<std::optional<replica::ReplicaMirror::QueuedWorkspace>> queued;
@@ -55,6 +60,7 @@ void QueueDrain::Drain(Scope scope) {
         }
         if (decided->held) {
           batch.push_back(*std::move(decided->held));
+          drain_mu_.AssertHeld();  // Run inside this drain, under its lock.
           if (batch.size() >= kDrainBatch) Commit(batch);
         }
         return decided->decision;
@@ -81,6 +87,11 @@ std::optional<replica::ReplicaMirror::QueuedWorkspace> QueueDrain::Decidable(con
   if (std::optional<replica::CachedSettings> cached =
           parts_.settings->CachedOrRead(entry.project, entry.org)) {
     if (core::ForbiddingRule(entry.class_id, cached->project, cached->org)) return std::nullopt;
+    // Refused by a spending limit: stays pending (its reason says so) and
+    // takes no room from the workspaces behind it.
+    if (budget_holds_.Holds(id, {cached->project_version, cached->org_version}, clock_())) {
+      return std::nullopt;
+    }
   }
   // Class gone: stays pending, visible.
   if (queued->catalog->FindClass(entry.class_id) == nullptr) return std::nullopt;
@@ -120,6 +131,20 @@ absl::StatusOr<QueueDrain::Decided> QueueDrain::Decide(
   return Decided{held.decision, *std::move(built)};
 }
 
+void QueueDrain::NoteBudgetHold(const core::Workspace& w, const absl::Status& refused) {
+  std::optional<core::ErrorDetails> details = core::DetailsOf(refused);
+  if (!details || details->reason != core::ErrorReason::kBudgetExhausted) return;
+  // Judged by the settings cached now: a change to them since lets it be
+  // tried again at once.
+  std::optional<replica::CachedSettings> cached = parts_.settings->Cached(w.project_id, w.org_id);
+  if (!cached) return;
+  budget_holds_.Refused(w.id, {cached->project_version, cached->org_version}, clock_(),
+                        details->retry_delay);
+  // The room it was given is free again: the workspaces behind it are tried
+  // at once, without it, not at the next refresh.
+  parts_.drains->Everything();
+}
+
 void QueueDrain::Commit(std::vector<HeldPlacement>& batch) {
   if (batch.empty()) return;
   std::vector<store::WriteOutcome> outcomes = parts_.commit->Commit(batch);
@@ -133,6 +158,7 @@ void QueueDrain::Commit(std::vector<HeldPlacement>& batch) {
       placed.push_back(w.id);
     } else if (absl::IsResourceExhausted(status)) {
       NoteBudgetRefusal(*parts_.metrics, status);
+      NoteBudgetHold(w, status);
       parts_.mirror->NoteQueuedReason(w.id, std::string(status.message()));
     } else if (absl::IsAborted(status)) {
       parts_.follower->Notify();  // Stopped or changed elsewhere: the feed says how.

@@ -22,6 +22,7 @@
 #include "absl/synchronization/mutex.h"
 #include "server/core/clock.h"
 #include "server/metrics/metrics.h"
+#include "server/pipeline/budget_holds.h"
 #include "server/pipeline/decision_commit.h"
 #include "server/pipeline/estimate_checks.h"
 #include "server/replica/drain_requests.h"
@@ -63,8 +64,10 @@ class QueueDrain {
 
  private:
   // The queued workspace, when a drain may decide for it now: nullopt when
-  // it left the queue, its class is gone, or a policy holds it back.
-  std::optional<replica::ReplicaMirror::QueuedWorkspace> Decidable(const std::string& workspace_id);
+  // it left the queue, its class is gone, a policy holds it back, or a
+  // spending limit refused it (budget_holds.h).
+  std::optional<replica::ReplicaMirror::QueuedWorkspace> Decidable(const std::string& workspace_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(drain_mu_);
   // Decides for it and, when that places, holds what it chose and builds
   // the commit (`held`).
   struct Decided {
@@ -73,7 +76,10 @@ class QueueDrain {
   };
   absl::StatusOr<Decided> Decide(const replica::ReplicaMirror::QueuedWorkspace& queued);
   // Commits `batch` together, then notes what each outcome means for the queue.
-  void Commit(std::vector<HeldPlacement>& batch);
+  void Commit(std::vector<HeldPlacement>& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(drain_mu_);
+  // Sets `w` aside when `refused` is a spending limit's refusal.
+  void NoteBudgetHold(const core::Workspace& w, const absl::Status& refused)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(drain_mu_);
   // Tells what is left in the queue why it waits.
   void Explain();
 
@@ -83,6 +89,7 @@ class QueueDrain {
   // One drain at a time; see the top of this file.
   absl::Mutex drain_mu_ ABSL_ACQUIRED_BEFORE(parts_.mirror->mutex());
   std::atomic<int64_t> decisions_{0};
+  BudgetHolds budget_holds_ ABSL_GUARDED_BY(drain_mu_);
 };
 
 }  // namespace wsched::pipeline

@@ -7,13 +7,14 @@
 
 namespace wsched::pipeline {
 
-absl::StatusOr<replica::CachedSettings> SettingsReader::Read(const std::string& project_id,
-                                                             const std::string& org_id,
-                                                             int64_t* org_gpu_sevenths_held) {
+absl::StatusOr<replica::CachedSettings> SettingsReader::Read(
+    const std::string& project_id, const std::string& org_id, int64_t* org_gpu_sevenths_held,
+    std::vector<core::BudgetStanding>* budgets) {
   absl::StatusOr<replica::StoredSettings> stored =
       store_->ReadSettings(project_id, org_id, org_gpu_sevenths_held != nullptr);
   if (!stored.ok()) return stored.status();
   if (org_gpu_sevenths_held != nullptr) *org_gpu_sevenths_held = stored->org_gpu_sevenths_held;
+  if (budgets != nullptr) *budgets = std::move(stored->budgets);
   replica::CachedSettings read{std::move(stored->project), stored->project_version, std::move(stored->org),
                       stored->org_version};
   cache_->Put(read);
@@ -31,7 +32,8 @@ std::optional<replica::CachedSettings> SettingsReader::CachedOrRead(const std::s
 PendingLimits SettingsReader::LimitsOf(const core::Workspace& w) {
   PendingLimits limits;
   int64_t held = 0;
-  absl::StatusOr<replica::CachedSettings> settings = Read(w.project_id, w.org_id, &held);
+  absl::StatusOr<replica::CachedSettings> settings =
+      Read(w.project_id, w.org_id, &held, &limits.budgets);
   if (!settings.ok()) return limits;
   if (auto rule = core::ForbiddingRule(w.class_id, settings->project, settings->org)) {
     limits.policy_denial = absl::StrCat("class ", w.class_id, " is ", *rule);

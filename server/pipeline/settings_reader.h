@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/core/workspace.h"
@@ -19,8 +20,10 @@
 
 namespace wsched::pipeline {
 
-// The org quota and class policy as they apply to a pending workspace now.
+// The spending limits, org quota and class policy as they apply to a
+// pending workspace now.
 struct PendingLimits {
+  std::vector<core::BudgetStanding> budgets;
   std::optional<placement::QuotaFigures> quota;
   std::optional<std::string> policy_denial;
   // The settings both were read from, for the fixes a read offers
@@ -35,10 +38,10 @@ class SettingsReader {
       : store_(store), cache_(cache) {}
 
   // Reads both rows (and, with `org_gpu_sevenths_held`, the GPUs the org holds, in sevenths,
-  // now) and caches the settings.
-  absl::StatusOr<replica::CachedSettings> Read(const std::string& project_id,
-                                               const std::string& org_id,
-                                               int64_t* org_gpu_sevenths_held);
+  // now, and into `budgets` what the limits over both have spent) and caches the settings.
+  absl::StatusOr<replica::CachedSettings> Read(
+      const std::string& project_id, const std::string& org_id, int64_t* org_gpu_sevenths_held,
+      std::vector<core::BudgetStanding>* budgets = nullptr);
   // Cached, else read and cached; nullopt when unreadable.
   std::optional<replica::CachedSettings> CachedOrRead(const std::string& project_id,
                                              const std::string& org_id);

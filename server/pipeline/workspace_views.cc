@@ -76,6 +76,7 @@ std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
   const core::WorkspaceClass* cls = view->catalog->FindClass(class_id);
   if (cls == nullptr) return std::nullopt;
   placement::PendingContext ctx;
+  ctx.budgets = limits.budgets;
   ctx.quota = limits.quota;
   ctx.policy_denial = limits.policy_denial;
   ctx.cls = cls;

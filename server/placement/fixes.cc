@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -62,6 +63,11 @@ std::string Describe(const PendingFix& fix, const FixInputs& in) {
       return absl::StrCat("raise the GPU quota of org ", in.org.org_id, " from ",
                           in.pending.quota ? in.pending.quota->quota : 0, " to ", fix.gpu_quota,
                           " (+", fix.raise_by, "): ", OutcomeText(fix.outcome));
+    case FixKind::kRaiseSpendingLimit:
+      return absl::StrCat("raise the spending limit of ", fix.spending_scope, " ",
+                          fix.spending_scope == "org" ? in.org.org_id : in.project.project_id,
+                          " to ", core::GpuSecondsFigure(fix.spending_limit), " GPU-seconds (+",
+                          core::GpuSecondsFigure(fix.raise_by), "): ", OutcomeText(fix.outcome));
     case FixKind::kRaisePoolMaxSize:
       return absl::StrCat("raise max_size of pool ", fix.pool, " from ",
                           fix.max_size - fix.raise_by, " to ", fix.max_size, " (+", fix.raise_by,
@@ -159,6 +165,7 @@ class FixFinder {
     TryOtherClasses();
     TryUncordon();
     TryQuota();
+    TrySpendingLimits();
     TryMaxSize();
     std::stable_sort(found_.begin(), found_.end(), [](const PendingFix& a, const PendingFix& b) {
       return std::tuple(a.kind, a.raise_by) < std::tuple(b.kind, b.raise_by);
@@ -233,6 +240,40 @@ class FixFinder {
     Prove(std::move(fix));
   }
 
+  // Per limit that holds it, the least raise that admits its first
+  // interval: spent + committed, and one GPU-microsecond left over when it
+  // commits to nothing (core::AdmitsWithinBudget). Each limit is raised
+  // alone: when both hold it, neither raise lets it go by itself, and none
+  // is offered.
+  void TrySpendingLimits() {
+    if (base_.code != PendingCode::kBudgetExhausted) return;
+    const int64_t sevenths = core::LeastGpuSevenths(*in_.pending.cls);
+    for (const core::BudgetStanding& budget : in_.pending.budgets) {
+      const int64_t committed = core::CommittedGpuMicros(sevenths, budget.committed_interval);
+      const int64_t needed = budget.spent + std::max<int64_t>(committed, 1);
+      if (needed <= budget.limit) continue;  // Not this one.
+      // A project's limit may not exceed its org's (SetProjectSettings).
+      if (budget.scope == "project" && needed > OrgLimit()) continue;
+      PendingFix fix;
+      fix.kind = FixKind::kRaiseSpendingLimit;
+      // Only an admin changes a project's limit as well (docs/billing.md
+      // "Spending limits"), which is the org admin role today.
+      fix.applier = FixApplier::kOrgAdmin;
+      fix.spending_scope = budget.scope;
+      fix.spending_limit = needed;
+      fix.raise_by = needed - budget.limit;
+      Prove(std::move(fix));
+    }
+  }
+
+  // The org's limit in GPU-microseconds; none: no bound.
+  int64_t OrgLimit() const {
+    for (const core::BudgetStanding& budget : in_.pending.budgets) {
+      if (budget.scope == "org") return budget.limit;
+    }
+    return std::numeric_limits<int64_t>::max();
+  }
+
   // Per pool that matters, the smallest max_size that lets it go: a
   // binary search between max_size + 1 and a size that surely does if any
   // does (every node the pool has, is asked for or may have, plus one new
@@ -301,6 +342,8 @@ const char* FixKindName(FixKind kind) {
       return "uncordon_node";
     case FixKind::kRaiseOrgGpuQuota:
       return "raise_org_gpu_quota";
+    case FixKind::kRaiseSpendingLimit:
+      return "raise_spending_limit";
     case FixKind::kRaisePoolMaxSize:
       return "raise_pool_max_size";
   }
@@ -352,6 +395,11 @@ FixedInputs::FixedInputs(const FixInputs& in, const PendingFix& fix) : pending_(
       break;
     case FixKind::kRaiseOrgGpuQuota:
       if (pending_.quota) pending_.quota->quota = fix.gpu_quota;
+      break;
+    case FixKind::kRaiseSpendingLimit:
+      for (core::BudgetStanding& budget : pending_.budgets) {
+        if (budget.scope == fix.spending_scope) budget.limit = fix.spending_limit;
+      }
       break;
     case FixKind::kRaisePoolMaxSize:
       pools_ = *in.pending.pools;

@@ -2,7 +2,7 @@
 // before it is offered (docs/placement.md "What would it take").
 //
 // A candidate fix (take another class, uncordon a node, raise the org's
-// GPU quota, raise a pool's max_size) is applied to a copy of the inputs
+// GPU quota, raise a spending limit, raise a pool's max_size) is applied to a copy of the inputs
 // and the pending walk (pending_reason.h, the one place the placement
 // rules are read for a waiting workspace: quota, policy, the queue ahead,
 // every layer of capacity) is run again. A fix is kept only when, with it,
@@ -14,19 +14,20 @@
 //
 // Least change first: wait, then another class (only this workspace
 // changes), then uncordoning a node (capacity that exists), then raising
-// the org's quota (by the fewest GPUs), then raising a pool's max_size (by
-// the fewest nodes: new nodes cost money). Within a kind, the smaller
-// change first.
+// the org's quota (by the fewest GPUs), then raising the spending limit
+// that holds it (by the least that admits its first interval), then raising
+// a pool's max_size (by the fewest nodes: new nodes cost money). Within a
+// kind, the smaller change first.
 //
 // Bounded: at most FixLimits::max_trials runs of the pending walk per
 // workspace (48 by default), each O(queue ahead + nodes of the pools it
 // reads), so one workspace's fixes cost at most 48 times its pending
 // reason. What is tried within the bound: up to max_classes other classes,
-// up to max_nodes cordoned nodes, the one smallest quota raise, and per
-// pool a binary search for the smallest max_size. The pools (and their
-// cordoned nodes) are the class's, then those of the classes ahead: a
-// larger pool that the workspaces ahead prefer draws them away from the
-// pool this one needs.
+// up to max_nodes cordoned nodes, the one smallest quota raise, the one
+// smallest raise of each spending limit, and per pool a binary search for
+// the smallest max_size. The pools (and their cordoned nodes) are the
+// class's, then those of the classes ahead: a larger pool that the
+// workspaces ahead prefer draws them away from the pool this one needs.
 //
 // Pure: no I/O, no clock, no locks; nothing is stored.
 #ifndef WSCHED_SERVER_PLACEMENT_FIXES_H_
@@ -46,7 +47,14 @@ namespace wsched::placement {
 
 // In the order of their rank (least change first); stable API numbers
 // are the proto's, not these.
-enum class FixKind { kWait, kUseClass, kUncordonNode, kRaiseOrgGpuQuota, kRaisePoolMaxSize };
+enum class FixKind {
+  kWait,
+  kUseClass,
+  kUncordonNode,
+  kRaiseOrgGpuQuota,
+  kRaiseSpendingLimit,
+  kRaisePoolMaxSize,
+};
 
 // Who may apply a fix. An admin may apply all; an org admin what the
 // org's settings change and what a project owner may; a project owner
@@ -69,7 +77,13 @@ struct PendingFix {
   std::string node;                      // kUncordonNode; kWait: where, when known.
   int max_size = 0;                      // kRaisePoolMaxSize: the new max_size.
   int64_t gpu_quota = 0;                 // kRaiseOrgGpuQuota: the new quota.
-  int64_t raise_by = 0;                  // kRaisePoolMaxSize, kRaiseOrgGpuQuota.
+  // kRaisePoolMaxSize, kRaiseOrgGpuQuota; kRaiseSpendingLimit: in
+  // GPU-microseconds.
+  int64_t raise_by = 0;
+  // kRaiseSpendingLimit: whose limit ("org" or "project", the workspace's),
+  // and the new limit in GPU-microseconds.
+  std::string spending_scope;
+  int64_t spending_limit = 0;
   // kWait: what is on its way (the reason now).
   PendingCode wait_for = PendingCode::kQueued;
   // The reason with the fix applied (kQueued or a scale-up), and where.

@@ -106,6 +106,24 @@ class Generator {
                                 w.classes[Pick(w.classes.size())].id};
     }
     in.pending.policy_denial = core::ForbiddingRule(in.pending.cls->id, in.project, in.org);
+    // Maybe spending limits: GPU-seconds of the order of what a first
+    // minute of 1-4 GPUs commits to, the project's within the org's.
+    if (Pick(3) == 0) {
+      const int64_t org_limit = (60 + Pick(400)) * core::kGpuMicrosPerGpuSecond;
+      const int64_t org_spent = Pick(400) * core::kGpuMicrosPerGpuSecond;
+      in.pending.budgets.push_back(
+          {"org", "o-1", org_limit, org_spent, absl::Minutes(1), kNow + absl::Hours(1)});
+      if (Pick(2) == 0) {
+        const int64_t limit =
+            (1 + Pick(static_cast<size_t>(org_limit / core::kGpuMicrosPerGpuSecond))) *
+            core::kGpuMicrosPerGpuSecond;
+        const int64_t spent =
+            Pick(static_cast<size_t>(org_spent / core::kGpuMicrosPerGpuSecond) + 1) *
+            core::kGpuMicrosPerGpuSecond;
+        in.pending.budgets.push_back(
+            {"project", "p-1", limit, spent, absl::Minutes(1), kNow + absl::Hours(1)});
+      }
+    }
   }
 
  private:
@@ -205,8 +223,34 @@ struct Exhaustive {
   std::vector<std::string> nodes;       // Every cordoned node that works.
   std::optional<int64_t> quota;         // The smallest quota that works.
   std::map<std::string, int> max_size;  // Per pool, the smallest that works.
+  // Per spending limit's scope, the smallest limit that works.
+  std::map<std::string, int64_t> spending;
   friend bool operator==(const Exhaustive&, const Exhaustive&) = default;
 };
+
+// The smallest limit of `budget` that lets it go, searched between one
+// above its limit and `top` (a larger limit never holds back what a
+// smaller one let go); nullopt when not even `top` does.
+std::optional<int64_t> SmallestSpendingLimit(const FixInputs& in, const PendingReason& base,
+                                             const core::BudgetStanding& budget, int64_t top) {
+  auto works = [&](int64_t limit) {
+    return Works(in, base,
+                 {.kind = FixKind::kRaiseSpendingLimit,
+                  .spending_scope = budget.scope,
+                  .spending_limit = limit});
+  };
+  int64_t low = budget.limit + 1, high = top;
+  if (high < low || !works(high)) return std::nullopt;
+  while (low < high) {
+    const int64_t mid = low + (high - low) / 2;
+    if (works(mid)) {
+      high = mid;
+    } else {
+      low = mid + 1;
+    }
+  }
+  return high;
+}
 
 Exhaustive TryEverything(const World& w, const PendingReason& base) {
   const FixInputs& in = w.in;
@@ -237,6 +281,19 @@ Exhaustive TryEverything(const World& w, const PendingReason& base) {
       }
     }
   }
+  if (base.code == PendingCode::kBudgetExhausted) {
+    int64_t org_limit = int64_t{1} << 50;  // No org limit: far more than any spent here.
+    for (const core::BudgetStanding& budget : in.pending.budgets) {
+      if (budget.scope == "org") org_limit = budget.limit;
+    }
+    for (const core::BudgetStanding& budget : in.pending.budgets) {
+      // A project's limit may not exceed its org's.
+      const int64_t top = budget.scope == "project" ? org_limit : int64_t{1} << 50;
+      if (auto limit = SmallestSpendingLimit(in, base, budget, top)) {
+        all.spending[budget.scope] = *limit;
+      }
+    }
+  }
   std::sort(all.classes.begin(), all.classes.end());
   std::sort(all.nodes.begin(), all.nodes.end());
   return all;
@@ -250,6 +307,7 @@ Exhaustive Summarize(const std::vector<PendingFix>& fixes) {
     if (fix.kind == FixKind::kUncordonNode) found.nodes.push_back(fix.node);
     if (fix.kind == FixKind::kRaiseOrgGpuQuota) found.quota = fix.gpu_quota;
     if (fix.kind == FixKind::kRaisePoolMaxSize) found.max_size[fix.pool] = fix.max_size;
+    if (fix.kind == FixKind::kRaiseSpendingLimit) found.spending[fix.spending_scope] = fix.spending_limit;
   }
   std::sort(found.classes.begin(), found.classes.end());
   std::sort(found.nodes.begin(), found.nodes.end());
@@ -262,6 +320,7 @@ FixApplier ApplierOf(FixKind kind) {
     case FixKind::kUseClass:
       return FixApplier::kProjectOwner;
     case FixKind::kRaiseOrgGpuQuota:
+    case FixKind::kRaiseSpendingLimit:  // Only an admin sets a project's limit too.
       return FixApplier::kOrgAdmin;
     case FixKind::kUncordonNode:
     case FixKind::kRaisePoolMaxSize:
@@ -327,6 +386,11 @@ void ExpectSmallest(const FixInputs& in, const PendingReason& base, const Pendin
         Works(in, base, {.kind = fix.kind, .pool = fix.pool, .max_size = fix.max_size - 1}))
         << fix.detail;
   }
+  if (fix.kind == FixKind::kRaiseSpendingLimit) {
+    PendingFix less = fix;
+    less.spending_limit -= 1;
+    EXPECT_FALSE(Works(in, base, less)) << fix.detail;
+  }
 }
 
 // Under a bound of `trials` runs: each run proves at most one fix (and the
@@ -362,6 +426,10 @@ void ExpectBounded(const World& w, const PendingReason& base, const Exhaustive& 
       case FixKind::kRaisePoolMaxSize:
         ASSERT_TRUE(unbounded.max_size.contains(fix.pool)) << fix.detail;
         EXPECT_GE(fix.max_size, unbounded.max_size.at(fix.pool));
+        break;
+      case FixKind::kRaiseSpendingLimit:
+        ASSERT_TRUE(unbounded.spending.contains(fix.spending_scope)) << fix.detail;
+        EXPECT_EQ(fix.spending_limit, unbounded.spending.at(fix.spending_scope));
         break;
       case FixKind::kWait:
         break;
@@ -409,6 +477,7 @@ void CheckCase(uint32_t seed, Tally& tally) {
   EXPECT_EQ(Summarize(all).nodes, expected.nodes);
   EXPECT_EQ(Summarize(all).quota, expected.quota);
   EXPECT_EQ(Summarize(all).max_size, expected.max_size);
+  EXPECT_EQ(Summarize(all).spending, expected.spending);
   // Shown with the default bound: the head of the full list.
   ASSERT_EQ(shown.size(), std::min<size_t>(all.size(), FixLimits{}.max_fixes));
   for (size_t i = 0; i < shown.size(); ++i) EXPECT_EQ(shown[i], all[i]);
@@ -436,7 +505,8 @@ TEST(FixesPropertyTest, EveryFixWorksTheSmallestFirstAndNoneIsMissed) {
   EXPECT_GT(tally.with_fixes, cases / 20);
   EXPECT_GT(tally.without, cases / 20);
   for (FixKind kind : {FixKind::kWait, FixKind::kUseClass, FixKind::kUncordonNode,
-                       FixKind::kRaiseOrgGpuQuota, FixKind::kRaisePoolMaxSize}) {
+                       FixKind::kRaiseOrgGpuQuota, FixKind::kRaisePoolMaxSize,
+                       FixKind::kRaiseSpendingLimit}) {
     EXPECT_GT(tally.kinds[kind], 20) << FixKindName(kind);
   }
 }

@@ -55,6 +55,7 @@ class FixesTest : public ::testing::Test {
     in.pending.driver_policy = &policy_;
     in.pending.queue_position = 1;
     in.pending.quota = quota_;
+    in.pending.budgets = budgets_;
     in.pending.now = kNow;
     in.classes = &classes_;
     in.project = project_;
@@ -67,9 +68,96 @@ class FixesTest : public ::testing::Test {
   std::vector<core::DriverPolicyEntry> policy_;
   Snapshot snapshot_;
   std::optional<QuotaFigures> quota_;
+  std::vector<core::BudgetStanding> budgets_;
   core::ProjectSettings project_;
   core::OrgSettings org_;
 };
+
+// `scope`'s limit of `limit_seconds` GPU-seconds, `spent_seconds` spent; a
+// placement commits to a minute of its GPUs.
+core::BudgetStanding Budget(const std::string& scope, const std::string& id, int64_t limit_seconds,
+                            int64_t spent_seconds) {
+  return {scope,
+          id,
+          limit_seconds * core::kGpuMicrosPerGpuSecond,
+          spent_seconds * core::kGpuMicrosPerGpuSecond,
+          absl::Minutes(1),
+          kNow + absl::Hours(5)};
+}
+
+TEST_F(FixesTest, RaisesTheExhaustedSpendingLimitByTheLeastThatAdmitsTheFirstInterval) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 600, 590)};  // 590 + 8 GPUs x 60 s = 1070.
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kRaiseSpendingLimit);
+  EXPECT_EQ(std::string(FixKindName(fixes[0].kind)), "raise_spending_limit");
+  EXPECT_EQ(fixes[0].applier, FixApplier::kOrgAdmin);
+  EXPECT_EQ(fixes[0].spending_scope, "org");
+  EXPECT_EQ(fixes[0].spending_limit, 1070 * core::kGpuMicrosPerGpuSecond);
+  EXPECT_EQ(fixes[0].raise_by, 470 * core::kGpuMicrosPerGpuSecond);
+  EXPECT_EQ(fixes[0].outcome.code, PendingCode::kQueued);
+  EXPECT_EQ(fixes[0].detail,
+            "raise the spending limit of org o-1 to 1070.000000 GPU-seconds (+470.000000): it is "
+            "placed at the next pass of the queue (room on node h1)");
+
+  // Proven: applied, the walk lets it go; one GPU-microsecond less does not.
+  FixInputs in = Inputs();
+  EXPECT_EQ(ExplainPending(FixedInputs(in, fixes[0]).pending()).code, PendingCode::kQueued);
+  PendingFix short_of_it = fixes[0];
+  short_of_it.spending_limit -= 1;
+  EXPECT_EQ(ExplainPending(FixedInputs(in, short_of_it).pending()).code,
+            PendingCode::kBudgetExhausted);
+}
+
+TEST_F(FixesTest, ALimitSpentPastItIsRaisedAboveWhatIsSpent) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 600, 900)};
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].spending_limit, (900 + 480) * core::kGpuMicrosPerGpuSecond);
+  EXPECT_EQ(fixes[0].raise_by, (900 + 480 - 600) * core::kGpuMicrosPerGpuSecond);
+}
+
+TEST_F(FixesTest, RaisesTheProjectsLimitWhenOnlyItHoldsTheWorkspace) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 6000, 100), Budget("project", "p-1", 500, 100)};
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].spending_scope, "project");
+  EXPECT_EQ(fixes[0].spending_limit, 580 * core::kGpuMicrosPerGpuSecond);
+  EXPECT_THAT(fixes[0].detail, HasSubstr("raise the spending limit of project p-1 to 580.000000"));
+}
+
+TEST_F(FixesTest, NoSpendingLimitRaiseWhenBothLimitsHoldIt) {
+  AddNode("h1");
+  // A project's limit may not exceed its org's: no one raise admits it.
+  budgets_ = {Budget("org", "o-1", 600, 590), Budget("project", "p-1", 500, 490)};
+  classes_.resize(1);
+  EXPECT_THAT(FindFixes(Inputs()), IsEmpty());
+}
+
+TEST_F(FixesTest, NoSpendingLimitRaiseWhenNoCapacityFollows) {
+  AddNode("h1");
+  Hold("h1", 1);  // At max_size 1 with 7 GPUs free.
+  budgets_ = {Budget("org", "o-1", 600, 590)};
+  classes_.resize(1);
+  EXPECT_THAT(FindFixes(Inputs()), IsEmpty());
+}
+
+TEST_F(FixesTest, ASmallerClassWithinTheLimitRanksBeforeTheRaise) {
+  AddNode("h1");
+  budgets_ = {Budget("org", "o-1", 600, 300)};  // 300 + 4 x 60 fits; 300 + 8 x 60 does not.
+  classes_.resize(2);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kUseClass);
+  EXPECT_EQ(fixes[0].class_id, "gpu-4x");
+  EXPECT_EQ(fixes[1].kind, FixKind::kRaiseSpendingLimit);
+}
 
 TEST_F(FixesTest, NoneWhenRoomExists) {
   AddNode("h1");

@@ -527,12 +527,36 @@ Candidate QueueSimulation::ForPool(const core::WorkspaceClass& cls, PoolSupply& 
   return c;
 }
 
-// The workspace's own limits, judged before any capacity.
+std::string UtcText(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", t, absl::UTCTimeZone());
+}
+
+// "the spending limit of org o-1 is reached: 7.000000 of 5.000000
+// GPU-seconds spent ...": what the commit would refuse it with.
+std::string BudgetText(const core::BudgetStanding& budget, const core::WorkspaceClass& cls) {
+  return absl::StrCat("the spending limit of ", budget.scope, " ", budget.id,
+                      " is reached: ", core::GpuSecondsFigure(budget.spent), " of ",
+                      core::GpuSecondsFigure(budget.limit),
+                      " GPU-seconds spent this period; class ", cls.id, " commits to ",
+                      core::GpuSecondsFigure(core::CommittedGpuMicros(core::LeastGpuSevenths(cls),
+                                                                      budget.committed_interval)),
+                      " more; the period resets at ", UtcText(budget.period_end));
+}
+
+// The workspace's own limits, judged before any capacity: a spending limit
+// first (the commit refuses it at any node, whatever the quota), then the
+// org's GPU quota, then the policies.
 std::optional<PendingReason> OwnLimits(const PendingContext& ctx) {
   const core::WorkspaceClass& cls = *ctx.cls;
   PendingReason reason;
   reason.gpus_needed = cls.gpu.count;
   reason.queue_position = ctx.queue_position;
+  if (const core::BudgetStanding* budget = ExhaustedBudget(ctx)) {
+    reason.code = PendingCode::kBudgetExhausted;
+    reason.until = budget->period_end;
+    reason.detail = BudgetText(*budget, cls);
+    return reason;
+  }
   const int64_t needs = core::LeastGpuSevenths(cls);
   if (ctx.quota && needs > 0 &&
       ctx.quota->held_sevenths + needs > ctx.quota->quota * core::kMigComputeSlices) {
@@ -573,8 +597,20 @@ const char* PendingCodeName(PendingCode code) {
     case PendingCode::kGpusNotBound: return "gpus_not_bound";
     case PendingCode::kGpusNotLinked: return "gpus_not_linked";
     case PendingCode::kMigRelayout: return "mig_relayout";
+    case PendingCode::kBudgetExhausted: return "budget_exhausted";
   }
   return "unknown";
+}
+
+const core::BudgetStanding* ExhaustedBudget(const PendingContext& ctx) {
+  const int64_t sevenths = core::LeastGpuSevenths(*ctx.cls);
+  if (sevenths <= 0) return nullptr;  // The commit judges only placements that hold GPUs.
+  for (const core::BudgetStanding& budget : ctx.budgets) {
+    const core::BudgetFigures figures{
+        budget.limit, budget.spent, core::CommittedGpuMicros(sevenths, budget.committed_interval)};
+    if (!core::AdmitsWithinBudget(figures)) return &budget;
+  }
+  return nullptr;
 }
 
 PendingReason ExplainPending(const PendingContext& ctx) {

@@ -1,7 +1,8 @@
 // Why a pending workspace waits: one structured answer, from the layer
 // nearest to placing it outward.
 //
-//   org GPU quota -> class policy -> no pool (the workspace's own limits)
+//   spending limit -> org GPU quota -> class policy -> no pool
+//                                            (the workspace's own limits)
 //   queued behind others                     (room exists now)
 //   free GPUs only in IOMMU-unsafe groups    (room exists, not for a VM)
 //   free GPUs not bound as needed            (room exists, wrong driver)
@@ -45,6 +46,7 @@
 #include "absl/time/time.h"
 #include "server/core/driver_policy.h"
 #include "server/core/pool.h"
+#include "server/core/spending_limit.h"
 #include "server/core/workspace_class.h"
 #include "server/placement/relayout_plan.h"
 #include "server/placement/snapshot.h"
@@ -83,6 +85,10 @@ enum class PendingCode {
   // profile (relayout_plan.h); nearest after kQueued, since it takes
   // seconds.
   kMigRelayout,
+  // A spending limit of the org or the project has no room left for the
+  // workspace's first interval (docs/billing.md "Spending limits"). Judged
+  // first, before the org's GPU quota: the commit refuses it at any node.
+  kBudgetExhausted,
 };
 
 // "org_gpu_quota", "queued", ... (stable: API enum and metrics labels).
@@ -122,6 +128,8 @@ struct PendingContext {
   std::vector<const core::WorkspaceClass*> ahead;
   // Set when the org has a GPU quota.
   std::optional<QuotaFigures> quota;
+  // The spending limits over the workspace: its org's, then its project's.
+  std::vector<core::BudgetStanding> budgets;
   // Set when project or org policy no longer allows the class.
   std::optional<std::string> policy_denial;
   // The MIG re-layouts under way (relayout_plan.h): their slices are coming
@@ -144,11 +152,16 @@ struct PendingReason {
   int queue_position = 0;
   // Since when the holding layer holds (install, provisioning, scale-up).
   std::optional<absl::Time> since;
-  // Until when (backoff).
+  // Until when (backoff; the period's end for kBudgetExhausted).
   std::optional<absl::Time> until;
 
   friend bool operator==(const PendingReason&, const PendingReason&) = default;
 };
+
+// The first of `ctx.budgets` that does not admit `ctx.cls`'s first interval
+// (core::AdmitsWithinBudget); null when every one does or the class holds
+// no GPU.
+const core::BudgetStanding* ExhaustedBudget(const PendingContext& ctx);
 
 // The walk above, after the workspaces in `ctx.ahead` took their share.
 // `ctx.cls`, `pools`, `snapshot` and `driver_policy` must be set.
@@ -156,7 +169,7 @@ PendingReason ExplainPending(const PendingContext& ctx);
 
 // The reason of every workspace of a queue, `classes` in service order
 // (null: class gone, explained as NO_POOL and taking nothing), in one pass.
-// `ctx.cls`, `ahead`, `queue_position`, `quota` and `policy_denial` are not
+// `ctx.cls`, `ahead`, `queue_position`, `budgets`, `quota` and `policy_denial` are not
 // read: the limits of each workspace are its caller's to judge
 // (ExplainPending does, for one).
 std::vector<PendingReason> ExplainQueue(const PendingContext& ctx,

@@ -61,6 +61,7 @@ class PendingReasonTest : public ::testing::Test {
     ctx.scaling = scaling_;
     ctx.queue_position = position_;
     ctx.ahead = ahead_;
+    ctx.budgets = budgets_;
     ctx.quota = quota_;
     ctx.policy_denial = denial_;
     ctx.now = kNow;
@@ -74,9 +75,58 @@ class PendingReasonTest : public ::testing::Test {
   std::map<std::string, PoolScalingView> scaling_;
   int position_ = 1;
   std::vector<const core::WorkspaceClass*> ahead_;
+  std::vector<core::BudgetStanding> budgets_;
   std::optional<QuotaFigures> quota_;
   std::optional<std::string> denial_;
 };
+
+// A limit of `limit_seconds` GPU-seconds with `spent_seconds` spent; a
+// placement commits to its GPUs for a minute.
+core::BudgetStanding Budget(const std::string& scope, const std::string& id, int64_t limit_seconds,
+                            int64_t spent_seconds) {
+  return {scope,
+          id,
+          limit_seconds * core::kGpuMicrosPerGpuSecond,
+          spent_seconds * core::kGpuMicrosPerGpuSecond,
+          absl::Minutes(1),
+          absl::FromUnixSeconds(1801000000)};
+}
+
+TEST_F(PendingReasonTest, AnExhaustedSpendingLimitComesFirstAndSaysWhenItResets) {
+  budgets_ = {Budget("org", "o-1", 600, 590)};
+  quota_ = QuotaFigures{4 * core::kMigComputeSlices, 8};  // The quota holds it back too.
+  AddNode(FakeGpuNode("g1", "gpu-h100"));
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kBudgetExhausted);
+  EXPECT_EQ(reason.until, absl::FromUnixSeconds(1801000000));
+  EXPECT_EQ(reason.detail,
+            "the spending limit of org o-1 is reached: 590.000000 of 600.000000 GPU-seconds spent "
+            "this period; class gpu-8x commits to 480.000000 more; the period resets at "
+            "2027-01-26T21:46:40Z");
+  EXPECT_EQ(PendingCodeName(reason.code), std::string("budget_exhausted"));
+}
+
+TEST_F(PendingReasonTest, ALimitWithRoomForTheFirstIntervalHoldsNothing) {
+  budgets_ = {Budget("org", "o-1", 600, 120)};  // 120 + 8 GPUs x 60 s = 600: exactly fits.
+  AddNode(FakeGpuNode("g1", "gpu-h100"));
+  EXPECT_EQ(Explain().code, PendingCode::kQueued);
+  budgets_[0].spent += 1;  // One GPU-microsecond more and it does not.
+  EXPECT_EQ(Explain().code, PendingCode::kBudgetExhausted);
+}
+
+TEST_F(PendingReasonTest, TheProjectsLimitIsNamedWhenTheOrgsHasRoom) {
+  budgets_ = {Budget("org", "o-1", 6000, 100), Budget("project", "p-1", 500, 100)};
+  AddNode(FakeGpuNode("g1", "gpu-h100"));
+  PendingReason reason = Explain();
+  EXPECT_EQ(reason.code, PendingCode::kBudgetExhausted);
+  EXPECT_THAT(reason.detail, HasSubstr("the spending limit of project p-1 is reached"));
+}
+
+TEST_F(PendingReasonTest, AClassWithoutGpusIsNotHeldByASpendingLimit) {
+  budgets_ = {Budget("org", "o-1", 600, 600)};
+  cls_ = GpuClass("cpu", 0);
+  EXPECT_NE(Explain().code, PendingCode::kBudgetExhausted);
+}
 
 TEST_F(PendingReasonTest, OrgQuotaComesFirst) {
   quota_ = QuotaFigures{4 * core::kMigComputeSlices, 8};

@@ -143,6 +143,8 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
                  Elapsed(start.phase, absl::ZeroDuration())},
                 absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis));
     }
+    case PendingCode::kBudgetExhausted:
+      return None("the spending limit must be raised or its period reset");
     case PendingCode::kOrgGpuQuota:
       return None("the org must free GPUs or get a larger quota");
     case PendingCode::kClassPolicy:

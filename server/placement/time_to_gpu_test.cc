@@ -75,8 +75,9 @@ TEST(TimeToGpuTest, BackoffAddsTheRemainingBackoff) {
 }
 
 TEST(TimeToGpuTest, NoEstimateWhereAPersonMustAct) {
-  for (PendingCode code : {PendingCode::kPoolAtMaxSize, PendingCode::kOrgGpuQuota,
-                           PendingCode::kDriverInstallFailed, PendingCode::kGpusUnhealthy}) {
+  for (PendingCode code :
+       {PendingCode::kPoolAtMaxSize, PendingCode::kOrgGpuQuota, PendingCode::kDriverInstallFailed,
+        PendingCode::kGpusUnhealthy, PendingCode::kBudgetExhausted}) {
     TimeToGpu t = EstimateTimeToGpu(Inputs(code));
     EXPECT_FALSE(t.estimate.has_value()) << PendingCodeName(code);
     EXPECT_THAT(t.basis, HasSubstr("no estimate: ")) << PendingCodeName(code);

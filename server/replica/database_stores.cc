@@ -1,9 +1,32 @@
 #include "server/replica/database_stores.h"
 
+#include <tuple>
+
 #include "absl/strings/str_cat.h"
 #include "server/store/unit_of_work.h"
 
 namespace wsched::replica {
+namespace {
+
+// `limit` of `scope` `id` with what its period has spent; nullopt when its
+// period cannot be found (a time zone unknown here).
+std::optional<core::BudgetStanding> StandingOf(store::UnitOfWork& unit, const std::string& scope,
+                                               const std::string& id,
+                                               const core::SpendingLimit& limit, absl::Time now,
+                                               absl::Duration interval) {
+  absl::StatusOr<core::PeriodBounds> period = core::PeriodAt(limit.period, now);
+  if (!period.ok()) return std::nullopt;
+  core::BudgetStanding standing;
+  standing.scope = scope;
+  standing.id = id;
+  standing.limit = core::GpuMicrosOf(limit);
+  standing.spent = unit.usage().AdmissionSpent(scope, id, period->start, interval);
+  standing.committed_interval = interval;
+  standing.period_end = period->end;
+  return standing;
+}
+
+}  // namespace
 
 absl::StatusOr<PlacementInputs> DatabasePlacementStore::ReadInputs(const PlaceRequest& request) {
   PlacementInputs in;
@@ -42,6 +65,19 @@ absl::StatusOr<StoredSettings> DatabasePlacementStore::ReadSettings(const std::s
     read.org = std::move(*org);
     if (count_org_gpus && read.org.gpu_quota >= 0) {
       read.org_gpu_sevenths_held = unit.workspaces().OrgGpuSeventhsHeld(org_id);
+    }
+    if (!count_org_gpus || (!read.org.spending_limit && !read.project.spending_limit)) {
+      return absl::OkStatus();
+    }
+    // By the ledger's clock, as the commit admits.
+    const absl::Time now = unit.usage().DatabaseNow();
+    for (const auto& [scope, id, limit] :
+         {std::tuple("org", &org_id, &read.org.spending_limit),
+          std::tuple("project", &project_id, &read.project.spending_limit)}) {
+      if (!*limit) continue;
+      if (auto standing = StandingOf(unit, scope, *id, **limit, now, budget_interval_)) {
+        read.budgets.push_back(*std::move(standing));
+      }
     }
     return absl::OkStatus();
   });

@@ -13,7 +13,9 @@ class DatabasePlacementStore : public PlacementStore {
  public:
   DatabasePlacementStore(store::Database* db, store::CommitBatcher::Options options,
                          store::CommitBatcher::Observer observer)
-      : db_(db), batcher_(db, options, std::move(observer)) {}
+      : db_(db),
+        budget_interval_(options.budget_interval),
+        batcher_(db, options, std::move(observer)) {}
   absl::StatusOr<PlacementInputs> ReadInputs(const PlaceRequest& request) override;
   absl::StatusOr<StoredSettings> ReadSettings(const std::string& project_id,
                                               const std::string& org_id,
@@ -35,6 +37,8 @@ class DatabasePlacementStore : public PlacementStore {
 
  private:
   store::Database* const db_;
+  // What a placement commits to against a spending limit (the batcher's).
+  const absl::Duration budget_interval_;
   store::CommitBatcher batcher_;
 };
 

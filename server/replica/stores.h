@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
 #include "server/core/settings.h"
+#include "server/core/spending_limit.h"
 #include "server/core/workspace.h"
 #include "server/store/types.h"
 
@@ -55,6 +56,11 @@ struct StoredSettings {
   // In sevenths, as ReadInputs::org_gpu_sevenths; counted only when asked
   // for and the org has a GPU quota.
   int64_t org_gpu_sevenths_held = 0;
+  // With the same ask: the org's and the project's spending limits (those
+  // set) and what their periods have spent, as the commit admits against
+  // them. A limit that cannot be judged (a time zone unknown here) is left
+  // out: the commit says why when it refuses.
+  std::vector<core::BudgetStanding> budgets;
 };
 
 class PlacementStore {

@@ -30,6 +30,16 @@ constexpr Statement kSpent{
 
 const Statement& BatchBudgets::SpentStatement() { return kSpent; }
 
+int64_t ReadAdmissionSpent(pqxx::work& txn, const std::string& scope, const std::string& id,
+                           absl::Time period_start, absl::Duration committed_interval) {
+  // The admission's own statement, for one scope: the two cannot disagree.
+  const pqxx::result rows =
+      txn.exec_params(kSpent.sql, TextArray({scope}), TextArray({id}),
+                      NumberArray(std::vector<int64_t>{absl::ToUnixMicros(period_start)}),
+                      absl::ToInt64Microseconds(committed_interval));
+  return rows.empty() ? 0 : rows[0][2].as<int64_t>();
+}
+
 void BatchBudgets::AddLimit(const std::string& scope, const std::string& id,
                             const std::string& document, absl::Time now) {
   now_ = now;

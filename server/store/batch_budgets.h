@@ -22,6 +22,13 @@
 
 namespace wsched::store {
 
+// What the period of `scope`'s ("org" or "project") limit, from
+// `period_start`, has spent as BatchBudgets admits against it (running
+// placements count at least their first `committed_interval`), in
+// GPU-microseconds: what a pending workspace is told it waits for.
+int64_t ReadAdmissionSpent(pqxx::work& txn, const std::string& scope, const std::string& id,
+                           absl::Time period_start, absl::Duration committed_interval);
+
 class BatchBudgets {
  public:
   // A running placement counts at least its first `committed_interval` as

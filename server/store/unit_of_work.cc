@@ -1,6 +1,7 @@
 #include "server/store/unit_of_work.h"
 
 #include "server/store/audit_repository.h"
+#include "server/store/batch_budgets.h"
 #include "server/store/budget_repository.h"
 #include "server/store/usage_repository.h"
 #include "server/store/node_credential_repository.h"
@@ -289,6 +290,12 @@ int64_t UsageRepository::DeleteOlderThan(absl::Duration retention, int limit) {
 SpendingReading UsageRepository::ReadSpending(const std::string& kind, const std::string& id,
                                               absl::Time period_start) {
   return store::ReadSpending(s_.txn, kind, id, period_start);
+}
+
+int64_t UsageRepository::AdmissionSpent(const std::string& kind, const std::string& id,
+                                        absl::Time period_start,
+                                        absl::Duration committed_interval) {
+  return ReadAdmissionSpent(s_.txn, kind, id, period_start, committed_interval);
 }
 
 absl::Time UsageRepository::DatabaseNow() { return store::DatabaseNow(s_.txn); }

@@ -220,6 +220,9 @@ class UsageRepository {
   // An org's ("org") or project's ("project") spending since `period_start`.
   SpendingReading ReadSpending(const std::string& kind, const std::string& id,
                                absl::Time period_start);
+  // The same, as a placement is admitted against a limit (batch_budgets.h).
+  int64_t AdmissionSpent(const std::string& kind, const std::string& id, absl::Time period_start,
+                         absl::Duration committed_interval);
   // The transaction's now(): the clock the ledger counts by.
   absl::Time DatabaseNow();
 
