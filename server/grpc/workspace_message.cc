@@ -29,6 +29,8 @@ v1::PendingFix::Kind FixKindToProto(placement::FixKind kind) {
     case placement::FixKind::kWait: return v1::PendingFix::KIND_WAIT;
     case placement::FixKind::kUseClass: return v1::PendingFix::KIND_USE_CLASS;
     case placement::FixKind::kUncordonNode: return v1::PendingFix::KIND_UNCORDON_NODE;
+    case placement::FixKind::kStopIdleWorkspace:
+      return v1::PendingFix::KIND_STOP_IDLE_WORKSPACE;
     case placement::FixKind::kRaiseOrgGpuQuota: return v1::PendingFix::KIND_RAISE_ORG_GPU_QUOTA;
     case placement::FixKind::kRaisePoolMaxSize: return v1::PendingFix::KIND_RAISE_POOL_MAX_SIZE;
   }
@@ -63,6 +65,12 @@ void FixToProto(const placement::PendingFix& fix, v1::PendingFix* out) {
   out->set_raise_by(fix.raise_by);
   if (fix.kind == placement::FixKind::kWait) out->set_wait_for(CodeToProto(fix.wait_for));
   out->set_outcome(CodeToProto(fix.outcome.code));
+  if (fix.kind == placement::FixKind::kStopIdleWorkspace) {
+    out->set_workspace_id(fix.workspace_id);
+    out->set_project_id(fix.project_id);
+    *out->mutable_idle_for() =
+        TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(fix.idle_for));
+  }
 }
 
 }  // namespace

@@ -50,6 +50,17 @@ class FixesTest : public ::testing::Test {
     ASSERT_TRUE(snapshot_.Hold("other-on-" + node, node, gpus, {}).ok());
   }
 
+  // `workspace` of `project` (org o-1 unless said) holds `count` GPUs of
+  // `node` and has been idle since `since`.
+  void HoldIdle(const std::string& workspace, const std::string& node, int count, absl::Time since,
+                const std::string& project = "p-1", const std::string& org = "o-1") {
+    std::vector<int> gpus;
+    for (int i = 0; i < count; ++i) gpus.push_back(i);
+    ASSERT_TRUE(snapshot_.Hold(workspace, node, gpus, {}).ok());
+    idle_.push_back(
+        {workspace, org, project, since, *snapshot_.FindHold(workspace), count * int64_t{7}});
+  }
+
   FixInputs Inputs() {
     FixInputs in;
     in.pending.cls = &classes_[0];
@@ -62,6 +73,7 @@ class FixesTest : public ::testing::Test {
     in.classes = &classes_;
     in.project = project_;
     in.org = org_;
+    in.idle = idle_;
     return in;
   }
 
@@ -72,6 +84,7 @@ class FixesTest : public ::testing::Test {
   std::optional<QuotaFigures> quota_;
   core::ProjectSettings project_;
   core::OrgSettings org_;
+  std::vector<IdleWorkspace> idle_;
 };
 
 TEST_F(FixesTest, NoneWhenRoomExists) {
@@ -190,6 +203,87 @@ TEST_F(FixesTest, TheBoundCapsTheRuns) {
   EXPECT_EQ(fixes[0].node, "c0");
 }
 
+TEST_F(FixesTest, StopsTheLongestIdleWorkspaceWhoseStopLetsItGo) {
+  AddNode("h1");
+  AddNode("h2");
+  AddNode("h3");
+  pools_[0].max_size = 3;
+  HoldIdle("idle-recent", "h1", 8, kNow - absl::Minutes(1));
+  HoldIdle("idle-small", "h2", 2, kNow - absl::Hours(2));  // Longest idle, frees too little.
+  ASSERT_TRUE(snapshot_.Hold("busy-on-h2", "h2", {2, 3, 4, 5}, {}).ok());
+  HoldIdle("idle-old", "h3", 8, kNow - absl::Minutes(10));
+  quota_ = QuotaFigures{.held_sevenths = 18 * 7, .quota = 18};
+  classes_.resize(1);
+  // The read side decides on a view's copy, which has no hold records.
+  const Snapshot view = snapshot_.NodesOnly();
+  FixInputs in = Inputs();
+  in.pending.snapshot = &view;
+  std::vector<PendingFix> fixes = FindFixes(in);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[0].workspace_id, "idle-old");
+  EXPECT_EQ(fixes[0].project_id, "p-1");
+  EXPECT_EQ(fixes[0].idle_for, absl::Minutes(10));
+  EXPECT_EQ(fixes[0].applier, FixApplier::kProjectOwner);  // The same project.
+  EXPECT_EQ(fixes[0].outcome.code, PendingCode::kQueued);
+  EXPECT_EQ(fixes[0].outcome.node, "h3");
+  EXPECT_THAT(fixes[0].detail,
+              HasSubstr("stop workspace idle-old of project p-1 (its GPUs idle for 10m)"));
+  // Applied: its GPUs are free on the copy and back in the org's quota.
+  FixedInputs fixed(in, fixes[0]);
+  EXPECT_EQ(fixed.pending().snapshot->FindNode("h3")->free_gpus[0], 8);
+  EXPECT_EQ(fixed.pending().quota->held_sevenths, 10 * 7);
+  EXPECT_EQ(view.FindNode("h3")->free_gpus[0], 0) << "the view itself is left alone";
+}
+
+TEST_F(FixesTest, AnIdleWorkspaceOfAnotherProjectIsTheOrgAdminsToStop) {
+  AddNode("h1");
+  HoldIdle("idle-1", "h1", 8, kNow - absl::Minutes(3), "p-2");
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(fixes[0].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[0].project_id, "p-2");
+  EXPECT_EQ(fixes[0].applier, FixApplier::kOrgAdmin);
+}
+
+TEST_F(FixesTest, AnotherOrgsIdleWorkspaceIsNeverOffered) {
+  AddNode("h1");
+  HoldIdle("theirs", "h1", 8, kNow - absl::Hours(1), "p-1", "o-2");
+  classes_.resize(1);
+  for (const PendingFix& fix : FindFixes(Inputs())) {
+    EXPECT_NE(fix.kind, FixKind::kStopIdleWorkspace) << fix.detail;
+  }
+}
+
+TEST_F(FixesTest, StoppingAnIdleWorkspaceRanksAfterUncordonAndBeforeMaxSize) {
+  AddNode("h1");
+  AddNode("h2", core::NodeState::kCordoned);
+  pools_[0].max_size = 2;
+  HoldIdle("idle-1", "h1", 8, kNow - absl::Minutes(5));
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 3u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kUncordonNode);
+  EXPECT_EQ(fixes[1].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[1].outcome.node, "h1");
+  EXPECT_EQ(fixes[2].kind, FixKind::kRaisePoolMaxSize);
+}
+
+TEST_F(FixesTest, StoppingAnIdleWorkspaceRanksBeforeAQuotaRaise) {
+  AddNode("h1");
+  AddNode("h2");
+  pools_[0].max_size = 2;
+  HoldIdle("idle-1", "h1", 8, kNow - absl::Minutes(5));
+  quota_ = QuotaFigures{.held_sevenths = 8 * 7, .quota = 8};  // h2 is free, the quota is not.
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[1].kind, FixKind::kRaiseOrgGpuQuota);
+  EXPECT_EQ(fixes[1].gpu_quota, 16);
+}
+
 // --- Generated states ---------------------------------------------------
 
 struct World {
@@ -232,7 +326,15 @@ void Generate(std::mt19937& rng, World& w) {
         if (pick(2) == 0) gpus.push_back(g);
       }
       if (!gpus.empty()) {
-        ASSERT_TRUE(w.snapshot.Hold(absl::StrCat("w", held++), name, gpus, {}).ok());
+        const std::string holder = absl::StrCat("w", held++);
+        ASSERT_TRUE(w.snapshot.Hold(holder, name, gpus, {}).ok());
+        // Some holders are idle: of this org (this project or another) or
+        // of another org, idle for up to an hour.
+        if (pick(2) == 0) {
+          w.in.idle.push_back({holder, pick(4) == 0 ? "o-2" : "o-1", pick(2) == 0 ? "p-1" : "p-2",
+                               kNow - absl::Minutes(pick(60)), *w.snapshot.FindHold(holder),
+                               static_cast<int64_t>(gpus.size()) * 7});
+        }
       }
     }
   }
@@ -296,6 +398,7 @@ struct Exhaustive {
   std::vector<std::string> nodes;       // Every cordoned node that works.
   std::optional<int64_t> quota;         // The smallest quota that works.
   std::map<std::string, int> max_size;  // Per pool, the smallest that works.
+  std::optional<std::string> idle;      // The org's longest-idle one whose stop works.
 };
 
 Exhaustive TryEverything(const World& w, const PendingReason& base) {
@@ -321,6 +424,18 @@ Exhaustive TryEverything(const World& w, const PendingReason& base) {
       }
     }
   }
+  std::vector<IdleWorkspace> idle = in.idle;
+  std::sort(idle.begin(), idle.end(), [](const IdleWorkspace& a, const IdleWorkspace& b) {
+    return std::tie(a.idle_since, a.workspace_id) < std::tie(b.idle_since, b.workspace_id);
+  });
+  for (const IdleWorkspace& candidate : idle) {
+    if (candidate.org_id != in.org.org_id) continue;
+    if (Works(in, base,
+              {.kind = FixKind::kStopIdleWorkspace, .workspace_id = candidate.workspace_id})) {
+      all.idle = candidate.workspace_id;
+      break;
+    }
+  }
   for (const core::NodePool& pool : w.pools) {
     for (int k = pool.max_size + 1; k <= pool.max_size + 10; ++k) {
       if (Works(in, base, {.kind = FixKind::kRaisePoolMaxSize, .pool = pool.id, .max_size = k})) {
@@ -336,7 +451,7 @@ Exhaustive TryEverything(const World& w, const PendingReason& base) {
 
 TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
   std::mt19937 rng(20261205);
-  int with_fixes = 0, without = 0, queued = 0;
+  int with_fixes = 0, without = 0, queued = 0, stops = 0;
   for (int round = 0; round < 3000; ++round) {
     SCOPED_TRACE(absl::StrCat("round ", round));
     World w;
@@ -344,10 +459,14 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
     if (::testing::Test::HasFatalFailure()) return;
     const PendingReason base = ExplainPending(w.in.pending);
     // Large enough that the bound never cuts these small states short.
-    const FixLimits everything{
-        .max_fixes = 100, .max_trials = 1000, .max_classes = 100, .max_nodes = 100};
+    const FixLimits everything{.max_fixes = 100,
+                               .max_trials = 1000,
+                               .max_classes = 100,
+                               .max_nodes = 100,
+                               .max_idle = 100};
     const std::vector<PendingFix> all = FindFixes(w.in, everything);
-    const std::vector<PendingFix> shown = FindFixes(w.in);
+    // The default bound but every idle workspace, as in `all`.
+    const std::vector<PendingFix> shown = FindFixes(w.in, {.max_idle = everything.max_idle});
 
     if (base.code == PendingCode::kQueued) {
       ++queued;
@@ -379,7 +498,12 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
     std::vector<std::string> classes, nodes;
     std::optional<int64_t> quota;
     std::map<std::string, int> max_size;
+    std::optional<std::string> idle;
     for (const PendingFix& fix : all) {
+      if (fix.kind == FixKind::kStopIdleWorkspace) {
+        EXPECT_FALSE(idle) << "one idle workspace is offered at most";
+        idle = fix.workspace_id;
+      }
       if (fix.kind == FixKind::kUseClass) classes.push_back(fix.class_id);
       if (fix.kind == FixKind::kUncordonNode) nodes.push_back(fix.node);
       if (fix.kind == FixKind::kRaiseOrgGpuQuota) quota = fix.gpu_quota;
@@ -391,6 +515,8 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
     EXPECT_EQ(nodes, expected.nodes);
     EXPECT_EQ(quota, expected.quota);
     EXPECT_EQ(max_size, expected.max_size);
+    EXPECT_EQ(idle, expected.idle);
+    if (idle) ++stops;
 
     // Least change first; what is shown is the head of it.
     for (size_t i = 1; i < all.size(); ++i) EXPECT_LE(all[i - 1].kind, all[i].kind);
@@ -401,6 +527,7 @@ TEST(FixesPropertyTest, EveryFixWorksAndNoneIsMissed) {
   EXPECT_GT(with_fixes, 100);
   EXPECT_GT(without, 100);
   EXPECT_GT(queued, 100);
+  EXPECT_GT(stops, 50);
 }
 
 }  // namespace
