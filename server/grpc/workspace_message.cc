@@ -257,17 +257,22 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
   return absl::OkStatus();
 }
 
-bool MayApplyFix(const Principal& caller, const core::Workspace& w, placement::FixApplier applier) {
+bool MayApplyFix(const Principal& caller, const core::Workspace& w,
+                 const placement::PendingFix& fix) {
   if (caller.Has(Role::kAdmin)) return true;
-  if (applier != placement::FixApplier::kProjectOwner) return false;
+  if (fix.applier != placement::FixApplier::kProjectOwner) return false;
   if (caller.Has(Role::kControlPlane)) return true;
-  return caller.Has(Role::kProjectOwner) && caller.CoversProject(w.org_id, w.project_id);
+  // A fix that acts on another workspace (an idle one to stop) is the
+  // business of that workspace's project.
+  const std::string& project = fix.project_id.empty() ? w.project_id : fix.project_id;
+  return caller.Has(Role::kProjectOwner) && caller.CoversProject(w.org_id, project) &&
+         caller.CoversProject(w.org_id, w.project_id);
 }
 
 void FixesToProto(const pipeline::WorkspaceView& view, const Principal& caller,
                   v1::Workspace* out) {
   for (const placement::PendingFix& fix : view.fixes) {
-    if (MayApplyFix(caller, view.workspace, fix.applier)) FixToProto(fix, out->add_fixes());
+    if (MayApplyFix(caller, view.workspace, fix)) FixToProto(fix, out->add_fixes());
   }
 }
 
