@@ -8,12 +8,8 @@
 // seconds (--min_idle_for=1s); every step awaits the watch stream or the
 // server, none sleeps for a guess.
 #include <chrono>
-#include <condition_variable>
-#include <map>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 
 #include <google/protobuf/util/time_util.h>
 
@@ -23,6 +19,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/catalog_file.h"
+#include "tests/support/fake_agent.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
@@ -70,63 +67,6 @@ driver_policy:
 absl::Time TimeOf(const google::protobuf::Timestamp& t) {
   return absl::FromUnixMicros(TimeUtil::TimestampToMicroseconds(t));
 }
-
-// An agent that heartbeats every 200 ms with the utilisation set for each
-// of its GPUs (GPUs without one are left out of the heartbeat, as an agent
-// whose nvidia-smi does not see them would).
-class FakeAgent {
- public:
-  FakeAgent(std::shared_ptr<grpc::Channel> channel, v1::NodeInfo node)
-      : stub_(v1::InventoryService::NewStub(channel)), node_(std::move(node)) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~FakeAgent() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-  }
-  void Set(const std::string& uuid, int percent) {
-    std::lock_guard<std::mutex> lock(mu_);
-    utilization_[uuid] = percent;
-  }
-
- private:
-  void Loop() {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!stopping_) {
-      v1::HeartbeatRequest request;
-      request.set_node_name(node_.name());
-      request.set_kernel_version(node_.kernel_version());
-      request.set_driver_version(node_.driver_version());
-      for (const auto& [uuid, percent] : utilization_) {
-        v1::GpuUsage* usage = request.add_gpu_usage();
-        usage->set_uuid(uuid);
-        usage->set_utilization_percent(percent);
-        usage->set_memory_used_bytes(int64_t{1} << 30);
-      }
-      lock.unlock();
-      grpc::ClientContext context;
-      testing::Authorize(context, testing::kAgentToken);
-      v1::HeartbeatResponse response;
-      grpc::Status status = stub_->Heartbeat(&context, request, &response);
-      EXPECT_TRUE(status.ok()) << status.error_message();
-      lock.lock();
-      // The agent's cadence, not a wait for an outcome.
-      wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stopping_; });
-    }
-  }
-
-  std::unique_ptr<v1::InventoryService::Stub> stub_;
-  const v1::NodeInfo node_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::map<std::string, int> utilization_;
-  bool stopping_ = false;
-  std::thread thread_;
-};
 
 // One WatchWorkspace stream, read message by message.
 class Watch {
@@ -204,7 +144,7 @@ TEST_F(IdleTest, NotifyTellsTheWatcherCountsTheMetricAndActivityStartsTheClockAg
   watch.Await([](const v1::Workspace& w) { return w.state() == v1::WORKSPACE_STATE_PLACED; },
               "the current state");
   const absl::Time before = absl::Now();
-  FakeAgent agent(server_->channel(), node_);
+  testing::FakeAgent agent(server_->channel(), node_);
   agent.Set(gpu, 3);
 
   auto [idle, told_at] = watch.Await(Idle, "the IDLE event");
@@ -250,7 +190,7 @@ TEST_F(IdleTest, StopWarnsFirstThenStopsAndOneBusyGpuKeepsAWorkspaceRunning) {
   Watch watch(*placement_, "ws-idle");
   watch.Await([](const v1::Workspace& w) { return w.state() == v1::WORKSPACE_STATE_PLACED; },
               "the current state");
-  FakeAgent agent(server_->channel(), node_);
+  testing::FakeAgent agent(server_->channel(), node_);
   for (const auto& gpu : idle_one.gpus()) agent.Set(gpu.uuid(), 0);
   agent.Set(busy_one.gpus(0).uuid(), 0);
   agent.Set(busy_one.gpus(1).uuid(), 55);  // One GPU of two in use.

@@ -1,10 +1,14 @@
 // The simulator agrees with the server: a short trace is replayed through
 // the real wsched-server (PostgreSQL, its scaling leader and the exec
 // actuator) with this test as the cloud - it registers a fake node a fixed
-// node start after the actuator asks for it and removes the nodes the signal
-// names - and through the simulator (server/simulate/) with the same trace
-// and node start. The scale targets over time and every workspace's wait
-// must agree within the jitter of the server's 250 ms tick.
+// node start after the actuator asks for it, reports its driver installed
+// a fixed install time later when the scenario has one, and removes the
+// nodes the signal names - and through the simulator (server/simulate/)
+// with the same trace and timings. The scale targets over time and every
+// workspace's wait must agree within the jitter of the server's 250 ms
+// tick; so must the time-to-GPU estimate each queued workspace is given
+// (its phases with their p50 and p90) and the share of those placed within
+// their p90, by pool.
 //
 // Event-driven: the actuator writes each signal to a FIFO the test reads,
 // placements arrive on WatchWorkspace streams, and the loop waits only for
@@ -21,6 +25,10 @@
 #include <sstream>
 #include <thread>
 
+#include <google/protobuf/util/time_util.h>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
@@ -28,6 +36,7 @@
 #include "server/catalog/load.h"
 #include "server/simulate/engine.h"
 #include "tests/support/fake_nodes.h"
+#include "tests/support/metrics_text.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -47,6 +56,15 @@ struct TraceRow {
   absl::Duration at, duration;
 };
 
+// A trace and how long the cloud takes: a node registers `node_start`
+// after it is asked for, and with a `driver_install`, registers without
+// its driver and has it installed that long after.
+struct Scenario {
+  std::vector<TraceRow> trace;
+  absl::Duration node_start;
+  absl::Duration driver_install = absl::ZeroDuration();
+};
+
 // Three 4-GPU workspaces from zero (two nodes); a 1-GPU one on the second
 // node's free half; a 4-GPU one that does not fit, so a third node is asked
 // for, but lands on the second node when the 1-GPU one ends first; then the
@@ -62,18 +80,34 @@ const std::vector<TraceRow>& Trace() {
   return *trace;
 }
 
+// Nodes that install their driver for 4s after a 2s start: a1 waits for
+// the first node's boot; a2, arriving while that node installs, for the
+// rest of its install; a3 finds the node full and waits for a second boot.
+const absl::Duration kDriverInstall = absl::Seconds(4);
+const std::vector<TraceRow>& InstallTrace() {
+  static const auto* trace = new std::vector<TraceRow>{
+      {"a1", "gpu-4x", absl::ZeroDuration(), absl::Seconds(8)},
+      {"a2", "gpu-4x", absl::Milliseconds(4500), absl::Seconds(6)},
+      {"a3", "gpu-4x", absl::Seconds(5), absl::Seconds(4)},
+  };
+  return *trace;
+}
+
 // What the server did, as the cloud and the clients saw it.
 struct Observed {
   std::vector<simulate::TargetChange> targets;  // Each change of the pool's target.
   std::map<std::string, absl::Time> arrived, placed;
+  // PlaceWorkspace's answer to those it queued: the estimate they were given.
+  std::map<std::string, v1::Workspace> queued;
 };
 
 // The cloud: reads the actuator's signals, starts and removes nodes; the
 // clients: place, watch and stop the trace's workspaces.
 class Replay {
  public:
-  Replay(testing::ServerProcess& server, const std::string& fifo)
+  Replay(testing::ServerProcess& server, const std::string& fifo, const Scenario& scenario)
       : server_(server),
+        scenario_(scenario),
         placement_(v1::PlacementService::NewStub(server.channel())),
         inventory_(v1::InventoryService::NewStub(server.channel())) {
     // O_RDWR: the open does not wait for a writer, and reads never see EOF
@@ -93,7 +127,9 @@ class Replay {
 
   Observed Run(absl::Duration limit) {
     t0_ = absl::Now();
-    for (size_t i = 0; i < Trace().size(); ++i) Schedule(t0_ + Trace()[i].at, [this, i] { Arrive(i); });
+    for (size_t i = 0; i < trace().size(); ++i) {
+      Schedule(t0_ + trace()[i].at, [this, i] { Arrive(i); });
+    }
     const absl::Time give_up = t0_ + limit;
     while (!Done() && absl::Now() < give_up) {
       absl::Time next = actions_.empty() ? give_up : std::min(give_up, actions_.top().at);
@@ -136,8 +172,9 @@ class Replay {
   void Schedule(absl::Time at, std::function<void()> run) {
     actions_.push({at, sequence_++, std::move(run)});
   }
+  const std::vector<TraceRow>& trace() const { return scenario_.trace; }
   bool Done() const {
-    return stopped_ == Trace().size() && !observed_.targets.empty() &&
+    return stopped_ == trace().size() && !observed_.targets.empty() &&
            observed_.targets.back().target == 0 && nodes_ == 0 && booting_ == 0;
   }
 
@@ -181,16 +218,48 @@ class Replay {
     while (nodes_ + booting_ < in.target) {
       std::string name = "sim-node-" + std::to_string(next_node_++);
       ++booting_;
-      Schedule(in.at + kNodeStart, [this, name] {
-        testing::RegisterNode(server_.channel(), testing::FakeGpuNode(name, kPool));
-        --booting_;
-        ++nodes_;
-      });
+      Schedule(in.at + scenario_.node_start, [this, name] { Boot(name); });
     }
   }
 
+  void Boot(const std::string& name) {
+    v1::NodeInfo info = testing::FakeGpuNode(name, kPool);
+    const bool installs = scenario_.driver_install > absl::ZeroDuration();
+    if (installs) info.set_driver_version("");
+    testing::RegisterNode(server_.channel(), info);
+    --booting_;
+    ++nodes_;
+    if (installs) {
+      Schedule(absl::Now() + scenario_.driver_install, [this, info] { DriverInstalled(info); });
+    }
+  }
+
+  // The agent's install, reported with the time it took, then the driver
+  // loaded at its next heartbeat. A node removed meanwhile is not found.
+  void DriverInstalled(const v1::NodeInfo& node) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kAdminToken);
+    v1::ReportDriverInstallRequest report;
+    report.set_node_name(node.name());
+    report.set_kernel_version(node.kernel_version());
+    report.set_success(true);
+    report.set_detail("550.54.15");
+    *report.mutable_duration() = google::protobuf::util::TimeUtil::MillisecondsToDuration(
+        absl::ToInt64Milliseconds(scenario_.driver_install));
+    v1::Node after;
+    if (!inventory_->ReportDriverInstall(&context, report, &after).ok()) return;
+    grpc::ClientContext beat;
+    testing::Authorize(beat, testing::kAgentToken);
+    v1::HeartbeatRequest heartbeat;
+    heartbeat.set_node_name(node.name());
+    heartbeat.set_kernel_version(node.kernel_version());
+    heartbeat.set_driver_version("550.54.15");
+    v1::HeartbeatResponse response;
+    ASSERT_TRUE(inventory_->Heartbeat(&beat, heartbeat, &response).ok()) << node.name();
+  }
+
   void Arrive(size_t i) {
-    const TraceRow& row = Trace()[i];
+    const TraceRow& row = trace()[i];
     grpc::ClientContext context;
     testing::Authorize(context, testing::kControlPlaneToken);
     v1::PlaceWorkspaceRequest request;
@@ -207,6 +276,7 @@ class Replay {
       RunFor(row.id, absl::Now());
       return;
     }
+    observed_.queued[row.id] = w;
     auto watch = std::make_unique<grpc::ClientContext>();
     testing::Authorize(*watch, testing::kControlPlaneToken);
     grpc::ClientContext* raw = watch.get();
@@ -227,7 +297,7 @@ class Replay {
   // A placed workspace runs its duration, then stops.
   void RunFor(const std::string& id, absl::Time placed) {
     absl::Duration duration;
-    for (const TraceRow& row : Trace()) {
+    for (const TraceRow& row : trace()) {
       if (row.id == id) duration = row.duration;
     }
     Schedule(placed + duration, [this, id] {
@@ -242,6 +312,7 @@ class Replay {
   }
 
   testing::ServerProcess& server_;
+  const Scenario scenario_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
   int fd_ = -1;
@@ -267,16 +338,17 @@ std::string WriteActuator(const std::string& dir, const std::string& fifo) {
   return path;
 }
 
-simulate::SimulationResult SimulateSameTrace(const Observed& real) {
+simulate::SimulationResult SimulateSameTrace(const Observed& real, const Scenario& scenario) {
   absl::StatusOr<core::Catalog> catalog =
       catalog::LoadCatalog(testing::SourcePath("tests/fixtures/simulate.yaml"));
   EXPECT_TRUE(catalog.ok()) << catalog.status();
   simulate::SimulationInput input;
   input.catalog = *catalog;
-  input.timings[kPool] = {.node_start = kNodeStart, .driver_install = absl::ZeroDuration()};
+  input.timings[kPool] = {.node_start = scenario.node_start,
+                          .driver_install = scenario.driver_install};
   input.options.batching_window = absl::Milliseconds(200);  // The server's flag below.
   std::vector<simulate::Arrival> trace;
-  for (const TraceRow& row : Trace()) {
+  for (const TraceRow& row : scenario.trace) {
     trace.push_back({.id = row.id, .time = real.arrived.at(row.id), .org = "o-1",
                      .project = "p-1", .class_id = row.class_id, .duration = row.duration});
   }
@@ -311,13 +383,14 @@ TEST(SimulateAgreement, TargetsAndWaitsMatchTheServer) {
   testing::ServerProcess server(config);
   ASSERT_TRUE(server.started()) << server.Log();
 
+  const Scenario scenario{Trace(), kNodeStart};
   Observed real;
   {
-    Replay replay(server, fifo);
+    Replay replay(server, fifo, scenario);
     real = replay.Run(absl::Seconds(45));
   }
   ASSERT_EQ(real.placed.size(), Trace().size()) << server.Log();
-  simulate::SimulationResult sim = SimulateSameTrace(real);
+  simulate::SimulationResult sim = SimulateSameTrace(real, scenario);
   const absl::Time t0 = real.arrived.at("a1");
 
   const simulate::PoolResult* pool = nullptr;
@@ -351,6 +424,105 @@ TEST(SimulateAgreement, TargetsAndWaitsMatchTheServer) {
   // b2 waited for b1's GPUs, not for the third node.
   absl::Duration b2 = real.placed.at("b2") - real.arrived.at("b2");
   EXPECT_LT(b2, kNodeStart) << "b2 landed on the second node when b1 ended";
+}
+
+// "KIND_NODE_BOOT" for placement::PhaseKind::kNodeBoot, as the API names it.
+std::string ApiName(placement::PhaseKind kind) {
+  return absl::AsciiStrToUpper(absl::StrCat("KIND_", placement::PhaseKindName(kind)));
+}
+
+double SecondsOf(const google::protobuf::Duration& d) { return d.seconds() + d.nanos() / 1e9; }
+
+TEST(SimulateAgreement, EstimatesAndTheirAccuracyMatchTheServer) {
+  testing::TestDatabase db;
+  char pattern[] = "/tmp/wsched-agreement-XXXXXX";
+  std::string dir = mkdtemp(pattern);
+  std::string fifo = dir + "/signals";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  testing::ServerConfig config{db.url(), testing::SourcePath("tests/fixtures/simulate.yaml")};
+  config.extra_flags = {"--actuator_command=bash," + WriteActuator(dir, fifo),
+                        "--scaling_batching_window=200ms", "--node_lost_after=10m"};
+  config.metrics = true;
+  testing::ServerProcess server(config);
+  ASSERT_TRUE(server.started()) << server.Log();
+  // The history the server learns its p50 and p90 from, as the simulator's
+  // single figures: every start took 2s, every install 4s. Written before
+  // any estimate is read.
+  for (int i = 0; i < 5; ++i) {
+    db.Query(
+        "INSERT INTO timing_samples (kind, pool, kernel, seconds) VALUES "
+        "('node_start', 'gpu-h100', '', 2)");
+    db.Query(
+        "INSERT INTO timing_samples (kind, pool, kernel, seconds) VALUES "
+        "('driver_install', 'gpu-h100', '5.15.0-91-generic', 4)");
+  }
+
+  const Scenario scenario{InstallTrace(), kNodeStart, kDriverInstall};
+  Observed real;
+  {
+    Replay replay(server, fifo, scenario);
+    real = replay.Run(absl::Seconds(45));
+  }
+  ASSERT_EQ(real.placed.size(), InstallTrace().size()) << server.Log();
+  simulate::SimulationResult sim = SimulateSameTrace(real, scenario);
+
+  // Each queued workspace: the same phases, each with the same p50 and p90
+  // and as much of it left. The server's figures also learn from the starts
+  // this run measured (about 2s each), so within a quarter second.
+  const double kFigure = 0.25, kLeft = absl::ToDoubleSeconds(kJitter);
+  std::vector<std::string> phases_seen;
+  for (const simulate::WorkspaceOutcome& w : sim.workspaces) {
+    SCOPED_TRACE(w.id);
+    auto served = real.queued.find(w.id);
+    ASSERT_EQ(served != real.queued.end(), !w.estimate_phases.empty()) << "queued on one side only";
+    if (served == real.queued.end()) continue;
+    const auto& phases = served->second.estimate_phases();
+    ASSERT_EQ(static_cast<size_t>(phases.size()), w.estimate_phases.size())
+        << served->second.estimate_basis();
+    for (size_t i = 0; i < w.estimate_phases.size(); ++i) {
+      const placement::EstimatePhase& simulated = w.estimate_phases[i];
+      const v1::EstimatePhase& given = phases[static_cast<int>(i)];
+      std::cout << w.id << " " << ApiName(simulated.kind) << ": server p50 "
+                << SecondsOf(given.p50()) << "s p90 " << SecondsOf(given.p90()) << "s left "
+                << SecondsOf(given.remaining_p90()) << "s; simulator p50 " << simulated.p50
+                << " p90 " << simulated.p90 << " left " << simulated.remaining_p90 << "\n";
+      EXPECT_EQ(v1::EstimatePhase::Kind_Name(given.kind()), ApiName(simulated.kind));
+      EXPECT_NEAR(SecondsOf(given.p50()), absl::ToDoubleSeconds(simulated.p50), kFigure);
+      EXPECT_NEAR(SecondsOf(given.p90()), absl::ToDoubleSeconds(simulated.p90), kFigure);
+      EXPECT_NEAR(SecondsOf(given.remaining_p90()), absl::ToDoubleSeconds(simulated.remaining_p90),
+                  kLeft);
+      phases_seen.push_back(ApiName(simulated.kind));
+    }
+  }
+  // What the trace was written for: waits for a node's boot and for the
+  // rest of an install under way.
+  EXPECT_THAT(phases_seen, ::testing::Contains("KIND_NODE_BOOT"));
+  EXPECT_THAT(phases_seen, ::testing::Contains("KIND_DRIVER_INSTALL"));
+
+  // The share within the p90, by pool: the same placements checked, the
+  // same ones kept.
+  const simulate::PoolResult* pool = nullptr;
+  for (const auto& p : sim.pools) {
+    if (p.pool == kPool) pool = &p;
+  }
+  ASSERT_NE(pool, nullptr);
+  const std::string metrics = testing::HttpGet(server.metrics_port(), "/metrics");
+  auto checked = [&](const char* within) {
+    return testing::MetricValue(metrics, "wsched_estimate_checked_total",
+                                {"pool=\"gpu-h100\"", within})
+        .value_or(0);
+  };
+  const double within = checked("within_p90=\"true\"");
+  const double outside = checked("within_p90=\"false\"");
+  std::cout << "within p90: server " << within << " of " << within + outside << ", simulator "
+            << pool->estimates_within_p90 << " of " << pool->estimates_checked << "\n";
+  ASSERT_GT(pool->estimates_checked, 0);
+  EXPECT_EQ(within + outside, pool->estimates_checked) << metrics;
+  EXPECT_EQ(within, pool->estimates_within_p90) << metrics;
+  EXPECT_NEAR(
+      testing::MetricValue(metrics, "wsched_estimate_within_p90_ratio", {"pool=\"gpu-h100\""})
+          .value_or(-1),
+      static_cast<double>(pool->estimates_within_p90) / pool->estimates_checked, 1e-9);
 }
 
 }  // namespace

@@ -29,6 +29,8 @@ v1::PendingFix::Kind FixKindToProto(placement::FixKind kind) {
     case placement::FixKind::kWait: return v1::PendingFix::KIND_WAIT;
     case placement::FixKind::kUseClass: return v1::PendingFix::KIND_USE_CLASS;
     case placement::FixKind::kUncordonNode: return v1::PendingFix::KIND_UNCORDON_NODE;
+    case placement::FixKind::kStopIdleWorkspace:
+      return v1::PendingFix::KIND_STOP_IDLE_WORKSPACE;
     case placement::FixKind::kRaiseOrgGpuQuota: return v1::PendingFix::KIND_RAISE_ORG_GPU_QUOTA;
     case placement::FixKind::kRaiseSpendingLimit:
       return v1::PendingFix::KIND_RAISE_SPENDING_LIMIT;
@@ -75,6 +77,12 @@ void FixToProto(const placement::PendingFix& fix, v1::PendingFix* out) {
   }
   if (fix.kind == placement::FixKind::kWait) out->set_wait_for(CodeToProto(fix.wait_for));
   out->set_outcome(CodeToProto(fix.outcome.code));
+  if (fix.kind == placement::FixKind::kStopIdleWorkspace) {
+    out->set_workspace_id(fix.workspace_id);
+    out->set_project_id(fix.project_id);
+    *out->mutable_idle_for() =
+        TimeUtil::MicrosecondsToDuration(absl::ToInt64Microseconds(fix.idle_for));
+  }
 }
 
 }  // namespace
@@ -261,17 +269,22 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
   return absl::OkStatus();
 }
 
-bool MayApplyFix(const Principal& caller, const core::Workspace& w, placement::FixApplier applier) {
+bool MayApplyFix(const Principal& caller, const core::Workspace& w,
+                 const placement::PendingFix& fix) {
   if (caller.Has(Role::kAdmin)) return true;
-  if (applier != placement::FixApplier::kProjectOwner) return false;
+  if (fix.applier != placement::FixApplier::kProjectOwner) return false;
   if (caller.Has(Role::kControlPlane)) return true;
-  return caller.Has(Role::kProjectOwner) && caller.CoversProject(w.org_id, w.project_id);
+  // A fix that acts on another workspace (an idle one to stop) is the
+  // business of that workspace's project.
+  const std::string& project = fix.project_id.empty() ? w.project_id : fix.project_id;
+  return caller.Has(Role::kProjectOwner) && caller.CoversProject(w.org_id, project) &&
+         caller.CoversProject(w.org_id, w.project_id);
 }
 
 void FixesToProto(const pipeline::WorkspaceView& view, const Principal& caller,
                   v1::Workspace* out) {
   for (const placement::PendingFix& fix : view.fixes) {
-    if (MayApplyFix(caller, view.workspace, fix.applier)) FixToProto(fix, out->add_fixes());
+    if (MayApplyFix(caller, view.workspace, fix)) FixToProto(fix, out->add_fixes());
   }
 }
 

@@ -22,7 +22,7 @@ absl::StatusOr<WorkspaceView> WorkspaceViews::Of(const store::WorkspaceRow& row,
   }
   view.queue_position = parts_.mirror->QueuePosition(row.workspace.id);
   view.pending = ExplainPending(row.workspace.class_id, view.queue_position, std::move(scaling),
-                                limits, with_fixes ? &view.fixes : nullptr);
+                                limits, with_fixes ? &view.fixes : nullptr, &row.workspace);
   if (!view.pending) return view;  // Class gone: the stored reason stays.
   view.workspace.pending_reason = view.pending->detail;
   Estimate(timing, view);
@@ -71,7 +71,8 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
 
 std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
     const std::string& class_id, int queue_position, ScalingViews scaling,
-    const PendingLimits& limits, std::vector<placement::PendingFix>* fixes) const {
+    const PendingLimits& limits, std::vector<placement::PendingFix>* fixes,
+    const core::Workspace* fixes_for) const {
   const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
   const core::WorkspaceClass* cls = view->catalog->FindClass(class_id);
   if (cls == nullptr) return std::nullopt;
@@ -102,6 +103,11 @@ std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
     in.classes = &view->catalog->classes;
     in.project = limits.settings->project;
     in.org = limits.settings->org;
+    if (fixes_for != nullptr) {
+      for (const placement::IdleWorkspace& idle : view->idle) {
+        if (idle.org_id == fixes_for->org_id) in.idle.push_back(idle);
+      }
+    }
     *fixes = placement::FindFixes(in);
   }
   return reason;

@@ -105,7 +105,8 @@ class WorkspaceViews {
   // simulation walks every node (about 1 ms at 10,000, placement_benchmark
   // BM_ExplainPendingGpu8), which every placement would otherwise wait for.
   // nullopt when the view's catalog has no such class. With `fixes`, what
-  // would let it go is found on the same view (placement/fixes.h).
+  // would let `fixes_for` go is found on the same view (placement/fixes.h),
+  // stopping its org's idle workspaces among the candidates.
   // Every way a request for `classes` (allowed, the resolved one first)
   // could be served, on the newest ClusterView (placement/quote.h).
   std::vector<placement::Quote> Quotes(std::vector<std::string> classes, int64_t org_sevenths_held,
@@ -116,7 +117,8 @@ class WorkspaceViews {
                                                    placement::QuoteCheckInputs in) const;
   std::optional<placement::PendingReason> ExplainPending(
       const std::string& class_id, int queue_position, ScalingViews scaling,
-      const PendingLimits& limits, std::vector<placement::PendingFix>* fixes = nullptr) const;
+      const PendingLimits& limits, std::vector<placement::PendingFix>* fixes = nullptr,
+      const core::Workspace* fixes_for = nullptr) const;
 
  private:
   PendingLimits LimitsOf(const core::Workspace& w, LimitsMemo* memo);

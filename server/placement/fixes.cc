@@ -59,6 +59,11 @@ std::string Describe(const PendingFix& fix, const FixInputs& in) {
                           " credits per minute): ", OutcomeText(fix.outcome));
     case FixKind::kUncordonNode:
       return absl::StrCat("uncordon node ", fix.node, ": ", OutcomeText(fix.outcome));
+    case FixKind::kStopIdleWorkspace:
+      return absl::StrCat("stop workspace ", fix.workspace_id, " of project ", fix.project_id,
+                          " (its GPUs idle for ",
+                          absl::FormatDuration(absl::Trunc(fix.idle_for, absl::Seconds(1))),
+                          "): ", OutcomeText(fix.outcome));
     case FixKind::kRaiseOrgGpuQuota:
       return absl::StrCat("raise the GPU quota of org ", in.org.org_id, " from ",
                           in.pending.quota ? in.pending.quota->quota : 0, " to ", fix.gpu_quota,
@@ -164,6 +169,7 @@ class FixFinder {
     }
     TryOtherClasses();
     TryUncordon();
+    TryStopIdle();
     TryQuota();
     TrySpendingLimits();
     TryMaxSize();
@@ -221,6 +227,33 @@ class FixFinder {
       fix.applier = FixApplier::kAdmin;
       fix.node = node;
       Prove(std::move(fix));
+    }
+  }
+
+  // The org's longest-idle workspace whose stop lets this one go: its GPUs
+  // and quota come back, and the workspaces ahead take their share first.
+  // Only where something held is in the way: the org's quota or capacity.
+  void TryStopIdle() {
+    if (base_.code == PendingCode::kClassPolicy || base_.code == PendingCode::kNoPool) return;
+    std::vector<const IdleWorkspace*> idle;
+    for (const IdleWorkspace& w : in_.idle) {
+      if (w.org_id == in_.org.org_id) idle.push_back(&w);
+    }
+    std::sort(idle.begin(), idle.end(), [](const IdleWorkspace* a, const IdleWorkspace* b) {
+      return std::tie(a->idle_since, a->workspace_id) < std::tie(b->idle_since, b->workspace_id);
+    });
+    if (static_cast<int>(idle.size()) > limits_.max_idle) idle.resize(limits_.max_idle);
+    for (const IdleWorkspace* w : idle) {
+      PendingFix fix;
+      fix.kind = FixKind::kStopIdleWorkspace;
+      // Its project's owner stops it; for another project's workspace,
+      // the org's admin.
+      fix.applier = w->project_id == in_.project.project_id ? FixApplier::kProjectOwner
+                                                            : FixApplier::kOrgAdmin;
+      fix.workspace_id = w->workspace_id;
+      fix.project_id = w->project_id;
+      fix.idle_for = std::max(absl::ZeroDuration(), in_.pending.now - w->idle_since);
+      if (Prove(std::move(fix))) return;
     }
   }
 
@@ -340,6 +373,8 @@ const char* FixKindName(FixKind kind) {
       return "use_class";
     case FixKind::kUncordonNode:
       return "uncordon_node";
+    case FixKind::kStopIdleWorkspace:
+      return "stop_idle_workspace";
     case FixKind::kRaiseOrgGpuQuota:
       return "raise_org_gpu_quota";
     case FixKind::kRaiseSpendingLimit:
@@ -392,6 +427,19 @@ FixedInputs::FixedInputs(const FixInputs& in, const PendingFix& fix) : pending_(
       snapshot_ = *in.pending.snapshot;
       (void)snapshot_->SetNodeState(fix.node, core::NodeState::kReady);
       pending_.snapshot = &*snapshot_;
+      break;
+    case FixKind::kStopIdleWorkspace:
+      for (const IdleWorkspace& w : in.idle) {
+        if (w.workspace_id != fix.workspace_id) continue;
+        snapshot_ = *in.pending.snapshot;
+        (void)snapshot_->FreeHeld(w.hold);  // A node gone frees nothing.
+        pending_.snapshot = &*snapshot_;
+        if (pending_.quota) {
+          pending_.quota->held_sevenths =
+              std::max<int64_t>(0, pending_.quota->held_sevenths - w.gpu_sevenths);
+        }
+        break;
+      }
       break;
     case FixKind::kRaiseOrgGpuQuota:
       if (pending_.quota) pending_.quota->quota = fix.gpu_quota;

@@ -1,8 +1,9 @@
 // What would let a pending workspace go: a few ranked fixes, each proven
 // before it is offered (docs/placement.md "What would it take").
 //
-// A candidate fix (take another class, uncordon a node, raise the org's
-// GPU quota, raise a spending limit, raise a pool's max_size) is applied to a copy of the inputs
+// A candidate fix (take another class, uncordon a node, stop one of the
+// org's idle workspaces, raise the org's GPU quota, raise a spending
+// limit, raise a pool's max_size) is applied to a copy of the inputs
 // and the pending walk (pending_reason.h, the one place the placement
 // rules are read for a waiting workspace: quota, policy, the queue ahead,
 // every layer of capacity) is run again. A fix is kept only when, with it,
@@ -13,21 +14,25 @@
 // offered as "wait", which changes nothing.
 //
 // Least change first: wait, then another class (only this workspace
-// changes), then uncordoning a node (capacity that exists), then raising
-// the org's quota (by the fewest GPUs), then raising the spending limit
-// that holds it (by the least that admits its first interval), then raising
-// a pool's max_size (by the fewest nodes: new nodes cost money). Within a
-// kind, the smaller change first.
+// changes), then uncordoning a node (capacity that exists), then stopping
+// one of the org's idle workspaces (its GPUs do nothing and cost no
+// money once stopped, but someone's session ends), then raising the org's
+// quota (by the fewest GPUs), then raising the spending limit that holds
+// it (by the least that admits its first interval), then raising a pool's
+// max_size (by the fewest nodes: new nodes cost money). Within a kind, the
+// smaller change first.
 //
 // Bounded: at most FixLimits::max_trials runs of the pending walk per
 // workspace (48 by default), each O(queue ahead + nodes of the pools it
 // reads), so one workspace's fixes cost at most 48 times its pending
 // reason. What is tried within the bound: up to max_classes other classes,
-// up to max_nodes cordoned nodes, the one smallest quota raise, the one
-// smallest raise of each spending limit, and per pool a binary search for
-// the smallest max_size. The pools (and their cordoned nodes) are the
-// class's, then those of the classes ahead: a larger pool that the
-// workspaces ahead prefer draws them away from the pool this one needs.
+// up to max_nodes cordoned nodes, up to max_idle of the org's idle
+// workspaces (longest idle first, until one stop lets it go), the one
+// smallest quota raise, the one smallest raise of each spending limit, and
+// per pool a binary search for the smallest max_size. The pools (and their
+// cordoned nodes) are the class's, then those of the classes ahead: a
+// larger pool that the workspaces ahead prefer draws them away from the
+// pool this one needs.
 //
 // Pure: no I/O, no clock, no locks; nothing is stored.
 #ifndef WSCHED_SERVER_PLACEMENT_FIXES_H_
@@ -38,6 +43,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "server/core/settings.h"
 #include "server/core/workspace_class.h"
 #include "server/placement/pending_reason.h"
@@ -51,6 +57,7 @@ enum class FixKind {
   kWait,
   kUseClass,
   kUncordonNode,
+  kStopIdleWorkspace,
   kRaiseOrgGpuQuota,
   kRaiseSpendingLimit,
   kRaisePoolMaxSize,
@@ -59,7 +66,7 @@ enum class FixKind {
 // Who may apply a fix. An admin may apply all; an org admin what the
 // org's settings change and what a project owner may; a project owner
 // (or the control plane placing for the project) what changes only the
-// workspace itself.
+// workspace itself, or stops an idle workspace of the same project.
 enum class FixApplier { kProjectOwner, kOrgAdmin, kAdmin };
 
 // "wait", "use_class", ... (stable: logs and the CLI).
@@ -86,9 +93,26 @@ struct PendingFix {
   int64_t spending_limit = 0;
   // kWait: what is on its way (the reason now).
   PendingCode wait_for = PendingCode::kQueued;
+  // kStopIdleWorkspace: the workspace to stop, its project, and for how
+  // long its GPUs have been idle.
+  std::string workspace_id;
+  std::string project_id;
+  absl::Duration idle_for = absl::ZeroDuration();
   // The reason with the fix applied (kQueued or a scale-up), and where.
   PendingReason outcome;
   friend bool operator==(const PendingFix&, const PendingFix&) = default;
+};
+
+// A running GPU workspace whose GPUs the idle monitor found idle
+// (core::IdleMark on its record), with what its stop would free.
+struct IdleWorkspace {
+  std::string workspace_id;
+  std::string org_id;
+  std::string project_id;
+  absl::Time idle_since;
+  HoldRecord hold;           // Its node, GPUs or slice, and resources.
+  int64_t gpu_sevenths = 0;  // What the org's quota counts of it.
+  friend bool operator==(const IdleWorkspace&, const IdleWorkspace&) = default;
 };
 
 struct FixInputs {
@@ -101,6 +125,9 @@ struct FixInputs {
   // The policies another class is judged by (core::ForbiddingRule).
   core::ProjectSettings project;
   core::OrgSettings org;
+  // Idle workspaces that may be stopped for this one: only those of
+  // org.org_id are tried, in any order.
+  std::vector<IdleWorkspace> idle;
 };
 
 struct FixLimits {
@@ -108,6 +135,7 @@ struct FixLimits {
   int max_trials = 48;  // Runs of the pending walk per workspace.
   int max_classes = 8;  // Other classes tried.
   int max_nodes = 8;    // Cordoned nodes tried.
+  int max_idle = 4;     // Idle workspaces tried, longest idle first.
 };
 
 // The fixes for the workspace `in.pending` describes, least change first,
@@ -115,7 +143,8 @@ struct FixLimits {
 // when no candidate tried within the bound lets it go.
 std::vector<PendingFix> FindFixes(const FixInputs& in, const FixLimits& limits = {});
 
-// The inputs with `fix` applied, owning what the fix changed: the same
+// The inputs with `fix` applied (a stopped idle workspace's hold freed and
+// its GPUs given back to the org's quota), owning what the fix changed: the same
 // inputs FindFixes proves a fix on (tests apply a returned fix with it).
 // Not copyable or movable: `pending` points into it.
 class FixedInputs {

@@ -41,7 +41,8 @@ constexpr int kCases = 3000;
 
 // Larger than any generated state needs: the bound never cuts it short.
 constexpr FixLimits kEverything{
-    .max_fixes = 1000, .max_trials = 100000, .max_classes = 1000, .max_nodes = 1000};
+    .max_fixes = 1000, .max_trials = 100000, .max_classes = 1000, .max_nodes = 1000,
+    .max_idle = 1000};
 
 // How far past the current figures the search by hand looks: beyond the
 // finder's own ceiling (every node a pool has or may have, plus one per
@@ -160,7 +161,16 @@ class Generator {
           if (Pick(2) == 0) taken.push_back(g);
         }
         if (!taken.empty()) {
-          ASSERT_TRUE(w.snapshot.Hold(absl::StrCat("w", held++), name, taken, {}).ok());
+          const std::string holder = absl::StrCat("w", held++);
+          ASSERT_TRUE(w.snapshot.Hold(holder, name, taken, {}).ok());
+          // Some holders are idle: of this org (this project or another) or
+          // of another org, idle for up to an hour.
+          if (Pick(2) == 0) {
+            w.in.idle.push_back({holder, Pick(4) == 0 ? "o-2" : "o-1",
+                                 Pick(2) == 0 ? "p-1" : "p-2", kNow - absl::Minutes(Pick(60)),
+                                 *w.snapshot.FindHold(holder),
+                                 static_cast<int64_t>(taken.size()) * 7});
+          }
         }
       }
     }
@@ -225,6 +235,7 @@ struct Exhaustive {
   std::map<std::string, int> max_size;  // Per pool, the smallest that works.
   // Per spending limit's scope, the smallest limit that works.
   std::map<std::string, int64_t> spending;
+  std::optional<std::string> idle;  // The org's longest-idle one whose stop works.
   friend bool operator==(const Exhaustive&, const Exhaustive&) = default;
 };
 
@@ -281,6 +292,18 @@ Exhaustive TryEverything(const World& w, const PendingReason& base) {
       }
     }
   }
+  std::vector<IdleWorkspace> idle = in.idle;
+  std::sort(idle.begin(), idle.end(), [](const IdleWorkspace& a, const IdleWorkspace& b) {
+    return std::tie(a.idle_since, a.workspace_id) < std::tie(b.idle_since, b.workspace_id);
+  });
+  for (const IdleWorkspace& candidate : idle) {
+    if (candidate.org_id != in.org.org_id) continue;
+    if (Works(in, base,
+              {.kind = FixKind::kStopIdleWorkspace, .workspace_id = candidate.workspace_id})) {
+      all.idle = candidate.workspace_id;
+      break;
+    }
+  }
   if (base.code == PendingCode::kBudgetExhausted) {
     int64_t org_limit = int64_t{1} << 50;  // No org limit: far more than any spent here.
     for (const core::BudgetStanding& budget : in.pending.budgets) {
@@ -308,14 +331,21 @@ Exhaustive Summarize(const std::vector<PendingFix>& fixes) {
     if (fix.kind == FixKind::kRaiseOrgGpuQuota) found.quota = fix.gpu_quota;
     if (fix.kind == FixKind::kRaisePoolMaxSize) found.max_size[fix.pool] = fix.max_size;
     if (fix.kind == FixKind::kRaiseSpendingLimit) found.spending[fix.spending_scope] = fix.spending_limit;
+    if (fix.kind == FixKind::kStopIdleWorkspace) {
+      EXPECT_FALSE(found.idle) << "one idle workspace is offered at most";
+      found.idle = fix.workspace_id;
+    }
   }
   std::sort(found.classes.begin(), found.classes.end());
   std::sort(found.nodes.begin(), found.nodes.end());
   return found;
 }
 
-FixApplier ApplierOf(FixKind kind) {
-  switch (kind) {
+FixApplier ApplierOf(const FixInputs& in, const PendingFix& fix) {
+  switch (fix.kind) {
+    case FixKind::kStopIdleWorkspace:  // Its own project's owner, else the org admin.
+      return fix.project_id == in.project.project_id ? FixApplier::kProjectOwner
+                                                     : FixApplier::kOrgAdmin;
     case FixKind::kWait:
     case FixKind::kUseClass:
       return FixApplier::kProjectOwner;
@@ -336,7 +366,7 @@ void ExpectProven(const World& w, const PendingReason& base, const PendingFix& f
   SCOPED_TRACE(fix.detail);
   const PendingReason after = Outcome(w.in, fix);
   EXPECT_EQ(after, fix.outcome);
-  EXPECT_EQ(fix.applier, ApplierOf(fix.kind));
+  EXPECT_EQ(fix.applier, ApplierOf(w.in, fix));
   if (fix.kind == FixKind::kWait) {
     EXPECT_EQ(after, base);
     EXPECT_EQ(fix.wait_for, base.code);
@@ -427,6 +457,9 @@ void ExpectBounded(const World& w, const PendingReason& base, const Exhaustive& 
         ASSERT_TRUE(unbounded.max_size.contains(fix.pool)) << fix.detail;
         EXPECT_GE(fix.max_size, unbounded.max_size.at(fix.pool));
         break;
+      case FixKind::kStopIdleWorkspace:
+        EXPECT_EQ(std::optional(fix.workspace_id), unbounded.idle) << fix.detail;
+        break;
       case FixKind::kRaiseSpendingLimit:
         ASSERT_TRUE(unbounded.spending.contains(fix.spending_scope)) << fix.detail;
         EXPECT_EQ(fix.spending_limit, unbounded.spending.at(fix.spending_scope));
@@ -452,7 +485,8 @@ void CheckCase(uint32_t seed, Tally& tally) {
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
   const PendingReason base = ExplainPending(w.in.pending);
   const std::vector<PendingFix> all = FindFixes(w.in, kEverything);
-  const std::vector<PendingFix> shown = FindFixes(w.in);
+  // The default bound, but every idle workspace, as in `all`.
+  const std::vector<PendingFix> shown = FindFixes(w.in, {.max_idle = kEverything.max_idle});
   if (base.code == PendingCode::kQueued) {
     ++tally.queued;
     EXPECT_THAT(all, IsEmpty());
@@ -478,6 +512,7 @@ void CheckCase(uint32_t seed, Tally& tally) {
   EXPECT_EQ(Summarize(all).quota, expected.quota);
   EXPECT_EQ(Summarize(all).max_size, expected.max_size);
   EXPECT_EQ(Summarize(all).spending, expected.spending);
+  EXPECT_EQ(Summarize(all).idle, expected.idle);
   // Shown with the default bound: the head of the full list.
   ASSERT_EQ(shown.size(), std::min<size_t>(all.size(), FixLimits{}.max_fixes));
   for (size_t i = 0; i < shown.size(); ++i) EXPECT_EQ(shown[i], all[i]);
@@ -506,7 +541,7 @@ TEST(FixesPropertyTest, EveryFixWorksTheSmallestFirstAndNoneIsMissed) {
   EXPECT_GT(tally.without, cases / 20);
   for (FixKind kind : {FixKind::kWait, FixKind::kUseClass, FixKind::kUncordonNode,
                        FixKind::kRaiseOrgGpuQuota, FixKind::kRaisePoolMaxSize,
-                       FixKind::kRaiseSpendingLimit}) {
+                       FixKind::kRaiseSpendingLimit, FixKind::kStopIdleWorkspace}) {
     EXPECT_GT(tally.kinds[kind], 20) << FixKindName(kind);
   }
 }

@@ -47,6 +47,17 @@ class FixesTest : public ::testing::Test {
     ASSERT_TRUE(snapshot_.Hold("other-on-" + node, node, gpus, {}).ok());
   }
 
+  // `workspace` of `project` (org o-1 unless said) holds `count` GPUs of
+  // `node` and has been idle since `since`.
+  void HoldIdle(const std::string& workspace, const std::string& node, int count, absl::Time since,
+                const std::string& project = "p-1", const std::string& org = "o-1") {
+    std::vector<int> gpus;
+    for (int i = 0; i < count; ++i) gpus.push_back(i);
+    ASSERT_TRUE(snapshot_.Hold(workspace, node, gpus, {}).ok());
+    idle_.push_back(
+        {workspace, org, project, since, *snapshot_.FindHold(workspace), count * int64_t{7}});
+  }
+
   FixInputs Inputs() {
     FixInputs in;
     in.pending.cls = &classes_[0];
@@ -60,6 +71,7 @@ class FixesTest : public ::testing::Test {
     in.classes = &classes_;
     in.project = project_;
     in.org = org_;
+    in.idle = idle_;
     return in;
   }
 
@@ -71,6 +83,7 @@ class FixesTest : public ::testing::Test {
   std::vector<core::BudgetStanding> budgets_;
   core::ProjectSettings project_;
   core::OrgSettings org_;
+  std::vector<IdleWorkspace> idle_;
 };
 
 // `scope`'s limit of `limit_seconds` GPU-seconds, `spent_seconds` spent; a
@@ -273,6 +286,87 @@ TEST_F(FixesTest, TheBoundCapsTheRuns) {
   std::vector<PendingFix> fixes = FindFixes(Inputs(), {.max_trials = 2});
   ASSERT_EQ(fixes.size(), 1u);
   EXPECT_EQ(fixes[0].node, "c0");
+}
+
+TEST_F(FixesTest, StopsTheLongestIdleWorkspaceWhoseStopLetsItGo) {
+  AddNode("h1");
+  AddNode("h2");
+  AddNode("h3");
+  pools_[0].max_size = 3;
+  HoldIdle("idle-recent", "h1", 8, kNow - absl::Minutes(1));
+  HoldIdle("idle-small", "h2", 2, kNow - absl::Hours(2));  // Longest idle, frees too little.
+  ASSERT_TRUE(snapshot_.Hold("busy-on-h2", "h2", {2, 3, 4, 5}, {}).ok());
+  HoldIdle("idle-old", "h3", 8, kNow - absl::Minutes(10));
+  quota_ = QuotaFigures{.held_sevenths = 18 * 7, .quota = 18};
+  classes_.resize(1);
+  // The read side decides on a view's copy, which has no hold records.
+  const Snapshot view = snapshot_.NodesOnly();
+  FixInputs in = Inputs();
+  in.pending.snapshot = &view;
+  std::vector<PendingFix> fixes = FindFixes(in);
+  ASSERT_EQ(fixes.size(), 1u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[0].workspace_id, "idle-old");
+  EXPECT_EQ(fixes[0].project_id, "p-1");
+  EXPECT_EQ(fixes[0].idle_for, absl::Minutes(10));
+  EXPECT_EQ(fixes[0].applier, FixApplier::kProjectOwner);  // The same project.
+  EXPECT_EQ(fixes[0].outcome.code, PendingCode::kQueued);
+  EXPECT_EQ(fixes[0].outcome.node, "h3");
+  EXPECT_THAT(fixes[0].detail,
+              HasSubstr("stop workspace idle-old of project p-1 (its GPUs idle for 10m)"));
+  // Applied: its GPUs are free on the copy and back in the org's quota.
+  FixedInputs fixed(in, fixes[0]);
+  EXPECT_EQ(fixed.pending().snapshot->FindNode("h3")->free_gpus[0], 8);
+  EXPECT_EQ(fixed.pending().quota->held_sevenths, 10 * 7);
+  EXPECT_EQ(view.FindNode("h3")->free_gpus[0], 0) << "the view itself is left alone";
+}
+
+TEST_F(FixesTest, AnIdleWorkspaceOfAnotherProjectIsTheOrgAdminsToStop) {
+  AddNode("h1");
+  HoldIdle("idle-1", "h1", 8, kNow - absl::Minutes(3), "p-2");
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_FALSE(fixes.empty());
+  EXPECT_EQ(fixes[0].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[0].project_id, "p-2");
+  EXPECT_EQ(fixes[0].applier, FixApplier::kOrgAdmin);
+}
+
+TEST_F(FixesTest, AnotherOrgsIdleWorkspaceIsNeverOffered) {
+  AddNode("h1");
+  HoldIdle("theirs", "h1", 8, kNow - absl::Hours(1), "p-1", "o-2");
+  classes_.resize(1);
+  for (const PendingFix& fix : FindFixes(Inputs())) {
+    EXPECT_NE(fix.kind, FixKind::kStopIdleWorkspace) << fix.detail;
+  }
+}
+
+TEST_F(FixesTest, StoppingAnIdleWorkspaceRanksAfterUncordonAndBeforeMaxSize) {
+  AddNode("h1");
+  AddNode("h2", core::NodeState::kCordoned);
+  pools_[0].max_size = 2;
+  HoldIdle("idle-1", "h1", 8, kNow - absl::Minutes(5));
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 3u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kUncordonNode);
+  EXPECT_EQ(fixes[1].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[1].outcome.node, "h1");
+  EXPECT_EQ(fixes[2].kind, FixKind::kRaisePoolMaxSize);
+}
+
+TEST_F(FixesTest, StoppingAnIdleWorkspaceRanksBeforeAQuotaRaise) {
+  AddNode("h1");
+  AddNode("h2");
+  pools_[0].max_size = 2;
+  HoldIdle("idle-1", "h1", 8, kNow - absl::Minutes(5));
+  quota_ = QuotaFigures{.held_sevenths = 8 * 7, .quota = 8};  // h2 is free, the quota is not.
+  classes_.resize(1);
+  std::vector<PendingFix> fixes = FindFixes(Inputs());
+  ASSERT_EQ(fixes.size(), 2u);
+  EXPECT_EQ(fixes[0].kind, FixKind::kStopIdleWorkspace);
+  EXPECT_EQ(fixes[1].kind, FixKind::kRaiseOrgGpuQuota);
+  EXPECT_EQ(fixes[1].gpu_quota, 16);
 }
 
 }  // namespace

@@ -460,6 +460,17 @@ std::optional<HoldRecord> Snapshot::Release(absl::string_view workspace) {
   return hold;
 }
 
+absl::Status Snapshot::FreeHeld(const HoldRecord& hold) {
+  if (holds_.contains(hold.workspace)) {
+    Release(hold.workspace);
+    return absl::OkStatus();
+  }
+  return Restate(hold.node, [&hold](SnapshotNode& node) {
+    MarkHolder(hold, node, /*held=*/false);
+    node.held -= hold.resources;
+  });
+}
+
 const SnapshotNode* Snapshot::FindNode(absl::string_view name) const {
   auto it = ids_->find(name);
   return it == ids_->end() ? nullptr : nodes_[it->second].get();

@@ -155,6 +155,10 @@ class Snapshot {
   // Frees what the workspace held, at once. Idempotent: nullopt when it held
   // nothing (already released or never held).
   std::optional<HoldRecord> Release(absl::string_view workspace);
+  // Frees on its node what `hold` names, whether or not this snapshot
+  // records the hold: a reader's copy (NodesOnly) has no hold records but
+  // asks what stopping a workspace would free. NotFound for an unknown node.
+  absl::Status FreeHeld(const HoldRecord& hold);
 
   // A copy without the hold records and the pools' indexes, for readers
   // that walk or look up nodes (each node's GPU holders and held resources

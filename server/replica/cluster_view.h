@@ -21,6 +21,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/core/catalog.h"
+#include "server/placement/fixes.h"
 #include "server/placement/relayout_plan.h"
 #include "server/placement/snapshot.h"
 #include "server/scaling/fleet_scaler.h"
@@ -53,6 +54,10 @@ struct ClusterView {
   // The MIG re-layouts under way (their GPUs are marked in `snapshot`), for
   // the pending reasons of a read.
   std::vector<placement::RelayoutOrder> relayouts;
+  // The placed workspaces marked idle that hold something here, with their
+  // holds: what a pending workspace's fixes may offer to stop (few; a copy
+  // costs what they are).
+  std::vector<placement::IdleWorkspace> idle;
   TrackedWorkspaces tracked;
 };
 

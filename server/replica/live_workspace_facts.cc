@@ -14,21 +14,21 @@ std::optional<absl::Time> LiveWorkspaceFacts::Apply(const store::WorkspaceRow& r
   if (placed) placed_at_[w.id] = w.placed_at;
   if (!live) {
     class_of_.erase(w.id);
-    idle_marks_.erase(w.id);
+    idle_.erase(w.id);
     return ended;
   }
   class_of_[w.id] = w.class_id;
   if (w.idle) {
-    idle_marks_[w.id] = *w.idle;
+    idle_[w.id] = {*w.idle, w.org_id, w.project_id, core::HeldGpuSevenths(w)};
   } else {
-    idle_marks_.erase(w.id);
+    idle_.erase(w.id);
   }
   return ended;
 }
 
 void LiveWorkspaceFacts::Clear() {
   class_of_.clear();
-  idle_marks_.clear();
+  idle_.clear();
   // Placements that ended while the replica fell behind are dropped
   // uncharged for their last stretch (the accounting forgets them within
   // the hour); those still placed come back as the reload applies them.
@@ -41,9 +41,9 @@ std::string LiveWorkspaceFacts::ClassOf(const std::string& id) const {
 }
 
 std::optional<core::IdleMark> LiveWorkspaceFacts::IdleMarkOf(const std::string& id) const {
-  auto it = idle_marks_.find(id);
-  if (it == idle_marks_.end()) return std::nullopt;
-  return it->second;
+  auto it = idle_.find(id);
+  if (it == idle_.end()) return std::nullopt;
+  return it->second.mark;
 }
 
 absl::Time LiveWorkspaceFacts::PlacedAt(const std::string& id) const {

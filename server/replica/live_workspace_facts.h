@@ -7,6 +7,7 @@
 #ifndef WSCHED_SERVER_REPLICA_LIVE_WORKSPACE_FACTS_H_
 #define WSCHED_SERVER_REPLICA_LIVE_WORKSPACE_FACTS_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,15 @@ namespace wsched::replica {
 
 class LiveWorkspaceFacts {
  public:
+  // A live workspace marked idle, with what a pending workspace's fixes
+  // need to offer its stop (placement::IdleWorkspace).
+  struct Idle {
+    core::IdleMark mark;
+    std::string org_id;
+    std::string project_id;
+    int64_t gpu_sevenths = 0;  // core::HeldGpuSevenths.
+  };
+
   // `row` is the newest picture of its workspace. Returns when the
   // placement it replaces began, when that placement ended with it (the
   // usage accounting is told).
@@ -28,11 +38,12 @@ class LiveWorkspaceFacts {
   std::string ClassOf(const std::string& id) const;  // "unknown" when not live.
   std::optional<core::IdleMark> IdleMarkOf(const std::string& id) const;
   absl::Time PlacedAt(const std::string& id) const;  // InfinitePast when not placed.
+  const absl::flat_hash_map<std::string, Idle>& idle() const { return idle_; }
   size_t classes() const { return class_of_.size(); }
 
  private:
   absl::flat_hash_map<std::string, std::string> class_of_;
-  absl::flat_hash_map<std::string, core::IdleMark> idle_marks_;
+  absl::flat_hash_map<std::string, Idle> idle_;
   absl::flat_hash_map<std::string, absl::Time> placed_at_;
 };
 

@@ -553,6 +553,12 @@ std::shared_ptr<const ClusterView> ReplicaMirror::CopyViewLocked() const {
   view->snapshot = snapshot_.NodesOnly();
   view->catalog = catalog_;
   view->relayouts = relayouts_;
+  for (const auto& [id, idle] : facts_.idle()) {
+    const placement::HoldRecord* hold = snapshot_.FindHold(id);
+    if (hold == nullptr) continue;
+    view->idle.push_back(
+        {id, idle.org_id, idle.project_id, idle.mark.since, *hold, idle.gpu_sevenths});
+  }
   for (const auto* entry : pending_.Ordered()) {
     view->pending.push_back({entry->workspace, entry->class_id, entry->org, entry->pools, entry->since});
   }

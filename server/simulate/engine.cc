@@ -113,8 +113,9 @@ class Engine {
     size_t node = 0;  // Where it runs.
     int64_t units = 0;  // What it holds there, in its pool's unit.
     bool running = false;
-    // Queued: the p90 estimate the server would have given it.
+    // Queued: the estimate the server would have given it.
     std::optional<absl::Duration> estimate_p90;
+    std::vector<placement::EstimatePhase> estimate_phases;
   };
 
   absl::Status Prepare();
@@ -137,8 +138,8 @@ class Engine {
   void Arrive(size_t arrival, absl::Time now);
   void Place(Live& w, const placement::Placed& placed, absl::Time now);
   void Queue(Live& w, const placement::NotNow& not_now, absl::Time now);
-  // The p90 time-to-GPU estimate the server answers a just-queued `w` with.
-  std::optional<absl::Duration> EstimateP90(const Live& w, absl::Time now) const;
+  // The time-to-GPU estimate the server answers a just-queued `w` with.
+  placement::TimeToGpu Estimate(const Live& w, absl::Time now) const;
   void End(size_t live, absl::Time now);
   // Spending limits (org_budgets.h): a placement counts from its start; an
   // org's reach of its limit is looked for again whenever its rate changes.
@@ -345,14 +346,16 @@ void Engine::Queue(Live& w, const placement::NotNow& not_now, absl::Time now) {
   queue_.Upsert({.workspace = w.id, .org = a.org, .class_id = w.cls->id, .priority = 0,
                  .since = now, .reason = "", .pools = not_now.pools, .project = a.project});
   AddDemand(w.cls, not_now.pools, now);
-  w.estimate_p90 = EstimateP90(w, now);
+  placement::TimeToGpu estimate = Estimate(w, now);
+  w.estimate_p90 = estimate.estimate_p90;
+  w.estimate_phases = std::move(estimate.phases);
   if (w.pool < pools_.size()) {
     SimPool& pool = pools_[w.pool];
     pool.ledger.Waiting(now, pool.ledger.UnitsOf(*w.cls));
   }
 }
 
-std::optional<absl::Duration> Engine::EstimateP90(const Live& w, absl::Time now) const {
+placement::TimeToGpu Engine::Estimate(const Live& w, absl::Time now) const {
   // As the server's answer to PlaceWorkspace (pipeline/workspace_views.cc):
   // the reason behind everything queued before it, then the estimate.
   placement::PendingContext ctx;
@@ -385,7 +388,7 @@ std::optional<absl::Duration> Engine::EstimateP90(const Live& w, absl::Time now)
   }
   in.batching_window = input_.options.batching_window;
   in.now = now;
-  return placement::EstimateTimeToGpu(in).estimate_p90;
+  return placement::EstimateTimeToGpu(in);
 }
 
 void Engine::End(size_t index, absl::Time now) {
@@ -464,7 +467,11 @@ void Engine::NodeUp(size_t index, absl::Time now) {
     driver = installs ? core::DriverState::kNeedsDriver : core::DriverState::kReady;
     if (installs) Schedule(now + pool.timings.driver_install, Kind::kDriverReady, index);
   }
-  (void)snapshot_.UpsertNode(NodeOfShape(node.name, *pool.pool), core::NodeState::kReady, driver);
+  // Since now, as the server's mirror dates a new node from its
+  // registration: the estimate of a workspace that waits for this node's
+  // driver counts what of the install has elapsed.
+  (void)snapshot_.UpsertNode(NodeOfShape(node.name, *pool.pool), core::NodeState::kReady, driver,
+                             now);
   Drain(nullptr, now);  // New capacity: as the server, try everything.
   NeedEvaluation(now);
 }
@@ -740,7 +747,10 @@ SimulationResult Engine::Finish(absl::Time end) {
     const Arrival& a = trace_[w.arrival];
     std::string pool = w.pool < pools_.size() ? pools_[w.pool].pool->id : "";
     if (!placed_at_[i] && w.pool < pools_.size()) pools_[w.pool].ledger.NeverPlaced();
-    result.workspaces[w.arrival] = {a.id, std::move(pool), a.time, placed_at_[i]};
+    WorkspaceOutcome& out = result.workspaces[w.arrival];
+    out = {a.id, std::move(pool), a.time, placed_at_[i]};
+    out.estimate_phases = w.estimate_phases;
+    out.estimate_p90 = w.estimate_p90;
   }
   for (SimPool& pool : pools_) {
     result.pools.push_back(pool.ledger.Finish(end, input_.options.long_wait));

@@ -28,6 +28,7 @@
 #include "server/core/catalog.h"
 #include "server/core/spending_limit.h"
 #include "server/simulate/org_budgets.h"
+#include "server/placement/time_to_gpu.h"
 #include "server/simulate/workload.h"
 
 namespace wsched::simulate {
@@ -127,6 +128,12 @@ struct WorkspaceOutcome {
   std::string pool;  // Where it ran; its preferred pool when never placed.
   absl::Time arrival;
   std::optional<absl::Time> placed_at;
+  // Queued: the time-to-GPU estimate the server would have answered with,
+  // its phases (each with its p50 and p90) and the p90 it is checked
+  // against; empty and unset when it was placed at once or no estimate
+  // exists.
+  std::vector<placement::EstimatePhase> estimate_phases;
+  std::optional<absl::Duration> estimate_p90;
 };
 
 struct SimulationResult {

@@ -146,6 +146,30 @@ TEST_F(EngineTest, AQueuedWorkspaceIsCheckedAgainstTheP90TheServerWouldGiveIt) {
   EXPECT_EQ(Pool(result, "gpu").estimates_within_p90, 0);
 }
 
+TEST_F(EngineTest, AWorkspaceQueuedWhileANodeInstallsIsGivenWhatIsLeftOfTheInstall) {
+  input_.timings["gpu"].driver_install = absl::Minutes(2);
+  // The node asked for at 2s registers at 3m2s and installs until 5m2s;
+  // the second arrives a minute into the install.
+  SimulationResult result =
+      Run({At(absl::ZeroDuration(), "gpu-1x", absl::Hours(1)),
+           At(absl::Minutes(4) + absl::Seconds(2), "gpu-1x", absl::Hours(1))});
+  const WorkspaceOutcome& first = result.workspaces[0];
+  ASSERT_EQ(first.estimate_phases.size(), 2u);
+  EXPECT_EQ(first.estimate_phases[0].kind, placement::PhaseKind::kQueue);
+  EXPECT_EQ(first.estimate_phases[1].kind, placement::PhaseKind::kNodeBoot);
+  EXPECT_EQ(first.estimate_phases[1].p90, absl::Minutes(3));
+  const WorkspaceOutcome& second = result.workspaces[1];
+  ASSERT_EQ(second.estimate_phases.size(), 1u);
+  const placement::EstimatePhase& install = second.estimate_phases[0];
+  EXPECT_EQ(install.kind, placement::PhaseKind::kDriverInstall);
+  EXPECT_EQ(install.p50, absl::Minutes(2));
+  EXPECT_EQ(install.p90, absl::Minutes(2));
+  EXPECT_EQ(install.elapsed, absl::Minutes(1));
+  EXPECT_EQ(install.remaining_p90, absl::Minutes(1));
+  EXPECT_EQ(second.estimate_p90, absl::Minutes(1));
+  EXPECT_EQ(*second.placed_at - second.arrival, absl::Minutes(1));
+}
+
 TEST_F(EngineTest, AWorkspacePlacedAtOnceHadNoEstimateToCheck) {
   GpuPoolSpec().warm_buffer = core::WarmBuffer::Constant(1);
   SimulationResult result = Run({At(absl::Seconds(10), "gpu-1x", absl::Hours(1))});
