@@ -101,6 +101,7 @@ class IdleFixTest : public ::testing::Test {
     testing::Authorize(context, token);
     v1::GetWorkspaceRequest request;
     request.set_workspace_id(id);
+    request.set_view(v1::WORKSPACE_VIEW_FULL);  // With the fixes.
     v1::Workspace w;
     grpc::Status status = placement_->GetWorkspace(&context, request, &w);
     EXPECT_TRUE(status.ok()) << status.error_message();
