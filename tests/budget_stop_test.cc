@@ -179,7 +179,9 @@ TEST_F(BudgetStopTest, BlockAndStopWarnsThenStopsWithEndReasonBudget) {
   EXPECT_GE(Metric("wsched_budget_used_ratio", {"scope=\"org\"", "id=\"o-1\""}).value_or(0), 1.1);
   // Every message between the warning and the stop said the same stops_at.
   for (const v1::Workspace& w : watch.seen()) {
-    if (Warned(w)) EXPECT_EQ(TimeOf(w.event().stops_at()), stops_at);
+    if (Warned(w)) {
+      EXPECT_EQ(TimeOf(w.event().stops_at()), stops_at);
+    }
   }
 }
 

@@ -28,15 +28,6 @@ bool ByDemand(const core::NodePool& pool) {
   return pool.mig.kind == core::MigLayoutKind::kByDemand;
 }
 
-bool PlanHas(const PoolPlan& plan, const std::string& pool) {
-  for (const auto& tier : plan.tiers) {
-    for (const core::NodePool* p : tier) {
-      if (p->id == pool) return true;
-    }
-  }
-  return false;
-}
-
 bool PlanHasByDemand(const PoolPlan& plan) {
   for (const auto& tier : plan.tiers) {
     if (std::any_of(tier.begin(), tier.end(), [](const auto* p) { return ByDemand(*p); })) {
