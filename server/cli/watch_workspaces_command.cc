@@ -25,8 +25,9 @@ namespace {
 // by hand exits 0 like any finished command. A signal handler may do only
 // async-signal-safe things: it writes a byte to a pipe, and a thread
 // reading the pipe cancels the call. The handler stays until the watch
-// ends: `timeout -s INT` signals the command and then its process group,
-// and the second SIGINT must not kill what the first ended cleanly.
+// ends, and after an interrupt SIGINT is ignored: `timeout -s INT` signals
+// the command and then its process group, and the second SIGINT must not
+// kill what the first ended cleanly.
 class CancelOnInterrupt {
  public:
   explicit CancelOnInterrupt(grpc::ClientContext* context);
@@ -76,7 +77,16 @@ CancelOnInterrupt::CancelOnInterrupt(grpc::ClientContext* context) {
 }
 
 CancelOnInterrupt::~CancelOnInterrupt() {
-  if (installed_) sigaction(SIGINT, &previous_, nullptr);
+  if (installed_) {
+    // Interrupted, the command is ending with exit 0: a second SIGINT
+    // (`timeout -s INT` sends one to the command, then one to its process
+    // group, and may be descheduled in between) must not turn that into a
+    // death by signal. Not interrupted: the shell's disposition again.
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    sigemptyset(&ignore.sa_mask);
+    sigaction(SIGINT, interrupted_.load() ? &ignore : &previous_, nullptr);
+  }
   if (waiter_.joinable()) {
     [[maybe_unused]] ssize_t written = write(interrupt_pipe[1], &kDone, 1);
     waiter_.join();
