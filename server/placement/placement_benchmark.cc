@@ -221,15 +221,19 @@ void BM_HoldReleaseWhileAViewIsHeld(benchmark::State& state) {
 // Why a workspace waits (what a pending placement and a read of a pending
 // workspace compute under the placement lock): the queue's simulation over
 // every node, with range(1) workspaces ahead of it.
-void BM_ExplainPendingGpu8(benchmark::State& state) {
-  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
-  const core::WorkspaceClass cls = GpuClass("gpu-8", 8, {"l4", "h100"});
-  const std::vector<core::DriverPolicyEntry> no_policy;
+PendingContext PendingOn(const Snapshot& snapshot, const core::WorkspaceClass& cls) {
+  static const auto* no_policy = new std::vector<core::DriverPolicyEntry>();
   PendingContext ctx;
   ctx.cls = &cls;
   ctx.pools = &Pools();
   ctx.snapshot = &snapshot;
-  ctx.driver_policy = &no_policy;
+  ctx.driver_policy = no_policy;
+  return ctx;
+}
+
+void BM_ExplainPendingGpu8(benchmark::State& state) {
+  const core::WorkspaceClass cls = GpuClass("gpu-8", 8, {"l4", "h100"});
+  PendingContext ctx = PendingOn(SnapshotOf(static_cast<int>(state.range(0))), cls);
   ctx.ahead.assign(static_cast<size_t>(state.range(1)), &cls);
   for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
 }
@@ -238,14 +242,8 @@ void BM_ExplainPendingGpu8(benchmark::State& state) {
 // the walk looks at the nodes of the pools the class and the queue ahead
 // can use (PoolsThatMatter), so this stays flat as the fleet grows.
 void BM_ExplainPendingEmptyPool(benchmark::State& state) {
-  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
   const core::WorkspaceClass cls = GpuClass("gpu-8-h200", 8, {"h200"});
-  const std::vector<core::DriverPolicyEntry> no_policy;
-  PendingContext ctx;
-  ctx.cls = &cls;
-  ctx.pools = &Pools();
-  ctx.snapshot = &snapshot;
-  ctx.driver_policy = &no_policy;
+  const PendingContext ctx = PendingOn(SnapshotOf(static_cast<int>(state.range(0))), cls);
   for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
 }
 
