@@ -167,16 +167,21 @@ TEST_F(EstimatePhasesTest, APendingWorkspaceShowsItsPhaseWithTheLearnedP50AndP90
   v1::Workspace w = Place("elastic", "gpu-elastic");
   ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
   // Before the scale-up is asked for, the batching window (100ms) comes
-  // first; once asked for, the node boot alone.
-  ASSERT_GE(w.estimate_phases_size(), 1) << w.estimate_basis();
-  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 1);
+  // first; once asked for, the node boot, then the driver install its new
+  // node needs under the driver policy (none measured: the default).
+  ASSERT_GE(w.estimate_phases_size(), 2) << w.estimate_basis();
+  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 2);
   EXPECT_EQ(boot.kind(), v1::EstimatePhase::KIND_NODE_BOOT);
+  const v1::EstimatePhase& install = w.estimate_phases(w.estimate_phases_size() - 1);
+  EXPECT_EQ(install.kind(), v1::EstimatePhase::KIND_DRIVER_INSTALL);
+  EXPECT_TRUE(install.default_used());
+  EXPECT_DOUBLE_EQ(Seconds(install.remaining_p90()), 600);
   double p50_left = 0, p90_left = 0;
   for (const v1::EstimatePhase& phase : w.estimate_phases()) {
     p50_left += Seconds(phase.remaining_p50());
     p90_left += Seconds(phase.remaining_p90());
   }
-  if (w.estimate_phases_size() == 2) {
+  if (w.estimate_phases_size() == 3) {
     EXPECT_EQ(w.estimate_phases(0).kind(), v1::EstimatePhase::KIND_QUEUE);
     EXPECT_NEAR(Seconds(w.estimate_phases(0).p90()), 0.1, 1e-6);
   }
@@ -200,6 +205,38 @@ TEST_F(EstimatePhasesTest, APendingWorkspaceShowsItsPhaseWithTheLearnedP50AndP90
               p90_left, 1e-3);
   EXPECT_EQ(db_.Query("SELECT estimate_took_seconds IS NULL FROM workspaces WHERE id = 'elastic'"),
             "t");
+}
+
+TEST_F(EstimatePhasesTest, AWaitForANewNodeWaitsTheInstallLearnedOnThePoolsLatestKernel) {
+  for (double seconds : {20, 40}) Sample("node_start", "gpu-elastic", "", seconds);
+  // No node of the pool is up: the kernel of its most recent install
+  // stands in for the new node's. An older kernel's slower installs do not.
+  for (double seconds : {60, 120, 180}) Sample("driver_install", "gpu-elastic", kKernel, seconds);
+  db_.Query(
+      "INSERT INTO timing_samples (kind, pool, kernel, seconds, measured_at) VALUES "
+      "('driver_install', 'gpu-elastic', '5.15.0-88-generic', 900, now() - interval '1 day')");
+  v1::Workspace w = Place("elastic", "gpu-elastic");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_GE(w.estimate_phases_size(), 2) << w.estimate_basis();
+  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 2);
+  const v1::EstimatePhase& install = w.estimate_phases(w.estimate_phases_size() - 1);
+  EXPECT_EQ(boot.kind(), v1::EstimatePhase::KIND_NODE_BOOT);
+  EXPECT_EQ(install.kind(), v1::EstimatePhase::KIND_DRIVER_INSTALL);
+  EXPECT_DOUBLE_EQ(Seconds(install.p50()), 120);
+  EXPECT_NEAR(Seconds(install.p90()), 168, 1e-3);  // Interpolated between 120 and 180.
+  EXPECT_EQ(install.samples(), 3);
+  EXPECT_FALSE(install.default_used());
+  EXPECT_EQ(Seconds(install.elapsed()), 0) << "it begins once the new node registers";
+  EXPECT_THAT(w.estimate_basis(),
+              ::testing::HasSubstr("then driver install median on kernel " + std::string(kKernel)));
+  // The estimate is the boot and the install left, and the window if it
+  // was not asked for yet.
+  double p50_left = 0;
+  for (const v1::EstimatePhase& phase : w.estimate_phases()) {
+    p50_left += Seconds(phase.remaining_p50());
+  }
+  EXPECT_NEAR(Seconds(w.estimated_time_to_place()), p50_left, 1e-3);
+  EXPECT_GE(Seconds(w.estimated_time_to_place()), 120);
 }
 
 TEST_F(EstimatePhasesTest, WithoutSamplesTheDefaultStandsInAndSaysSo) {

@@ -45,17 +45,20 @@ Part NodeStart(const TimeToGpuInputs& in) {
                               in.reason.pool, " yet)"));
 }
 
-Part DriverInstall(const TimeToGpuInputs& in) {
+// The install on `kernel` ("" when not known), measured or the default.
+Part DriverInstall(const TimeToGpuInputs& in, const std::string& kernel) {
+  const std::string where = kernel.empty() ? absl::StrCat("in pool ", in.reason.pool)
+                                           : absl::StrCat("on kernel ", kernel);
   if (in.driver_install && in.driver_install->samples > 0) {
-    return Measured(PhaseKind::kDriverInstall, *in.driver_install,
-                    absl::StrCat("driver install median on kernel ", in.reason.kernel, " ",
-                                 Text(in.driver_install->median), " (",
-                                 in.driver_install->samples, " samples)"));
+    return Measured(
+        PhaseKind::kDriverInstall, *in.driver_install,
+        absl::StrCat("driver install median ", where, " ", Text(in.driver_install->median), " (",
+                     in.driver_install->samples, " samples)"));
   }
-  return Default(PhaseKind::kDriverInstall, in.default_driver_install,
-                 absl::StrCat("default driver install time ", Text(in.default_driver_install),
-                              " (--default_driver_install_time; no measured installs on kernel ",
-                              in.reason.kernel, " yet)"));
+  return Default(
+      PhaseKind::kDriverInstall, in.default_driver_install,
+      absl::StrCat("default driver install time ", Text(in.default_driver_install),
+                   " (--default_driver_install_time; no measured installs ", where, " yet)"));
 }
 
 // `part` with `elapsed` of it gone; what is left never goes below zero.
@@ -91,6 +94,18 @@ TimeToGpu None(const std::string& why) {
   return t;
 }
 
+// A new node takes work once registered, unless the pool's nodes install
+// their driver first: then the install, not begun, follows.
+TimeToGpu ThenNewNodeInstall(TimeToGpu t, const TimeToGpuInputs& in) {
+  if (!in.new_node_install_kernel) return t;
+  const Part install = DriverInstall(in, *in.new_node_install_kernel);
+  t.phases.push_back(Elapsed(install.phase, absl::ZeroDuration()));
+  *t.estimate += t.phases.back().remaining_p50;
+  *t.estimate_p90 += t.phases.back().remaining_p90;
+  absl::StrAppend(&t.basis, ", then ", install.basis);
+  return t;
+}
+
 }  // namespace
 
 std::string PhaseKindName(PhaseKind kind) {
@@ -105,6 +120,11 @@ std::string PhaseKindName(PhaseKind kind) {
   return "unknown";
 }
 
+bool WaitsForANewNode(PendingCode code) {
+  return code == PendingCode::kScaleUpNotYetRequested || code == PendingCode::kScaleUpRequested ||
+         code == PendingCode::kPoolBackingOff;
+}
+
 TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
   const PendingReason& r = in.reason;
   switch (r.code) {
@@ -116,11 +136,11 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
       // phase worth measuring.
       return Of({}, "a MIG re-layout takes seconds once the node's agent hears of it");
     case PendingCode::kDriverInstalling:
-      return Remaining(DriverInstall(in), r.since, in.now);
+      return Remaining(DriverInstall(in, r.kernel), r.since, in.now);
     case PendingCode::kNodeProvisioning:
       return Remaining(NodeStart(in), r.since, in.now);
     case PendingCode::kScaleUpRequested:
-      return Remaining(NodeStart(in), r.since, in.now);
+      return ThenNewNodeInstall(Remaining(NodeStart(in), r.since, in.now), in);
     case PendingCode::kScaleUpNotYetRequested: {
       Part start = NodeStart(in);
       std::vector<EstimatePhase> phases;
@@ -132,16 +152,18 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
             absl::ZeroDuration()));
       }
       phases.push_back(Elapsed(start.phase, absl::ZeroDuration()));
-      return Of(std::move(phases), absl::StrCat(start.basis, ", once the scale-up is requested"));
+      return ThenNewNodeInstall(
+          Of(std::move(phases), absl::StrCat(start.basis, ", once the scale-up is requested")), in);
     }
     case PendingCode::kPoolBackingOff: {
       Part start = NodeStart(in);
       absl::Duration wait = r.until ? std::max(absl::ZeroDuration(), *r.until - in.now)
                                     : absl::ZeroDuration();
       EstimatePhase backoff{.kind = PhaseKind::kBackoff, .p50 = wait, .p90 = wait};
-      return Of({Elapsed(backoff, absl::ZeroDuration()),
-                 Elapsed(start.phase, absl::ZeroDuration())},
-                absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis));
+      return ThenNewNodeInstall(
+          Of({Elapsed(backoff, absl::ZeroDuration()), Elapsed(start.phase, absl::ZeroDuration())},
+             absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis)),
+          in);
     }
     case PendingCode::kBudgetExhausted:
       return None("the spending limit must be raised or its period reset");

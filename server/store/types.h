@@ -339,6 +339,9 @@ struct TimingFigures {
   // By (pool, kernel, cache): every figure, for ListPools.
   std::map<std::tuple<std::string, std::string, core::DriverCache>, TimingFigure>
       driver_install_by_cache;
+  // By pool: the kernels of its measured installs, the most recent first
+  // (a node not started yet installs on the pool's kernel).
+  std::map<std::string, std::vector<std::string>> install_kernels;
 };
 
 // ---- estimates that are checked (timing_repository.h, migration 0022)
