@@ -54,6 +54,13 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
     in.node_start =
         placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
   }
+  // A new node's start in two phases, where the pool measured both.
+  if (auto it = timing.cloud_start.find(in.reason.pool); it != timing.cloud_start.end()) {
+    in.cloud_start = placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
+  }
+  if (auto it = timing.node_boot.find(in.reason.pool); it != timing.node_boot.end()) {
+    in.node_boot = placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
+  }
   std::string install_kernel = in.reason.kernel;
   if (placement::WaitsForANewNode(in.reason.code)) {
     in.new_node_install_kernel = NewNodeInstallKernel(timing, in.reason.pool);

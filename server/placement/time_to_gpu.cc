@@ -45,6 +45,20 @@ Part NodeStart(const TimeToGpuInputs& in) {
                               in.reason.pool, " yet)"));
 }
 
+// A node not started yet, until it registers: the cloud's start, then the
+// node's boot, when the pool measured both; else one boot from the request.
+std::vector<Part> NewNodeStart(const TimeToGpuInputs& in) {
+  if (in.cloud_start && in.cloud_start->samples > 0 && in.node_boot && in.node_boot->samples > 0) {
+    return {Measured(PhaseKind::kCloudStart, *in.cloud_start,
+                     absl::StrCat("cloud start median ", Text(in.cloud_start->median), " (",
+                                  in.cloud_start->samples, " samples)")),
+            Measured(PhaseKind::kNodeBoot, *in.node_boot,
+                     absl::StrCat("node boot median ", Text(in.node_boot->median), " (",
+                                  in.node_boot->samples, " samples)"))};
+  }
+  return {NodeStart(in)};
+}
+
 // The install on `kernel` ("" when not known), measured or the default.
 Part DriverInstall(const TimeToGpuInputs& in, const std::string& kernel) {
   const std::string where = kernel.empty() ? absl::StrCat("in pool ", in.reason.pool)
@@ -94,6 +108,22 @@ TimeToGpu None(const std::string& why) {
   return t;
 }
 
+// `before` (a window, a backoff), then a new node's start, under way for
+// `elapsed` when it was asked for already: what has gone of it counts
+// against its first phase (the cloud's start, if measured).
+TimeToGpu NewNode(const TimeToGpuInputs& in, std::vector<EstimatePhase> before,
+                  std::optional<absl::Duration> elapsed, std::string basis) {
+  const std::vector<Part> parts = NewNodeStart(in);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool first = i == 0;
+    before.push_back(Elapsed(
+        parts[i].phase, first ? elapsed.value_or(absl::ZeroDuration()) : absl::ZeroDuration()));
+    absl::StrAppend(&basis, first ? "" : ", then ", parts[i].basis,
+                    first && elapsed ? absl::StrCat(" - ", Text(*elapsed), " elapsed") : "");
+  }
+  return Of(std::move(before), std::move(basis));
+}
+
 // A new node takes work once registered, unless the pool's nodes install
 // their driver first: then the install, not begun, follows.
 TimeToGpu ThenNewNodeInstall(TimeToGpu t, const TimeToGpuInputs& in) {
@@ -139,10 +169,12 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
       return Remaining(DriverInstall(in, r.kernel), r.since, in.now);
     case PendingCode::kNodeProvisioning:
       return Remaining(NodeStart(in), r.since, in.now);
-    case PendingCode::kScaleUpRequested:
-      return ThenNewNodeInstall(Remaining(NodeStart(in), r.since, in.now), in);
+    case PendingCode::kScaleUpRequested: {
+      std::optional<absl::Duration> elapsed;
+      if (r.since) elapsed = std::max(absl::ZeroDuration(), in.now - *r.since);
+      return ThenNewNodeInstall(NewNode(in, {}, elapsed, ""), in);
+    }
     case PendingCode::kScaleUpNotYetRequested: {
-      Part start = NodeStart(in);
       std::vector<EstimatePhase> phases;
       // How much of the window is left is not known here: all of it, which
       // is right when the workspace was just queued (the estimate checked).
@@ -151,19 +183,17 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
             {.kind = PhaseKind::kQueue, .p50 = in.batching_window, .p90 = in.batching_window},
             absl::ZeroDuration()));
       }
-      phases.push_back(Elapsed(start.phase, absl::ZeroDuration()));
-      return ThenNewNodeInstall(
-          Of(std::move(phases), absl::StrCat(start.basis, ", once the scale-up is requested")), in);
+      TimeToGpu t = NewNode(in, std::move(phases), std::nullopt, "");
+      absl::StrAppend(&t.basis, ", once the scale-up is requested");
+      return ThenNewNodeInstall(std::move(t), in);
     }
     case PendingCode::kPoolBackingOff: {
-      Part start = NodeStart(in);
       absl::Duration wait = r.until ? std::max(absl::ZeroDuration(), *r.until - in.now)
                                     : absl::ZeroDuration();
       EstimatePhase backoff{.kind = PhaseKind::kBackoff, .p50 = wait, .p90 = wait};
-      return ThenNewNodeInstall(
-          Of({Elapsed(backoff, absl::ZeroDuration()), Elapsed(start.phase, absl::ZeroDuration())},
-             absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis)),
-          in);
+      return ThenNewNodeInstall(NewNode(in, {Elapsed(backoff, absl::ZeroDuration())}, std::nullopt,
+                                        absl::StrCat("backoff ends in ", Text(wait), ", then ")),
+                                in);
     }
     case PendingCode::kBudgetExhausted:
       return None("the spending limit must be raised or its period reset");

@@ -28,7 +28,7 @@ struct MeasuredTime {
 };
 
 // The stretches a wait is made of, in the order they happen.
-// kCloudStart and kFirstReady are not measured yet (docs/placement.md).
+// kFirstReady is not measured yet (docs/placement.md).
 enum class PhaseKind { kQueue, kBackoff, kCloudStart, kNodeBoot, kDriverInstall, kFirstReady };
 
 std::string PhaseKindName(PhaseKind kind);
@@ -49,6 +49,12 @@ struct TimeToGpuInputs {
   PendingReason reason;
   // The pool's measured node start (asked for -> ready), if any.
   std::optional<MeasuredTime> node_start;
+  // The pool's measured cloud starts (scale-up signal -> the actuator's
+  // first RUNNING report for it) and node boots (RUNNING -> registered), if
+  // any. With both, a new node's start is CLOUD_START then NODE_BOOT from
+  // them; else one NODE_BOOT from `node_start`, counted from the request.
+  std::optional<MeasuredTime> cloud_start;
+  std::optional<MeasuredTime> node_boot;
   // Measured driver installs on the reason's pool and kernel (for a wait
   // on a new node: on `new_node_install_kernel`), if any.
   std::optional<MeasuredTime> driver_install;

@@ -12,7 +12,17 @@ namespace {
 double UnixSeconds(absl::Time t) { return absl::ToDoubleSeconds(t - absl::UnixEpoch()); }
 
 const char* KindName(TimingKind kind) {
-  return kind == TimingKind::kNodeStart ? "node_start" : "driver_install";
+  switch (kind) {
+    case TimingKind::kNodeStart:
+      return "node_start";
+    case TimingKind::kDriverInstall:
+      return "driver_install";
+    case TimingKind::kCloudStart:
+      return "cloud_start";
+    case TimingKind::kNodeBoot:
+      return "node_boot";
+  }
+  return "node_start";
 }
 
 }  // namespace
@@ -46,6 +56,10 @@ TimingFigures LoadTimingFigures(pqxx::work& txn, int recent) {
     const std::string kind = row[0].c_str();
     if (kind == "node_start") {
       figures.node_start[row[1].c_str()] = figure;
+    } else if (kind == "cloud_start") {
+      figures.cloud_start[row[1].c_str()] = figure;
+    } else if (kind == "node_boot") {
+      figures.node_boot[row[1].c_str()] = figure;
     } else {
       core::DriverCache cache = core::ParseDriverCache(row[3].c_str()).value_or(core::DriverCache::kUnknown);
       figures.driver_install_by_cache[{row[1].c_str(), row[2].c_str(), cache}] = figure;
