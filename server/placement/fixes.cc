@@ -105,30 +105,6 @@ std::vector<const core::WorkspaceClass*> OtherClasses(const FixInputs& in, int l
   return found;
 }
 
-// The pools a change may help through: those of the class, in its
-// preference order, then those of the classes ahead, which a change there
-// may draw away from the class's pools (a larger h100 pool takes the
-// workspaces ahead that would otherwise fill the a100 pool this one
-// needs). Without repeats.
-std::vector<const core::NodePool*> PoolsThatMatter(const PendingContext& ctx) {
-  std::vector<const core::NodePool*> pools;
-  auto add = [&](const core::WorkspaceClass& cls) {
-    for (const auto& tier : PlanPools(cls, *ctx.pools).tiers) {
-      for (const core::NodePool* pool : tier) {
-        if (std::find(pools.begin(), pools.end(), pool) == pools.end()) pools.push_back(pool);
-      }
-    }
-  };
-  add(*ctx.cls);
-  std::vector<const core::WorkspaceClass*> seen;  // A queue has few distinct classes.
-  for (const core::WorkspaceClass* cls : ctx.ahead) {
-    if (cls == nullptr || std::find(seen.begin(), seen.end(), cls) != seen.end()) continue;
-    seen.push_back(cls);
-    add(*cls);
-  }
-  return pools;
-}
-
 // Runs the pending walk on candidates, counting the runs against the bound.
 class Prover {
  public:
@@ -209,14 +185,12 @@ class FixFinder {
   void TryUncordon() {
     // In the class's pool order, by name within a pool (the snapshot's
     // order is no order).
-    std::map<std::string, std::vector<std::string>> by_pool;
-    in_.pending.snapshot->ForEachNode([&](const SnapshotNode& node) {
-      if (node.state == core::NodeState::kCordoned)
-        by_pool[node.info.pool].push_back(node.info.name);
-    });
     std::vector<std::string> cordoned;
     for (const core::NodePool* pool : PoolsThatMatter(in_.pending)) {
-      std::vector<std::string>& names = by_pool[pool->id];
+      std::vector<std::string> names;
+      in_.pending.snapshot->ForEachNodeOf(pool->id, [&](const SnapshotNode& node) {
+        if (node.state == core::NodeState::kCordoned) names.push_back(node.info.name);
+      });
       std::sort(names.begin(), names.end());
       cordoned.insert(cordoned.end(), names.begin(), names.end());
     }
@@ -312,11 +286,9 @@ class FixFinder {
   // does (every node the pool has, is asked for or may have, plus one new
   // node per workspace ahead and one for this one).
   void TryMaxSize() {
-    std::map<std::string, int> nodes;
-    in_.pending.snapshot->ForEachNode([&](const SnapshotNode& node) { ++nodes[node.info.pool]; });
     const int ahead = static_cast<int>(in_.pending.ahead.size());
     for (const core::NodePool* pool : PoolsThatMatter(in_.pending)) {
-      int known = std::max(pool->max_size, nodes[pool->id]);
+      int known = std::max(pool->max_size, in_.pending.snapshot->PoolNodeCount(pool->id));
       if (auto it = in_.pending.scaling.find(pool->id); it != in_.pending.scaling.end()) {
         known = std::max({known, it->second.current_size, it->second.target_size});
       }

@@ -38,8 +38,7 @@ std::optional<std::string> NewNodeInstallKernel(const core::NodePool& pool,
     return std::nullopt;
   }
   std::map<std::string, KernelNodes> by_kernel;
-  snapshot.ForEachNode([&](const SnapshotNode& node) {
-    if (node.info.pool != pool.id) return;
+  snapshot.ForEachNodeOf(pool.id, [&](const SnapshotNode& node) {
     KernelNodes& nodes = by_kernel[node.info.kernel_version];
     ++nodes.count;
     if (nodes.first == nullptr || node.info.name < nodes.first->info.name) nodes.first = &node;

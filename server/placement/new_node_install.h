@@ -17,7 +17,7 @@
 //   - with none up and no install measured, a policy that names any kernel
 //     means an install of an unknown kernel (the default time stands in).
 //
-// Pure: no I/O, no clock reads. O(nodes of the snapshot).
+// Pure: no I/O, no clock reads. O(nodes of the pool).
 #ifndef WSCHED_SERVER_PLACEMENT_NEW_NODE_INSTALL_H_
 #define WSCHED_SERVER_PLACEMENT_NEW_NODE_INSTALL_H_
 

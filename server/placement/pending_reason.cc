@@ -253,18 +253,44 @@ struct Candidate {
   Supply* claim = nullptr;
 };
 
+// Each class's PlanPools tiers, once each, in the order met.
+std::vector<const core::NodePool*> PoolsOfQueue(
+    const core::WorkspaceClass* first, const std::vector<const core::WorkspaceClass*>& rest,
+    const std::vector<core::NodePool>& catalog) {
+  std::vector<const core::NodePool*> pools;
+  auto add = [&](const core::WorkspaceClass& cls) {
+    for (const auto& tier : PlanPools(cls, catalog).tiers) {
+      for (const core::NodePool* pool : tier) {
+        if (std::find(pools.begin(), pools.end(), pool) == pools.end()) pools.push_back(pool);
+      }
+    }
+  };
+  if (first != nullptr) add(*first);
+  std::vector<const core::WorkspaceClass*> seen;  // A queue has few distinct classes.
+  for (const core::WorkspaceClass* cls : rest) {
+    if (cls == nullptr || std::find(seen.begin(), seen.end(), cls) != seen.end()) continue;
+    seen.push_back(cls);
+    add(*cls);
+  }
+  return pools;
+}
+
 // The queue, explained workspace by workspace on a copy of the free counts.
 class QueueSimulation {
  public:
-  explicit QueueSimulation(const PendingContext& ctx) : ctx_(ctx) {
+  // Only `walked`'s nodes are shelved: the classes explained look at no
+  // other pool (PoolsOfQueue).
+  QueueSimulation(const PendingContext& ctx, const std::vector<const core::NodePool*>& walked)
+      : ctx_(ctx) {
     for (const core::NodePool& pool : *ctx.pools) {
       PoolSupply& supply = pools_[pool.id];
       supply.pool = &pool;
       if (auto it = ctx.scaling.find(pool.id); it != ctx.scaling.end()) supply.scaling = it->second;
     }
-    ctx.snapshot->ForEachNode([&](const SnapshotNode& node) {
-      if (auto it = pools_.find(node.info.pool); it != pools_.end()) Shelve(it->second, node);
-    });
+    for (const core::NodePool* pool : walked) {
+      PoolSupply& supply = pools_.at(pool->id);
+      ctx.snapshot->ForEachNodeOf(pool->id, [&](const SnapshotNode& node) { Shelve(supply, node); });
+    }
     for (const RelayoutOrder& order : ctx.relayouts) ShelveRelayout(order);
     for (auto& [id, supply] : pools_) {
       const PoolScalingView& scaling = supply.scaling;
@@ -613,9 +639,13 @@ const core::BudgetStanding* ExhaustedBudget(const PendingContext& ctx) {
   return nullptr;
 }
 
+std::vector<const core::NodePool*> PoolsThatMatter(const PendingContext& ctx) {
+  return PoolsOfQueue(ctx.cls, ctx.ahead, *ctx.pools);
+}
+
 PendingReason ExplainPending(const PendingContext& ctx) {
   if (std::optional<PendingReason> limited = OwnLimits(ctx)) return *std::move(limited);
-  QueueSimulation queue(ctx);
+  QueueSimulation queue(ctx, PoolsThatMatter(ctx));
   for (size_t i = 0; i < ctx.ahead.size(); ++i) {
     if (ctx.ahead[i] != nullptr) queue.Next(*ctx.ahead[i], static_cast<int>(i) + 1);
   }
@@ -624,7 +654,7 @@ PendingReason ExplainPending(const PendingContext& ctx) {
 
 std::vector<PendingReason> ExplainQueue(const PendingContext& ctx,
                                         const std::vector<const core::WorkspaceClass*>& classes) {
-  QueueSimulation queue(ctx);
+  QueueSimulation queue(ctx, PoolsOfQueue(nullptr, classes, *ctx.pools));
   std::vector<PendingReason> reasons;
   reasons.reserve(classes.size());
   for (size_t i = 0; i < classes.size(); ++i) {

@@ -163,6 +163,14 @@ struct PendingReason {
 // no GPU.
 const core::BudgetStanding* ExhaustedBudget(const PendingContext& ctx);
 
+// The pools the walk for `ctx.cls` looks at, and so a change may help
+// through: those of the class, in its preference order, then those of the
+// classes ahead, which a change there may draw away from the class's pools
+// (a larger h100 pool takes the workspaces ahead that would otherwise fill
+// the a100 pool this one needs). Without repeats. Only their nodes are
+// walked: the rest of the fleet cannot change the answer.
+std::vector<const core::NodePool*> PoolsThatMatter(const PendingContext& ctx);
+
 // The walk above, after the workspaces in `ctx.ahead` took their share.
 // `ctx.cls`, `pools`, `snapshot` and `driver_policy` must be set.
 PendingReason ExplainPending(const PendingContext& ctx);

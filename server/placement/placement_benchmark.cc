@@ -234,6 +234,21 @@ void BM_ExplainPendingGpu8(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
 }
 
+// The same for a class whose only pool (h200) has no node in this fleet:
+// the walk looks at the nodes of the pools the class and the queue ahead
+// can use (PoolsThatMatter), so this stays flat as the fleet grows.
+void BM_ExplainPendingEmptyPool(benchmark::State& state) {
+  const Snapshot& snapshot = SnapshotOf(static_cast<int>(state.range(0)));
+  const core::WorkspaceClass cls = GpuClass("gpu-8-h200", 8, {"h200"});
+  const std::vector<core::DriverPolicyEntry> no_policy;
+  PendingContext ctx;
+  ctx.cls = &cls;
+  ctx.pools = &Pools();
+  ctx.snapshot = &snapshot;
+  ctx.driver_policy = &no_policy;
+  for (auto _ : state) benchmark::DoNotOptimize(ExplainPending(ctx));
+}
+
 // What would let a pending workspace go (a GetWorkspace read of it, off
 // the placement lock, on the replica's NodesOnly view): gpu-8 waits at the
 // end of a queue of range(1) gpu-8 workspaces, every pool past its
@@ -280,6 +295,7 @@ BENCHMARK(BM_CopyNodesOnly)->SIZES;
 BENCHMARK(BM_CopyWithHolds)->SIZES;
 BENCHMARK(BM_HoldReleaseWhileAViewIsHeld)->SIZES;
 BENCHMARK(BM_ExplainPendingGpu8)->ArgsProduct({{100, 1000, 10000}, {0, 100}});
+BENCHMARK(BM_ExplainPendingEmptyPool)->SIZES;
 BENCHMARK(BM_FixesGpu8)->ArgsProduct({{1000, 10000}, {0, 999}})->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -166,6 +166,7 @@ Snapshot Snapshot::NodesOnly() const {
   copy.nodes_ = nodes_;
   copy.free_ids_ = free_ids_;
   copy.ids_ = ids_;
+  copy.members_ = members_;
   copy.relayouts_ = relayouts_;
   // Not the pools' indexes: no reader decides, and an index shared with a
   // reader's copy would be copied whole, under the placement lock, by the
@@ -202,6 +203,32 @@ Snapshot::PoolNodes& Snapshot::MutablePool(const std::string& pool) {
   return *nodes;
 }
 
+void Snapshot::Join(const std::string& pool, NodeId id) {
+  std::shared_ptr<PoolMembers>& members = members_[pool];
+  if (members == nullptr) {
+    members = std::make_shared<PoolMembers>();
+  } else if (members.use_count() > 1) {
+    members = std::make_shared<PoolMembers>(*members);
+  }
+  members->push_back(id);
+}
+
+void Snapshot::Leave(const std::string& pool, NodeId id) {
+  auto it = members_.find(pool);
+  if (it == members_.end()) return;
+  if (it->second->size() == 1 && it->second->front() == id) {
+    members_.erase(it);
+    pools_.erase(pool);
+    return;
+  }
+  if (it->second.use_count() > 1) it->second = std::make_shared<PoolMembers>(*it->second);
+  PoolMembers& members = *it->second;
+  auto at = std::find(members.begin(), members.end(), id);
+  if (at == members.end()) return;
+  *at = members.back();
+  members.pop_back();
+}
+
 absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState state,
                                   core::DriverState driver_state, absl::Time state_since,
                                   const std::string& install_failure) {
@@ -226,8 +253,8 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
     }
     Unindex(id);
     if (existing.info.pool != info.pool) {
-      if (--MutablePool(existing.info.pool).nodes == 0) pools_.erase(existing.info.pool);
-      ++MutablePool(info.pool).nodes;
+      Leave(existing.info.pool, id);
+      Join(info.pool, id);
     }
   } else {
     if (!free_ids_.empty()) {
@@ -238,7 +265,7 @@ absl::Status Snapshot::UpsertNode(const core::NodeInfo& info, core::NodeState st
       nodes_.emplace_back();
     }
     MutableIds().emplace(info.name, id);
-    ++MutablePool(info.pool).nodes;
+    Join(info.pool, id);
   }
 
   SnapshotNode node;
@@ -284,8 +311,7 @@ bool Snapshot::RemoveNode(absl::string_view name) {
   if (it == ids_->end()) return false;
   NodeId id = it->second;
   Unindex(id);
-  const std::string pool = nodes_[id]->info.pool;
-  if (--MutablePool(pool).nodes == 0) pools_.erase(pool);
+  Leave(nodes_[id]->info.pool, id);
   nodes_[id].reset();
   free_ids_.push_back(id);
   MutableIds().erase(name);
@@ -492,8 +518,8 @@ const SliceIndex* Snapshot::ReadySlices(absl::string_view pool) const {
 }
 
 int Snapshot::PoolNodeCount(absl::string_view pool) const {
-  auto it = pools_.find(pool);
-  return it == pools_.end() ? 0 : it->second->nodes;
+  auto it = members_.find(pool);
+  return it == members_.end() ? 0 : static_cast<int>(it->second->size());
 }
 
 void Snapshot::Unindex(NodeId id) {
@@ -522,6 +548,13 @@ void Snapshot::ForEachNode(const std::function<void(const SnapshotNode&)>& visit
   for (const auto& node : nodes_) {
     if (node != nullptr) visit(*node);
   }
+}
+
+void Snapshot::ForEachNodeOf(absl::string_view pool,
+                             const std::function<void(const SnapshotNode&)>& visit) const {
+  auto it = members_.find(pool);
+  if (it == members_.end()) return;
+  for (const NodeId id : *it->second) visit(*nodes_[id]);
 }
 
 absl::Status Snapshot::CheckInvariants() const {

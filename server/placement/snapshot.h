@@ -162,8 +162,8 @@ class Snapshot {
 
   // A copy without the hold records and the pools' indexes, for readers
   // that walk or look up nodes (each node's GPU holders and held resources
-  // are there): FindHold, hold_count, ReadyIndex and PoolNodeCount answer
-  // nothing on it, and it is not for deciding or changing. It costs a
+  // are there, and which nodes each pool has): FindHold, hold_count and
+  // ReadyIndex answer nothing on it, and it is not for deciding or changing. It costs a
   // pointer per node, and the live snapshot's next change copies only the
   // nodes it changes; a full copy also copies every hold.
   Snapshot NodesOnly() const;
@@ -188,6 +188,10 @@ class Snapshot {
   size_t node_count() const { return ids_->size(); }
   // Visits every node (any state), in no particular order.
   void ForEachNode(const std::function<void(const SnapshotNode&)>& visit) const;
+  // Visits the nodes of one pool (any state), in no particular order: a
+  // reader that needs a few pools walks their nodes, not the fleet's.
+  void ForEachNodeOf(absl::string_view pool,
+                     const std::function<void(const SnapshotNode&)>& visit) const;
   size_t hold_count() const { return holds_.size(); }
   // The rules every change keeps: a GPU's holder holds it (its hold names
   // the node and the GPU), every GPU a hold names is held by it, and a
@@ -210,15 +214,20 @@ class Snapshot {
   struct PoolNodes {
     CapacityIndex ready;
     SliceIndex slices;
-    int nodes = 0;
   };
   using NodeIds = absl::flat_hash_map<std::string, NodeId>;
+  // The nodes of one pool, any state, in no order.
+  using PoolMembers = std::vector<NodeId>;
 
   // The node, the name index or a pool's index, for changing: copied first
   // when another snapshot shares it.
   SnapshotNode& MutableNode(NodeId id);
   NodeIds& MutableIds();
   PoolNodes& MutablePool(const std::string& pool);
+  // Files `id` under `pool`'s members, or takes it out (the pool's entries
+  // go with its last node).
+  void Join(const std::string& pool, NodeId id);
+  void Leave(const std::string& pool, NodeId id);
   // Changes a known node's state, taking it out of and back into its
   // pool's index (NotFound for an unknown node).
   absl::Status Restate(absl::string_view name, const std::function<void(SnapshotNode&)>& change);
@@ -237,6 +246,9 @@ class Snapshot {
   std::vector<NodeId> free_ids_;
   std::shared_ptr<NodeIds> ids_;  // Shared with copies (copy on write).
   absl::flat_hash_map<std::string, std::shared_ptr<PoolNodes>> pools_;  // Each shared likewise.
+  // Each shared likewise, and kept by NodesOnly: members change only when a
+  // node comes, goes or moves pool, so sharing them costs placements nothing.
+  absl::flat_hash_map<std::string, std::shared_ptr<PoolMembers>> members_;
   absl::flat_hash_map<std::string, HoldRecord> holds_;
   // Workspaces holding something on a node, so holds survive node re-adds.
   absl::flat_hash_map<std::string, absl::btree_set<std::string>> holds_by_node_;

@@ -1,5 +1,9 @@
 #include "server/placement/snapshot.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/test_nodes.h"
@@ -181,6 +185,39 @@ TEST_F(SnapshotTest, CopiesStayIndependentThroughEveryKindOfChange) {
   EXPECT_EQ(snapshot_.FindNode("c1"), nullptr);
 }
 
+// A pool's members follow nodes coming, going and moving pool, on the live
+// snapshot only: a copy taken before keeps the members it had.
+TEST_F(SnapshotTest, PoolMembersFollowNodesAndCopiesKeepTheirOwn) {
+  auto members = [](const Snapshot& snapshot, const std::string& pool) {
+    std::vector<std::string> names;
+    snapshot.ForEachNodeOf(pool, [&](const SnapshotNode& node) { names.push_back(node.info.name); });
+    std::sort(names.begin(), names.end());
+    return names;
+  };
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g2", "gpu"), kReady, kDriverReady).ok());
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeCpuNode("c1", "cpu"), kReady, kDriverReady).ok());
+  ASSERT_TRUE(snapshot_.SetNodeState("g2", core::NodeState::kCordoned).ok());
+  const Snapshot before = snapshot_.NodesOnly();
+  EXPECT_THAT(members(snapshot_, "gpu"), ElementsAre("g1", "g2")) << "any state";
+
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode("g1", "gpu2"), kReady, kDriverReady).ok());
+  EXPECT_TRUE(snapshot_.RemoveNode("c1"));
+  EXPECT_THAT(members(snapshot_, "gpu"), ElementsAre("g2"));
+  EXPECT_THAT(members(snapshot_, "gpu2"), ElementsAre("g1"));
+  EXPECT_THAT(members(snapshot_, "cpu"), ElementsAre());
+  EXPECT_EQ(snapshot_.PoolNodeCount("cpu"), 0);
+  EXPECT_EQ(snapshot_.ReadyIndex("cpu"), nullptr) << "the last node takes its pool's entries";
+  EXPECT_THAT(members(before, "gpu"), ElementsAre("g1", "g2"));
+  EXPECT_THAT(members(before, "cpu"), ElementsAre("c1"));
+  EXPECT_THAT(members(before, "gpu2"), ElementsAre());
+
+  // A freed id taken by a new node of another pool.
+  ASSERT_TRUE(snapshot_.UpsertNode(FakeCpuNode("c2", "cpu2"), kReady, kDriverReady).ok());
+  EXPECT_THAT(members(snapshot_, "cpu2"), ElementsAre("c2"));
+  EXPECT_THAT(members(before, "cpu"), ElementsAre("c1"));
+  EXPECT_TRUE(snapshot_.CheckInvariants().ok());
+}
+
 TEST_F(SnapshotTest, NodesOnlyKeepsNodesButNoHoldRecordsOrPoolIndexes) {
   ASSERT_TRUE(snapshot_.Hold("w1", "g1", {2}, Small()).ok());
   const Snapshot nodes = snapshot_.NodesOnly();
@@ -194,7 +231,11 @@ TEST_F(SnapshotTest, NodesOnlyKeepsNodesButNoHoldRecordsOrPoolIndexes) {
   // No reader decides; a shared index would be copied whole by the next
   // placement in its pool.
   EXPECT_EQ(nodes.ReadyIndex("gpu"), nullptr);
-  EXPECT_EQ(nodes.PoolNodeCount("gpu"), 0);
+  // Which nodes a pool has is kept: a reader walks the pools it needs.
+  EXPECT_EQ(nodes.PoolNodeCount("gpu"), 1);
+  int in_pool = 0;
+  nodes.ForEachNodeOf("gpu", [&](const SnapshotNode& node) { in_pool += node.info.name == "g1"; });
+  EXPECT_EQ(in_pool, 1);
   ASSERT_TRUE(snapshot_.Release("w1").has_value());
   EXPECT_EQ(nodes.FindNode("g1")->gpus[2].holder, "w1") << "the live snapshot copied before changing";
   EXPECT_EQ(snapshot_.ReadyIndex("gpu")->TotalFreeGpus(GpuView::kContainer), 8);
