@@ -19,6 +19,7 @@
 #include "tests/support/workspaces.h"
 #include "wsched/v1/inventory.grpc.pb.h"
 #include "wsched/v1/placement.grpc.pb.h"
+#include "wsched/v1/scaling.grpc.pb.h"
 
 namespace wsched {
 namespace {
@@ -167,16 +168,21 @@ TEST_F(EstimatePhasesTest, APendingWorkspaceShowsItsPhaseWithTheLearnedP50AndP90
   v1::Workspace w = Place("elastic", "gpu-elastic");
   ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
   // Before the scale-up is asked for, the batching window (100ms) comes
-  // first; once asked for, the node boot alone.
-  ASSERT_GE(w.estimate_phases_size(), 1) << w.estimate_basis();
-  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 1);
+  // first; once asked for, the node boot, then the driver install its new
+  // node needs under the driver policy (none measured: the default).
+  ASSERT_GE(w.estimate_phases_size(), 2) << w.estimate_basis();
+  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 2);
   EXPECT_EQ(boot.kind(), v1::EstimatePhase::KIND_NODE_BOOT);
+  const v1::EstimatePhase& install = w.estimate_phases(w.estimate_phases_size() - 1);
+  EXPECT_EQ(install.kind(), v1::EstimatePhase::KIND_DRIVER_INSTALL);
+  EXPECT_TRUE(install.default_used());
+  EXPECT_DOUBLE_EQ(Seconds(install.remaining_p90()), 600);
   double p50_left = 0, p90_left = 0;
   for (const v1::EstimatePhase& phase : w.estimate_phases()) {
     p50_left += Seconds(phase.remaining_p50());
     p90_left += Seconds(phase.remaining_p90());
   }
-  if (w.estimate_phases_size() == 2) {
+  if (w.estimate_phases_size() == 3) {
     EXPECT_EQ(w.estimate_phases(0).kind(), v1::EstimatePhase::KIND_QUEUE);
     EXPECT_NEAR(Seconds(w.estimate_phases(0).p90()), 0.1, 1e-6);
   }
@@ -199,6 +205,109 @@ TEST_F(EstimatePhasesTest, APendingWorkspaceShowsItsPhaseWithTheLearnedP50AndP90
                                   "'elastic'")),
               p90_left, 1e-3);
   EXPECT_EQ(db_.Query("SELECT estimate_took_seconds IS NULL FROM workspaces WHERE id = 'elastic'"),
+            "t");
+}
+
+TEST_F(EstimatePhasesTest, AWaitForANewNodeWaitsTheInstallLearnedOnThePoolsLatestKernel) {
+  for (double seconds : {20, 40}) Sample("node_start", "gpu-elastic", "", seconds);
+  // No node of the pool is up: the kernel of its most recent install
+  // stands in for the new node's. An older kernel's slower installs do not.
+  for (double seconds : {60, 120, 180}) Sample("driver_install", "gpu-elastic", kKernel, seconds);
+  db_.Query(
+      "INSERT INTO timing_samples (kind, pool, kernel, seconds, measured_at) VALUES "
+      "('driver_install', 'gpu-elastic', '5.15.0-88-generic', 900, now() - interval '1 day')");
+  v1::Workspace w = Place("elastic", "gpu-elastic");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_GE(w.estimate_phases_size(), 2) << w.estimate_basis();
+  const v1::EstimatePhase& boot = w.estimate_phases(w.estimate_phases_size() - 2);
+  const v1::EstimatePhase& install = w.estimate_phases(w.estimate_phases_size() - 1);
+  EXPECT_EQ(boot.kind(), v1::EstimatePhase::KIND_NODE_BOOT);
+  EXPECT_EQ(install.kind(), v1::EstimatePhase::KIND_DRIVER_INSTALL);
+  EXPECT_DOUBLE_EQ(Seconds(install.p50()), 120);
+  EXPECT_NEAR(Seconds(install.p90()), 168, 1e-3);  // Interpolated between 120 and 180.
+  EXPECT_EQ(install.samples(), 3);
+  EXPECT_FALSE(install.default_used());
+  EXPECT_EQ(Seconds(install.elapsed()), 0) << "it begins once the new node registers";
+  EXPECT_THAT(w.estimate_basis(),
+              ::testing::HasSubstr("then driver install median on kernel " + std::string(kKernel)));
+  // The estimate is the boot and the install left, and the window if it
+  // was not asked for yet.
+  double p50_left = 0;
+  for (const v1::EstimatePhase& phase : w.estimate_phases()) {
+    p50_left += Seconds(phase.remaining_p50());
+  }
+  EXPECT_NEAR(Seconds(w.estimated_time_to_place()), p50_left, 1e-3);
+  EXPECT_GE(Seconds(w.estimated_time_to_place()), 120);
+}
+
+TEST_F(EstimatePhasesTest, WithCloudStartsMeasuredANewNodeStartsWithTheCloudsStart) {
+  // From the signal to RUNNING 30s to 90s; from RUNNING to registered 100s
+  // to 300s. The node starts of the pool (from the request) no longer count.
+  for (double seconds : {30, 60, 90}) Sample("cloud_start", "gpu-elastic", "", seconds);
+  for (double seconds : {100, 200, 300}) Sample("node_boot", "gpu-elastic", "", seconds);
+  Sample("node_start", "gpu-elastic", "", 1000);
+  v1::Workspace w = Place("elastic", "gpu-elastic");
+  ASSERT_EQ(w.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_GE(w.estimate_phases_size(), 3) << w.estimate_basis();
+  const int n = w.estimate_phases_size();
+  const v1::EstimatePhase& cloud = w.estimate_phases(n - 3);
+  const v1::EstimatePhase& boot = w.estimate_phases(n - 2);
+  EXPECT_EQ(cloud.kind(), v1::EstimatePhase::KIND_CLOUD_START);
+  EXPECT_DOUBLE_EQ(Seconds(cloud.p50()), 60);
+  EXPECT_NEAR(Seconds(cloud.p90()), 84, 1e-3);
+  EXPECT_EQ(cloud.samples(), 3);
+  EXPECT_EQ(boot.kind(), v1::EstimatePhase::KIND_NODE_BOOT);
+  EXPECT_DOUBLE_EQ(Seconds(boot.p50()), 200);
+  EXPECT_NEAR(Seconds(boot.p90()), 280, 1e-3);
+  EXPECT_EQ(boot.elapsed().seconds(), 0) << "the boot begins once the instance runs";
+  EXPECT_EQ(w.estimate_phases(n - 1).kind(), v1::EstimatePhase::KIND_DRIVER_INSTALL);
+}
+
+TEST_F(EstimatePhasesTest, TheActuatorsRunningReportSplitsANodeStartIntoCloudStartAndBoot) {
+  Place("elastic", "gpu-elastic");
+  auto scaling = v1::ScalingService::NewStub(server_->channel());
+  // The scale-up the actuator is asked for, and its generation.
+  int64_t generation = 0;
+  ASSERT_TRUE(testing::Eventually([&] {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kActuatorToken);
+    v1::ScalingState state;
+    if (!scaling->GetScalingState(&context, {}, &state).ok()) return false;
+    for (const v1::PoolSignal& signal : state.pools()) {
+      if (signal.pool() == "gpu-elastic" && signal.target_size() > 0) {
+        generation = signal.generation();
+        return true;
+      }
+    }
+    return false;
+  }));
+  auto report = [&](int64_t of_generation) {
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kActuatorToken);
+    v1::ActuatorReport running;
+    running.set_pool("gpu-elastic");
+    running.set_generation(of_generation);
+    running.set_state(v1::ActuatorReport::INSTANCE_STATE_RUNNING);
+    running.set_instances(1);
+    v1::ActuatorReportResponse ignored;
+    ASSERT_TRUE(scaling->ReportActuator(&context, running, &ignored).ok());
+  };
+  auto count = [&](const std::string& kind) {
+    return db_.Query("SELECT count(*) FROM timing_samples WHERE pool = 'gpu-elastic' AND kind = '" +
+                     kind + "'");
+  };
+  // A report of a generation no request was handed on with measures nothing.
+  report(generation + 100);
+  report(generation);
+  report(generation);  // Only the first RUNNING of a request counts.
+  ASSERT_TRUE(testing::Eventually([&] { return count("cloud_start") == "1"; }))
+      << count("cloud_start");
+  RegisterWithoutDriver("elastic-1", "gpu-elastic");
+  ASSERT_TRUE(testing::Eventually([&] { return count("node_boot") == "1"; }));
+  EXPECT_EQ(count("cloud_start"), "1");
+  // Each within what the test took; the cloud start from the signal.
+  EXPECT_EQ(db_.Query("SELECT bool_and(seconds < 30) FROM timing_samples WHERE pool = "
+                      "'gpu-elastic' AND kind IN ('cloud_start', 'node_boot')"),
             "t");
 }
 

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -471,6 +472,7 @@ TEST(SimulateAgreement, EstimatesAndTheirAccuracyMatchTheServer) {
   // this run measured (about 2s each), so within a quarter second.
   const double kFigure = 0.25, kLeft = absl::ToDoubleSeconds(kJitter);
   std::vector<std::string> phases_seen;
+  const std::vector<std::string> kBootThenInstall = {"KIND_NODE_BOOT", "KIND_DRIVER_INSTALL"};
   for (const simulate::WorkspaceOutcome& w : sim.workspaces) {
     SCOPED_TRACE(w.id);
     auto served = real.queued.find(w.id);
@@ -498,6 +500,10 @@ TEST(SimulateAgreement, EstimatesAndTheirAccuracyMatchTheServer) {
   // rest of an install under way.
   EXPECT_THAT(phases_seen, ::testing::Contains("KIND_NODE_BOOT"));
   EXPECT_THAT(phases_seen, ::testing::Contains("KIND_DRIVER_INSTALL"));
+  // And a wait for a new node, whose install follows its boot.
+  EXPECT_NE(std::search(phases_seen.begin(), phases_seen.end(), kBootThenInstall.begin(),
+                        kBootThenInstall.end()),
+            phases_seen.end());
 
   // The share within the p90, by pool: the same placements checked, the
   // same ones kept.

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
+#include "server/placement/new_node_install.h"
 #include "server/placement/time_to_gpu.h"
 
 namespace wsched::pipeline {
@@ -53,7 +54,19 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
     in.node_start =
         placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
   }
-  if (auto it = timing.driver_install.find({in.reason.pool, in.reason.kernel});
+  // A new node's start in two phases, where the pool measured both.
+  if (auto it = timing.cloud_start.find(in.reason.pool); it != timing.cloud_start.end()) {
+    in.cloud_start = placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
+  }
+  if (auto it = timing.node_boot.find(in.reason.pool); it != timing.node_boot.end()) {
+    in.node_boot = placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
+  }
+  std::string install_kernel = in.reason.kernel;
+  if (placement::WaitsForANewNode(in.reason.code)) {
+    in.new_node_install_kernel = NewNodeInstallKernel(timing, in.reason.pool);
+    install_kernel = in.new_node_install_kernel.value_or("");
+  }
+  if (auto it = timing.driver_install.find({in.reason.pool, install_kernel});
       it != timing.driver_install.end()) {
     in.driver_install =
         placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
@@ -67,6 +80,17 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
   view.estimated_wait_p90 = estimate.estimate_p90;
   view.estimate_phases = std::move(estimate.phases);
   view.estimate_basis = std::move(estimate.basis);
+}
+
+std::optional<std::string> WorkspaceViews::NewNodeInstallKernel(const store::TimingFigures& timing,
+                                                                const std::string& pool_id) const {
+  const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
+  const core::NodePool* pool = view->catalog->FindPool(pool_id);
+  if (pool == nullptr) return std::nullopt;
+  auto measured = timing.install_kernels.find(pool_id);
+  return placement::NewNodeInstallKernel(
+      *pool, view->snapshot, view->catalog->driver_policy,
+      measured == timing.install_kernels.end() ? std::vector<std::string>() : measured->second);
 }
 
 std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(

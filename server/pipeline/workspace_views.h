@@ -127,6 +127,10 @@ class WorkspaceViews {
   placement::PendingContext Unqueued(const replica::ClusterView& view) const;
   // The estimate of `view`'s wait, from the measured times.
   void Estimate(const store::TimingFigures& timing, WorkspaceView& view) const;
+  // Whether a node `pool` starts installs its driver first, and on which
+  // kernel, on the newest ClusterView (placement/new_node_install.h).
+  std::optional<std::string> NewNodeInstallKernel(const store::TimingFigures& timing,
+                                                  const std::string& pool) const;
 
   const Parts parts_;
   const Defaults defaults_;

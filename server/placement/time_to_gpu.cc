@@ -45,17 +45,34 @@ Part NodeStart(const TimeToGpuInputs& in) {
                               in.reason.pool, " yet)"));
 }
 
-Part DriverInstall(const TimeToGpuInputs& in) {
-  if (in.driver_install && in.driver_install->samples > 0) {
-    return Measured(PhaseKind::kDriverInstall, *in.driver_install,
-                    absl::StrCat("driver install median on kernel ", in.reason.kernel, " ",
-                                 Text(in.driver_install->median), " (",
-                                 in.driver_install->samples, " samples)"));
+// A node not started yet, until it registers: the cloud's start, then the
+// node's boot, when the pool measured both; else one boot from the request.
+std::vector<Part> NewNodeStart(const TimeToGpuInputs& in) {
+  if (in.cloud_start && in.cloud_start->samples > 0 && in.node_boot && in.node_boot->samples > 0) {
+    return {Measured(PhaseKind::kCloudStart, *in.cloud_start,
+                     absl::StrCat("cloud start median ", Text(in.cloud_start->median), " (",
+                                  in.cloud_start->samples, " samples)")),
+            Measured(PhaseKind::kNodeBoot, *in.node_boot,
+                     absl::StrCat("node boot median ", Text(in.node_boot->median), " (",
+                                  in.node_boot->samples, " samples)"))};
   }
-  return Default(PhaseKind::kDriverInstall, in.default_driver_install,
-                 absl::StrCat("default driver install time ", Text(in.default_driver_install),
-                              " (--default_driver_install_time; no measured installs on kernel ",
-                              in.reason.kernel, " yet)"));
+  return {NodeStart(in)};
+}
+
+// The install on `kernel` ("" when not known), measured or the default.
+Part DriverInstall(const TimeToGpuInputs& in, const std::string& kernel) {
+  const std::string where = kernel.empty() ? absl::StrCat("in pool ", in.reason.pool)
+                                           : absl::StrCat("on kernel ", kernel);
+  if (in.driver_install && in.driver_install->samples > 0) {
+    return Measured(
+        PhaseKind::kDriverInstall, *in.driver_install,
+        absl::StrCat("driver install median ", where, " ", Text(in.driver_install->median), " (",
+                     in.driver_install->samples, " samples)"));
+  }
+  return Default(
+      PhaseKind::kDriverInstall, in.default_driver_install,
+      absl::StrCat("default driver install time ", Text(in.default_driver_install),
+                   " (--default_driver_install_time; no measured installs ", where, " yet)"));
 }
 
 // `part` with `elapsed` of it gone; what is left never goes below zero.
@@ -91,6 +108,34 @@ TimeToGpu None(const std::string& why) {
   return t;
 }
 
+// `before` (a window, a backoff), then a new node's start, under way for
+// `elapsed` when it was asked for already: what has gone of it counts
+// against its first phase (the cloud's start, if measured).
+TimeToGpu NewNode(const TimeToGpuInputs& in, std::vector<EstimatePhase> before,
+                  std::optional<absl::Duration> elapsed, std::string basis) {
+  const std::vector<Part> parts = NewNodeStart(in);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const bool first = i == 0;
+    before.push_back(Elapsed(
+        parts[i].phase, first ? elapsed.value_or(absl::ZeroDuration()) : absl::ZeroDuration()));
+    absl::StrAppend(&basis, first ? "" : ", then ", parts[i].basis,
+                    first && elapsed ? absl::StrCat(" - ", Text(*elapsed), " elapsed") : "");
+  }
+  return Of(std::move(before), std::move(basis));
+}
+
+// A new node takes work once registered, unless the pool's nodes install
+// their driver first: then the install, not begun, follows.
+TimeToGpu ThenNewNodeInstall(TimeToGpu t, const TimeToGpuInputs& in) {
+  if (!in.new_node_install_kernel) return t;
+  const Part install = DriverInstall(in, *in.new_node_install_kernel);
+  t.phases.push_back(Elapsed(install.phase, absl::ZeroDuration()));
+  *t.estimate += t.phases.back().remaining_p50;
+  *t.estimate_p90 += t.phases.back().remaining_p90;
+  absl::StrAppend(&t.basis, ", then ", install.basis);
+  return t;
+}
+
 }  // namespace
 
 std::string PhaseKindName(PhaseKind kind) {
@@ -105,6 +150,11 @@ std::string PhaseKindName(PhaseKind kind) {
   return "unknown";
 }
 
+bool WaitsForANewNode(PendingCode code) {
+  return code == PendingCode::kScaleUpNotYetRequested || code == PendingCode::kScaleUpRequested ||
+         code == PendingCode::kPoolBackingOff;
+}
+
 TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
   const PendingReason& r = in.reason;
   switch (r.code) {
@@ -116,13 +166,15 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
       // phase worth measuring.
       return Of({}, "a MIG re-layout takes seconds once the node's agent hears of it");
     case PendingCode::kDriverInstalling:
-      return Remaining(DriverInstall(in), r.since, in.now);
+      return Remaining(DriverInstall(in, r.kernel), r.since, in.now);
     case PendingCode::kNodeProvisioning:
       return Remaining(NodeStart(in), r.since, in.now);
-    case PendingCode::kScaleUpRequested:
-      return Remaining(NodeStart(in), r.since, in.now);
+    case PendingCode::kScaleUpRequested: {
+      std::optional<absl::Duration> elapsed;
+      if (r.since) elapsed = std::max(absl::ZeroDuration(), in.now - *r.since);
+      return ThenNewNodeInstall(NewNode(in, {}, elapsed, ""), in);
+    }
     case PendingCode::kScaleUpNotYetRequested: {
-      Part start = NodeStart(in);
       std::vector<EstimatePhase> phases;
       // How much of the window is left is not known here: all of it, which
       // is right when the workspace was just queued (the estimate checked).
@@ -131,17 +183,17 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
             {.kind = PhaseKind::kQueue, .p50 = in.batching_window, .p90 = in.batching_window},
             absl::ZeroDuration()));
       }
-      phases.push_back(Elapsed(start.phase, absl::ZeroDuration()));
-      return Of(std::move(phases), absl::StrCat(start.basis, ", once the scale-up is requested"));
+      TimeToGpu t = NewNode(in, std::move(phases), std::nullopt, "");
+      absl::StrAppend(&t.basis, ", once the scale-up is requested");
+      return ThenNewNodeInstall(std::move(t), in);
     }
     case PendingCode::kPoolBackingOff: {
-      Part start = NodeStart(in);
       absl::Duration wait = r.until ? std::max(absl::ZeroDuration(), *r.until - in.now)
                                     : absl::ZeroDuration();
       EstimatePhase backoff{.kind = PhaseKind::kBackoff, .p50 = wait, .p90 = wait};
-      return Of({Elapsed(backoff, absl::ZeroDuration()),
-                 Elapsed(start.phase, absl::ZeroDuration())},
-                absl::StrCat("backoff ends in ", Text(wait), ", then ", start.basis));
+      return ThenNewNodeInstall(NewNode(in, {Elapsed(backoff, absl::ZeroDuration())}, std::nullopt,
+                                        absl::StrCat("backoff ends in ", Text(wait), ", then ")),
+                                in);
     }
     case PendingCode::kBudgetExhausted:
       return None("the spending limit must be raised or its period reset");

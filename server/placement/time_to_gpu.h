@@ -28,7 +28,7 @@ struct MeasuredTime {
 };
 
 // The stretches a wait is made of, in the order they happen.
-// kCloudStart and kFirstReady are not measured yet (docs/placement.md).
+// kFirstReady is not measured yet (docs/placement.md).
 enum class PhaseKind { kQueue, kBackoff, kCloudStart, kNodeBoot, kDriverInstall, kFirstReady };
 
 std::string PhaseKindName(PhaseKind kind);
@@ -49,8 +49,20 @@ struct TimeToGpuInputs {
   PendingReason reason;
   // The pool's measured node start (asked for -> ready), if any.
   std::optional<MeasuredTime> node_start;
-  // Measured driver installs on the reason's pool and kernel, if any.
+  // The pool's measured cloud starts (scale-up signal -> the actuator's
+  // first RUNNING report for it) and node boots (RUNNING -> registered), if
+  // any. With both, a new node's start is CLOUD_START then NODE_BOOT from
+  // them; else one NODE_BOOT from `node_start`, counted from the request.
+  std::optional<MeasuredTime> cloud_start;
+  std::optional<MeasuredTime> node_boot;
+  // Measured driver installs on the reason's pool and kernel (for a wait
+  // on a new node: on `new_node_install_kernel`), if any.
   std::optional<MeasuredTime> driver_install;
+  // Set when a node the pool starts installs its driver before it takes
+  // work (NewNodeInstallKernel): a wait for a new node (WaitsForANewNode)
+  // then waits that install too. The kernel it installs on; empty when
+  // not known (no node of the pool up and no install of it measured).
+  std::optional<std::string> new_node_install_kernel;
   // Flags standing in while nothing is measured.
   absl::Duration default_node_start = absl::Minutes(5);
   absl::Duration default_driver_install = absl::Minutes(10);
@@ -74,6 +86,11 @@ struct TimeToGpu {
 };
 
 TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in);
+
+// Whether a workspace held back by `code` waits for a node the pool has not
+// started yet (a scale-up to be requested, requested, or after a backoff):
+// only then does `new_node_install_kernel` matter.
+bool WaitsForANewNode(PendingCode code);
 
 // Whether a placement that took `took` kept its `p90` estimate. The queue's
 // own pass and the change feed take a moment that no estimate counts (room

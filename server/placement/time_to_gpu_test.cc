@@ -165,6 +165,116 @@ TEST(TimeToGpuTest, BackoffThenNodeBootInThatOrder) {
   EXPECT_EQ(t.estimate_p90, absl::Minutes(8));
 }
 
+TEST(TimeToGpuTest, ANewNodeThatInstallsItsDriverWaitsTheInstallAfterItsBoot) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpRequested);
+  in.reason.kernel.clear();  // No node yet.
+  in.reason.since = kNow - absl::Minutes(1);
+  in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
+  in.new_node_install_kernel = "5.15.0-91-generic";
+  in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(9)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.phases[0].elapsed, absl::Minutes(1));
+  const EstimatePhase& install = t.phases[1];
+  EXPECT_EQ(install.kind, PhaseKind::kDriverInstall);
+  EXPECT_EQ(install.p50, absl::Minutes(7));
+  EXPECT_EQ(install.p90, absl::Minutes(9));
+  EXPECT_EQ(install.samples, 3);
+  EXPECT_EQ(install.elapsed, absl::ZeroDuration()) << "it begins once the node registers";
+  EXPECT_EQ(t.estimate, absl::Minutes(3 + 7));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(4 + 9));
+  EXPECT_THAT(t.basis, HasSubstr("then driver install median on kernel 5.15.0-91-generic 7m"));
+
+  // Without the install, as before.
+  in.new_node_install_kernel.reset();
+  EXPECT_EQ(EstimateTimeToGpu(in).phases.size(), 1u);
+}
+
+TEST(TimeToGpuTest, EveryWaitForANewNodeEndsWithItsInstall) {
+  for (PendingCode code : {PendingCode::kScaleUpNotYetRequested, PendingCode::kScaleUpRequested,
+                           PendingCode::kPoolBackingOff}) {
+    SCOPED_TRACE(PendingCodeName(code));
+    TimeToGpuInputs in = Inputs(code);
+    in.batching_window = absl::Seconds(2);
+    in.reason.until = kNow + absl::Minutes(2);
+    in.new_node_install_kernel = "6.1.0-18-amd64";
+    in.driver_install = MeasuredTime{absl::Minutes(7), 3};
+    EXPECT_TRUE(WaitsForANewNode(code));
+    TimeToGpu t = EstimateTimeToGpu(in);
+    ASSERT_GE(t.phases.size(), 2u);
+    EXPECT_EQ(t.phases[t.phases.size() - 2].kind, PhaseKind::kNodeBoot);
+    EXPECT_EQ(t.phases.back().kind, PhaseKind::kDriverInstall);
+  }
+  // A node that is there already is no new node.
+  EXPECT_FALSE(WaitsForANewNode(PendingCode::kNodeProvisioning));
+  EXPECT_FALSE(WaitsForANewNode(PendingCode::kDriverInstalling));
+}
+
+TEST(TimeToGpuTest, AnInstallOnAKernelNotKnownTakesTheDefaultAndSaysSo) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpNotYetRequested);
+  in.node_start = MeasuredTime{absl::Minutes(4), 6};
+  in.new_node_install_kernel = "";
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[1].kind, PhaseKind::kDriverInstall);
+  EXPECT_TRUE(t.phases[1].default_used);
+  EXPECT_EQ(t.phases[1].p90, absl::Minutes(10));
+  EXPECT_EQ(t.estimate, absl::Minutes(14));
+  EXPECT_THAT(t.basis, HasSubstr("no measured installs in pool gpu-h100 yet"));
+}
+
+TEST(TimeToGpuTest, WithCloudStartsAndBootsMeasuredANewNodeStartsInTwoPhases) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpRequested);
+  in.reason.since = kNow - absl::Seconds(40);
+  in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
+  in.cloud_start = MeasuredTime{absl::Minutes(1), 4, absl::Seconds(90)};
+  in.node_boot = MeasuredTime{absl::Minutes(2), 3, absl::Minutes(3)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kCloudStart);
+  EXPECT_EQ(t.phases[0].samples, 4);
+  // What has gone since the request counts against the cloud's start.
+  EXPECT_EQ(t.phases[0].elapsed, absl::Seconds(40));
+  EXPECT_EQ(t.phases[0].remaining_p90, absl::Seconds(50));
+  EXPECT_EQ(t.phases[1].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.phases[1].p50, absl::Minutes(2));
+  EXPECT_EQ(t.phases[1].elapsed, absl::ZeroDuration());
+  EXPECT_EQ(t.estimate, absl::Seconds(20) + absl::Minutes(2));
+  EXPECT_EQ(t.estimate_p90, absl::Seconds(50) + absl::Minutes(3));
+  EXPECT_EQ(
+      t.basis,
+      "cloud start median 1m (4 samples) - 40s elapsed, then node boot median 2m (3 samples)");
+
+  // Either one missing: one boot from the request, as node starts measure.
+  in.node_boot.reset();
+  t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 1u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.phases[0].p50, absl::Minutes(4));
+}
+
+TEST(TimeToGpuTest, TheCloudStartFollowsTheWindowOrTheBackoffAndPrecedesTheInstall) {
+  for (PendingCode code : {PendingCode::kScaleUpNotYetRequested, PendingCode::kPoolBackingOff}) {
+    SCOPED_TRACE(PendingCodeName(code));
+    TimeToGpuInputs in = Inputs(code);
+    in.batching_window = absl::Seconds(2);
+    in.reason.until = kNow + absl::Minutes(2);
+    in.cloud_start = MeasuredTime{absl::Minutes(1), 4};
+    in.node_boot = MeasuredTime{absl::Minutes(2), 3};
+    in.new_node_install_kernel = "6.1.0-18-amd64";
+    in.driver_install = MeasuredTime{absl::Minutes(7), 3};
+    TimeToGpu t = EstimateTimeToGpu(in);
+    std::vector<PhaseKind> kinds;
+    for (const EstimatePhase& phase : t.phases) kinds.push_back(phase.kind);
+    EXPECT_THAT(
+        kinds,
+        ElementsAre(code == PendingCode::kPoolBackingOff ? PhaseKind::kBackoff : PhaseKind::kQueue,
+                    PhaseKind::kCloudStart, PhaseKind::kNodeBoot, PhaseKind::kDriverInstall));
+    EXPECT_EQ(t.estimate, t.phases[0].p50 + absl::Minutes(1 + 2 + 7));
+  }
+}
+
 TEST(TimeToGpuTest, APlacementKeepsItsEstimateWithinItsP90AndASecond) {
   EXPECT_TRUE(WithinEstimate(absl::Minutes(5), absl::Minutes(5)));
   EXPECT_TRUE(WithinEstimate(absl::Milliseconds(300), absl::ZeroDuration()));

@@ -180,8 +180,12 @@ void FleetScaler::TrackNodes(PoolTracking& t, std::vector<PoolNode> nodes, absl:
     timers.seen_in = observation;
     if (is_new) {
       if (!t.in_flight.empty()) {
-        // A node we asked for: its start time is measured from the request.
+        // A node we asked for: its start time is measured from the request,
+        // its boot from the cloud's report that it runs.
         timers.first_seen = t.in_flight.front().requested_at;
+        if (const auto& running = t.in_flight.front().running_at) {
+          t.new_samples.node_boot.push_back(std::max(absl::ZeroDuration(), now - *running));
+        }
         if (--t.in_flight.front().count <= 0) t.in_flight.erase(t.in_flight.begin());
       } else if (node.state != core::NodeState::kProvisioning) {
         // Up before this leader looked (a restart, a new leader, a node
@@ -221,13 +225,27 @@ int FleetScaler::RecordHandedOn(const PoolObservation& observation, const PoolSi
   for (const auto& node : observation.nodes) live += node.state != core::NodeState::kLost;
   if (signal.target_size <= live + in_flight) return 0;
   int asked = signal.target_size - live - in_flight;
-  t.in_flight.push_back({now, asked});
+  t.in_flight.push_back({now, asked, signal.generation});
   return asked;
 }
 
 void FleetScaler::OnActuatorEvent(const std::string& pool, const ActuatorEvent& event,
                                   absl::Time now) {
   if (PoolScaler* s = scaler(pool)) s->OnActuatorEvent(event, now);
+  if (event.kind != ActuatorEventKind::kRunning) return;
+  auto it = tracking_.find(pool);
+  if (it == tracking_.end()) return;
+  for (ProvisioningRequest& request : it->second.in_flight) {
+    if (request.generation != event.generation || request.running_at) continue;
+    request.running_at = now;
+    it->second.new_samples.cloud_start.push_back(
+        std::max(absl::ZeroDuration(), now - request.requested_at));
+  }
+}
+
+FleetScaler::StartPhaseSamples FleetScaler::TakeNewStartPhaseSamples(const std::string& pool) {
+  auto it = tracking_.find(pool);
+  return it == tracking_.end() ? StartPhaseSamples() : std::exchange(it->second.new_samples, {});
 }
 
 }  // namespace wsched::scaling

@@ -92,8 +92,19 @@ class FleetScaler {
   // again. Returns how many nodes that is (0: it asks for none).
   int RecordHandedOn(const PoolObservation& observation, const PoolSignal& signal, absl::Time now);
 
-  // Actuator feedback for `pool`; ignored for a pool not evaluated yet.
+  // Actuator feedback for `pool`; ignored for a pool not evaluated yet. The
+  // first RUNNING report of a request in flight (by its signal's
+  // generation) dates the cloud's start.
   void OnActuatorEvent(const std::string& pool, const ActuatorEvent& event, absl::Time now);
+
+  // A new node's start in two phases, measured since the last call, for
+  // the caller to persist: a request handed on -> its first RUNNING report
+  // (cloud start), and that report -> each of its nodes first seen (node
+  // boot). A request with no RUNNING report gives neither.
+  struct StartPhaseSamples {
+    std::vector<absl::Duration> cloud_start, node_boot;
+  };
+  StartPhaseSamples TakeNewStartPhaseSamples(const std::string& pool);
 
   // The pool's scaler; nullptr before the pool was first observed.
   PoolScaler* scaler(const std::string& pool);
@@ -116,6 +127,7 @@ class FleetScaler {
     std::vector<ProvisioningRequest> in_flight;
     absl::flat_hash_map<std::string, NodeTimers> nodes;
     int64_t observations = 0;
+    StartPhaseSamples new_samples;
   };
 
   // Fills in the timers of the pool's nodes, forgets vanished ones, and

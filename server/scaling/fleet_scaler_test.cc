@@ -97,6 +97,54 @@ TEST_F(FleetScalerTest, AskedForNodeTakesTheRequestTimeAndLeavesTheFlight) {
   EXPECT_TRUE(h100.in_flight.empty());
 }
 
+TEST_F(FleetScalerTest, TheFirstRunningReportOfARequestDatesTheCloudStartAndTheBoot) {
+  Pend("w1");
+  Observe();
+  now_ += absl::Seconds(2);
+  std::vector<PoolObservation> all = Observe();
+  PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
+  signal.generation = 7;  // As published.
+  ASSERT_EQ(fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_), 1);
+
+  // A report for another generation, or not RUNNING, dates nothing.
+  fleet_.OnActuatorEvent("gpu-h100", {.kind = ActuatorEventKind::kRunning, .generation = 6},
+                         now_ + absl::Seconds(10));
+  fleet_.OnActuatorEvent("gpu-h100", {.kind = ActuatorEventKind::kCreating, .generation = 7},
+                         now_ + absl::Seconds(20));
+  EXPECT_TRUE(fleet_.TakeNewStartPhaseSamples("gpu-h100").cloud_start.empty());
+  // The first RUNNING of generation 7 does; a second one does not again.
+  fleet_.OnActuatorEvent("gpu-h100", {.kind = ActuatorEventKind::kRunning, .generation = 7},
+                         now_ + absl::Seconds(45));
+  fleet_.OnActuatorEvent("gpu-h100", {.kind = ActuatorEventKind::kRunning, .generation = 7},
+                         now_ + absl::Seconds(50));
+  FleetScaler::StartPhaseSamples samples = fleet_.TakeNewStartPhaseSamples("gpu-h100");
+  EXPECT_THAT(samples.cloud_start, ::testing::ElementsAre(absl::Seconds(45)));
+  EXPECT_TRUE(samples.node_boot.empty());
+
+  // The node registers 2 minutes after it ran: its boot.
+  now_ += absl::Seconds(45) + absl::Minutes(2);
+  Register("h-1", "gpu-h100");
+  Observe();
+  samples = fleet_.TakeNewStartPhaseSamples("gpu-h100");
+  EXPECT_TRUE(samples.cloud_start.empty()) << "taken once";
+  EXPECT_THAT(samples.node_boot, ::testing::ElementsAre(absl::Minutes(2)));
+}
+
+TEST_F(FleetScalerTest, ANodeWhoseRequestNeverRanBootsNoSample) {
+  Pend("w1");
+  Observe();
+  now_ += absl::Seconds(2);
+  std::vector<PoolObservation> all = Observe();
+  PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
+  ASSERT_EQ(fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_), 1);
+  now_ += absl::Minutes(3);
+  Register("h-1", "gpu-h100");
+  Observe();
+  FleetScaler::StartPhaseSamples samples = fleet_.TakeNewStartPhaseSamples("gpu-h100");
+  EXPECT_TRUE(samples.cloud_start.empty());
+  EXPECT_TRUE(samples.node_boot.empty());
+}
+
 TEST_F(FleetScalerTest, NodeUpBeforeTheFirstLookHasNoRequestTime) {
   Register("h-1", "gpu-h100");
   const PoolNode& node = Of(Observe(), "gpu-h100").nodes.at(0);

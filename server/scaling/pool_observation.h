@@ -56,6 +56,10 @@ struct ProvisioningRequest {
   // Nodes of this request that have not registered yet: the caller lowers
   // it as nodes register (a node is counted either here or in `nodes`).
   int count = 0;
+  // The generation of the signal that asked; when the actuator first
+  // reported its instances RUNNING (its nodes' boot counts from there).
+  int64_t generation = 0;
+  std::optional<absl::Time> running_at;
 };
 
 struct PoolObservation {
@@ -78,6 +82,7 @@ struct ActuatorEvent {
   ActuatorEventKind kind = ActuatorEventKind::kCreating;
   int instances = 0;
   std::string detail;
+  int64_t generation = 0;  // Of the signal acted upon.
 };
 
 }  // namespace wsched::scaling

@@ -254,12 +254,14 @@ void ScalingController::LeadTick(absl::Time now) {
     last_report_id_ = report.id;
     auto kind = EventKind(report.state);
     if (!kind) continue;
-    fleet_.OnActuatorEvent(report.pool, {*kind, report.instances, report.detail}, now);
+    fleet_.OnActuatorEvent(report.pool, {*kind, report.instances, report.detail, report.generation},
+                           now);
   }
   for (const scaling::PoolObservation& obs : Observe(now)) {
     scaling::PoolSignal signal = fleet_.Evaluate(obs, now);
     scaling::PoolScaler& scaler = *fleet_.scaler(obs.pool.id);
-    RecordStartSamples(obs.pool.id, scaler.TakeNewStartSamples());
+    RecordStartSamples(obs.pool.id, scaler.TakeNewStartSamples(),
+                       fleet_.TakeNewStartPhaseSamples(obs.pool.id));
     {
       absl::MutexLock lock(&mu_);
       estimates_[obs.pool.id] = scaler.EstimatePlacementDelay();
@@ -269,7 +271,11 @@ void ScalingController::LeadTick(absl::Time now) {
                      leader_ != store::ReplicaId();
       if (!changed) continue;
     }
-    if (fleet_.RecordHandedOn(obs, signal, now) > 0) {
+    // As the actuator sees the signal: its RUNNING report names this
+    // generation.
+    scaling::PoolSignal handed = signal;
+    handed.generation += generation_base_[obs.pool.id];
+    if (fleet_.RecordHandedOn(obs, handed, now) > 0) {
       absl::Time oldest = now;
       const std::shared_ptr<const replica::ClusterView> view = scheduler_->mirror().View();
       for (const auto& demand : view->pending) {
@@ -328,12 +334,19 @@ void ScalingController::StepRelayouts(absl::Time now) {
 }
 
 void ScalingController::RecordStartSamples(const std::string& pool,
-                                           const std::vector<absl::Duration>& samples) {
-  if (samples.empty()) return;
+                                           const std::vector<absl::Duration>& samples,
+                                           const scaling::FleetScaler::StartPhaseSamples& phases) {
+  if (samples.empty() && phases.cloud_start.empty() && phases.node_boot.empty()) return;
   absl::Status saved = store::UnitOfWork::Run(*db_, "recording node start times",
                                               [&](store::UnitOfWork& unit) -> absl::Status {
     for (absl::Duration took : samples) {
       unit.timings().Record(store::TimingKind::kNodeStart, pool, "", took);
+    }
+    for (absl::Duration took : phases.cloud_start) {
+      unit.timings().Record(store::TimingKind::kCloudStart, pool, "", took);
+    }
+    for (absl::Duration took : phases.node_boot) {
+      unit.timings().Record(store::TimingKind::kNodeBoot, pool, "", took);
     }
     return absl::OkStatus();
   });

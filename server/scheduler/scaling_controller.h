@@ -110,7 +110,8 @@ class ScalingController {
   void StepRelayouts(absl::Time now);
   std::vector<scaling::PoolObservation> Observe(absl::Time now);
   void Publish(const std::string& pool, const scaling::PoolSignal& signal, absl::Time now);
-  void RecordStartSamples(const std::string& pool, const std::vector<absl::Duration>& samples);
+  void RecordStartSamples(const std::string& pool, const std::vector<absl::Duration>& samples,
+                          const scaling::FleetScaler::StartPhaseSamples& phases);
 
   store::Database* const db_;
   Scheduler* const scheduler_;

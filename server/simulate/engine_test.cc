@@ -139,11 +139,12 @@ TEST_F(EngineTest, AQueuedWorkspaceIsCheckedAgainstTheP90TheServerWouldGiveIt) {
   EXPECT_EQ(Pool(result, "gpu").estimates_within_p90, 1);
 
   // The pool's new nodes also install a driver, which the estimate of a
-  // scale-up does not count: placed 2 minutes past it.
+  // scale-up counts after the boot: placed within it still.
   input_.timings["gpu"].driver_install = absl::Minutes(2);
   result = Run({At(absl::ZeroDuration(), "gpu-1x", absl::Hours(1))});
   EXPECT_EQ(Pool(result, "gpu").estimates_checked, 1);
-  EXPECT_EQ(Pool(result, "gpu").estimates_within_p90, 0);
+  EXPECT_EQ(Pool(result, "gpu").estimates_within_p90, 1);
+  EXPECT_EQ(result.workspaces[0].estimate_p90, absl::Seconds(2) + absl::Minutes(3 + 2));
 }
 
 TEST_F(EngineTest, AWorkspaceQueuedWhileANodeInstallsIsGivenWhatIsLeftOfTheInstall) {
@@ -154,10 +155,13 @@ TEST_F(EngineTest, AWorkspaceQueuedWhileANodeInstallsIsGivenWhatIsLeftOfTheInsta
       Run({At(absl::ZeroDuration(), "gpu-1x", absl::Hours(1)),
            At(absl::Minutes(4) + absl::Seconds(2), "gpu-1x", absl::Hours(1))});
   const WorkspaceOutcome& first = result.workspaces[0];
-  ASSERT_EQ(first.estimate_phases.size(), 2u);
+  ASSERT_EQ(first.estimate_phases.size(), 3u);
   EXPECT_EQ(first.estimate_phases[0].kind, placement::PhaseKind::kQueue);
   EXPECT_EQ(first.estimate_phases[1].kind, placement::PhaseKind::kNodeBoot);
   EXPECT_EQ(first.estimate_phases[1].p90, absl::Minutes(3));
+  EXPECT_EQ(first.estimate_phases[2].kind, placement::PhaseKind::kDriverInstall);
+  EXPECT_EQ(first.estimate_phases[2].p90, absl::Minutes(2));
+  EXPECT_EQ(first.estimate_phases[2].elapsed, absl::ZeroDuration());
   const WorkspaceOutcome& second = result.workspaces[1];
   ASSERT_EQ(second.estimate_phases.size(), 1u);
   const placement::EstimatePhase& install = second.estimate_phases[0];

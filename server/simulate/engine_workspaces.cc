@@ -130,6 +130,13 @@ placement::TimeToGpu Engine::Estimate(const Live& w, absl::Time now) const {
     const PoolTimings& timings = pools_[pool->second].timings;
     in.node_start = placement::MeasuredTime{timings.node_start, 1};
     in.driver_install = placement::MeasuredTime{timings.driver_install, 1};
+    // Its new nodes install their driver when it takes them time (NodeUp):
+    // a wait for a new node waits that install too, on a kernel the
+    // simulated nodes do not name.
+    if (placement::WaitsForANewNode(in.reason.code) && pools_[pool->second].pool->is_gpu() &&
+        timings.driver_install > absl::ZeroDuration()) {
+      in.new_node_install_kernel = "";
+    }
   }
   in.batching_window = input_.options.batching_window;
   in.now = now;

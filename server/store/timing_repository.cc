@@ -12,7 +12,17 @@ namespace {
 double UnixSeconds(absl::Time t) { return absl::ToDoubleSeconds(t - absl::UnixEpoch()); }
 
 const char* KindName(TimingKind kind) {
-  return kind == TimingKind::kNodeStart ? "node_start" : "driver_install";
+  switch (kind) {
+    case TimingKind::kNodeStart:
+      return "node_start";
+    case TimingKind::kDriverInstall:
+      return "driver_install";
+    case TimingKind::kCloudStart:
+      return "cloud_start";
+    case TimingKind::kNodeBoot:
+      return "node_boot";
+  }
+  return "node_start";
 }
 
 }  // namespace
@@ -28,12 +38,16 @@ void RecordTimingSample(pqxx::work& txn, TimingKind kind, const std::string& poo
 
 TimingFigures LoadTimingFigures(pqxx::work& txn, int recent) {
   TimingFigures figures;
+  // By pool and kernel, when an install on it was last measured.
+  std::map<std::string, std::map<std::string, double>> install_measured;
   // Median and p90 over each group's newest `recent` samples: a pool that
   // got faster (a new image, a warm AMI) is learnt within that many starts.
   for (const auto& row : txn.exec_params(
-           "SELECT kind, pool, kernel, cache, percentile_cont(0.5) WITHIN GROUP (ORDER BY seconds), "
-           "count(*), percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds) "
-           "FROM (SELECT kind, pool, kernel, cache, seconds, row_number() OVER "
+           "SELECT kind, pool, kernel, cache, percentile_cont(0.5) WITHIN GROUP (ORDER BY "
+           "seconds), "
+           "count(*), percentile_cont(0.9) WITHIN GROUP (ORDER BY seconds), "
+           "date_part('epoch', max(measured_at)) "
+           "FROM (SELECT kind, pool, kernel, cache, seconds, measured_at, row_number() OVER "
            "(PARTITION BY kind, pool, kernel, cache ORDER BY measured_at DESC, id DESC) AS n "
            "FROM timing_samples) recent WHERE n <= $1 GROUP BY kind, pool, kernel, cache",
            recent)) {
@@ -42,10 +56,22 @@ TimingFigures LoadTimingFigures(pqxx::work& txn, int recent) {
     const std::string kind = row[0].c_str();
     if (kind == "node_start") {
       figures.node_start[row[1].c_str()] = figure;
+    } else if (kind == "cloud_start") {
+      figures.cloud_start[row[1].c_str()] = figure;
+    } else if (kind == "node_boot") {
+      figures.node_boot[row[1].c_str()] = figure;
     } else {
       core::DriverCache cache = core::ParseDriverCache(row[3].c_str()).value_or(core::DriverCache::kUnknown);
       figures.driver_install_by_cache[{row[1].c_str(), row[2].c_str(), cache}] = figure;
+      double& last = install_measured[row[1].c_str()][row[2].c_str()];
+      last = std::max(last, row[7].as<double>());
     }
+  }
+  for (const auto& [pool, kernels] : install_measured) {
+    std::vector<std::pair<double, std::string>> newest;
+    for (const auto& [kernel, at] : kernels) newest.emplace_back(-at, kernel);
+    std::sort(newest.begin(), newest.end());
+    for (auto& [at, kernel] : newest) figures.install_kernels[pool].push_back(std::move(kernel));
   }
   figures.driver_install = FiguresForTheNextInstall(figures.driver_install_by_cache);
   return figures;

@@ -321,7 +321,9 @@ struct ActuatorReportRow {
 
 // ---- measured times (timing_repository.h)
 
-enum class TimingKind { kNodeStart, kDriverInstall };
+// kCloudStart: a scale-up signal -> the actuator's first RUNNING report for
+// it; kNodeBoot: that report -> the node registered (migration 0024).
+enum class TimingKind { kNodeStart, kDriverInstall, kCloudStart, kNodeBoot };
 
 struct TimingFigure {
   absl::Duration median;
@@ -331,6 +333,8 @@ struct TimingFigure {
 
 struct TimingFigures {
   std::map<std::string, TimingFigure> node_start;  // By pool.
+  std::map<std::string, TimingFigure> cloud_start;  // By pool.
+  std::map<std::string, TimingFigure> node_boot;    // By pool.
   // By (pool, kernel): the figure the next node's estimate uses. Once a
   // node of the pool installed for the kernel, the driver cache holds the
   // build, so the next install is a hit: the hit median when there is one,
@@ -339,6 +343,9 @@ struct TimingFigures {
   // By (pool, kernel, cache): every figure, for ListPools.
   std::map<std::tuple<std::string, std::string, core::DriverCache>, TimingFigure>
       driver_install_by_cache;
+  // By pool: the kernels of its measured installs, the most recent first
+  // (a node not started yet installs on the pool's kernel).
+  std::map<std::string, std::vector<std::string>> install_kernels;
 };
 
 // ---- estimates that are checked (timing_repository.h, migration 0022)
