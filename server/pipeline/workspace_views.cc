@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/core/error_reason.h"
-#include "server/placement/new_node_install.h"
+#include "server/placement/estimate_inputs.h"
 #include "server/placement/time_to_gpu.h"
 
 namespace wsched::pipeline {
@@ -47,50 +47,32 @@ PendingLimits WorkspaceViews::LimitsOf(const core::Workspace& w, LimitsMemo* mem
   return it->second;
 }
 
+placement::MeasuredTimes WorkspaceViews::Measured(const store::TimingFigures& timing) const {
+  auto of = [](const store::TimingFigure& figure) {
+    return placement::MeasuredTime{figure.median, figure.samples, figure.p90};
+  };
+  placement::MeasuredTimes times;
+  for (const auto& [pool, figure] : timing.node_start) times.node_start[pool] = of(figure);
+  for (const auto& [pool, figure] : timing.cloud_start) times.cloud_start[pool] = of(figure);
+  for (const auto& [pool, figure] : timing.node_boot) times.node_boot[pool] = of(figure);
+  for (const auto& [key, figure] : timing.driver_install) times.driver_install[key] = of(figure);
+  times.install_kernels = timing.install_kernels;
+  times.default_node_start = defaults_.node_start;
+  times.default_driver_install = defaults_.driver_install;
+  times.batching_window = defaults_.batching_window;
+  return times;
+}
+
 void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView& view) const {
-  placement::TimeToGpuInputs in;
-  in.reason = *view.pending;
-  if (auto it = timing.node_start.find(in.reason.pool); it != timing.node_start.end()) {
-    in.node_start =
-        placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
-  }
-  // A new node's start in two phases, where the pool measured both.
-  if (auto it = timing.cloud_start.find(in.reason.pool); it != timing.cloud_start.end()) {
-    in.cloud_start = placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
-  }
-  if (auto it = timing.node_boot.find(in.reason.pool); it != timing.node_boot.end()) {
-    in.node_boot = placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
-  }
-  std::string install_kernel = in.reason.kernel;
-  if (placement::WaitsForANewNode(in.reason.code)) {
-    in.new_node_install_kernel = NewNodeInstallKernel(timing, in.reason.pool);
-    install_kernel = in.new_node_install_kernel.value_or("");
-  }
-  if (auto it = timing.driver_install.find({in.reason.pool, install_kernel});
-      it != timing.driver_install.end()) {
-    in.driver_install =
-        placement::MeasuredTime{it->second.median, it->second.samples, it->second.p90};
-  }
-  in.default_node_start = defaults_.node_start;
-  in.default_driver_install = defaults_.driver_install;
-  in.batching_window = defaults_.batching_window;
-  in.now = clock_();
-  placement::TimeToGpu estimate = placement::EstimateTimeToGpu(in);
+  const std::shared_ptr<const replica::ClusterView> cluster = parts_.mirror->View();
+  const placement::PoolPicture picture{&cluster->catalog->pools, &cluster->snapshot,
+                                       &cluster->catalog->driver_policy};
+  placement::TimeToGpu estimate = placement::EstimateTimeToGpu(
+      placement::EstimateInputs(*view.pending, Measured(timing), picture, clock_()));
   view.estimated_wait = estimate.estimate;
   view.estimated_wait_p90 = estimate.estimate_p90;
   view.estimate_phases = std::move(estimate.phases);
   view.estimate_basis = std::move(estimate.basis);
-}
-
-std::optional<std::string> WorkspaceViews::NewNodeInstallKernel(const store::TimingFigures& timing,
-                                                                const std::string& pool_id) const {
-  const std::shared_ptr<const replica::ClusterView> view = parts_.mirror->View();
-  const core::NodePool* pool = view->catalog->FindPool(pool_id);
-  if (pool == nullptr) return std::nullopt;
-  auto measured = timing.install_kernels.find(pool_id);
-  return placement::NewNodeInstallKernel(
-      *pool, view->snapshot, view->catalog->driver_policy,
-      measured == timing.install_kernels.end() ? std::vector<std::string>() : measured->second);
 }
 
 std::optional<placement::PendingReason> WorkspaceViews::ExplainPending(
@@ -166,14 +148,7 @@ std::vector<placement::Quote> WorkspaceViews::Quotes(std::vector<std::string> cl
   }
   in.org_sevenths_held = org_sevenths_held;
   in.org_gpu_quota = org_gpu_quota;
-  for (const auto& [pool, figure] : timing.node_start) {
-    in.node_start[pool] = placement::MeasuredTime{figure.median, figure.samples, figure.p90};
-  }
-  for (const auto& [key, figure] : timing.driver_install) {
-    in.driver_install[key] = placement::MeasuredTime{figure.median, figure.samples, figure.p90};
-  }
-  in.default_node_start = defaults_.node_start;
-  in.default_driver_install = defaults_.driver_install;
+  in.times = Measured(timing);
   return placement::FindQuotes(in);
 }
 

@@ -19,6 +19,7 @@
 #include "server/core/workspace.h"
 #include "server/inventory/node_inventory.h"
 #include "server/pipeline/settings_reader.h"
+#include "server/placement/estimate_inputs.h"
 #include "server/placement/fixes.h"
 #include "server/placement/pending_reason.h"
 #include "server/placement/quote.h"
@@ -127,10 +128,8 @@ class WorkspaceViews {
   placement::PendingContext Unqueued(const replica::ClusterView& view) const;
   // The estimate of `view`'s wait, from the measured times.
   void Estimate(const store::TimingFigures& timing, WorkspaceView& view) const;
-  // Whether a node `pool` starts installs its driver first, and on which
-  // kernel, on the newest ClusterView (placement/new_node_install.h).
-  std::optional<std::string> NewNodeInstallKernel(const store::TimingFigures& timing,
-                                                  const std::string& pool) const;
+  // The measured times as the estimates read them, with the defaults.
+  placement::MeasuredTimes Measured(const store::TimingFigures& timing) const;
 
   const Parts parts_;
   const Defaults defaults_;

@@ -168,19 +168,8 @@ class QuoteFinder {
   }
 
   TimeToGpu Estimate(const PendingReason& reason) const {
-    TimeToGpuInputs t;
-    t.reason = reason;
-    if (auto it = in_.node_start.find(reason.pool); it != in_.node_start.end()) {
-      t.node_start = it->second;
-    }
-    if (auto it = in_.driver_install.find({reason.pool, reason.kernel});
-        it != in_.driver_install.end()) {
-      t.driver_install = it->second;
-    }
-    t.default_node_start = in_.default_node_start;
-    t.default_driver_install = in_.default_driver_install;
-    t.now = in_.pending.now;
-    return EstimateTimeToGpu(t);
+    const PoolPicture picture{in_.pending.pools, in_.pending.snapshot, in_.pending.driver_policy};
+    return EstimateTimeToGpu(EstimateInputs(reason, in_.times, picture, in_.pending.now));
   }
 
   const QuoteInputs& in_;

@@ -31,6 +31,7 @@
 #include "server/core/settings.h"
 #include "server/core/workspace_class.h"
 #include "server/placement/decide.h"
+#include "server/placement/estimate_inputs.h"
 #include "server/placement/pending_reason.h"
 #include "server/placement/time_to_gpu.h"
 
@@ -75,11 +76,9 @@ struct QuoteInputs {
   std::vector<const core::WorkspaceClass*> classes;
   int64_t org_sevenths_held = 0;
   std::optional<int64_t> org_gpu_quota;  // nullopt: unlimited.
-  // Measured times: node starts by pool, driver installs by (pool, kernel).
-  std::map<std::string, MeasuredTime> node_start;
-  std::map<std::pair<std::string, std::string>, MeasuredTime> driver_install;
-  absl::Duration default_node_start = absl::Minutes(5);
-  absl::Duration default_driver_install = absl::Minutes(10);
+  // What the pools measured: each way's estimate is made as a pending
+  // workspace's is (estimate_inputs.h).
+  MeasuredTimes times;
 };
 
 // The classes to quote: `resolved` first, then up to `limit` - 1 others

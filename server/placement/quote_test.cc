@@ -125,8 +125,8 @@ TEST_F(QuoteTest, TheFirstIsWhatThePlacementDecides) {
 
 TEST_F(QuoteTest, UsesTheMeasuredNodeStart) {
   QuoteInputs in = Inputs();
-  in.node_start["gpu-a100"] = MeasuredTime{absl::Minutes(3), 4};
-  in.node_start["gpu-h100"] = MeasuredTime{absl::Minutes(2), 4};
+  in.times.node_start["gpu-a100"] = MeasuredTime{absl::Minutes(3), 4};
+  in.times.node_start["gpu-h100"] = MeasuredTime{absl::Minutes(2), 4};
   std::vector<Quote> quotes = FindQuotes(in);
   ASSERT_FALSE(quotes.empty());
   // No node anywhere: every quote waits for a scale-up, the quickest first.
@@ -134,6 +134,39 @@ TEST_F(QuoteTest, UsesTheMeasuredNodeStart) {
   EXPECT_EQ(quotes[0].when, QuoteWhen::kAfterScaleUp);
   EXPECT_EQ(quotes[0].estimate, absl::Minutes(2));
   EXPECT_THAT(quotes[0].estimate_basis, HasSubstr("4 samples"));
+}
+
+// A quote after a scale-up counts what the pending workspace's estimate
+// would (estimate_inputs.h): the batching window, the node's boot and the
+// driver install its new node runs, measured on the pool's kernel.
+TEST_F(QuoteTest, AfterAScaleUpCountsTheNewNodesDriverInstallAndTheBatchingWindow) {
+  policy_ = {{.kernel = "6.1.0-*-amd64",
+              .os_id = "debian",
+              .os_version = "12",
+              .driver_version = "550.54.15",
+              .driver_branch = "550",
+              .installer_repo = "registry.example.com/nvidia/driver"}};
+  QuoteInputs in = Inputs();
+  in.times.node_start["gpu-a100"] = MeasuredTime{absl::Minutes(3), 4};
+  in.times.driver_install[{"gpu-a100", "6.1.0-18-amd64"}] = MeasuredTime{absl::Minutes(2), 3};
+  in.times.install_kernels["gpu-a100"] = {"6.1.0-18-amd64"};
+  in.times.batching_window = absl::Seconds(2);
+  const std::vector<Quote> quotes = FindQuotes(in);
+  const Quote* a100 = nullptr;
+  for (const Quote& quote : quotes) {
+    if (quote.pool == "gpu-a100" && quote.class_id == "gpu-8x") a100 = &quote;
+  }
+  ASSERT_NE(a100, nullptr);
+  EXPECT_EQ(a100->when, QuoteWhen::kAfterScaleUp);
+  EXPECT_EQ(a100->estimate, absl::Seconds(2) + absl::Minutes(3) + absl::Minutes(2));
+
+  // Without a policy for its kernel, a new node installs nothing.
+  policy_.clear();
+  for (const Quote& quote : FindQuotes(in)) {
+    if (quote.pool == "gpu-a100" && quote.class_id == "gpu-8x") {
+      EXPECT_EQ(quote.estimate, absl::Seconds(2) + absl::Minutes(3));
+    }
+  }
 }
 
 TEST_F(QuoteTest, AfterTheDriverInstallOnTheInstallingNode) {
