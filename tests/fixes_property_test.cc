@@ -11,9 +11,17 @@
 // admin's fixes it may apply, in the same order; a project owner may not
 // read the workspace at all.
 //
+// The cases run in lanes, each a server with a database of its own that
+// takes one case at a time (as a lone server would: nothing of another
+// case is pending beside it or offered to it): the time a case spends
+// awaiting the server is spent by the other lanes' cases working.
+//
 // Seeded: case i is generated from seed kSeed + i, and a failure names its
 // seed. Rerun one case alone with
 //   WSCHED_FIXES_SEED=<seed> WSCHED_FIXES_CASES=1 build/bin/fixes_property_test
+// (WSCHED_FIXES_LANES sets the number of lanes). A case is not independent
+// of the cases run before it on its lane's server: seed 56 alone is placed
+// at once, after seeds 36-55 on one server it waits.
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -24,10 +32,12 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/catalog_file.h"
@@ -47,6 +57,9 @@ using ::testing::IsEmpty;
 
 constexpr uint32_t kSeed = 36;
 constexpr int kCases = 30;
+// Servers side by side; each case keeps one busy a few round trips at a
+// time, so more lanes than cores still gain.
+constexpr int kLanes = 8;
 
 constexpr char kBaseCatalog[] = R"(classes:
   - id: standard
@@ -69,8 +82,6 @@ constexpr char kDriverPolicy[] = R"(driver_policy:
     driver_branch: "550"
     installer_repo: registry.example.com/nvidia/driver
 )";
-
-constexpr char kDeprecated[] = "    deprecated: true\n";
 
 uint32_t EnvOr(const char* name, uint32_t fallback) {
   const char* value = std::getenv(name);
@@ -171,21 +182,49 @@ std::string Shape(const v1::PendingFix& fix, const Names& names) {
                                                : v1::PendingReasonCode_Name(fix.outcome()));
 }
 
-class FixesPropertyTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    testing::ServerConfig config{db_.url(), catalog_.path()};
-    config.extra_flags = {"--scaling_batching_window=100ms"};
+struct Tally {
+  int refused = 0;
+  int placed = 0;
+  int without = 0;
+  int applied = 0;
+  std::map<v1::PendingFix::Kind, int> kinds;
+
+  void Add(const Tally& other) {
+    refused += other.refused;
+    placed += other.placed;
+    without += other.without;
+    applied += other.applied;
+    for (const auto& [kind, count] : other.kinds) kinds[kind] += count;
+  }
+};
+
+// One server and its database, taking one case at a time.
+class Lane {
+ public:
+  explicit Lane(const std::string& catalog_path) {
+    testing::ServerConfig config{db_.url(), catalog_path};
+    // A lane lives for the whole run, and no agent sends heartbeats: the
+    // nodes of the cases must not be called lost meanwhile.
+    config.extra_flags = {"--scaling_batching_window=100ms", "--node_lost_after=1h"};
     server_ = std::make_unique<testing::ServerProcess>(config);
-    ASSERT_TRUE(server_->started());
+    if (!server_->started()) return;
     placement_ = v1::PlacementService::NewStub(server_->channel());
     inventory_ = v1::InventoryService::NewStub(server_->channel());
     settings_ = v1::SettingsService::NewStub(server_->channel());
     classes_ = v1::ClassService::NewStub(server_->channel());
   }
 
-  // Every build's pools and classes stay in the catalog (their nodes stay
-  // registered); each build's workspaces are stopped when it is done.
+  bool started() const { return server_->started(); }
+  const Tally& tally() const { return tally_; }
+
+  // Builds the case again for each fix after the first, applies it there,
+  // and awaits what it promised.
+  void CheckCase(uint32_t seed);
+
+ private:
+  // The catalog holds the build under way (and the base): the builds before
+  // it are gone (their workspaces stopped), so it stays small and nothing of
+  // theirs is offered.
   void ApplyCatalog() {
     std::string yaml = kBaseCatalog;
     for (const auto& [id, text] : catalog_classes_) yaml += text;
@@ -285,12 +324,11 @@ class FixesPropertyTest : public ::testing::Test {
   // placed, or nothing when its class fits no pool (refused).
   std::optional<v1::Workspace> Build(const CaseSpec& spec, const Names& names) {
     std::vector<std::string> nodes;
-    // The classes of the builds before are deprecated, or they would be
+    // The build before is gone from the catalog, or its classes would be
     // offered (their pools have room again) and the builds would not stay
     // apart.
-    for (auto& [id, text] : catalog_classes_) {
-      if (!text.ends_with(kDeprecated)) text += kDeprecated;
-    }
+    catalog_classes_.clear();
+    catalog_pools_.clear();
     for (size_t p = 0; p < spec.pools.size(); ++p) {
       SetPool(names, p, spec.pools[p], spec.pools[p].max_size);
     }
@@ -424,75 +462,7 @@ class FixesPropertyTest : public ::testing::Test {
     EXPECT_THAT(owner_view.fixes(), IsEmpty());
   }
 
-  // Builds the case again for each fix after the first, applies it there,
-  // and awaits what it promised.
-  void CheckCase(uint32_t seed) {
-    SCOPED_TRACE(absl::StrCat("seed ", seed));
-    const CaseSpec spec = Generate(seed);
-    const Names first{absl::StrCat("s", seed)};
-    const std::optional<v1::Workspace> placed = Build(spec, first);
-    if (!placed) {
-      ++tally_.refused;
-      StopAll();
-      return;
-    }
-    if (placed->state() == v1::WORKSPACE_STATE_PLACED) {
-      ++tally_.placed;
-      EXPECT_THAT(Get(testing::kAdminToken, first.Target()).fixes(), IsEmpty());
-      StopAll();
-      return;
-    }
-    const v1::Workspace admin_view = Get(testing::kAdminToken, first.Target());
-    ASSERT_EQ(admin_view.state(), v1::WORKSPACE_STATE_PENDING);
-    ExpectRoleFilter(first.Target(), admin_view);
-    std::vector<std::string> shapes;
-    for (const v1::PendingFix& fix : admin_view.fixes()) shapes.push_back(Shape(fix, first));
-    if (shapes.empty()) ++tally_.without;
-    for (int j = 0; j < admin_view.fixes_size(); ++j) {
-      SCOPED_TRACE(absl::StrCat("fix ", j, ": ", admin_view.fixes(j).detail()));
-      Names names = first;
-      v1::PendingFix fix = admin_view.fixes(j);
-      if (j > 0) {  // A fresh copy of the case: the first build was changed.
-        StopAll();
-        names.prefix = absl::StrCat(first.prefix, "r", j);
-        ASSERT_TRUE(Build(spec, names).has_value());
-        const v1::Workspace again = Get(testing::kAdminToken, names.Target());
-        std::vector<std::string> again_shapes;
-        for (const v1::PendingFix& f : again.fixes()) again_shapes.push_back(Shape(f, names));
-        ASSERT_EQ(again_shapes, shapes) << "the same case, built again, has other fixes";
-        fix = again.fixes(j);
-      }
-      ++tally_.kinds[fix.kind()];
-      if (fix.kind() == v1::PendingFix::KIND_WAIT) {
-        // Nothing to apply: the reason now is what it waits for (a scale-up
-        // may have been requested since).
-        const v1::PendingReasonCode now =
-            Get(testing::kAdminToken, names.Target()).pending().code();
-        EXPECT_TRUE(now == fix.wait_for() || (IsScaleUp(now) && IsScaleUp(fix.wait_for())))
-            << v1::PendingReasonCode_Name(now);
-        continue;
-      }
-      const std::string id = Apply(spec, names, fix);
-      v1::Workspace last;
-      EXPECT_TRUE(AwaitOutcome(id, fix, &last))
-          << "promised " << v1::PendingReasonCode_Name(fix.outcome())
-          << "; last: " << v1::WorkspaceState_Name(last.state()) << " " << last.pending_reason();
-      ++tally_.applied;
-    }
-    StopAll();
-  }
-
-  struct Tally {
-    int refused = 0;
-    int placed = 0;
-    int without = 0;
-    int applied = 0;
-    std::map<v1::PendingFix::Kind, int> kinds;
-  };
-
   testing::TestDatabase db_;
-  testing::CatalogFile catalog_{"fixes-property",
-                                std::string(kBaseCatalog) + kBasePools + kDriverPolicy};
   std::unique_ptr<testing::ServerProcess> server_;
   std::unique_ptr<v1::PlacementService::Stub> placement_;
   std::unique_ptr<v1::InventoryService::Stub> inventory_;
@@ -504,26 +474,109 @@ class FixesPropertyTest : public ::testing::Test {
   Tally tally_;
 };
 
-TEST_F(FixesPropertyTest, EveryFixShownAppliedThroughTheApiLetsTheWorkspaceGo) {
+void Lane::CheckCase(uint32_t seed) {
+  SCOPED_TRACE(absl::StrCat("seed ", seed));
+  const CaseSpec spec = Generate(seed);
+  const Names first{absl::StrCat("s", seed)};
+  const std::optional<v1::Workspace> placed = Build(spec, first);
+  if (!placed) {
+    ++tally_.refused;
+    StopAll();
+    return;
+  }
+  if (placed->state() == v1::WORKSPACE_STATE_PLACED) {
+    ++tally_.placed;
+    EXPECT_THAT(Get(testing::kAdminToken, first.Target()).fixes(), IsEmpty());
+    StopAll();
+    return;
+  }
+  const v1::Workspace admin_view = Get(testing::kAdminToken, first.Target());
+  ASSERT_EQ(admin_view.state(), v1::WORKSPACE_STATE_PENDING);
+  ExpectRoleFilter(first.Target(), admin_view);
+  std::vector<std::string> shapes;
+  for (const v1::PendingFix& fix : admin_view.fixes()) shapes.push_back(Shape(fix, first));
+  if (shapes.empty()) ++tally_.without;
+  for (int j = 0; j < admin_view.fixes_size(); ++j) {
+    SCOPED_TRACE(absl::StrCat("fix ", j, ": ", admin_view.fixes(j).detail()));
+    Names names = first;
+    v1::PendingFix fix = admin_view.fixes(j);
+    if (j > 0) {  // A fresh copy of the case: the first build was changed.
+      StopAll();
+      names.prefix = absl::StrCat(first.prefix, "r", j);
+      ASSERT_TRUE(Build(spec, names).has_value());
+      const v1::Workspace again = Get(testing::kAdminToken, names.Target());
+      std::vector<std::string> again_shapes;
+      for (const v1::PendingFix& f : again.fixes()) again_shapes.push_back(Shape(f, names));
+      ASSERT_EQ(again_shapes, shapes) << "the same case, built again, has other fixes";
+      fix = again.fixes(j);
+    }
+    ++tally_.kinds[fix.kind()];
+    if (fix.kind() == v1::PendingFix::KIND_WAIT) {
+      // Nothing to apply: the reason now is what it waits for (a scale-up
+      // may have been requested since).
+      const v1::PendingReasonCode now = Get(testing::kAdminToken, names.Target()).pending().code();
+      EXPECT_TRUE(now == fix.wait_for() || (IsScaleUp(now) && IsScaleUp(fix.wait_for())))
+          << v1::PendingReasonCode_Name(now);
+      continue;
+    }
+    const std::string id = Apply(spec, names, fix);
+    v1::Workspace last;
+    EXPECT_TRUE(AwaitOutcome(id, fix, &last))
+        << "promised " << v1::PendingReasonCode_Name(fix.outcome())
+        << "; last: " << v1::WorkspaceState_Name(last.state()) << " " << last.pending_reason();
+    ++tally_.applied;
+  }
+  StopAll();
+}
+
+TEST(FixesPropertyTest, EveryFixShownAppliedThroughTheApiLetsTheWorkspaceGo) {
   const uint32_t seed = EnvOr("WSCHED_FIXES_SEED", kSeed);
   const int cases = static_cast<int>(EnvOr("WSCHED_FIXES_CASES", kCases));
-  for (int i = 0; i < cases; ++i) {
-    CheckCase(seed + i);
-    if (HasFailure()) {
-      FAIL() << "rerun with WSCHED_FIXES_SEED=" << seed + i << " WSCHED_FIXES_CASES=1";
-    }
+  const testing::CatalogFile catalog("fixes-property",
+                                     std::string(kBaseCatalog) + kBasePools + kDriverPolicy);
+  const int lane_count = std::min(static_cast<int>(EnvOr("WSCHED_FIXES_LANES", kLanes)), cases);
+  std::vector<std::unique_ptr<Lane>> lanes;
+  for (int l = 0; l < lane_count; ++l) {
+    lanes.push_back(std::make_unique<Lane>(catalog.path()));
+    ASSERT_TRUE(lanes.back()->started());
   }
+  // Lane l takes cases l, l + kLanes, ...; after a failure every lane stops
+  // at its next case, and the seeds that failed are named.
+  absl::Mutex mu;
+  std::vector<uint32_t> failed_seeds;
+  std::vector<std::thread> threads;
+  for (size_t l = 0; l < lanes.size(); ++l) {
+    threads.emplace_back([&, l] {
+      for (size_t i = l; i < static_cast<size_t>(cases); i += lanes.size()) {
+        if (::testing::Test::HasFailure()) return;
+        lanes[l]->CheckCase(seed + i);
+        if (::testing::Test::HasFailure()) {
+          absl::MutexLock lock(&mu);
+          failed_seeds.push_back(seed + i);
+          return;
+        }
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (uint32_t failed : failed_seeds) {
+    ADD_FAILURE() << "a failure above may be seed " << failed
+                  << ": rerun with WSCHED_FIXES_SEED=" << failed << " WSCHED_FIXES_CASES=1";
+  }
+  if (!failed_seeds.empty()) return;
+  Tally tally;
+  for (const auto& lane : lanes) tally.Add(lane->tally());
   std::string kinds;
-  for (const auto& [kind, count] : tally_.kinds) {
+  for (const auto& [kind, count] : tally.kinds) {
     absl::StrAppend(&kinds, " ", v1::PendingFix::Kind_Name(kind), "=", count);
   }
-  std::cout << cases << " cases: " << tally_.refused << " refused (no pool fits), " << tally_.placed
-            << " placed at once, " << tally_.without << " pending without a fix, " << tally_.applied
-            << " fixes applied;" << kinds << "\n";
+  std::cout << cases << " cases in " << lanes.size() << " lanes: " << tally.refused
+            << " refused (no pool fits), " << tally.placed << " placed at once, " << tally.without
+            << " pending without a fix, " << tally.applied << " fixes applied;" << kinds << "\n";
   if (cases < kCases) return;
   // The generator reaches several kinds that an API call applies.
   int kinds_applied = 0;
-  for (const auto& [kind, count] : tally_.kinds) kinds_applied += kind != v1::PendingFix::KIND_WAIT;
+  for (const auto& [kind, count] : tally.kinds) kinds_applied += kind != v1::PendingFix::KIND_WAIT;
   EXPECT_GE(kinds_applied, 3);
 }
 

@@ -1,11 +1,17 @@
 // Reading YAML: field mapping, defaults, and errors for shapes and types.
 #include "server/catalog/parse.h"
 
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/catalog/load.h"
 #include "server/catalog/render.h"
 #include "server/catalog/test_catalogs.h"
+#include "server/catalog/validate.h"
 
 namespace wsched::catalog {
 namespace {
@@ -15,6 +21,32 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 constexpr int64_t kGi = int64_t{1} << 30;
+
+// A catalog at the limits (kMaxClasses classes, kMaxPools pools) is read in
+// linear time: each field's value was once merged with the whole document,
+// so this took minutes, where it takes a fraction of a second.
+TEST(ParseCatalog, ReadsACatalogAtTheLimitsQuickly) {
+  std::string yaml = "classes:\n";
+  for (int i = 0; i < kMaxClasses; ++i) {
+    absl::StrAppend(
+        &yaml, "  - id: c", i, "\n    display_name: C", i,
+        "\n    resources: {cpu: 4, memory: 16Gi}\n    gpu: {count: 1, models: [H100]}\n",
+        "    pool_selector: {pool: p", i, "}\n", i == 0 ? "    default: true\n" : "");
+  }
+  absl::StrAppend(&yaml, "pools:\n");
+  for (int i = 0; i < kMaxPools; ++i) {
+    absl::StrAppend(&yaml, "  - id: p", i, "\n    labels: {pool: p", i,
+                    "}\n    node: {cpu: 200, memory: 1700Gi, gpus: 8, gpu_model: H100}\n",
+                    "    max_size: 3\n");
+  }
+  const absl::Time start = absl::Now();
+  absl::StatusOr<core::Catalog> catalog = ParseCatalog(yaml);
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_TRUE(catalog.ok()) << catalog.status();
+  EXPECT_EQ(catalog->classes.size(), static_cast<size_t>(kMaxClasses));
+  EXPECT_EQ(catalog->pools.size(), static_cast<size_t>(kMaxPools));
+  EXPECT_LT(took, absl::Seconds(10)) << "reading " << yaml.size() << " bytes";
+}
 
 TEST(ParseCatalog, MapsEveryFieldAndAppliesDefaults) {
   absl::StatusOr<core::Catalog> catalog = ParseCatalog(testing::kGpuCatalog);

@@ -90,15 +90,17 @@ MapFields::MapFields(const Field& field, absl::Span<const absl::string_view> kno
 }
 
 Field MapFields::Get(absl::string_view key) const {
-  Field field{YAML::Node(YAML::NodeType::Undefined), FieldPath(path_, key)};
-  if (!is_map_) return field;
-  for (const auto& entry : node_) {
-    if (entry.first.IsScalar() && entry.first.Scalar() == key) {
-      field.node = entry.second;
-      break;
+  // The value is copied into the Field, never assigned over a node made
+  // first: yaml-cpp's assignment merges the whole document's node set into
+  // the target's, which made reading a catalog quadratic in its size.
+  if (is_map_) {
+    for (const auto& entry : node_) {
+      if (entry.first.IsScalar() && entry.first.Scalar() == key) {
+        return Field{entry.second, FieldPath(path_, key)};
+      }
     }
   }
-  return field;
+  return Field{YAML::Node(YAML::NodeType::Undefined), FieldPath(path_, key)};
 }
 
 Field MapFields::Require(absl::string_view key) const {
