@@ -42,6 +42,17 @@ class FleetScalerTest : public ::testing::Test {
     ADD_FAILURE() << "no observation of " << pool;
     return all.front();
   }
+  // One workspace waits past the batching window and the h100 pool's
+  // scale-up for it is handed on as `generation`: how many nodes it asked.
+  int HandOnAScaleUp(int64_t generation) {
+    Pend("w1");
+    Observe();
+    now_ += absl::Seconds(2);
+    std::vector<PoolObservation> all = Observe();
+    PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
+    signal.generation = generation;  // As published.
+    return fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_);
+  }
 
   core::Catalog catalog_;
   placement::Snapshot snapshot_;
@@ -98,13 +109,7 @@ TEST_F(FleetScalerTest, AskedForNodeTakesTheRequestTimeAndLeavesTheFlight) {
 }
 
 TEST_F(FleetScalerTest, TheFirstRunningReportOfARequestDatesTheCloudStartAndTheBoot) {
-  Pend("w1");
-  Observe();
-  now_ += absl::Seconds(2);
-  std::vector<PoolObservation> all = Observe();
-  PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
-  signal.generation = 7;  // As published.
-  ASSERT_EQ(fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_), 1);
+  ASSERT_EQ(HandOnAScaleUp(7), 1);
 
   // A report for another generation, or not RUNNING, dates nothing.
   fleet_.OnActuatorEvent("gpu-h100", {.kind = ActuatorEventKind::kRunning, .generation = 6},
@@ -131,12 +136,7 @@ TEST_F(FleetScalerTest, TheFirstRunningReportOfARequestDatesTheCloudStartAndTheB
 }
 
 TEST_F(FleetScalerTest, ANodeWhoseRequestNeverRanBootsNoSample) {
-  Pend("w1");
-  Observe();
-  now_ += absl::Seconds(2);
-  std::vector<PoolObservation> all = Observe();
-  PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
-  ASSERT_EQ(fleet_.RecordHandedOn(Of(all, "gpu-h100"), signal, now_), 1);
+  ASSERT_EQ(HandOnAScaleUp(1), 1);
   now_ += absl::Minutes(3);
   Register("h-1", "gpu-h100");
   Observe();
