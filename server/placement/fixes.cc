@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
-#include <map>
 #include <tuple>
 #include <utility>
 
