@@ -445,15 +445,21 @@ class Lane {
 
   // Who sees what: the control plane exactly the admin's fixes that the
   // project's side may apply, in order; a project owner cannot read it.
-  void ExpectRoleFilter(const std::string& id, const v1::Workspace& admin_view) {
+  // Compared by shape, not wording: a wait's words follow the reason now,
+  // and the scaler may ask for a node between the two reads.
+  void ExpectRoleFilter(const Names& names, const v1::Workspace& admin_view) {
     std::vector<std::string> expected;
     for (const v1::PendingFix& fix : admin_view.fixes()) {
-      if (fix.applier() == v1::PendingFix::APPLIER_PROJECT_OWNER) expected.push_back(fix.detail());
+      if (fix.applier() == v1::PendingFix::APPLIER_PROJECT_OWNER) {
+        expected.push_back(Shape(fix, names));
+      }
     }
     std::vector<std::string> shown;
+    const std::string id = names.Target();
     const v1::Workspace control_plane_view = Get(testing::kControlPlaneToken, id);
     for (const v1::PendingFix& fix : control_plane_view.fixes()) {
-      shown.push_back(fix.detail());
+      EXPECT_EQ(fix.applier(), v1::PendingFix::APPLIER_PROJECT_OWNER) << fix.detail();
+      shown.push_back(Shape(fix, names));
     }
     EXPECT_EQ(shown, expected);
     v1::Workspace owner_view;
@@ -492,7 +498,7 @@ void Lane::CheckCase(uint32_t seed) {
   }
   const v1::Workspace admin_view = Get(testing::kAdminToken, first.Target());
   ASSERT_EQ(admin_view.state(), v1::WORKSPACE_STATE_PENDING);
-  ExpectRoleFilter(first.Target(), admin_view);
+  ExpectRoleFilter(first, admin_view);
   std::vector<std::string> shapes;
   for (const v1::PendingFix& fix : admin_view.fixes()) shapes.push_back(Shape(fix, first));
   if (shapes.empty()) ++tally_.without;
