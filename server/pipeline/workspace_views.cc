@@ -64,9 +64,14 @@ placement::MeasuredTimes WorkspaceViews::Measured(const store::TimingFigures& ti
 }
 
 void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView& view) const {
-  const std::shared_ptr<const replica::ClusterView> cluster = parts_.mirror->View();
-  const placement::PoolPicture picture{&cluster->catalog->pools, &cluster->snapshot,
-                                       &cluster->catalog->driver_policy};
+  // Only a wait for a new node reads the pool's nodes (the install it
+  // runs): other reads skip a second fetch of the view.
+  std::shared_ptr<const replica::ClusterView> cluster;
+  placement::PoolPicture picture;
+  if (placement::WaitsForANewNode(view.pending->code)) {
+    cluster = parts_.mirror->View();
+    picture = {&cluster->catalog->pools, &cluster->snapshot, &cluster->catalog->driver_policy};
+  }
   placement::TimeToGpu estimate = placement::EstimateTimeToGpu(
       placement::EstimateInputs(*view.pending, Measured(timing), picture, clock_()));
   view.estimated_wait = estimate.estimate;
