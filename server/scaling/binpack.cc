@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 namespace wsched::scaling {
 namespace {
@@ -83,6 +84,7 @@ PackingResult PackPending(std::vector<PendingGroup> pending, const std::vector<C
       left -= n;
     }
   }
+  result.bins_left = std::move(bins);
   return result;
 }
 

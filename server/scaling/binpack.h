@@ -32,6 +32,9 @@ struct PackingResult {
   // Workspaces left out because more than `max_new_nodes` would be needed;
   // the target is clamped anyway, and this bounds the work.
   int64_t beyond_limit = 0;
+  // The room left on each bin afterwards: `existing`'s in order, then the
+  // new nodes', for a caller that packs more work after this.
+  std::vector<Capacity> bins_left;
 };
 
 // `existing`: free room of each node pending work may use, in the order to

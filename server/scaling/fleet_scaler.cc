@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <utility>
 
+#include "server/scaling/binpack.h"
 #include "server/scaling/demand_pool.h"
+#include "server/scaling/slice_demand.h"
 
 namespace wsched::scaling {
 namespace {
@@ -20,6 +22,56 @@ int DistinctGpuHolders(const placement::SnapshotNode& node) {
     if (!seen) ++distinct;
   }
   return distinct;
+}
+
+// What one pool still holds of pending work while demand is routed: the
+// nodes it may add below max_size (registered nodes count against it, as
+// do the requests in flight once they register) and the free room of its
+// nodes, looked at only once the new nodes are not enough. Each class's
+// share uses up what it is packed onto (binpack.h), so a later class meets
+// what is left.
+class PoolRoomLeft {
+ public:
+  PoolRoomLeft(const core::NodePool& pool, const placement::Snapshot& snapshot);
+  // How many of `count` workspaces of `cls` the pool holds; those take
+  // their room.
+  int64_t Take(const core::WorkspaceClass& cls, int64_t count);
+
+ private:
+  const core::NodePool& pool_;
+  const placement::Snapshot& snapshot_;
+  int64_t new_nodes_;
+  std::vector<Capacity> room_;  // Free room of nodes and of new nodes opened.
+  bool looked_at_nodes_ = false;
+};
+
+PoolRoomLeft::PoolRoomLeft(const core::NodePool& pool, const placement::Snapshot& snapshot)
+    : pool_(pool),
+      snapshot_(snapshot),
+      new_nodes_(std::max(0, pool.max_size - snapshot.PoolNodeCount(pool.id))) {}
+
+int64_t PoolRoomLeft::Take(const core::WorkspaceClass& cls, int64_t count) {
+  const PendingGroup group = PendingGroupOf(pool_, cls, count);
+  const Capacity whole_node = Capacity::OfShape(pool_.shape);
+  auto pack = [&] { return PackPending({group}, room_, whole_node, new_nodes_); };
+  PackingResult packed = pack();
+  if (packed.beyond_limit > 0 && !looked_at_nodes_) {
+    // The new nodes are not enough: the nodes' free room counts too, as the
+    // pool's scaler packs it (ready and provisioning nodes).
+    looked_at_nodes_ = true;
+    snapshot_.ForEachNodeOf(pool_.id, [&](const placement::SnapshotNode& node) {
+      if (node.state == core::NodeState::kReady || node.state == core::NodeState::kProvisioning) {
+        room_.push_back(*ObservedNode(node).free);
+      }
+    });
+    packed = pack();
+  }
+  room_ = std::move(packed.bins_left);
+  new_nodes_ -= packed.new_nodes;
+  if (packed.beyond_limit == 0) return count;
+  // A slice class packs a GPU's worth of its workspaces as one item.
+  const int64_t per_item = cls.is_slice() ? std::max(1, SlicesPerGpu(pool_, cls)) : 1;
+  return std::min(count, (group.count - packed.beyond_limit) * per_item);
 }
 
 }  // namespace
@@ -60,20 +112,20 @@ const PoolScaler* FleetScaler::scaler(const std::string& pool) const {
   return it == tracking_.end() ? nullptr : it->second.scaler.get();
 }
 
-FleetScaler::DemandByPool FleetScaler::RouteDemand(
-    const core::Catalog& catalog, const std::function<int(const std::string& pool)>& size_of,
-    const std::vector<PendingDemand>& pending, absl::Time now) const {
-  // Pending work counts as demand on its preferred pool that can grow now:
-  // below max_size and not backing off (demand_pool.h).
+FleetScaler::DemandByPool FleetScaler::RouteDemand(const core::Catalog& catalog,
+                                                   const placement::Snapshot& snapshot,
+                                                   const std::vector<PendingDemand>& pending,
+                                                   absl::Time now) const {
+  // A pool backing off is asked for nothing: its share goes on to the next
+  // (demand_pool.h).
   auto can_grow = [&](const std::string& pool_id) {
-    const core::NodePool* pool = catalog.FindPool(pool_id);
-    if (pool == nullptr || size_of(pool_id) >= pool->max_size) return false;
+    if (catalog.FindPool(pool_id) == nullptr) return false;
     auto tracked = tracking_.find(pool_id);
     return tracked == tracking_.end() || tracked->second.scaler == nullptr ||
            !tracked->second.scaler->BackoffUntil(now).has_value();
   };
-  // Workspaces of one class waiting on the same pools go to the same pool:
-  // route each such group once (a long queue is mostly a few classes).
+  // Workspaces of one class waiting on the same pools are split once (a
+  // long queue is mostly a few classes), in the order the queue meets them.
   struct Group {
     const std::string* class_id;
     const std::vector<std::string>* pools;
@@ -93,13 +145,24 @@ FleetScaler::DemandByPool FleetScaler::RouteDemand(
     it->count += demand.count;
     it->waiting_since = std::min(it->waiting_since, demand.since);
   }
+  // What each pool still holds, used up group by group.
+  std::map<std::string, PoolRoomLeft> left;
   DemandByPool by_pool;
   for (const Group& group : groups) {
-    std::string pool = DemandPool(*group.pools, can_grow);
-    if (pool.empty()) continue;
-    RoutedDemand& routed = by_pool[pool][*group.class_id];
-    routed.count += group.count;
-    routed.waiting_since = std::min(routed.waiting_since, group.waiting_since);
+    const core::WorkspaceClass* cls = catalog.FindClass(*group.class_id);
+    auto take = [&](const std::string& pool_id, int64_t count) -> int64_t {
+      if (cls == nullptr) return count;  // Dropped by Observe; nothing to split.
+      auto it = left.find(pool_id);
+      if (it == left.end()) {
+        it = left.try_emplace(pool_id, *catalog.FindPool(pool_id), snapshot).first;
+      }
+      return it->second.Take(*cls, count);
+    };
+    for (const DemandShare& share : SplitDemand(*group.pools, group.count, can_grow, take)) {
+      RoutedDemand& routed = by_pool[share.pool][*group.class_id];
+      routed.count += share.count;
+      routed.waiting_since = std::min(routed.waiting_since, group.waiting_since);
+    }
   }
   return by_pool;
 }
@@ -142,15 +205,10 @@ std::vector<PoolObservation> FleetScaler::Observe(const core::Catalog& catalog,
   }
   snapshot.ForEachNode([&](const placement::SnapshotNode& node) {
     last = walk_of(node.info.pool, last);
-    if (last < walks.size() && walks[last].observed) walks[last].nodes.push_back(ObservedNode(node));
+    if (last < walks.size() && walks[last].observed)
+      walks[last].nodes.push_back(ObservedNode(node));
   });
-  DemandByPool pending_by_pool = RouteDemand(
-      catalog,
-      [&](const std::string& pool) {
-        size_t i = walk_of(pool, 0);
-        return i == walks.size() ? 0 : walks[i].size;
-      },
-      pending, now);
+  DemandByPool pending_by_pool = RouteDemand(catalog, snapshot, pending, now);
   std::vector<PoolObservation> observations;
   for (PoolWalk& walk : walks) {
     if (!walk.observed) continue;

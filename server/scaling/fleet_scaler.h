@@ -58,29 +58,28 @@ class FleetScaler {
   using PoolFilter = std::function<bool(const core::NodePool& pool)>;
 
   // One observation per pool of `catalog` (those `only` accepts, when
-  // given), in catalog order. Pending work counts as demand on its preferred
-  // pool that can grow now: below max_size and not backing off
-  // (demand_pool.h). A node seen for the first time takes the request time
-  // of the oldest request in flight (its start is measured from there); one
-  // already up when first seen has no known request (it is no start sample).
-  // A pool left out keeps its timers as they were: skipping it is the same
-  // as observing it while nothing of it changes.
+  // given), in catalog order. Pending work counts on its class's pools,
+  // preferred first, each taking what it can still hold (RouteDemand). A node
+  // seen for the first time takes the request time of the oldest request in
+  // flight (its start is measured from there); one already up when first seen
+  // has no known request (it is no start sample). A pool left out keeps its
+  // timers as they were: skipping it is the same as observing it while nothing
+  // of it changes.
   std::vector<PoolObservation> Observe(const core::Catalog& catalog,
                                        const placement::Snapshot& snapshot,
                                        const std::vector<PendingDemand>& pending, absl::Time now,
                                        const PoolFilter& only = nullptr);
 
-  // Pool -> class -> workspaces: where Observe counts the pending demand,
-  // given each pool's node count (`size_of`). Public for a caller that
-  // observes a pool only when something of it changed (the simulator).
+  // Pool -> class -> workspaces: where Observe counts the pending demand
+  // (demand_pool.h). Public for a caller that observes a pool only when
+  // something of it changed (the simulator).
   struct RoutedDemand {
     int64_t count = 0;
     absl::Time waiting_since = absl::InfiniteFuture();  // The longest wait's start.
     bool operator==(const RoutedDemand&) const = default;
   };
   using DemandByPool = std::map<std::string, std::map<std::string, RoutedDemand>>;
-  DemandByPool RouteDemand(const core::Catalog& catalog,
-                           const std::function<int(const std::string& pool)>& size_of,
+  DemandByPool RouteDemand(const core::Catalog& catalog, const placement::Snapshot& snapshot,
                            const std::vector<PendingDemand>& pending, absl::Time now) const;
 
   // The pool's signal from its PoolScaler. `observation` comes from Observe.

@@ -1,5 +1,6 @@
 #include "server/scaling/fleet_scaler.h"
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/placement/test_nodes.h"
@@ -27,6 +28,11 @@ class FleetScalerTest : public ::testing::Test {
 
   void Register(const std::string& name, const std::string& pool) {
     ASSERT_TRUE(snapshot_.UpsertNode(FakeGpuNode(name, pool), kReady, kDriverReady).ok());
+  }
+  // A node whose eight GPUs one workspace holds.
+  void RegisterFull(const std::string& name, const std::string& pool) {
+    Register(name, pool);
+    ASSERT_TRUE(snapshot_.Hold("busy-" + name, name, {0, 1, 2, 3, 4, 5, 6, 7}, {}).ok());
   }
   void Pend(const std::string& id) {
     pending_.push_back({.workspace = id, .class_id = "gpu-1x", .pools = {"gpu-h100", "gpu-a100"},
@@ -81,6 +87,40 @@ TEST_F(FleetScalerTest, PendingWorkCarriesItsLongestWaitToItsPool) {
   EXPECT_EQ(h100.pending[0].waiting_since, kStart);
   // A fleet that had never seen the pool (a new leader's) asks at once.
   EXPECT_EQ(fleet_.Evaluate(h100, now_).target_size, 1);
+}
+
+// The h100 pool (max_size 1) holds eight 1-GPU workspaces; the pending
+// walk hands the rest to the a100 fallback, and so does the scaler, at once.
+TEST_F(FleetScalerTest, WhatThePreferredPoolCannotHoldCountsOnTheFallback) {
+  for (int i = 0; i < 10; ++i) Pend(absl::StrCat("w", i));
+  now_ += absl::Seconds(3);  // Past the batching window.
+  std::vector<PoolObservation> all = Observe();
+  ASSERT_EQ(Of(all, "gpu-h100").pending.size(), 1u);
+  EXPECT_EQ(Of(all, "gpu-h100").pending[0].count, 8);
+  ASSERT_EQ(Of(all, "gpu-a100").pending.size(), 1u);
+  EXPECT_EQ(Of(all, "gpu-a100").pending[0].count, 2);
+  EXPECT_EQ(Of(all, "gpu-a100").pending[0].waiting_since, kStart);
+  EXPECT_EQ(fleet_.Evaluate(Of(all, "gpu-a100"), now_).target_size, 1);
+
+  // At max_size, the h100 pool still holds what its node's free room does.
+  Register("h-1", "gpu-h100");
+  all = Observe();
+  EXPECT_EQ(Of(all, "gpu-h100").pending[0].count, 8);
+  EXPECT_EQ(Of(all, "gpu-a100").pending[0].count, 2);
+}
+
+// With no room anywhere, the preferred pool counts what nobody holds, so its
+// signal says it is at max_size.
+TEST_F(FleetScalerTest, WhatNoPoolHoldsCountsOnThePreferredPool) {
+  catalog_.pools[1].max_size = 0;
+  for (int i = 0; i < 10; ++i) Pend(absl::StrCat("w", i));
+  now_ += absl::Seconds(3);  // Past the batching window.
+  std::vector<PoolObservation> all = Observe();
+  EXPECT_EQ(Of(all, "gpu-h100").pending[0].count, 10);
+  EXPECT_TRUE(Of(all, "gpu-a100").pending.empty());
+  const PoolSignal signal = fleet_.Evaluate(Of(all, "gpu-h100"), now_);
+  EXPECT_EQ(signal.target_size, 1);
+  EXPECT_THAT(signal.reasons, ::testing::Contains(ScalingReason::kMaxSize));
 }
 
 TEST_F(FleetScalerTest, AskedForNodeTakesTheRequestTimeAndLeavesTheFlight) {
@@ -187,7 +227,7 @@ TEST_F(FleetScalerTest, DemandMovesToTheFallbackPoolWhileThePreferredIsFull) {
   EXPECT_EQ(Of(all, "gpu-h100").pending.size(), 1u);
   EXPECT_TRUE(Of(all, "gpu-a100").pending.empty());
 
-  Register("h-1", "gpu-h100");  // At max_size 1 now.
+  RegisterFull("h-1", "gpu-h100");  // At max_size 1 now, every GPU held.
   all = Observe();
   EXPECT_TRUE(Of(all, "gpu-h100").pending.empty());
   ASSERT_EQ(Of(all, "gpu-a100").pending.size(), 1u);
@@ -197,7 +237,7 @@ TEST_F(FleetScalerTest, DemandMovesToTheFallbackPoolWhileThePreferredIsFull) {
 
 TEST_F(FleetScalerTest, AFilterLeavesPoolsOutButDemandStillSeesTheirSize) {
   Pend("w1");
-  Register("h-1", "gpu-h100");  // The preferred pool is at max_size 1.
+  RegisterFull("h-1", "gpu-h100");  // The preferred pool is at max_size 1, full.
   std::vector<PoolObservation> only_a100 =
       fleet_.Observe(catalog_, snapshot_, pending_, now_,
                      [](const core::NodePool& pool) { return pool.id == "gpu-a100"; });

@@ -145,9 +145,7 @@ void Engine::Evaluate(absl::Time now) {
   // A pool is looked at when something of it changed: its nodes, the
   // pending demand counted on it (which moves with the other pools' sizes
   // and backoffs), or one of its timers. Else it would answer the same.
-  scaling::FleetScaler::DemandByPool routed = fleet_.RouteDemand(
-      catalog_, [&](const std::string& pool) { return snapshot_.PoolNodeCount(pool); }, demand_,
-      now);
+  scaling::FleetScaler::DemandByPool routed = fleet_.RouteDemand(catalog_, snapshot_, demand_, now);
   if (input_.options.every_tick) NeedEvaluation(now + input_.options.tick);
   std::vector<scaling::PoolObservation> observations = fleet_.Observe(
       catalog_, snapshot_, demand_, now, [&](const core::NodePool& pool) {
