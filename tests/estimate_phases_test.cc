@@ -4,11 +4,16 @@
 // that stood in); the estimate it was given when queued is stored with it,
 // and once the queue places it, the share of placements within their p90
 // is reported by pool. The measured history is written to timing_samples
-// by the test, so the learned figures are known exactly.
+// by the test, so the learned figures are known exactly. A placed
+// workspace's first ready report teaches its pool the FIRST_READY phase.
+#include <google/protobuf/util/time_util.h>
+
 #include <memory>
 #include <string>
 
 #include "gmock/gmock.h"
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 #include "gtest/gtest.h"
 #include "tests/support/catalog_file.h"
 #include "tests/support/eventually.h"
@@ -46,6 +51,11 @@ constexpr char kCatalog[] = R"(classes:
     display_name: 1 GPU, elastic pool
     resources: {cpu: 4, memory: 16Gi, ephemeral_storage: 100Gi, disk: 200Gi}
     gpu: {count: 1, models: [H100], isolation: container}
+    pool_selector: {size: elastic}
+  - id: gpu-elastic-8x
+    display_name: 8 GPUs, elastic pool
+    resources: {cpu: 32, memory: 256Gi, ephemeral_storage: 100Gi, disk: 200Gi}
+    gpu: {count: 8, models: [H100], isolation: container}
     pool_selector: {size: elastic}
 pools:
   - id: general
@@ -149,6 +159,38 @@ class EstimatePhasesTest : public ::testing::Test {
       }
     }
     ADD_FAILURE() << "workspace " << id << " was never placed; last: " << update.pending_reason();
+  }
+
+  // ReportWorkspaceReady as the control plane calls it; `ready_time`
+  // unset when null.
+  grpc::Status ReportReady(const std::string& id, const google::protobuf::Timestamp* ready_time,
+                           v1::Workspace* out) {
+    auto placement = v1::PlacementService::NewStub(server_->channel());
+    grpc::ClientContext context;
+    testing::Authorize(context, testing::kControlPlaneToken);
+    v1::ReportWorkspaceReadyRequest request;
+    request.set_workspace_id(id);
+    if (ready_time != nullptr) *request.mutable_ready_time() = *ready_time;
+    return placement->ReportWorkspaceReady(&context, request, out);
+  }
+
+  // The reason of a refusal's ErrorInfo ("" when it has none).
+  static std::string ReasonOf(const grpc::Status& status) {
+    google::rpc::Status rpc;
+    if (!rpc.ParseFromString(status.error_details())) return "";
+    for (const auto& any : rpc.details()) {
+      google::rpc::ErrorInfo info;
+      if (any.Is<google::rpc::ErrorInfo>() && any.UnpackTo(&info)) return info.reason();
+    }
+    return "";
+  }
+
+  // What a refused report left behind: the first_ready samples and the
+  // workspaces with a ready time.
+  std::string ReadyRecords() {
+    return db_.Query(
+        "SELECT (SELECT count(*) FROM timing_samples WHERE kind = 'first_ready') || '/' || "
+        "(SELECT count(*) FROM workspaces WHERE ready_at IS NOT NULL)");
   }
 
   double Metric(const std::string& name, const std::vector<std::string>& labels) {
@@ -369,6 +411,111 @@ TEST_F(EstimatePhasesTest, TheShareWithinTheP90IsReportedByPool) {
   EXPECT_EQ(db_.Query("SELECT estimate_took_seconds BETWEEN 3600 AND 3660 FROM workspaces "
                       "WHERE id = 'fast'"),
             "t");
+}
+
+TEST_F(EstimatePhasesTest, AReadyReportTeachesThePoolItsFirstReady) {
+  using google::protobuf::util::TimeUtil;
+  testing::RegisterNode(server_->channel(), testing::FakeGpuNode("elastic-1", "gpu-elastic"));
+  v1::Workspace first = Place("first", "gpu-elastic");
+  ASSERT_EQ(first.state(), v1::WORKSPACE_STATE_PLACED) << first.pending_reason();
+  EXPECT_FALSE(first.has_ready_time());
+
+  // Ready 40s after it was placed (the control plane's clock may run a
+  // little ahead of the server's: up to a minute is believed).
+  const google::protobuf::Timestamp ready =
+      first.placed_at() + TimeUtil::SecondsToDuration(40);
+  v1::Workspace answer;
+  grpc::Status status = ReportReady("first", &ready, &answer);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(answer.state(), v1::WORKSPACE_STATE_PLACED);
+  EXPECT_EQ(answer.ready_time(), ready);
+  EXPECT_EQ(db_.Query("SELECT kind || ' ' || pool || ' ' || seconds FROM timing_samples "
+                      "WHERE kind = 'first_ready'"),
+            "first_ready gpu-elastic 40");
+  v1::Workspace read;
+  ASSERT_TRUE(testing::GetAs(server_->channel(), "first", &read).ok());
+  EXPECT_EQ(read.ready_time(), ready);
+
+  // A second report of the same placement answers the same and records
+  // nothing: the first report won.
+  const google::protobuf::Timestamp later = ready + TimeUtil::SecondsToDuration(10);
+  status = ReportReady("first", &later, &answer);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(answer.ready_time(), ready);
+  status = ReportReady("first", nullptr, &answer);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(answer.ready_time(), ready);
+  EXPECT_EQ(ReadyRecords(), "1/1");
+
+  // A workspace waiting for the pool's next node ends its phases with the
+  // first ready the pool measured, which its time to place leaves out.
+  v1::Workspace big = Place("big", "gpu-elastic-8x");
+  ASSERT_EQ(big.state(), v1::WORKSPACE_STATE_PENDING);
+  ASSERT_GE(big.estimate_phases_size(), 2) << big.estimate_basis();
+  const v1::EstimatePhase& last = big.estimate_phases(big.estimate_phases_size() - 1);
+  EXPECT_EQ(last.kind(), v1::EstimatePhase::KIND_FIRST_READY);
+  EXPECT_DOUBLE_EQ(Seconds(last.p50()), 40);
+  EXPECT_DOUBLE_EQ(Seconds(last.p90()), 40);
+  EXPECT_EQ(last.samples(), 1);
+  EXPECT_FALSE(last.default_used());
+  double to_place = 0;
+  for (int i = 0; i + 1 < big.estimate_phases_size(); ++i) {
+    EXPECT_NE(big.estimate_phases(i).kind(), v1::EstimatePhase::KIND_FIRST_READY);
+    to_place += Seconds(big.estimate_phases(i).remaining_p50());
+  }
+  EXPECT_NEAR(Seconds(big.estimated_time_to_place()), to_place, 1e-3);
+  ASSERT_TRUE(big.has_estimated_time_to_ready());
+  EXPECT_NEAR(Seconds(big.estimated_time_to_ready()), to_place + 40, 1e-3);
+  // The estimate checked against its placement is the time to place alone.
+  EXPECT_NEAR(std::stod(db_.Query("SELECT estimate_p50_seconds FROM workspaces WHERE id = 'big'")),
+              to_place, 1e-3);
+}
+
+TEST_F(EstimatePhasesTest, ARefusedReadyReportSaysWhyAndWritesNothing) {
+  using google::protobuf::util::TimeUtil;
+  testing::RegisterNode(server_->channel(), testing::FakeGpuNode("elastic-1", "gpu-elastic"));
+  v1::Workspace placed = Place("placed", "gpu-elastic");
+  ASSERT_EQ(placed.state(), v1::WORKSPACE_STATE_PLACED) << placed.pending_reason();
+  v1::Workspace pending = Place("pending", "gpu-elastic-8x");
+  ASSERT_EQ(pending.state(), v1::WORKSPACE_STATE_PENDING);
+  // Without a sample there is no FIRST_READY phase: no default stands in.
+  for (const v1::EstimatePhase& phase : pending.estimate_phases()) {
+    EXPECT_NE(phase.kind(), v1::EstimatePhase::KIND_FIRST_READY);
+  }
+  EXPECT_FALSE(pending.has_estimated_time_to_ready());
+
+  v1::Workspace out;
+  grpc::Status status = ReportReady("nobody", nullptr, &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  EXPECT_EQ(ReasonOf(status), "WORKSPACE_NOT_FOUND");
+
+  status = ReportReady("pending", nullptr, &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  EXPECT_EQ(ReasonOf(status), "WORKSPACE_NOT_PLACED");
+  EXPECT_THAT(status.error_message(), ::testing::HasSubstr("is pending, not placed"));
+
+  const google::protobuf::Timestamp before =
+      placed.placed_at() - TimeUtil::SecondsToDuration(1);
+  status = ReportReady("placed", &before, &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_EQ(ReasonOf(status), "INVALID_FIELD");
+  EXPECT_THAT(status.error_message(), ::testing::StartsWith("ready_time: must not be before"));
+
+  const google::protobuf::Timestamp ahead = TimeUtil::GetCurrentTime() + TimeUtil::SecondsToDuration(120);
+  status = ReportReady("placed", &ahead, &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+  EXPECT_THAT(status.error_message(), ::testing::StartsWith("ready_time: must not be more than"));
+
+  EXPECT_EQ(ReadyRecords(), "0/0");
+
+  // A stopped workspace is not placed either, and a later report of the
+  // refused one, without a time, is believed.
+  ASSERT_TRUE(ReportReady("placed", nullptr, &out).ok());
+  EXPECT_TRUE(out.has_ready_time());
+  ASSERT_TRUE(testing::StopAs(server_->channel(), "placed", &out).ok());
+  status = ReportReady("placed", nullptr, &out);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  EXPECT_EQ(ReadyRecords(), "1/1");
 }
 
 }  // namespace

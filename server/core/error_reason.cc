@@ -71,6 +71,7 @@ constexpr std::array kReasons = {
     ReasonInfo{R::kWatchTooSlow, "WATCH_TOO_SLOW", C::kResourceExhausted},
     ReasonInfo{R::kBudgetExhausted, "BUDGET_EXHAUSTED", C::kResourceExhausted},
     ReasonInfo{R::kQuoteStale, "QUOTE_STALE", C::kFailedPrecondition},
+    ReasonInfo{R::kWorkspaceNotPlaced, "WORKSPACE_NOT_PLACED", C::kFailedPrecondition},
 };
 
 const ReasonInfo& InfoOf(ErrorReason reason) {

@@ -95,6 +95,8 @@ enum class ErrorReason : int {
   kBudgetExhausted = 46,
   // A quote token that no longer holds (docs/placement.md "Quotes").
   kQuoteStale = 47,
+  // A ready report for a workspace that is not placed (ReportWorkspaceReady).
+  kWorkspaceNotPlaced = 48,
 };
 
 // The short name, as ErrorInfo.reason carries it: "ORG_GPU_QUOTA_EXCEEDED"

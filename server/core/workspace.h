@@ -59,6 +59,9 @@ struct Workspace {
   // Placed: what a spending limit last told it (BudgetMark::placed_at
   // says for which placement).
   std::optional<BudgetMark> budget;
+  // Placed: when it first became ready, as the control plane reported
+  // (ReportWorkspaceReady); a new placement starts without.
+  std::optional<absl::Time> ready_at;
 };
 
 // The keys of the GPU holds a placement has (gpu_holds): its GPUs' UUIDs,

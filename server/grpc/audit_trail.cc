@@ -22,7 +22,7 @@ const std::set<std::string>& KeyFieldNames() {
   static const auto* names = new std::set<std::string>{
       "id",         "name",           "node_name",   "pool",    "org_id",
       "project_id", "default_class",  "gpu_uuid",    "kernel_version",
-      "success",    "expected_version", "dry_run"};
+      "success",    "expected_version", "dry_run", "workspace_id"};
   return *names;
 }
 
@@ -73,6 +73,9 @@ std::string ObjectOf(const std::string& method, const std::map<std::string, std:
       if (std::string id = Field(fields, key); !id.empty()) return absl::StrCat("class/", id);
     }
   }
+  if (std::string workspace = Field(fields, "workspace_id"); !workspace.empty()) {
+    return absl::StrCat("workspace/", workspace);
+  }
   if (std::string project = Field(fields, "settings.project_id"); !project.empty()) {
     return absl::StrCat("project/", project);
   }
@@ -101,6 +104,8 @@ const std::vector<std::string>& StateChangingMethods() {
       "/wsched.v1.InventoryService/ClearGpuHealth",
       "/wsched.v1.InventoryService/RotateNodeCredential",
       "/wsched.v1.InventoryService/RevokeNodeCredential",
+      // An admin's ready report by hand; the control plane's are not audited.
+      "/wsched.v1.PlacementService/ReportWorkspaceReady",
   };
   return *methods;
 }

@@ -73,6 +73,9 @@ const std::vector<MethodRoles>& MethodTable() {
       // Placement: the control plane's hot path.
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
+      // The control plane sees its workspaces start; an admin reports by hand.
+      {"/wsched.v1.PlacementService/ReportWorkspaceReady",
+       {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/GetWorkspace",
        {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/ListWorkspaces",

@@ -131,6 +131,8 @@ const std::map<std::string, std::set<Role>>& ExpectedDecisions() {
       {"/wsched.v1.InventoryService/RevokeNodeCredential", {R::kAdmin}},
       {"/wsched.v1.PlacementService/PlaceWorkspace", {R::kControlPlane}},
       {"/wsched.v1.PlacementService/StopWorkspace", {R::kControlPlane}},
+      {"/wsched.v1.PlacementService/ReportWorkspaceReady",
+       {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/GetWorkspace",
        {R::kControlPlane, R::kAdmin}},
       {"/wsched.v1.PlacementService/ListWorkspaces",
@@ -214,7 +216,7 @@ TEST(MethodTable, EveryRpcAndEveryRoleByTokenAndByCertificate) {
       }
     }
   }
-  EXPECT_EQ(checked, 37 * 5 * 2);
+  EXPECT_EQ(checked, 38 * 5 * 2);
 }
 
 TEST(Authenticator, UnknownCallersAreUnauthenticated) {

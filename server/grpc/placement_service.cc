@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "server/convert/convert.h"
+#include "server/convert/time_convert.h"
 #include "server/core/paging.h"
 #include "server/grpc/handler.h"
 #include "server/grpc/placement_forwarder.h"
@@ -129,6 +130,26 @@ grpc::Status PlacementServiceImpl::GetWorkspace(grpc::ServerContext* context,
     if (!view.ok()) return view.status();
     if (absl::Status s = WorkspaceToProto(*view, response); !s.ok()) return s;
     FixesToProto(*view, caller, response);
+    FillGpuHealth(*context_.scheduler, response);
+    return absl::OkStatus();
+  });
+}
+
+grpc::Status PlacementServiceImpl::ReportWorkspaceReady(
+    grpc::ServerContext* context, const v1::ReportWorkspaceReadyRequest* request,
+    v1::Workspace* response) {
+  return Handle(context_, context, kService, "ReportWorkspaceReady", *request,
+                [&](const Principal&) -> absl::Status {
+    std::optional<absl::Time> ready_time;
+    if (request->has_ready_time()) {
+      // Judged as it is stored: to the microsecond.
+      ready_time = absl::FromUnixMicros(
+          absl::ToUnixMicros(convert::TimeFromProto(request->ready_time())));
+    }
+    auto view =
+        context_.scheduler->pipeline().ready().Report(request->workspace_id(), ready_time);
+    if (!view.ok()) return view.status();
+    if (absl::Status s = WorkspaceToProto(*view, response); !s.ok()) return s;
     FillGpuHealth(*context_.scheduler, response);
     return absl::OkStatus();
   });

@@ -35,6 +35,11 @@ class PlacementServiceImpl final : public PlacementServiceBase {
                                           v1::Workspace* response) override;
   grpc::Status GetWorkspace(grpc::ServerContext* context, const v1::GetWorkspaceRequest* request,
                             v1::Workspace* response) override;
+  // Any replica records a ready report (pipeline/workspace_ready.h): it
+  // moves no capacity, so it is neither forwarded nor group-committed.
+  grpc::Status ReportWorkspaceReady(grpc::ServerContext* context,
+                                    const v1::ReportWorkspaceReadyRequest* request,
+                                    v1::Workspace* response) override;
   grpc::Status ListWorkspaces(grpc::ServerContext* context,
                               const v1::ListWorkspacesRequest* request,
                               v1::ListWorkspacesResponse* response) override;

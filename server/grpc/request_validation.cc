@@ -432,6 +432,14 @@ absl::Status ValidateRequest(const v1::StopWorkspaceRequest& request) {
   return CheckId(request.workspace_id(), "workspace_id");
 }
 
+// Whether the time is believed (not before the placement, not ahead of
+// the clock) needs the record: the handler judges it (core/ready_report.h).
+absl::Status ValidateRequest(const v1::ReportWorkspaceReadyRequest& request) {
+  WSCHED_CHECK(CheckId(request.workspace_id(), "workspace_id"));
+  if (request.has_ready_time()) WSCHED_CHECK(CheckProtoTimestamp(request.ready_time(), "ready_time"));
+  return absl::OkStatus();
+}
+
 absl::Status ValidateRequest(const v1::GetWorkspaceRequest& request) {
   WSCHED_CHECK(CheckId(request.workspace_id(), "workspace_id"));
   return CheckEnum<v1::WorkspaceView>(request.view(), v1::WorkspaceView_IsValid, "view");
@@ -630,6 +638,7 @@ const absl::flat_hash_map<std::string, AnyValidator>& Validators() {
           For<v1::RevokeNodeCredentialRequest>(),
           For<v1::PlaceWorkspaceRequest>(),
           For<v1::StopWorkspaceRequest>(),
+          For<v1::ReportWorkspaceReadyRequest>(),
           For<v1::GetWorkspaceRequest>(),
           For<v1::ListWorkspacesRequest>(),
           For<v1::WatchWorkspaceRequest>(),

@@ -57,6 +57,7 @@ absl::Status ValidateRequest(const v1::RevokeNodeCredentialRequest& request);
 
 absl::Status ValidateRequest(const v1::PlaceWorkspaceRequest& request);
 absl::Status ValidateRequest(const v1::StopWorkspaceRequest& request);
+absl::Status ValidateRequest(const v1::ReportWorkspaceReadyRequest& request);
 absl::Status ValidateRequest(const v1::GetWorkspaceRequest& request);
 absl::Status ValidateRequest(const v1::ListWorkspacesRequest& request);
 absl::Status ValidateRequest(const v1::WatchWorkspaceRequest& request);

@@ -246,6 +246,10 @@ absl::Status WorkspaceToProto(const pipeline::WorkspaceView& view, v1::Workspace
   for (const placement::EstimatePhase& phase : view.estimate_phases) {
     PhaseToProto(phase, out->add_estimate_phases());
   }
+  if (view.estimated_to_ready) {
+    *out->mutable_estimated_time_to_ready() = DurationOf(*view.estimated_to_ready);
+  }
+  if (w.ready_at) *out->mutable_ready_time() = TimestampOf(*w.ready_at);
   if (w.created_at != absl::InfinitePast()) {
     *out->mutable_created_at() =
         TimeUtil::MicrosecondsToTimestamp(absl::ToUnixMicros(w.created_at));

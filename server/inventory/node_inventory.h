@@ -218,6 +218,10 @@ class NodeInventory {
   std::shared_ptr<const core::Catalog> Catalog() const { return parts_.mirror->CurrentCatalog(); }
   // The measured start and install times (empty without a database).
   store::TimingFigures Timings() { return timing_ ? timing_->Get() : store::TimingFigures(); }
+  // A sample was recorded elsewhere (a first ready): read them anew.
+  void ForgetTimings() {
+    if (timing_) timing_->Invalidate();
+  }
   LivenessRecorder& liveness() { return liveness_; }
 
   // The node as listed: holders from `cluster`.

@@ -2,7 +2,8 @@
 // written once (DecisionCommit: decide and hold -> build -> commit ->
 // mirror), and what runs them: a Place call (PlaceAttempts, one attempt
 // under a bounded retry driver) and the queue drain (QueueDrain); the
-// answers callers see (WorkspaceViews) and stopping (WorkspaceStops).
+// answers callers see (WorkspaceViews), stopping (WorkspaceStops) and
+// first ready reports (WorkspaceReady).
 // docs/architecture.md, "Life of a placement", walks it step by step.
 //
 // It owns the pieces and wires them over the replica's mirror and the
@@ -26,6 +27,7 @@
 #include "server/pipeline/settings_reader.h"
 #include "server/replica/stores.h"
 #include "server/replica/watch_hub.h"
+#include "server/pipeline/workspace_ready.h"
 #include "server/pipeline/workspace_stops.h"
 #include "server/pipeline/workspace_views.h"
 
@@ -56,6 +58,11 @@ class PlacementPipeline {
         estimates_(parts.store, parts.metrics, clock, options.estimate_accuracy_window),
         commit_(parts.store, parts.mirror, clock),
         stops_(parts.store, parts.mirror, &views_, options.place_attempts),
+        ready_(parts.store, &views_, clock,
+               [inventory = parts.inventory] {
+                 if (inventory != nullptr) inventory->ForgetTimings();
+               },
+               options.place_attempts),
         place_({parts.store, parts.mirror, parts.follower, parts.watches, &settings_, &views_, &commit_,
                 &stops_, parts.metrics, &estimates_},
                options.place_attempts, clock),
@@ -70,6 +77,7 @@ class PlacementPipeline {
   const QueueDrain& drain() const { return drain_; }
   WorkspaceViews& views() { return views_; }
   WorkspaceStops& stops() { return stops_; }
+  WorkspaceReady& ready() { return ready_; }
   EstimateChecks& estimates() { return estimates_; }
 
  private:
@@ -78,6 +86,7 @@ class PlacementPipeline {
   EstimateChecks estimates_;
   DecisionCommit commit_;
   WorkspaceStops stops_;
+  WorkspaceReady ready_;
   PlaceAttempts place_;
   QueueDrain drain_;
 };

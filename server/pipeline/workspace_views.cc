@@ -55,6 +55,7 @@ placement::MeasuredTimes WorkspaceViews::Measured(const store::TimingFigures& ti
   for (const auto& [pool, figure] : timing.node_start) times.node_start[pool] = of(figure);
   for (const auto& [pool, figure] : timing.cloud_start) times.cloud_start[pool] = of(figure);
   for (const auto& [pool, figure] : timing.node_boot) times.node_boot[pool] = of(figure);
+  for (const auto& [pool, figure] : timing.first_ready) times.first_ready[pool] = of(figure);
   for (const auto& [key, figure] : timing.driver_install) times.driver_install[key] = of(figure);
   times.install_kernels = timing.install_kernels;
   times.default_node_start = defaults_.node_start;
@@ -76,6 +77,7 @@ void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView&
       placement::EstimateInputs(*view.pending, Measured(timing), picture, clock_()));
   view.estimated_wait = estimate.estimate;
   view.estimated_wait_p90 = estimate.estimate_p90;
+  view.estimated_to_ready = estimate.estimate_to_ready;
   view.estimate_phases = std::move(estimate.phases);
   view.estimate_basis = std::move(estimate.basis);
 }

@@ -43,6 +43,8 @@ struct WorkspaceView {
   std::optional<absl::Duration> estimated_wait;
   // The sum of the phases' remaining p90 (placement/time_to_gpu.h).
   std::optional<absl::Duration> estimated_wait_p90;
+  // estimated_wait and the FIRST_READY phase, when the pool measured one.
+  std::optional<absl::Duration> estimated_to_ready;
   std::vector<placement::EstimatePhase> estimate_phases;
   // Pending: why it waits (placement/pending_reason.h), and how the
   // estimate was made.

@@ -40,6 +40,7 @@ TimeToGpuInputs EstimateInputs(const PendingReason& reason, const MeasuredTimes&
   in.node_start = Find(times.node_start, reason.pool);
   in.cloud_start = Find(times.cloud_start, reason.pool);
   in.node_boot = Find(times.node_boot, reason.pool);
+  in.first_ready = Find(times.first_ready, reason.pool);
   std::string install_kernel = reason.kernel;
   if (WaitsForANewNode(reason.code)) {
     in.new_node_install_kernel = NewNodeKernel(reason.pool, times, picture);

@@ -29,6 +29,7 @@ struct MeasuredTimes {
   std::map<std::string, MeasuredTime> node_start;   // By pool: asked for -> ready.
   std::map<std::string, MeasuredTime> cloud_start;  // By pool: signal -> RUNNING.
   std::map<std::string, MeasuredTime> node_boot;    // By pool: RUNNING -> registered.
+  std::map<std::string, MeasuredTime> first_ready;  // By pool: placed -> first ready.
   // By (pool, kernel).
   std::map<std::pair<std::string, std::string>, MeasuredTime> driver_install;
   // By pool: the kernels of its measured installs, the most recent first.

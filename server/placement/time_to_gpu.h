@@ -27,8 +27,9 @@ struct MeasuredTime {
   std::optional<absl::Duration> p90;
 };
 
-// The stretches a wait is made of, in the order they happen.
-// kFirstReady is not measured yet (docs/placement.md).
+// The stretches a wait is made of, in the order they happen. kFirstReady
+// comes after the placement: it is shown last and not counted in the time
+// to place (docs/placement.md "Estimates that are checked").
 enum class PhaseKind { kQueue, kBackoff, kCloudStart, kNodeBoot, kDriverInstall, kFirstReady };
 
 std::string PhaseKindName(PhaseKind kind);
@@ -58,6 +59,9 @@ struct TimeToGpuInputs {
   // Measured driver installs on the reason's pool and kernel (for a wait
   // on a new node: on `new_node_install_kernel`), if any.
   std::optional<MeasuredTime> driver_install;
+  // The pool's measured first readies (placed -> the first ready report),
+  // if any. Only measured ones make a FIRST_READY phase: no default.
+  std::optional<MeasuredTime> first_ready;
   // Set when a node the pool starts installs its driver before it takes
   // work (NewNodeInstallKernel): a wait for a new node (WaitsForANewNode)
   // then waits that install too. The kernel it installs on; empty when
@@ -80,7 +84,11 @@ struct TimeToGpu {
   // The sum of the phases' remaining p90: the bound a placement is checked
   // against. Summing p90s overstates the p90 of the sum, so it errs long.
   std::optional<absl::Duration> estimate_p90;
+  // Both sums leave out a FIRST_READY phase, which follows the placement.
   std::vector<EstimatePhase> phases;
+  // `estimate` and the FIRST_READY phase's remaining p50: set only when
+  // there is an estimate and the pool measured first readies.
+  std::optional<absl::Duration> estimate_to_ready;
   // "node start median 4m0s (5 samples) - 1m10s elapsed", or why none.
   std::string basis;
 };

@@ -1,6 +1,7 @@
 #include "server/placement/time_to_gpu.h"
 
 #include "gmock/gmock.h"
+#include "server/placement/estimate_inputs.h"
 #include "gtest/gtest.h"
 
 namespace wsched::placement {
@@ -289,6 +290,78 @@ TEST(TimeToGpuTest, QueuedIsAQueuePhaseOfNothing) {
   ASSERT_EQ(t.phases.size(), 1u);
   EXPECT_EQ(t.phases[0].kind, PhaseKind::kQueue);
   EXPECT_EQ(t.estimate_p90, absl::ZeroDuration());
+}
+
+TEST(TimeToGpuTest, AMeasuredFirstReadyIsTheLastPhaseAndNotPartOfTheTimeToPlace) {
+  TimeToGpuInputs in = Inputs(PendingCode::kDriverInstalling);
+  in.reason.since = kNow - absl::Minutes(2);
+  in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(11)};
+  const TimeToGpu without = EstimateTimeToGpu(in);
+  in.first_ready = MeasuredTime{absl::Seconds(40), 4, absl::Seconds(90)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0], without.phases[0]);
+  EstimatePhase ready{.kind = PhaseKind::kFirstReady,
+                      .p50 = absl::Seconds(40),
+                      .p90 = absl::Seconds(90),
+                      .samples = 4,
+                      .remaining_p50 = absl::Seconds(40),
+                      .remaining_p90 = absl::Seconds(90)};
+  EXPECT_EQ(t.phases[1], ready);
+  // The time to place (and the p90 a placement is checked against) stay
+  // what they were; the time to ready adds the first ready's p50.
+  EXPECT_EQ(t.estimate, absl::Minutes(5));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(9));
+  EXPECT_EQ(t.estimate_to_ready, absl::Minutes(5) + absl::Seconds(40));
+  EXPECT_EQ(t.basis, without.basis);
+  EXPECT_EQ(without.estimate_to_ready, std::nullopt);
+}
+
+TEST(TimeToGpuTest, WithoutMeasuredFirstReadiesThereIsNoFirstReadyPhase) {
+  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpRequested);
+  for (std::optional<MeasuredTime> none :
+       {std::optional<MeasuredTime>(), std::optional<MeasuredTime>(MeasuredTime{})}) {
+    in.first_ready = none;
+    TimeToGpu t = EstimateTimeToGpu(in);
+    ASSERT_FALSE(t.phases.empty());
+    EXPECT_NE(t.phases.back().kind, PhaseKind::kFirstReady);
+    EXPECT_EQ(t.estimate_to_ready, std::nullopt);
+  }
+}
+
+TEST(TimeToGpuTest, NoEstimateHasNoFirstReadyEither) {
+  TimeToGpuInputs in = Inputs(PendingCode::kPoolAtMaxSize);
+  in.first_ready = MeasuredTime{absl::Seconds(40), 4, absl::Seconds(90)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  EXPECT_EQ(t.estimate, std::nullopt);
+  EXPECT_TRUE(t.phases.empty());
+  EXPECT_EQ(t.estimate_to_ready, std::nullopt);
+}
+
+TEST(TimeToGpuTest, AQueuedWorkspaceIsReadyInItsPoolsFirstReady) {
+  TimeToGpuInputs in = Inputs(PendingCode::kQueued);
+  in.first_ready = MeasuredTime{absl::Seconds(40), 4};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kQueue);
+  EXPECT_EQ(t.phases[1].kind, PhaseKind::kFirstReady);
+  EXPECT_EQ(t.phases[1].p90, absl::Seconds(40)) << "without a p90 the median stands in";
+  EXPECT_EQ(t.estimate, absl::ZeroDuration());
+  EXPECT_EQ(t.estimate_to_ready, absl::Seconds(40));
+}
+
+TEST(TimeToGpuTest, TheInputsTakeTheFirstReadiesOfTheReasonsPool) {
+  MeasuredTimes times;
+  times.first_ready["gpu-h100"] = MeasuredTime{absl::Seconds(40), 4};
+  times.first_ready["gpu-a100"] = MeasuredTime{absl::Seconds(99), 1};
+  PendingReason reason;
+  reason.code = PendingCode::kQueued;
+  reason.pool = "gpu-h100";
+  TimeToGpuInputs in = EstimateInputs(reason, times, {}, kNow);
+  ASSERT_TRUE(in.first_ready.has_value());
+  EXPECT_EQ(in.first_ready->median, absl::Seconds(40));
+  reason.pool = "gpu-l4";
+  EXPECT_FALSE(EstimateInputs(reason, times, {}, kNow).first_ready.has_value());
 }
 
 }  // namespace

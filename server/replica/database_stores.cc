@@ -108,6 +108,25 @@ absl::Status DatabasePlacementStore::RecordGivenEstimate(const std::string& id, 
   });
 }
 
+absl::StatusOr<std::optional<store::WorkspaceRow>> DatabasePlacementStore::RecordReady(
+    const store::WorkspaceRow& seen, absl::Time ready_at) {
+  std::optional<store::WorkspaceRow> written;
+  absl::Status status = store::UnitOfWork::Run(*db_, "recording a first ready",
+                                               [&](store::UnitOfWork& unit) -> absl::Status {
+    written.reset();  // A retried body starts over.
+    const core::Workspace& w = seen.workspace;
+    std::optional<int64_t> version = unit.workspaces().SetReadyAt(w.id, seen.version, ready_at);
+    if (!version) return absl::OkStatus();
+    unit.timings().Record(store::TimingKind::kFirstReady, w.pool, "", ready_at - w.placed_at);
+    written = seen;
+    written->workspace.ready_at = ready_at;
+    written->version = *version;
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return written;
+}
+
 absl::StatusOr<std::vector<store::CheckedEstimate>> DatabasePlacementStore::CheckEstimates(
     const std::vector<std::string>& ids, absl::Time placed_at) {
   std::vector<store::CheckedEstimate> checked;

@@ -34,6 +34,8 @@ class DatabasePlacementStore : public PlacementStore {
       const std::vector<std::string>& ids, absl::Time placed_at) override;
   absl::StatusOr<std::map<std::string, store::EstimateAccuracy>> LoadEstimateAccuracy(
       absl::Time since, absl::Duration grace) override;
+  absl::StatusOr<std::optional<store::WorkspaceRow>> RecordReady(const store::WorkspaceRow& seen,
+                                                                 absl::Time ready_at) override;
 
  private:
   store::Database* const db_;

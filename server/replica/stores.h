@@ -104,6 +104,16 @@ class PlacementStore {
       absl::Time /*since*/, absl::Duration /*grace*/) {
     return std::map<std::string, store::EstimateAccuracy>();
   }
+  // ReportWorkspaceReady's write, one small unit outside the group commit
+  // (it moves no capacity): `seen`, a placed record without a ready time,
+  // becomes ready at `ready_at` and its pool gets a first_ready sample
+  // (ready_at - placed_at), both or neither. The record as written; nullopt
+  // (nothing written) when it is no longer at `seen`'s version, placed and
+  // without a ready time.
+  virtual absl::StatusOr<std::optional<store::WorkspaceRow>> RecordReady(
+      const store::WorkspaceRow& /*seen*/, absl::Time /*ready_at*/) {
+    return absl::UnimplementedError("this store keeps no ready times");
+  }
 };
 
 // What applying the feed and reloading read.

@@ -202,7 +202,7 @@ const std::string &WorkspaceHistorySql() {
   return *sql;
 }
 
-constexpr int kWorkspaceHistoryColumn = 24; // The first column after the row's.
+constexpr int kWorkspaceHistoryColumn = 25; // The first column after the row's.
 
 // The same for nodes (NodeRowOf), from change_log.nodes (migrations/0018).
 const std::string &NodeHistorySql() {

@@ -21,6 +21,8 @@ const char* KindName(TimingKind kind) {
       return "cloud_start";
     case TimingKind::kNodeBoot:
       return "node_boot";
+    case TimingKind::kFirstReady:
+      return "first_ready";
   }
   return "node_start";
 }
@@ -60,6 +62,8 @@ TimingFigures LoadTimingFigures(pqxx::work& txn, int recent) {
       figures.cloud_start[row[1].c_str()] = figure;
     } else if (kind == "node_boot") {
       figures.node_boot[row[1].c_str()] = figure;
+    } else if (kind == "first_ready") {
+      figures.first_ready[row[1].c_str()] = figure;
     } else {
       core::DriverCache cache = core::ParseDriverCache(row[3].c_str()).value_or(core::DriverCache::kUnknown);
       figures.driver_install_by_cache[{row[1].c_str(), row[2].c_str(), cache}] = figure;

@@ -323,7 +323,8 @@ struct ActuatorReportRow {
 
 // kCloudStart: a scale-up signal -> the actuator's first RUNNING report for
 // it; kNodeBoot: that report -> the node registered (migration 0024).
-enum class TimingKind { kNodeStart, kDriverInstall, kCloudStart, kNodeBoot };
+// kFirstReady: a workspace placed -> its first ready report (migration 0025).
+enum class TimingKind { kNodeStart, kDriverInstall, kCloudStart, kNodeBoot, kFirstReady };
 
 struct TimingFigure {
   absl::Duration median;
@@ -335,6 +336,7 @@ struct TimingFigures {
   std::map<std::string, TimingFigure> node_start;  // By pool.
   std::map<std::string, TimingFigure> cloud_start;  // By pool.
   std::map<std::string, TimingFigure> node_boot;    // By pool.
+  std::map<std::string, TimingFigure> first_ready;  // By pool.
   // By (pool, kernel): the figure the next node's estimate uses. Once a
   // node of the pool installed for the kernel, the driver cache holds the
   // build, so the next install is a hit: the hit median when there is one,

@@ -172,6 +172,11 @@ std::optional<int64_t> WorkspaceRepository::SetIdleMark(const std::string& id, i
   return store::SetIdleMark(s_.txn, id, version, mark, s_.changes);
 }
 
+std::optional<int64_t> WorkspaceRepository::SetReadyAt(const std::string& id, int64_t version,
+                                                       absl::Time ready_at) {
+  return store::SetReadyAt(s_.txn, id, version, ready_at, s_.changes);
+}
+
 // ---- budget
 
 absl::StatusOr<std::vector<LimitedScope>> BudgetRepository::LoadLimitedScopes() {

@@ -145,12 +145,17 @@ class WorkspaceRepository {
   // nullopt when the record is not at `version` or not placed.
   std::optional<int64_t> SetIdleMark(const std::string& id, int64_t version,
                                      const std::optional<core::IdleMark>& mark);
+  // The first ready report of a placement (store::SetReadyAt): the new
+  // version, or nullopt when the record is not at `version`, not placed,
+  // or ready already.
+  std::optional<int64_t> SetReadyAt(const std::string& id, int64_t version, absl::Time ready_at);
 
  private:
   UnitSession& s_;
 };
 
-// Measured node start and driver install times (timing_repository.h).
+// Measured node start, driver install and first ready times
+// (timing_repository.h).
 class TimingRepository {
  public:
   explicit TimingRepository(UnitSession& session) : s_(session) {}

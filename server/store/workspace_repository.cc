@@ -24,7 +24,8 @@ namespace wsched::store {
   "w.stopped_at IS NOT NULL, w.placement_schema, "            \
   "(extract(epoch from w.idle_since) * 1000000)::bigint, "    \
   "(extract(epoch from w.idle_stops_at) * 1000000)::bigint, " \
-  "COALESCE(w.budget_mark::text, '')"
+  "COALESCE(w.budget_mark::text, ''), "                       \
+  "(extract(epoch from w.ready_at) * 1000000)::bigint"
 
 const char kWorkspaceColumns[] = WSCHED_COLUMNS_BEFORE_GPUS
     "CASE WHEN w.gpu_count > 0 OR w.placement ? 'slice' THEN COALESCE(" WSCHED_HOLDS_TEXT
@@ -108,6 +109,7 @@ absl::StatusOr<WorkspaceRow> FromRow(const pqxx::row& row) {
     if (!mark.ok()) return mark.status();
     w.budget = *std::move(mark);
   }
+  if (!row[24].is_null()) w.ready_at = absl::FromUnixMicros(row[24].as<int64_t>());
   return out;
 }
 
@@ -234,6 +236,24 @@ std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64
       "class_id",
       id, version, marked, marked ? absl::ToUnixMicros(mark->since) : int64_t{0}, stops,
       stops ? absl::ToUnixMicros(*mark->stops_at) : int64_t{0});
+  if (rows.empty()) return std::nullopt;
+  const int64_t after = rows[0][0].as<int64_t>();
+  changes.AddWorkspace(id, after,
+                       {"placed", rows[0][1].c_str(), rows[0][2].c_str(), rows[0][3].c_str(),
+                        rows[0][4].c_str(), rows[0][5].c_str()});
+  return after;
+}
+
+std::optional<int64_t> SetReadyAt(pqxx::work& txn, const std::string& id, int64_t version,
+                                  absl::Time ready_at, ChangeSet& changes) {
+  pqxx::result rows = txn.exec_params(
+      "UPDATE workspaces SET "
+      "ready_at = 'epoch'::timestamptz + $3 * interval '1 microsecond', "
+      "version = nextval('entity_versions') "
+      "WHERE id = $1 AND version = $2 AND state = 'placed' AND ready_at IS NULL "
+      "RETURNING version, org_id, project_id, COALESCE(pool, ''), COALESCE(node_name, ''), "
+      "class_id",
+      id, version, absl::ToUnixMicros(ready_at));
   if (rows.empty()) return std::nullopt;
   const int64_t after = rows[0][0].as<int64_t>();
   changes.AddWorkspace(id, after,

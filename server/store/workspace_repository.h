@@ -77,6 +77,14 @@ ListSelectedWorkspaces(pqxx::work &txn, const WorkspaceSelection &selection);
 std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64_t version,
                                    const std::optional<core::IdleMark>& mark, ChangeSet& changes);
 
+// Stores when the placed workspace `id` first became ready
+// (ReportWorkspaceReady), only at exactly `version` and while it has no
+// ready time: the record's new version, or nullopt (nothing written) when
+// it moved on, is not placed or has one already (the first report wins).
+// The change is published like any workspace write.
+std::optional<int64_t> SetReadyAt(pqxx::work& txn, const std::string& id, int64_t version,
+                                  absl::Time ready_at, ChangeSet& changes);
+
 // GPUs the org's workspaces hold now, in sevenths of a GPU (a MIG slice
 // counts its share, migrations/0019).
 int64_t OrgGpuSeventhsHeld(pqxx::work& txn, const std::string& org_id);

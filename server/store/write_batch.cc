@@ -113,12 +113,12 @@ constexpr Statement kRestart{
     "UPDATE workspaces w SET (org_id, project_id, user_id, class_id, class_source, "
     "explanation, state, priority, node_name, pool, cpu_millis, memory_bytes, gpu_count, "
     "placement, placement_schema, pending_reason, placed_at, created_at, stopped_at, "
-    "idle_since, idle_stops_at, version) = "
+    "idle_since, idle_stops_at, ready_at, version) = "
     "(u.org, u.project, u.usr, u.cls, u.source, u.why, u.state, u.priority, "
     "NULLIF(u.node, ''), NULLIF(u.pool, ''), u.cpu, u.mem, u.gpus, "
     "NULLIF(u.placement, '')::jsonb, " WSCHED_PLACEMENT_SCHEMA ", u.reason, "
     "CASE WHEN u.placed THEN now() END, "
-    "now(), NULL, NULL, NULL, nextval('entity_versions')) FROM " WSCHED_BATCH_RECORDS
+    "now(), NULL, NULL, NULL, NULL, nextval('entity_versions')) FROM " WSCHED_BATCH_RECORDS
     " WHERE w.id = u.id RETURNING w.id, w.version, " WSCHED_PLACED_MICROS("w.placed_at")};
 constexpr Statement kQueuePlace{
     "batch_queue_place",
