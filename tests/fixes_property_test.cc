@@ -397,7 +397,7 @@ class Lane {
   }
 
   // What the fix promised: placed, or (a scale-up) a scale-up requested for
-  // it, of the pool the fix names when it names one.
+  // it, of the pool its outcome names when it names one.
   bool AwaitOutcome(const std::string& id, const v1::PendingFix& fix, v1::Workspace* last) {
     const bool scale_up = fix.outcome() != v1::PENDING_REASON_CODE_QUEUED;
     return Await(
@@ -405,7 +405,7 @@ class Lane {
         [&](const v1::Workspace& w) {
           if (w.state() == v1::WORKSPACE_STATE_PLACED) return true;
           return scale_up && w.pending().code() == v1::PENDING_REASON_CODE_SCALE_UP_REQUESTED &&
-                 (fix.pool().empty() || w.pending().pool() == fix.pool());
+                 (fix.outcome_pool().empty() || w.pending().pool() == fix.outcome_pool());
         },
         last);
   }

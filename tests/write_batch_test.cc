@@ -99,6 +99,11 @@ TEST_F(WriteBatchTest, ABatchCommitsWhatPassesAndRefusesEachFailureAlone) {
   EXPECT_THAT(out[3].status.message(), HasSubstr("no room"));
   EXPECT_THAT(out[4].status.message(), HasSubstr("GPU GPU-n1-1 is held"));
   for (int i = 1; i < 5; ++i) EXPECT_TRUE(absl::IsAborted(out[i].status)) << i;
+  // Only the node's refusals are races for the node.
+  EXPECT_FALSE(out[1].basis_changed);
+  EXPECT_TRUE(out[2].basis_changed);
+  EXPECT_FALSE(out[3].basis_changed);
+  EXPECT_FALSE(out[4].basis_changed);
 
   EXPECT_EQ(db_.Query("SELECT string_agg(id, ',' ORDER BY id) FROM workspaces"), "a,b");
   EXPECT_EQ(db_.Query("SELECT string_agg(workspace_id, ',' ORDER BY gpu_index) FROM gpu_holds"), "a,b");
@@ -256,6 +261,7 @@ TEST_F(WriteBatchTest, DecisionsOnAnOldCatalogOrOldSettingsAreRefused) {
   auto out = Run({old_catalog, old_settings, no_org_row_assumed});
   EXPECT_THAT(out[0].status.message(), HasSubstr("catalog changed"));
   EXPECT_THAT(out[1].status.message(), HasSubstr("settings changed"));
+  EXPECT_TRUE(out[0].basis_changed && out[1].basis_changed) << "no race for the node";
   EXPECT_TRUE(out[2].status.ok()) << out[2].status;
 }
 

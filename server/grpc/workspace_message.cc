@@ -62,6 +62,8 @@ void FixToProto(const placement::PendingFix& fix, v1::PendingFix* out) {
   // Where the fix acts, else where its outcome is.
   out->set_pool(!fix.pool.empty() ? fix.pool : fix.outcome.pool);
   out->set_node(!fix.node.empty() ? fix.node : fix.outcome.node);
+  out->set_outcome_pool(fix.outcome.pool);
+  out->set_outcome_node(fix.outcome.node);
   out->set_max_size(fix.max_size);
   out->set_gpu_quota(fix.gpu_quota);
   if (fix.kind == placement::FixKind::kRaiseSpendingLimit) {

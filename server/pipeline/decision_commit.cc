@@ -62,9 +62,11 @@ std::vector<store::WriteOutcome> DecisionCommit::Commit(std::vector<HeldPlacemen
       mirror_->Apply({w, committed.version, /*released=*/false});
       continue;
     }
-    // Lost a race (another replica, or a node that changed): the next
-    // decisions keep off the node until the winner's commit arrives.
-    mirror_->ReleaseTentative(w.id, absl::IsAborted(committed.status) ? w.node_name : "");
+    // Lost a race for the node (another replica, or a node that changed):
+    // the next decisions keep off it until the winner's commit arrives. A
+    // decision that read stale settings or catalog lost no race for it.
+    const bool node_contended = absl::IsAborted(committed.status) && !committed.basis_changed;
+    mirror_->ReleaseTentative(w.id, node_contended ? w.node_name : "");
   }
   return outcomes;
 }

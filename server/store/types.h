@@ -249,6 +249,10 @@ struct WriteOutcome {
   std::optional<WorkspaceRow> row;  // kStop: the record after the stop.
   // A placement: its placed_at, the database's clock (InfinitePast otherwise).
   absl::Time placed_at = absl::InfinitePast();
+  // Aborted because what the decision read changed (the workspace, the
+  // catalog, class settings), not its node or GPUs: the node was not
+  // contended, and later decisions need not keep off it.
+  bool basis_changed = false;
 };
 
 struct BatchStatements {

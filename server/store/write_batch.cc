@@ -311,6 +311,11 @@ class Batch {
         absl::StrCat("workspace ", id, " was changed by another request since this decision"));
   }
 
+  absl::Status BasisChanged(size_t i, absl::Status status) {
+    out_[i].basis_changed = true;
+    return status;
+  }
+
   // Every guard of write i, against the state as earlier writes of this
   // batch leave it.
   absl::Status Check(size_t i) {
@@ -345,8 +350,8 @@ class Batch {
                        : (write.from.version == 0 ? cur == nullptr
                                                   : cur != nullptr && cur->version == write.from.version &&
                                                         cur->released);
-    if (!matches) return MovedOn(w.id);
-    if (absl::Status basis = CheckBasis(write); !basis.ok()) return basis;
+    if (!matches) return BasisChanged(i, MovedOn(w.id));
+    if (absl::Status basis = CheckBasis(write); !basis.ok()) return BasisChanged(i, basis);
     if (Places(write.kind)) {
       if (absl::Status fits = CheckNodeAndGpus(w); !fits.ok()) return fits;
     }
@@ -513,7 +518,7 @@ class Batch {
       const core::Workspace& w = writes_[i].workspace;
       auto it = landed.find(w.id);
       if (it == landed.end()) {
-        out_[i].status = MovedOn(w.id);
+        out_[i].status = BasisChanged(i, MovedOn(w.id));
         continue;
       }
       out_[i].version = it->second.first;
