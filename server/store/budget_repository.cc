@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/store/settings_repository.h"
+#include "server/store/workspace_repository.h"
 
 namespace wsched::store {
 namespace {
@@ -128,16 +129,10 @@ std::optional<int64_t> SetBudgetMark(pqxx::work& txn, const std::string& id, int
   pqxx::result rows = txn.exec_params(
       "UPDATE workspaces SET budget_mark = CASE WHEN $3 THEN $4::jsonb END, "
       "version = nextval('entity_versions') "
-      "WHERE id = $1 AND version = $2 AND state = 'placed' "
-      "RETURNING version, org_id, project_id, COALESCE(pool, ''), COALESCE(node_name, ''), "
-      "class_id",
+      "WHERE id = $1 AND version = $2 AND state = 'placed'" +
+          std::string(kPlacedMarkReturning),
       id, version, mark.has_value(), mark ? BudgetMarkJson(*mark) : std::string("null"));
-  if (rows.empty()) return std::nullopt;
-  const int64_t after = rows[0][0].as<int64_t>();
-  changes.AddWorkspace(id, after,
-                       {"placed", rows[0][1].c_str(), rows[0][2].c_str(), rows[0][3].c_str(),
-                        rows[0][4].c_str(), rows[0][5].c_str()});
-  return after;
+  return PublishPlacedMark(rows, id, changes);
 }
 
 std::vector<int> ToldThresholds(pqxx::work& txn, const std::string& scope) {

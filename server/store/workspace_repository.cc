@@ -231,17 +231,11 @@ std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64
       "idle_since = CASE WHEN $3 THEN 'epoch'::timestamptz + $4 * interval '1 microsecond' END, "
       "idle_stops_at = CASE WHEN $5 THEN 'epoch'::timestamptz + $6 * interval '1 microsecond' END, "
       "version = nextval('entity_versions') "
-      "WHERE id = $1 AND version = $2 AND state = 'placed' "
-      "RETURNING version, org_id, project_id, COALESCE(pool, ''), COALESCE(node_name, ''), "
-      "class_id",
+      "WHERE id = $1 AND version = $2 AND state = 'placed'" +
+          std::string(kPlacedMarkReturning),
       id, version, marked, marked ? absl::ToUnixMicros(mark->since) : int64_t{0}, stops,
       stops ? absl::ToUnixMicros(*mark->stops_at) : int64_t{0});
-  if (rows.empty()) return std::nullopt;
-  const int64_t after = rows[0][0].as<int64_t>();
-  changes.AddWorkspace(id, after,
-                       {"placed", rows[0][1].c_str(), rows[0][2].c_str(), rows[0][3].c_str(),
-                        rows[0][4].c_str(), rows[0][5].c_str()});
-  return after;
+  return PublishPlacedMark(rows, id, changes);
 }
 
 std::optional<int64_t> SetReadyAt(pqxx::work& txn, const std::string& id, int64_t version,
@@ -250,10 +244,14 @@ std::optional<int64_t> SetReadyAt(pqxx::work& txn, const std::string& id, int64_
       "UPDATE workspaces SET "
       "ready_at = 'epoch'::timestamptz + $3 * interval '1 microsecond', "
       "version = nextval('entity_versions') "
-      "WHERE id = $1 AND version = $2 AND state = 'placed' AND ready_at IS NULL "
-      "RETURNING version, org_id, project_id, COALESCE(pool, ''), COALESCE(node_name, ''), "
-      "class_id",
+      "WHERE id = $1 AND version = $2 AND state = 'placed' AND ready_at IS NULL" +
+          std::string(kPlacedMarkReturning),
       id, version, absl::ToUnixMicros(ready_at));
+  return PublishPlacedMark(rows, id, changes);
+}
+
+std::optional<int64_t> PublishPlacedMark(const pqxx::result& rows, const std::string& id,
+                                         ChangeSet& changes) {
   if (rows.empty()) return std::nullopt;
   const int64_t after = rows[0][0].as<int64_t>();
   changes.AddWorkspace(id, after,

@@ -85,6 +85,15 @@ std::optional<int64_t> SetIdleMark(pqxx::work& txn, const std::string& id, int64
 std::optional<int64_t> SetReadyAt(pqxx::work& txn, const std::string& id, int64_t version,
                                   absl::Time ready_at, ChangeSet& changes);
 
+// For an UPDATE of one placed workspace's own fields: what its RETURNING
+// names (kPlacedMarkReturning), published as a change of that record; the
+// record's new version, or nullopt when the update matched no row.
+inline constexpr char kPlacedMarkReturning[] =
+    " RETURNING version, org_id, project_id, COALESCE(pool, ''), COALESCE(node_name, ''), "
+    "class_id";
+std::optional<int64_t> PublishPlacedMark(const pqxx::result& rows, const std::string& id,
+                                         ChangeSet& changes);
+
 // GPUs the org's workspaces hold now, in sevenths of a GPU (a MIG slice
 // counts its share, migrations/0019).
 int64_t OrgGpuSeventhsHeld(pqxx::work& txn, const std::string& org_id);
