@@ -136,45 +136,6 @@ TimeToGpu ThenNewNodeInstall(TimeToGpu t, const TimeToGpuInputs& in) {
   return t;
 }
 
-// The time to place `t`, then the workspace's first ready when the pool
-// measured it: a phase of its own, after the placement, that neither sum
-// of the time to place counts (the accuracy check compares placements
-// with them).
-TimeToGpu ThenFirstReady(TimeToGpu t, const TimeToGpuInputs& in) {
-  if (!t.estimate || !in.first_ready || in.first_ready->samples <= 0) return t;
-  const Part ready = Measured(PhaseKind::kFirstReady, *in.first_ready, "");
-  t.phases.push_back(Elapsed(ready.phase, absl::ZeroDuration()));
-  t.estimate_to_ready = *t.estimate + t.phases.back().remaining_p50;
-  return t;
-}
-
-TimeToGpu EstimateTimeToPlace(const TimeToGpuInputs& in);
-
-}  // namespace
-
-std::string PhaseKindName(PhaseKind kind) {
-  switch (kind) {
-    case PhaseKind::kQueue: return "queue";
-    case PhaseKind::kBackoff: return "backoff";
-    case PhaseKind::kCloudStart: return "cloud_start";
-    case PhaseKind::kNodeBoot: return "node_boot";
-    case PhaseKind::kDriverInstall: return "driver_install";
-    case PhaseKind::kFirstReady: return "first_ready";
-  }
-  return "unknown";
-}
-
-bool WaitsForANewNode(PendingCode code) {
-  return code == PendingCode::kScaleUpNotYetRequested || code == PendingCode::kScaleUpRequested ||
-         code == PendingCode::kPoolBackingOff;
-}
-
-TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
-  return ThenFirstReady(EstimateTimeToPlace(in), in);
-}
-
-namespace {
-
 TimeToGpu EstimateTimeToPlace(const TimeToGpuInputs& in) {
   const PendingReason& r = in.reason;
   switch (r.code) {
@@ -239,5 +200,39 @@ TimeToGpu EstimateTimeToPlace(const TimeToGpuInputs& in) {
   return None("unknown reason");
 }
 
+// The time to place `t`, then the workspace's first ready when the pool
+// measured it: a phase of its own, after the placement, that neither sum
+// of the time to place counts (the accuracy check compares placements
+// with them).
+TimeToGpu ThenFirstReady(TimeToGpu t, const TimeToGpuInputs& in) {
+  if (!t.estimate || !in.first_ready || in.first_ready->samples <= 0) return t;
+  const Part ready = Measured(PhaseKind::kFirstReady, *in.first_ready, "");
+  t.phases.push_back(Elapsed(ready.phase, absl::ZeroDuration()));
+  t.estimate_to_ready = *t.estimate + t.phases.back().remaining_p50;
+  return t;
+}
+
 }  // namespace
+
+std::string PhaseKindName(PhaseKind kind) {
+  switch (kind) {
+    case PhaseKind::kQueue: return "queue";
+    case PhaseKind::kBackoff: return "backoff";
+    case PhaseKind::kCloudStart: return "cloud_start";
+    case PhaseKind::kNodeBoot: return "node_boot";
+    case PhaseKind::kDriverInstall: return "driver_install";
+    case PhaseKind::kFirstReady: return "first_ready";
+  }
+  return "unknown";
+}
+
+bool WaitsForANewNode(PendingCode code) {
+  return code == PendingCode::kScaleUpNotYetRequested || code == PendingCode::kScaleUpRequested ||
+         code == PendingCode::kPoolBackingOff;
+}
+
+TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {
+  return ThenFirstReady(EstimateTimeToPlace(in), in);
+}
+
 }  // namespace wsched::placement
