@@ -27,6 +27,7 @@
 #include "server/store/call_watchdog.h"
 #include "server/store/commit_batcher.h"
 #include "server/store/database.h"
+#include "server/scheduler/scaling_election.h"
 #include "server/store/leader_lock.h"
 #include "server/store/migrations.h"
 #include "server/store/placer_lock.h"
@@ -228,6 +229,29 @@ TEST_F(HungDatabaseTest, ALeaderOnAFrozenServerStepsDownWithinItsProbeBound) {
   ExpectDatabaseUnavailable(poll.status());
   EXPECT_FALSE(placer.Holds());
   pg_.Resume();
+}
+
+TEST_F(HungDatabaseTest, TheScalingElectionStepsDownOnItsOwnThreadAndLeadsAgainInANewTerm) {
+  // The election probes on its own thread: its answer does not wait for a
+  // scaling tick that is itself waiting on the frozen server.
+  const store::LeaseOptions lease{.probe = absl::Milliseconds(500), .lease = absl::Seconds(4)};
+  const absl::Duration interval = absl::Milliseconds(100);
+  scheduler::ScalingElection election(db_->url(), 4444, interval, lease, nullptr);
+  election.Start();
+  ASSERT_EQ(election.LeaderTerm(), 1) << "Start probes once before it returns";
+  pg_.Freeze();
+  const absl::Time frozen = absl::Now();
+  ASSERT_TRUE(testing::Eventually([&] { return !election.LeaderTerm().has_value(); }, 10));
+  const absl::Duration stepped_down = absl::Now() - frozen;
+  EXPECT_LT(stepped_down, interval + lease.probe + kSlack);
+  pg_.Resume();
+  // The session it abandoned ends with the thaw; the lock is free again.
+  ASSERT_TRUE(testing::Eventually([&] { return election.LeaderTerm().has_value(); }, 15));
+  EXPECT_EQ(election.LeaderTerm(), 2) << "a new term: the loop reloads what another leader kept";
+  election.Stop();
+  EXPECT_FALSE(election.LeaderTerm().has_value());
+  std::printf("frozen PostgreSQL: the scaling election stepped down after %s\n",
+              absl::FormatDuration(stepped_down).c_str());
 }
 
 TEST_F(HungDatabaseTest, TheServerReleasesALockOnlyAfterItsSilentHolderStoppedActing) {

@@ -31,9 +31,9 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
       scheduler_(scheduler),
       metrics_(metrics),
       options_(std::move(options)),
-      leader_lock_(db->url(), kScalingLeaderKey, options_.lease),
+      election_(db->url(), kScalingLeaderKey, options_.tick, options_.lease, metrics),
       retention_(std::make_unique<WorkspaceRetention>(
-          db, options_.retention, [this] { return leading_now_.load() && leader_lock_.Holds(); })),
+          db, options_.retention, [this] { return leading_now_.load() && election_.LeaderTerm().has_value(); })),
       budget_(std::make_unique<BudgetEnforcer>(
           db, metrics, options_.budget,
           [scheduler](const std::string& workspace, int64_t version) {
@@ -43,7 +43,7 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
                 .status();
           },
           [scheduler] { return scheduler->CatchUp(); },
-          [this] { return leading_now_.load() && leader_lock_.Holds(); })),
+          [this] { return leading_now_.load() && election_.LeaderTerm().has_value(); })),
       fleet_(options_.scaler) {}
 
 ScalingController::~ScalingController() { Stop(); }
@@ -75,6 +75,7 @@ absl::Status ScalingController::Start() {
                                                scheduler_->clock());
   if (!installs.ok()) return installs.status();
   cluster_installs_ = std::move(*installs);
+  election_.Start();
   loop_ = std::thread([this] { Loop(); });
   retention_->Start();
   budget_->Start();
@@ -92,7 +93,7 @@ void ScalingController::Stop() {
   if (loop_.joinable()) loop_.join();
   if (actuator_) actuator_->Stop();
   if (cluster_installs_) cluster_installs_->Stop();
-  leader_lock_.Release();
+  election_.Stop();
 }
 
 bool ScalingController::stopping() const {
@@ -144,18 +145,13 @@ void ScalingController::Loop() {
     // The scheduler's clock: the nodes' and the queue's times it observes
     // are read from it too.
     const absl::Time now = scheduler_->clock()();
-    bool lead = leader_lock_.TryAcquire();
-    if (lead && !leading_) BecomeLeader();
-    if (!lead && leading_) {
-      // At once, whatever the reason (the lock taken, the session lost or
-      // silent past the probe bound): a leader that cannot prove its lock
-      // does not act (docs/architecture.md, "Leases").
-      log::Warning("lost scaling leadership: stepping down", {{"replica", store::ReplicaId()}});
-    }
-    if (lead != leading_) metrics_->SetScalingLeader(lead);
-    leading_ = lead;
-    leading_now_ = lead;
-    if (leading_) {
+    const std::optional<int64_t> term = election_.LeaderTerm();
+    // A term this loop has not loaded for: it lost the lead in between (or
+    // never had it), and another leader may have changed what it keeps.
+    if (term.has_value() && term != led_term_) BecomeLeader();
+    led_term_ = term;
+    leading_now_ = term.has_value();
+    if (term.has_value()) {
       LeadTick(now);
       if (lead_ticks_ % std::max(options_.relayout_every_ticks, 1) == 0) StepRelayouts(now);
       if (lead_ticks_++ % std::max(options_.driver_rollout_every_ticks, 1) == 0) {
@@ -188,7 +184,6 @@ void ScalingController::StepDrivers() {
 }
 
 void ScalingController::BecomeLeader() {
-  log::Info("scaling leadership acquired", {{"replica", store::ReplicaId()}});
   fleet_.Clear();
   generation_base_.clear();
   published_relayouts_.reset();  // Its mirror has what the last leader published.
@@ -289,7 +284,7 @@ void ScalingController::LeadTick(absl::Time now) {
 
 void ScalingController::StepRelayouts(absl::Time now) {
   // Acts only on a lease that runs, as Publish.
-  if (!leader_lock_.Holds()) return;
+  if (!election_.LeaderTerm().has_value()) return;
   replica::ReplicaMirror::RelayoutStep step = scheduler_->mirror().StepRelayouts(
       now, options_.relayout_give_up_after, options_.relayout_limits);
   for (const auto& [order, why] : step.ended) {
@@ -361,7 +356,7 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
                                 absl::Time now) {
   // Acts only on a lease that runs (store/lock_lease.h): the tick may have
   // outlasted it, waiting on the database.
-  if (!leader_lock_.Holds()) return;
+  if (!election_.LeaderTerm().has_value()) return;
   const int64_t generation = generation_base_[pool] + signal.generation;
   // As watchers and the actuator see it: the generation continues the
   // previous leader's.
@@ -398,7 +393,7 @@ void ScalingController::Publish(const std::string& pool, const scaling::PoolSign
     leader_ = store::ReplicaId();
     version_++;
   }
-  if (actuator_ != nullptr && leader_lock_.Holds()) {
+  if (actuator_ != nullptr && election_.LeaderTerm().has_value()) {
     if (absl::Status s = actuator_->Submit(published); !s.ok()) {
       log::Warning("actuator refused signal", {{"pool", pool}, {"error", std::string(s.message())}});
     }

@@ -27,10 +27,10 @@
 #include "server/scaling/scaling_signal.h"
 #include "server/scheduler/budget_enforcer.h"
 #include "server/scheduler/cluster_driver_installs.h"
+#include "server/scheduler/scaling_election.h"
 #include "server/scheduler/scheduler.h"
 #include "server/scheduler/workspace_retention.h"
 #include "server/store/database.h"
-#include "server/store/leader_lock.h"
 #include "server/store/types.h"
 
 namespace wsched::scheduler {
@@ -57,7 +57,8 @@ struct ScalingControllerOptions {
   RetentionOptions retention;
   // Spending limits acting on running workspaces, which only the leader does.
   BudgetEnforcerOptions budget;
-  // The leader lock's lease (store/lock_lease.h); it is probed every tick.
+  // The leader lock's lease (store/lock_lease.h); it is probed every tick
+  // (scaling_election.h).
   store::LeaseOptions lease;
   // MIG layouts by demand (placement/relayout_plan.h): the leader plans
   // every this many ticks (a pass over the queue under the placement lock,
@@ -117,13 +118,15 @@ class ScalingController {
   Scheduler* const scheduler_;
   metrics::Metrics* const metrics_;
   const ScalingControllerOptions options_;
-  store::LeaderLock leader_lock_;
+  ScalingElection election_;
   std::unique_ptr<scaling::ExecActuator> actuator_;
   std::unique_ptr<ClusterDriverInstalls> cluster_installs_;  // Null without a command.
 
   // Loop-thread state (only the loop thread touches it).
-  bool leading_ = false;
-  // leading_ for other threads (the retention sweep, the budget pass).
+  // The election's term this loop has loaded the leader's state for.
+  std::optional<int64_t> led_term_;
+  // The loop leads now (led_term_ set), for the retention sweep and the
+  // budget pass; they also check the election's lease before acting.
   std::atomic<bool> leading_now_{false};
   std::unique_ptr<WorkspaceRetention> retention_;
   std::unique_ptr<BudgetEnforcer> budget_;
