@@ -1,6 +1,13 @@
 #include "tests/support/workspaces.h"
 
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 #include "tests/support/server_process.h"
+#include "tests/support/stream_reader.h"
 
 namespace wsched::testing {
 
@@ -17,6 +24,45 @@ grpc::Status PlaceAs(const std::shared_ptr<grpc::Channel>& channel, const std::s
   request.set_user_id("u-1");
   request.set_class_id(class_id);
   return v1::PlacementService::NewStub(channel)->PlaceWorkspace(&context, request, out);
+}
+
+namespace {
+
+// The RetryInfo delay of a refusal the API says to retry; nullopt: not one.
+std::optional<std::chrono::milliseconds> RetryDelay(const grpc::Status& status) {
+  if (status.error_code() == grpc::StatusCode::ABORTED) {
+    if (ErrorInfoOf(status, nullptr) != "CONCURRENT_CHANGE") return std::nullopt;
+    return std::chrono::milliseconds(50);
+  }
+  if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return std::nullopt;
+  google::rpc::Status rpc;
+  if (!rpc.ParseFromString(status.error_details())) return std::nullopt;
+  for (const auto& any : rpc.details()) {
+    google::rpc::RetryInfo info;
+    if (any.Is<google::rpc::RetryInfo>() && any.UnpackTo(&info)) {
+      const auto delay = std::chrono::seconds(info.retry_delay().seconds()) +
+                         std::chrono::nanoseconds(info.retry_delay().nanos());
+      return std::max(std::chrono::milliseconds(50),
+                      std::chrono::duration_cast<std::chrono::milliseconds>(delay));
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+grpc::Status PlaceRetryingAs(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
+                             const std::string& class_id, v1::Workspace* out,
+                             std::atomic<int>* retried, int tries) {
+  grpc::Status status;
+  for (int call = 0; call < tries; ++call) {
+    if (call > 0 && retried != nullptr) ++*retried;
+    status = PlaceAs(channel, id, class_id, out, std::chrono::seconds(30));
+    std::optional<std::chrono::milliseconds> delay = RetryDelay(status);
+    if (!delay) return status;
+    std::this_thread::sleep_for(*delay);
+  }
+  return status;
 }
 
 grpc::Status StopAs(const std::shared_ptr<grpc::Channel>& channel, const std::string& id,
