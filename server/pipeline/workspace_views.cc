@@ -65,11 +65,11 @@ placement::MeasuredTimes WorkspaceViews::Measured(const store::TimingFigures& ti
 }
 
 void WorkspaceViews::Estimate(const store::TimingFigures& timing, WorkspaceView& view) const {
-  // Only a wait for a new node reads the pool's nodes (the install it
+  // Only a wait for a node to start reads the pool's nodes (the install it
   // runs): other reads skip a second fetch of the view.
   std::shared_ptr<const replica::ClusterView> cluster;
   placement::PoolPicture picture;
-  if (placement::WaitsForANewNode(view.pending->code)) {
+  if (placement::WaitsForANodeToStart(view.pending->code)) {
     cluster = parts_.mirror->View();
     picture = {&cluster->catalog->pools, &cluster->snapshot, &cluster->catalog->driver_policy};
   }

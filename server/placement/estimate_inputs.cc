@@ -45,6 +45,11 @@ TimeToGpuInputs EstimateInputs(const PendingReason& reason, const MeasuredTimes&
   if (WaitsForANewNode(reason.code)) {
     in.new_node_install_kernel = NewNodeKernel(reason.pool, times, picture);
     install_kernel = in.new_node_install_kernel.value_or("");
+  } else if (reason.code == PendingCode::kNodeProvisioning && picture.snapshot != nullptr) {
+    if (const SnapshotNode* node = picture.snapshot->FindNode(reason.node)) {
+      in.new_node_install_kernel = ProvisioningNodeInstallKernel(*node);
+      install_kernel = in.new_node_install_kernel.value_or("");
+    }
   }
   in.driver_install = Find(times.driver_install, std::pair(reason.pool, install_kernel));
   in.default_node_start = times.default_node_start;

@@ -51,7 +51,9 @@ struct PoolPicture {
 // The estimate's inputs for a workspace held back by `reason` at `now`:
 // its pool's measured times and, when it waits for a node the pool has not
 // started (WaitsForANewNode), the install such a node runs
-// (NewNodeInstallKernel), measured on that kernel when it can be.
+// (NewNodeInstallKernel); when it waits for a provisioning node, the
+// install that node reported it needs (ProvisioningNodeInstallKernel);
+// each measured on that kernel when it can be.
 TimeToGpuInputs EstimateInputs(const PendingReason& reason, const MeasuredTimes& times,
                                const PoolPicture& picture, absl::Time now);
 

@@ -65,4 +65,11 @@ std::optional<std::string> NewNodeInstallKernel(const core::NodePool& pool,
   return std::nullopt;
 }
 
+std::optional<std::string> ProvisioningNodeInstallKernel(const SnapshotNode& node) {
+  const bool installs = node.driver_state == core::DriverState::kNeedsDriver ||
+                        node.driver_state == core::DriverState::kInstalling;
+  if (node.info.gpus.empty() || !installs) return std::nullopt;
+  return node.info.kernel_version;
+}
+
 }  // namespace wsched::placement

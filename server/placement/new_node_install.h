@@ -40,6 +40,12 @@ std::optional<std::string> NewNodeInstallKernel(const core::NodePool& pool,
                                                 const std::vector<core::DriverPolicyEntry>& policy,
                                                 const std::vector<std::string>& measured_kernels);
 
+// A node registered and not ready yet (provisioning) names its own kernel
+// and driver state: nullopt when it takes work once ready, else the kernel
+// it installs on first (its agent reported that it needs a driver, or is
+// installing one, as a ready node then waits in the install's phase).
+std::optional<std::string> ProvisioningNodeInstallKernel(const SnapshotNode& node);
+
 }  // namespace wsched::placement
 
 #endif  // WSCHED_SERVER_PLACEMENT_NEW_NODE_INSTALL_H_

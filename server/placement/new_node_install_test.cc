@@ -93,5 +93,25 @@ TEST_F(NewNodeInstallTest, VfioPoolsCpuPoolsAndAnEmptyPolicyInstallNothing) {
   EXPECT_EQ(Kernel({kKernel}), std::nullopt);
 }
 
+TEST(ProvisioningNodeInstallTest, AProvisioningNodeInstallsOnlyWhatItReportedItNeeds) {
+  Snapshot snapshot;
+  core::NodeInfo info = FakeGpuNode("n-1", "gpu-h100");
+  for (core::DriverState state : {core::DriverState::kNeedsDriver, core::DriverState::kInstalling}) {
+    ASSERT_TRUE(snapshot.UpsertNode(info, core::NodeState::kProvisioning, state).ok());
+    EXPECT_EQ(ProvisioningNodeInstallKernel(*snapshot.FindNode("n-1")), kKernel);
+  }
+  for (core::DriverState state : {core::DriverState::kReady, core::DriverState::kNoPolicy,
+                                  core::DriverState::kInstallFailed}) {
+    ASSERT_TRUE(snapshot.UpsertNode(info, core::NodeState::kProvisioning, state).ok());
+    EXPECT_EQ(ProvisioningNodeInstallKernel(*snapshot.FindNode("n-1")), std::nullopt);
+  }
+  info.gpus.clear();
+  ASSERT_TRUE(
+      snapshot.UpsertNode(info, core::NodeState::kProvisioning, core::DriverState::kNeedsDriver)
+          .ok());
+  EXPECT_EQ(ProvisioningNodeInstallKernel(*snapshot.FindNode("n-1")), std::nullopt)
+      << "a node without GPUs installs no GPU driver";
+}
+
 }  // namespace
 }  // namespace wsched::placement

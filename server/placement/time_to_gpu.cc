@@ -149,7 +149,7 @@ TimeToGpu EstimateTimeToPlace(const TimeToGpuInputs& in) {
     case PendingCode::kDriverInstalling:
       return Remaining(DriverInstall(in, r.kernel), r.since, in.now);
     case PendingCode::kNodeProvisioning:
-      return Remaining(NodeStart(in), r.since, in.now);
+      return ThenNewNodeInstall(Remaining(NodeStart(in), r.since, in.now), in);
     case PendingCode::kScaleUpRequested: {
       std::optional<absl::Duration> elapsed;
       if (r.since) elapsed = std::max(absl::ZeroDuration(), in.now - *r.since);
@@ -229,6 +229,10 @@ std::string PhaseKindName(PhaseKind kind) {
 bool WaitsForANewNode(PendingCode code) {
   return code == PendingCode::kScaleUpNotYetRequested || code == PendingCode::kScaleUpRequested ||
          code == PendingCode::kPoolBackingOff;
+}
+
+bool WaitsForANodeToStart(PendingCode code) {
+  return WaitsForANewNode(code) || code == PendingCode::kNodeProvisioning;
 }
 
 TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in) {

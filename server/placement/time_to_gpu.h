@@ -63,9 +63,11 @@ struct TimeToGpuInputs {
   // if any. Only measured ones make a FIRST_READY phase: no default.
   std::optional<MeasuredTime> first_ready;
   // Set when a node the pool starts installs its driver before it takes
-  // work (NewNodeInstallKernel): a wait for a new node (WaitsForANewNode)
-  // then waits that install too. The kernel it installs on; empty when
-  // not known (no node of the pool up and no install of it measured).
+  // work (NewNodeInstallKernel), or when the provisioning node waited for
+  // will (ProvisioningNodeInstallKernel): a wait for a node to start
+  // (WaitsForANodeToStart) then waits that install too. The kernel it
+  // installs on; empty when not known (no node of the pool up and no
+  // install of it measured).
   std::optional<std::string> new_node_install_kernel;
   // Flags standing in while nothing is measured.
   absl::Duration default_node_start = absl::Minutes(5);
@@ -97,8 +99,11 @@ TimeToGpu EstimateTimeToGpu(const TimeToGpuInputs& in);
 
 // Whether a workspace held back by `code` waits for a node the pool has not
 // started yet (a scale-up to be requested, requested, or after a backoff):
-// only then does `new_node_install_kernel` matter.
+// only then does the pool's picture of a new node's install matter.
 bool WaitsForANewNode(PendingCode code);
+// A new node, or one registered and not ready yet (NODE_PROVISIONING):
+// only then does `new_node_install_kernel` matter.
+bool WaitsForANodeToStart(PendingCode code);
 
 // Whether a placement that took `took` kept its `p90` estimate. The queue's
 // own pass and the change feed take a moment that no estimate counts (room

@@ -212,6 +212,28 @@ TEST(TimeToGpuTest, EveryWaitForANewNodeEndsWithItsInstall) {
   EXPECT_FALSE(WaitsForANewNode(PendingCode::kDriverInstalling));
 }
 
+TEST(TimeToGpuTest, AProvisioningNodeThatInstallsItsDriverWaitsTheInstallAfterItsStart) {
+  TimeToGpuInputs in = Inputs(PendingCode::kNodeProvisioning);
+  in.reason.since = kNow - absl::Minutes(1);
+  in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
+  in.new_node_install_kernel = "5.15.0-91-generic";
+  in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(9)};
+  TimeToGpu t = EstimateTimeToGpu(in);
+  ASSERT_EQ(t.phases.size(), 2u);
+  EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
+  EXPECT_EQ(t.phases[0].elapsed, absl::Minutes(1));
+  EXPECT_EQ(t.phases[1].kind, PhaseKind::kDriverInstall);
+  EXPECT_EQ(t.phases[1].elapsed, absl::ZeroDuration());
+  EXPECT_EQ(t.estimate, absl::Minutes(3 + 7));
+  EXPECT_EQ(t.estimate_p90, absl::Minutes(4 + 9));
+  EXPECT_TRUE(WaitsForANodeToStart(PendingCode::kNodeProvisioning));
+  EXPECT_FALSE(WaitsForANodeToStart(PendingCode::kDriverInstalling));
+
+  // A node that reported no install takes work once ready.
+  in.new_node_install_kernel.reset();
+  EXPECT_EQ(EstimateTimeToGpu(in).phases.size(), 1u);
+}
+
 TEST(TimeToGpuTest, AnInstallOnAKernelNotKnownTakesTheDefaultAndSaysSo) {
   TimeToGpuInputs in = Inputs(PendingCode::kScaleUpNotYetRequested);
   in.node_start = MeasuredTime{absl::Minutes(4), 6};
