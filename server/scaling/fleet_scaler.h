@@ -41,10 +41,6 @@ struct PendingDemand {
   int64_t count = 1;
 };
 
-// What the scaler is shown of one node of the placement snapshot: its state,
-// the workspaces holding it, and its free room. Timers are the caller's.
-PoolNode ObservedNode(const placement::SnapshotNode& node);
-
 class FleetScaler {
  public:
   explicit FleetScaler(ScalerOptions options = {});

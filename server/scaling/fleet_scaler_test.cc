@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
+#include "server/scaling/pool_room.h"
 #include "gtest/gtest.h"
 #include "server/placement/test_nodes.h"
 
