@@ -22,12 +22,7 @@ struct Catalog {
     }
     return nullptr;
   }
-  const NodePool* FindPool(absl::string_view id) const {
-    for (const auto& p : pools) {
-      if (p.id == id) return &p;
-    }
-    return nullptr;
-  }
+  const NodePool* FindPool(absl::string_view id) const { return core::FindPool(pools, id); }
   const WorkspaceClass* DefaultClass() const {
     for (const auto& c : classes) {
       if (c.is_default) return &c;

@@ -185,6 +185,14 @@ struct NodePool {
   friend bool operator==(const NodePool&, const NodePool&) = default;
 };
 
+// The pool of `pools` with this id; null when none.
+inline const NodePool* FindPool(const std::vector<NodePool>& pools, absl::string_view id) {
+  for (const NodePool& pool : pools) {
+    if (pool.id == id) return &pool;
+  }
+  return nullptr;
+}
+
 }  // namespace wsched::core
 
 #endif  // WSCHED_SERVER_CORE_POOL_H_

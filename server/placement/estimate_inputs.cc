@@ -20,10 +20,7 @@ std::optional<std::string> NewNodeKernel(const std::string& pool_id, const Measu
   if (picture.pools == nullptr || picture.snapshot == nullptr || picture.driver_policy == nullptr) {
     return std::nullopt;
   }
-  const core::NodePool* pool = nullptr;
-  for (const core::NodePool& candidate : *picture.pools) {
-    if (candidate.id == pool_id) pool = &candidate;
-  }
+  const core::NodePool* pool = core::FindPool(*picture.pools, pool_id);
   if (pool == nullptr) return std::nullopt;
   auto kernels = times.install_kernels.find(pool_id);
   return NewNodeInstallKernel(

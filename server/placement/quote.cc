@@ -151,8 +151,8 @@ class QuoteFinder {
     Quote q;
     q.class_id = cls.id;
     q.pool = pool_id;
-    for (const core::NodePool& pool : *in_.pending.pools) {
-      if (pool.id == pool_id) q.gpu_model = pool.shape.gpu_model;
+    if (const core::NodePool* pool = core::FindPool(*in_.pending.pools, pool_id)) {
+      q.gpu_model = pool->shape.gpu_model;
     }
     q.credits_per_minute_milli = cls.credits_per_minute_milli;
     q.gpus = cls.is_gpu() ? cls.gpu.count : 0;
@@ -175,13 +175,6 @@ class QuoteFinder {
   const QuoteInputs& in_;
   std::vector<Quote> found_;
 };
-
-const core::NodePool* FindPool(const std::vector<core::NodePool>& pools, const std::string& id) {
-  for (const core::NodePool& pool : pools) {
-    if (pool.id == id) return &pool;
-  }
-  return nullptr;
-}
 
 absl::Status BadToken(absl::string_view why) {
   return core::InvalidFieldError(
@@ -331,7 +324,7 @@ std::optional<QuoteChange> CheckQuote(const QuoteToken& token, const QuoteCheckI
   if (in.cls == nullptr) {
     return QuoteChange{"class", absl::StrCat("class ", token.class_id, " is gone")};
   }
-  const core::NodePool* pool = FindPool(*in.pending.pools, token.pool);
+  const core::NodePool* pool = core::FindPool(*in.pending.pools, token.pool);
   if (pool == nullptr) return QuoteChange{"pool", absl::StrCat("pool ", token.pool, " is gone")};
   if (auto over = OverQuota(in.org_id, in.org_sevenths_held, in.org_gpu_quota, *in.cls)) {
     return QuoteChange{"quota", *over};
@@ -358,7 +351,7 @@ std::optional<QuoteChange> CheckQuote(const QuoteToken& token, const QuoteCheckI
 
 Decision DecideAsQuoted(const QuoteToken& token, const core::WorkspaceClass& cls,
                         const std::vector<core::NodePool>& pools, const Snapshot& snapshot) {
-  const core::NodePool* pool = FindPool(pools, token.pool);
+  const core::NodePool* pool = core::FindPool(pools, token.pool);
   if (pool == nullptr) return Never{absl::StrCat("pool ", token.pool, " is gone")};
   const std::vector<core::NodePool> one = {*pool};
   if (token.when != QuoteWhen::kNow) return Decide(cls, one, snapshot);
