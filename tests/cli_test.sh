@@ -121,6 +121,8 @@ check "driver-report bad result exits 2" 2 "usage" "$ADMIN" driver-report n1 5.1
 check "no token exits 1 UNAUTHENTICATED" 1 "UNAUTHENTICATED" "" pools
 check "wrong role exits 1 PERMISSION_DENIED" 1 "PERMISSION_DENIED" "$CP" driver-work
 check "unknown workspace exits 1 NOT_FOUND" 1 "NOT_FOUND" "$CP" workspace get no-such-ws
+check "workspace ready --at that is no time exits 2" 2 "RFC 3339" "$CP" workspace ready ws-x \
+  --at=yesterday
 check "clear-gpu-health without arguments exits 2" 2 "usage: wschedctl clear-gpu-health" \
   "$ADMIN" clear-gpu-health
 check "clear-gpu-health with one argument exits 2" 2 "NODE GPU_UUID" "$ADMIN" clear-gpu-health n1
@@ -306,6 +308,10 @@ if $have_node; then
   check "describe workspace" 0 "nvidia.com/gpu=" "$CP" describe workspace ws-gpu-1
   check "get workspace -o yaml" 0 "state: WORKSPACE_STATE_PLACED" "$CP" get workspace ws-gpu-1 -o yaml
   check "nodes gpu held" 0 "1/8" "$ADMIN" nodes
+  check "workspace ready" 0 "ready at " "$CP" workspace ready ws-gpu-1
+  check "workspace ready --at in the future exits 1 naming the field" 1 "ready_time" "$CP" \
+    workspace ready ws-gpu-1 --at=2099-01-01T00:00:00Z
+  check "describe shows the first ready" 0 "ready:" "$CP" describe workspace ws-gpu-1
 
   # watch: the current state first, then the stop, then the stream ends.
   WSCHED_TOKEN=$CP timeout 20 "$CTL" --server="$ADDR" watch ws-gpu-1 >"$WORK/watch" 2>&1 &
@@ -326,6 +332,8 @@ else
   check "place gpu-1x pends without nodes" 0 "PENDING" "$CP" place ws-gpu-1 --org=o-1 \
     --project=p-42 --user=u-1 --class=gpu-1x
   check "workspace get lists the estimate's phases" 0 "node_boot" "$CP" workspace get ws-gpu-1
+  check "workspace ready of a queued workspace exits 1" 1 "WORKSPACE_NOT_PLACED" "$CP" \
+    workspace ready ws-gpu-1
   check "stop" 0 "STOPPED" "$CP" stop ws-gpu-1
 fi
 check "stop is idempotent" 0 "STOPPED" "$CP" stop ws-gpu-1

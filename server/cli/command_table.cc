@@ -119,7 +119,11 @@ const std::vector<CommandSpec>& AllCommands() {
       {"workspace",
        "Workspaces (control plane)",
        {{"workspace get ID",
-         "one workspace in full (= describe workspace ID)"}}},
+         "one workspace in full (= describe workspace ID)"},
+        {"workspace ready ID [--at=T]",
+         "report a placed workspace's first ready (its IDE answered): the first "
+         "report of a placement counts, a later one changes nothing"}},
+       {"at"}},
       {"workspaces",
        "Workspaces (control plane)",
        {{"workspaces [--node=N] [--pool=P] [--state=S] [-w]",

@@ -215,6 +215,9 @@ const std::vector<FlagSpec>& AllFlags() {
        "(36h back, "
        "2026-10-25, 2026-10-25T00:00:00+02:00)",
        false},
+      {"at", 0, K::kString, "T",
+       "workspace ready: when it first became ready (RFC 3339; default: the server's now)",
+       false},
       {"until", 0, K::kString, "T",
        "usage: up to this time (as --since; default now)", false},
       {"group_by", 0, K::kList, "org,project,class",

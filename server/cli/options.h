@@ -81,6 +81,9 @@ struct Options {
   // --since and --until as given: `usage` reads them as times too.
   std::string since_text;
   std::string until_text;
+  // `workspace ready`: when it first became ready (RFC 3339); empty: the
+  // server's now.
+  std::string at_text;
   // `usage summary`: groups, bucket (none|hour|day|month) and the IANA
   // time zone of the buckets and of printed times.
   std::vector<std::string> group_by;

@@ -96,6 +96,7 @@ absl::StatusOr<Options> OptionsFromFlags(const ParsedArgs& args) {
   // only the command knows whether another value is wrong.
   options.since_text = args.Get("since");
   options.until_text = args.Get("until");
+  options.at_text = args.Get("at");
   if (args.Has("since")) {
     absl::StatusOr<absl::Duration> since = ParseDurationFlag(options.since_text);
     if (since.ok() && *since > absl::ZeroDuration()) options.since = *since;

@@ -5,6 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "google/protobuf/util/time_util.h"
 #include "server/cli/all_pages.h"
 #include "server/cli/output.h"
 #include "server/cli/quote_table.h"
@@ -197,6 +198,7 @@ void PrintWorkspace(const v1::Workspace& w) {
   if (!w.node_name().empty()) {
     std::cout << "node:      " << w.node_name() << " (pool " << OrDash(w.pool()) << ")\n"
               << "placed:    " << TimeText(w.placed_at()) << "\n";
+    if (w.has_ready_time()) std::cout << "ready:     " << TimeText(w.ready_time()) << "\n";
   }
   if (w.event().kind() == v1::WorkspaceEvent::KIND_IDLE) {
     std::cout << "idle:      " << IdleText(w.event()) << "\n";
@@ -335,13 +337,38 @@ int StopCommand(const Client& client, const std::vector<std::string>& args,
   return 0;
 }
 
-int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
-                     const Options& options) {
-  if (args.size() != 2 || args[0] != "get") {
-    std::cerr << "usage: wschedctl workspace get ID\n";
+namespace {
+
+int ReportReady(const Client& client, const std::string& id, const Options& options) {
+  v1::ReportWorkspaceReadyRequest request;
+  request.set_workspace_id(id);
+  if (!options.at_text.empty() &&
+      !google::protobuf::util::TimeUtil::FromString(options.at_text,
+                                                    request.mutable_ready_time())) {
+    std::cerr << "wschedctl workspace ready: --at: not an RFC 3339 time, as "
+                 "2026-12-05T10:00:00Z\n";
     return 2;
   }
-  return DescribeWorkspace(client, args[1], options);
+  auto stub = v1::PlacementService::NewStub(client.channel);
+  v1::Workspace workspace;
+  auto context = client.Context();
+  grpc::Status status = stub->ReportWorkspaceReady(context.get(), request, &workspace);
+  if (!status.ok()) return Fail("workspace ready " + id, status);
+  if (options.structured()) return PrintStructured(workspace, options);
+  std::cout << "workspace " << workspace.id() << ": ready at " << TimeText(workspace.ready_time())
+            << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int WorkspaceCommand(const Client& client, const std::vector<std::string>& args,
+                     const Options& options) {
+  if (args.size() == 2 && args[0] == "get") return DescribeWorkspace(client, args[1], options);
+  if (args.size() == 2 && args[0] == "ready") return ReportReady(client, args[1], options);
+  std::cerr << "usage: wschedctl workspace get ID\n"
+               "       wschedctl workspace ready ID [--at=T]\n";
+  return 2;
 }
 
 int DescribeWorkspace(const Client& client, const std::string& id, const Options& options) {
