@@ -19,6 +19,7 @@
 #include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
+#include "tests/support/rpc_details.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
@@ -172,17 +173,6 @@ class EstimatePhasesTest : public ::testing::Test {
     request.set_workspace_id(id);
     if (ready_time != nullptr) *request.mutable_ready_time() = *ready_time;
     return placement->ReportWorkspaceReady(&context, request, out);
-  }
-
-  // The reason of a refusal's ErrorInfo ("" when it has none).
-  static std::string ReasonOf(const grpc::Status& status) {
-    google::rpc::Status rpc;
-    if (!rpc.ParseFromString(status.error_details())) return "";
-    for (const auto& any : rpc.details()) {
-      google::rpc::ErrorInfo info;
-      if (any.Is<google::rpc::ErrorInfo>() && any.UnpackTo(&info)) return info.reason();
-    }
-    return "";
   }
 
   // What a refused report left behind: the first_ready samples and the
@@ -487,18 +477,18 @@ TEST_F(EstimatePhasesTest, ARefusedReadyReportSaysWhyAndWritesNothing) {
   v1::Workspace out;
   grpc::Status status = ReportReady("nobody", nullptr, &out);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
-  EXPECT_EQ(ReasonOf(status), "WORKSPACE_NOT_FOUND");
+  EXPECT_EQ(testing::ReasonOf(status), "WORKSPACE_NOT_FOUND");
 
   status = ReportReady("pending", nullptr, &out);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
-  EXPECT_EQ(ReasonOf(status), "WORKSPACE_NOT_PLACED");
+  EXPECT_EQ(testing::ReasonOf(status), "WORKSPACE_NOT_PLACED");
   EXPECT_THAT(status.error_message(), ::testing::HasSubstr("is pending, not placed"));
 
   const google::protobuf::Timestamp before =
       placed.placed_at() - TimeUtil::SecondsToDuration(1);
   status = ReportReady("placed", &before, &out);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-  EXPECT_EQ(ReasonOf(status), "INVALID_FIELD");
+  EXPECT_EQ(testing::ReasonOf(status), "INVALID_FIELD");
   EXPECT_THAT(status.error_message(), ::testing::StartsWith("ready_time: must not be before"));
 
   const google::protobuf::Timestamp ahead = TimeUtil::GetCurrentTime() + TimeUtil::SecondsToDuration(120);

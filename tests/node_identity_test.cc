@@ -29,6 +29,7 @@
 #include "tests/security_certs.h"
 #include "tests/support/eventually.h"
 #include "tests/support/fake_nodes.h"
+#include "tests/support/rpc_details.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "wsched/v1/inventory.grpc.pb.h"
@@ -78,17 +79,6 @@ std::string TokensYaml(const TokensOptions& options) {
   }
   if (!options.identities.empty()) absl::StrAppend(&yaml, "identities:\n", options.identities);
   return yaml;
-}
-
-// ErrorInfo.reason of a refusal ("" when none).
-std::string Reason(const grpc::Status& status) {
-  google::rpc::Status rpc;
-  if (!rpc.ParseFromString(status.error_details())) return "";
-  for (const auto& any : rpc.details()) {
-    google::rpc::ErrorInfo info;
-    if (any.UnpackTo(&info)) return info.reason();
-  }
-  return "";
 }
 
 // One caller's InventoryService calls: a bearer token, or none (a client
@@ -189,7 +179,7 @@ void ExpectBoundToItsNode(const Caller& mine, const std::string& own, const std:
         mine.ReportInstall(other, before.info().kernel_version(),
                            v1::DRIVER_INSTALL_OUTCOME_FAILED)}) {
     EXPECT_EQ(refused.error_code(), StatusCode::PERMISSION_DENIED) << refused.error_message();
-    EXPECT_EQ(Reason(refused), "NOT_THIS_NODE") << refused.error_message();
+    EXPECT_EQ(testing::ReasonOf(refused), "NOT_THIS_NODE") << refused.error_message();
     EXPECT_THAT(refused.error_message(), HasSubstr(absl::StrCat("not for ", other)));
   }
   const v1::Node after = AdminView(admin, other);
@@ -349,7 +339,7 @@ TEST_F(NodeIdentityTest, TheAgentBootstrapsOnceAndThenUsesItsOwnToken) {
   // The bootstrap token registers new nodes, nothing else.
   status = As(kBootstrapToken).Heartbeat("node-1");
   EXPECT_EQ(status.error_code(), StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(Reason(status), "BOOTSTRAP_REGISTERS_ONLY") << status.error_message();
+  EXPECT_EQ(testing::ReasonOf(status), "BOOTSTRAP_REGISTERS_ONLY") << status.error_message();
 
   // Another machine with the same bootstrap token and name is refused, and
   // node-1 stays as it was.
@@ -448,7 +438,7 @@ TEST_F(NodeIdentityTest, ARegistrationCannotClaimAnotherNodesProviderIdOrGpus) {
     c.claim(n1);
     grpc::Status refused = as_n1.Register(n1);
     EXPECT_EQ(refused.error_code(), StatusCode::FAILED_PRECONDITION) << refused.error_message();
-    EXPECT_EQ(Reason(refused), "NODE_IDENTITY_CLAIMED");
+    EXPECT_EQ(testing::ReasonOf(refused), "NODE_IDENTITY_CLAIMED");
     EXPECT_THAT(refused.error_message(), HasSubstr(c.field));
     EXPECT_THAT(refused.error_message(), HasSubstr("claimed by node n2"));
     v1::Node absent;

@@ -26,6 +26,7 @@
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
 #include "tests/support/placing_load.h"
+#include "tests/support/rpc_details.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
@@ -55,16 +56,6 @@ std::string CommittedBy(const testing::TestDatabase& db, const std::string& id) 
                   "' = ANY(ids)");
 }
 
-std::string ErrorReasonOf(const grpc::Status& status) {
-  google::rpc::Status rpc;
-  if (!rpc.ParseFromString(status.error_details())) return "<no google.rpc.Status>";
-  for (const auto& any : rpc.details()) {
-    google::rpc::ErrorInfo info;
-    if (any.Is<google::rpc::ErrorInfo>() && any.UnpackTo(&info)) return info.reason();
-  }
-  return "<no ErrorInfo>";
-}
-
 TEST(Placer, AFrontDoorForwardsPlacementsAndStopsAndThePlacerCommitsThem) {
   testing::TestDatabase db;
   testing::ServerProcess placer(Replica(db));  // Started first: it takes the lock.
@@ -87,7 +78,7 @@ TEST(Placer, AFrontDoorForwardsPlacementsAndStopsAndThePlacerCommitsThem) {
   // A refusal keeps its code and its details on the way back.
   grpc::Status refused = testing::PlaceAs(front_door.channel(), "w-2", "no-such-class", &out);
   EXPECT_EQ(refused.error_code(), grpc::StatusCode::NOT_FOUND) << refused.error_message();
-  EXPECT_EQ(ErrorReasonOf(refused), "CLASS_NOT_FOUND");
+  EXPECT_EQ(testing::ReasonOf(refused), "CLASS_NOT_FOUND");
 
   ASSERT_TRUE(testing::StopAs(front_door.channel(), "w-1", &out).ok());
   EXPECT_EQ(out.state(), v1::WORKSPACE_STATE_STOPPED);

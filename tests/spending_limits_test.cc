@@ -24,6 +24,7 @@
 #include "gtest/gtest.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/metrics_text.h"
+#include "tests/support/rpc_details.h"
 #include "tests/support/server_process.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
@@ -38,17 +39,6 @@ using ::testing::HasSubstr;
 
 // The GPU-hours of `gpu_seconds` GPU-seconds.
 double GpuHours(double gpu_seconds) { return gpu_seconds / 3600; }
-
-template <typename T>
-std::optional<T> Detail(const grpc::Status& status) {
-  google::rpc::Status rpc;
-  if (!rpc.ParseFromString(status.error_details())) return std::nullopt;
-  for (const auto& any : rpc.details()) {
-    T out;
-    if (any.Is<T>() && any.UnpackTo(&out)) return out;
-  }
-  return std::nullopt;
-}
 
 v1::SpendingLimit MonthlyLimit(double gpu_hours, const std::string& time_zone = "UTC") {
   v1::SpendingLimit limit;
@@ -253,7 +243,7 @@ TEST_F(SpendingLimitsTest, ExhaustedOrgLimitRefusesNewGpuPlacementsUntilTheNextP
   grpc::Status refused = Place("w2");
   ASSERT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
   EXPECT_THAT(refused.error_message(), HasSubstr("org o-1 has spent"));
-  auto info = Detail<google::rpc::ErrorInfo>(refused);
+  auto info = testing::DetailOf<google::rpc::ErrorInfo>(refused);
   ASSERT_TRUE(info.has_value());
   EXPECT_EQ(info->reason(), "BUDGET_EXHAUSTED");
   EXPECT_EQ(info->metadata().at("scope"), "org");
@@ -261,11 +251,11 @@ TEST_F(SpendingLimitsTest, ExhaustedOrgLimitRefusesNewGpuPlacementsUntilTheNextP
   EXPECT_EQ(info->metadata().at("committed_gpu_seconds"), "2.000000");
   EXPECT_GE(std::stod(info->metadata().at("spent_gpu_seconds")), 9.0);
   EXPECT_EQ(info->metadata().at("resets_at"), NextUtcMonth());
-  auto quota = Detail<google::rpc::QuotaFailure>(refused);
+  auto quota = testing::DetailOf<google::rpc::QuotaFailure>(refused);
   ASSERT_TRUE(quota.has_value());
   ASSERT_EQ(quota->violations_size(), 1);
   EXPECT_EQ(quota->violations(0).subject(), "org:o-1/spending_limit");
-  auto retry = Detail<google::rpc::RetryInfo>(refused);
+  auto retry = testing::DetailOf<google::rpc::RetryInfo>(refused);
   ASSERT_TRUE(retry.has_value());
   EXPECT_GT(retry->retry_delay().seconds(), 0);
   EXPECT_LE(retry->retry_delay().seconds(), 31 * 24 * 3600);
@@ -361,7 +351,7 @@ TEST_F(SpendingLimitsTest, ProjectLimitIsEnforcedInsideALargerOrgLimit) {
   ASSERT_TRUE(Place("p1", "gpu-2x").ok());
   grpc::Status refused = Place("p2");
   ASSERT_EQ(refused.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << refused.error_message();
-  auto quota = Detail<google::rpc::QuotaFailure>(refused);
+  auto quota = testing::DetailOf<google::rpc::QuotaFailure>(refused);
   ASSERT_TRUE(quota.has_value());
   EXPECT_EQ(quota->violations(0).subject(), "project:p-1/spending_limit");
   // Another project of the org has only the org's limit to keep.
@@ -426,7 +416,7 @@ TEST(SpendingLimitsRace, ThreeReplicasNeverAdmitPastTheLimit) {
         admitted++;
         return;
       }
-      auto info = Detail<google::rpc::ErrorInfo>(status);
+      auto info = testing::DetailOf<google::rpc::ErrorInfo>(status);
       if (status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && info &&
           info->reason() == "BUDGET_EXHAUSTED") {
         exhausted++;

@@ -166,30 +166,37 @@ TEST(TimeToGpuTest, BackoffThenNodeBootInThatOrder) {
   EXPECT_EQ(t.estimate_p90, absl::Minutes(8));
 }
 
-TEST(TimeToGpuTest, ANewNodeThatInstallsItsDriverWaitsTheInstallAfterItsBoot) {
-  TimeToGpuInputs in = Inputs(PendingCode::kScaleUpRequested);
-  in.reason.kernel.clear();  // No node yet.
-  in.reason.since = kNow - absl::Minutes(1);
-  in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
-  in.new_node_install_kernel = "5.15.0-91-generic";
-  in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(9)};
-  TimeToGpu t = EstimateTimeToGpu(in);
-  ASSERT_EQ(t.phases.size(), 2u);
-  EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
-  EXPECT_EQ(t.phases[0].elapsed, absl::Minutes(1));
-  const EstimatePhase& install = t.phases[1];
-  EXPECT_EQ(install.kind, PhaseKind::kDriverInstall);
-  EXPECT_EQ(install.p50, absl::Minutes(7));
-  EXPECT_EQ(install.p90, absl::Minutes(9));
-  EXPECT_EQ(install.samples, 3);
-  EXPECT_EQ(install.elapsed, absl::ZeroDuration()) << "it begins once the node registers";
-  EXPECT_EQ(t.estimate, absl::Minutes(3 + 7));
-  EXPECT_EQ(t.estimate_p90, absl::Minutes(4 + 9));
-  EXPECT_THAT(t.basis, HasSubstr("then driver install median on kernel 5.15.0-91-generic 7m"));
+TEST(TimeToGpuTest, ANodeThatInstallsItsDriverWaitsTheInstallAfterItsStart) {
+  // A new node the scaler asked for, and one registered that is not ready
+  // yet and reported it needs its driver: each starts, then installs.
+  for (PendingCode code : {PendingCode::kScaleUpRequested, PendingCode::kNodeProvisioning}) {
+    SCOPED_TRACE(PendingCodeName(code));
+    TimeToGpuInputs in = Inputs(code);
+    in.reason.kernel.clear();  // No node yet, or one not ready.
+    in.reason.since = kNow - absl::Minutes(1);
+    in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
+    in.new_node_install_kernel = "5.15.0-91-generic";
+    in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(9)};
+    TimeToGpu t = EstimateTimeToGpu(in);
+    ASSERT_EQ(t.phases.size(), 2u);
+    EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
+    EXPECT_EQ(t.phases[0].elapsed, absl::Minutes(1));
+    const EstimatePhase& install = t.phases[1];
+    EXPECT_EQ(install.kind, PhaseKind::kDriverInstall);
+    EXPECT_EQ(install.p50, absl::Minutes(7));
+    EXPECT_EQ(install.p90, absl::Minutes(9));
+    EXPECT_EQ(install.samples, 3);
+    EXPECT_EQ(install.elapsed, absl::ZeroDuration()) << "it begins once the node is ready";
+    EXPECT_EQ(t.estimate, absl::Minutes(3 + 7));
+    EXPECT_EQ(t.estimate_p90, absl::Minutes(4 + 9));
+    EXPECT_THAT(t.basis, HasSubstr("then driver install median on kernel 5.15.0-91-generic 7m"));
+    EXPECT_TRUE(WaitsForANodeToStart(code));
 
-  // Without the install, as before.
-  in.new_node_install_kernel.reset();
-  EXPECT_EQ(EstimateTimeToGpu(in).phases.size(), 1u);
+    // Without the install, as before.
+    in.new_node_install_kernel.reset();
+    EXPECT_EQ(EstimateTimeToGpu(in).phases.size(), 1u);
+  }
+  EXPECT_FALSE(WaitsForANodeToStart(PendingCode::kDriverInstalling));
 }
 
 TEST(TimeToGpuTest, EveryWaitForANewNodeEndsWithItsInstall) {
@@ -210,28 +217,6 @@ TEST(TimeToGpuTest, EveryWaitForANewNodeEndsWithItsInstall) {
   // A node that is there already is no new node.
   EXPECT_FALSE(WaitsForANewNode(PendingCode::kNodeProvisioning));
   EXPECT_FALSE(WaitsForANewNode(PendingCode::kDriverInstalling));
-}
-
-TEST(TimeToGpuTest, AProvisioningNodeThatInstallsItsDriverWaitsTheInstallAfterItsStart) {
-  TimeToGpuInputs in = Inputs(PendingCode::kNodeProvisioning);
-  in.reason.since = kNow - absl::Minutes(1);
-  in.node_start = MeasuredTime{absl::Minutes(4), 6, absl::Minutes(5)};
-  in.new_node_install_kernel = "5.15.0-91-generic";
-  in.driver_install = MeasuredTime{absl::Minutes(7), 3, absl::Minutes(9)};
-  TimeToGpu t = EstimateTimeToGpu(in);
-  ASSERT_EQ(t.phases.size(), 2u);
-  EXPECT_EQ(t.phases[0].kind, PhaseKind::kNodeBoot);
-  EXPECT_EQ(t.phases[0].elapsed, absl::Minutes(1));
-  EXPECT_EQ(t.phases[1].kind, PhaseKind::kDriverInstall);
-  EXPECT_EQ(t.phases[1].elapsed, absl::ZeroDuration());
-  EXPECT_EQ(t.estimate, absl::Minutes(3 + 7));
-  EXPECT_EQ(t.estimate_p90, absl::Minutes(4 + 9));
-  EXPECT_TRUE(WaitsForANodeToStart(PendingCode::kNodeProvisioning));
-  EXPECT_FALSE(WaitsForANodeToStart(PendingCode::kDriverInstalling));
-
-  // A node that reported no install takes work once ready.
-  in.new_node_install_kernel.reset();
-  EXPECT_EQ(EstimateTimeToGpu(in).phases.size(), 1u);
 }
 
 TEST(TimeToGpuTest, AnInstallOnAKernelNotKnownTakesTheDefaultAndSaysSo) {

@@ -32,8 +32,8 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
       metrics_(metrics),
       options_(std::move(options)),
       election_(db->url(), kScalingLeaderKey, options_.tick, options_.lease, metrics),
-      retention_(std::make_unique<WorkspaceRetention>(
-          db, options_.retention, [this] { return leading_now_.load() && election_.LeaderTerm().has_value(); })),
+      retention_(std::make_unique<WorkspaceRetention>(db, options_.retention,
+                                                      [this] { return LeadsNow(); })),
       budget_(std::make_unique<BudgetEnforcer>(
           db, metrics, options_.budget,
           [scheduler](const std::string& workspace, int64_t version) {
@@ -43,7 +43,7 @@ ScalingController::ScalingController(store::Database* db, Scheduler* scheduler,
                 .status();
           },
           [scheduler] { return scheduler->CatchUp(); },
-          [this] { return leading_now_.load() && election_.LeaderTerm().has_value(); })),
+          [this] { return LeadsNow(); })),
       fleet_(options_.scaler) {}
 
 ScalingController::~ScalingController() { Stop(); }
@@ -94,6 +94,10 @@ void ScalingController::Stop() {
   if (actuator_) actuator_->Stop();
   if (cluster_installs_) cluster_installs_->Stop();
   election_.Stop();
+}
+
+bool ScalingController::LeadsNow() const {
+  return leading_now_.load() && election_.LeaderTerm().has_value();
 }
 
 bool ScalingController::stopping() const {

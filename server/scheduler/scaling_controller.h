@@ -101,6 +101,9 @@ class ScalingController {
 
  private:
   void Loop();
+  // The loop leads with its state loaded and the lease runs: what the
+  // retention sweep and the budget pass check before they act (any thread).
+  bool LeadsNow() const;
   void LeadTick(absl::Time now);
   void FollowTick();
   // Driver rollouts, then the cluster face's installs (the leader's).
@@ -125,8 +128,7 @@ class ScalingController {
   // Loop-thread state (only the loop thread touches it).
   // The election's term this loop has loaded the leader's state for.
   std::optional<int64_t> led_term_;
-  // The loop leads now (led_term_ set), for the retention sweep and the
-  // budget pass; they also check the election's lease before acting.
+  // The loop leads now (led_term_ set), for LeadsNow.
   std::atomic<bool> leading_now_{false};
   std::unique_ptr<WorkspaceRetention> retention_;
   std::unique_ptr<BudgetEnforcer> budget_;

@@ -4,10 +4,8 @@
 #include <optional>
 #include <thread>
 
-#include "google/rpc/error_details.pb.h"
-#include "google/rpc/status.pb.h"
+#include "tests/support/rpc_details.h"
 #include "tests/support/server_process.h"
-#include "tests/support/stream_reader.h"
 
 namespace wsched::testing {
 
@@ -30,23 +28,17 @@ namespace {
 
 // The RetryInfo delay of a refusal the API says to retry; nullopt: not one.
 std::optional<std::chrono::milliseconds> RetryDelay(const grpc::Status& status) {
+  constexpr std::chrono::milliseconds kLeast(50);
   if (status.error_code() == grpc::StatusCode::ABORTED) {
-    if (ErrorInfoOf(status, nullptr) != "CONCURRENT_CHANGE") return std::nullopt;
-    return std::chrono::milliseconds(50);
+    if (ReasonOf(status) != "CONCURRENT_CHANGE") return std::nullopt;
+    return kLeast;
   }
   if (status.error_code() != grpc::StatusCode::UNAVAILABLE) return std::nullopt;
-  google::rpc::Status rpc;
-  if (!rpc.ParseFromString(status.error_details())) return std::nullopt;
-  for (const auto& any : rpc.details()) {
-    google::rpc::RetryInfo info;
-    if (any.Is<google::rpc::RetryInfo>() && any.UnpackTo(&info)) {
-      const auto delay = std::chrono::seconds(info.retry_delay().seconds()) +
-                         std::chrono::nanoseconds(info.retry_delay().nanos());
-      return std::max(std::chrono::milliseconds(50),
-                      std::chrono::duration_cast<std::chrono::milliseconds>(delay));
-    }
-  }
-  return std::nullopt;
+  std::optional<google::rpc::RetryInfo> info = DetailOf<google::rpc::RetryInfo>(status);
+  if (!info) return std::nullopt;
+  const auto delay = std::chrono::seconds(info->retry_delay().seconds()) +
+                     std::chrono::nanoseconds(info->retry_delay().nanos());
+  return std::max(kLeast, std::chrono::duration_cast<std::chrono::milliseconds>(delay));
 }
 
 }  // namespace

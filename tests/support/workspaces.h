@@ -3,12 +3,12 @@
 #ifndef WSCHED_TESTS_SUPPORT_WORKSPACES_H_
 #define WSCHED_TESTS_SUPPORT_WORKSPACES_H_
 
-#include <grpcpp/grpcpp.h>
-
 #include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+
+#include <grpcpp/grpcpp.h>
 
 #include "wsched/v1/placement.grpc.pb.h"
 
