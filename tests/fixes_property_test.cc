@@ -43,6 +43,7 @@
 #include "tests/support/catalog_file.h"
 #include "tests/support/fake_nodes.h"
 #include "tests/support/server_process.h"
+#include "tests/support/stream_reader.h"
 #include "tests/support/test_database.h"
 #include "tests/support/workspaces.h"
 #include "wsched/v1/classes.grpc.pb.h"
@@ -408,13 +409,7 @@ class Lane {
     v1::WatchWorkspaceRequest request;
     request.set_workspace_id(id);
     auto stream = placement_->WatchWorkspace(&context, request);
-    while (stream->Read(last)) {
-      if (done(*last)) {
-        context.TryCancel();
-        return true;
-      }
-    }
-    return false;
+    return testing::ReadUntil(context, *stream, done, last);
   }
 
   // The pool's scaling target now; 0 while it has no signal.
@@ -440,13 +435,9 @@ class Lane {
     request.add_pools(pool);
     auto stream = scaling_->WatchScalingSignals(&context, request);
     v1::PoolSignal signal;
-    while (stream->Read(&signal)) {
-      if (signal.target_size() > before) {
-        context.TryCancel();
-        return true;
-      }
-    }
-    return false;
+    return testing::ReadUntil(
+        context, *stream, [&](const v1::PoolSignal& s) { return s.target_size() > before; },
+        &signal);
   }
 
   // What the fix promised: placed, or (a scale-up) a scale-up requested for

@@ -15,6 +15,8 @@
 #include <thread>
 #include <vector>
 
+#include "google/rpc/error_details.pb.h"
+#include "google/rpc/status.pb.h"
 #include "tests/support/server_process.h"
 
 namespace wsched::testing {
@@ -100,6 +102,21 @@ class StreamReader {
   grpc::Status status_;
   bool ended_ = false;
 };
+
+// Reads `stream` (opened with `context`) until a message meets `done`,
+// then cancels the call; false when the stream ends first (its deadline).
+// `last` holds the last message read.
+template <typename Message, typename Done>
+bool ReadUntil(grpc::ClientContext& context, grpc::ClientReader<Message>& stream, Done done,
+               Message* last) {
+  while (stream.Read(last)) {
+    if (done(*last)) {
+      context.TryCancel();
+      return true;
+    }
+  }
+  return false;
+}
 
 // The google.rpc.ErrorInfo reason of a refused call (and its metadata,
 // into `metadata` when not null).
